@@ -1,0 +1,217 @@
+"""The closed vocabulary of actions, and their JSON codec.
+
+Each action is a small frozen value naming who does what, in Kafka's words.
+Every nondeterministic choice (which broker, which partition, how long a clock
+tick, whether a crash is clean) is a field, so replaying a trace never draws
+randomness.  The JSON form is ``{"type": <class name>, <field>: <value>, ...}``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Union
+
+
+class ActionError(ValueError):
+    """A malformed or unknown action in a trace (reported in one line)."""
+
+
+# ----------------------------------------------------------------- controller
+@dataclass(frozen=True, slots=True)
+class ElectController:
+    """Broker ``broker`` wins the /controller znode and runs onControllerFailover."""
+    broker: int
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerProcessBrokerChange:
+    """The controller on ``controller`` handles a BrokerChange event (registrations changed)."""
+    controller: int
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerProcessIsrChangeNotification:
+    """The controller on ``controller`` handles the isr_change_notification znodes."""
+    controller: int
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerResign:
+    """The controller on ``controller`` notices it lost the /controller znode and resigns."""
+    controller: int
+
+
+@dataclass(frozen=True, slots=True)
+class DeliverControlRequest:
+    """The controller on ``controller`` delivers the head of its queue for broker ``broker``."""
+    controller: int
+    broker: int
+
+
+# ----------------------------------------------------------------- clients
+@dataclass(frozen=True, slots=True)
+class Produce:
+    """A producer sends one record to ``broker`` for ``partition`` with ``acks``."""
+    broker: int
+    partition: int
+    acks: int
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerFetch:
+    """A consumer fetches ``partition`` from ``broker`` from offset 0 (isolation as named)."""
+    broker: int
+    partition: int
+    isolation: str = "read_uncommitted"
+
+
+# ----------------------------------------------------------------- follower fetcher
+@dataclass(frozen=True, slots=True)
+class FetchRequest:
+    """Follower ``broker`` sends a fetch for ``partition`` to its leader, which handles it."""
+    broker: int
+    partition: int
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResponse:
+    """Follower ``broker`` processes the fetch response waiting for ``partition``."""
+    broker: int
+    partition: int
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetsForLeaderEpoch:
+    """Follower ``broker`` runs one truncation round for ``partition`` (KIP-101/279)."""
+    broker: int
+    partition: int
+
+
+# ----------------------------------------------------------------- scheduler
+@dataclass(frozen=True, slots=True)
+class IsrExpiration:
+    """The isr-expiration task runs on ``broker`` (maybeShrinkIsr on every partition)."""
+    broker: int
+
+
+@dataclass(frozen=True, slots=True)
+class IsrChangePropagation:
+    """The isr-change-propagation task runs on ``broker``."""
+    broker: int
+
+
+@dataclass(frozen=True, slots=True)
+class HighWatermarkCheckpoint:
+    """The highwatermark-checkpoint task runs on ``broker``."""
+    broker: int
+
+
+@dataclass(frozen=True, slots=True)
+class DelayedProduceExpire:
+    """The acks=-1 produce ``request`` parked on ``broker`` times out."""
+    broker: int
+    request: int
+
+
+@dataclass(frozen=True, slots=True)
+class FlushLog:
+    """The OS / log flusher persists ``broker``'s log of ``partition`` up to its LEO."""
+    broker: int
+    partition: int
+
+
+# ----------------------------------------------------------------- environment and faults
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """The logical clock advances by ``ms`` milliseconds."""
+    ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerCrash:
+    """Broker ``broker`` stops: cleanly (flush, checkpoint, close session) or by a crash."""
+    broker: int
+    clean: bool
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerRestart:
+    """Broker ``broker`` starts: log recovery, HW reload, a new ZooKeeper session and registration."""
+    broker: int
+
+
+@dataclass(frozen=True, slots=True)
+class ZkSessionExpire:
+    """ZooKeeper expires ``broker``'s session: its registration (and /controller) vanish."""
+    broker: int
+
+
+@dataclass(frozen=True, slots=True)
+class ZkReconnect:
+    """Live broker ``broker`` opens a new ZooKeeper session and registers again (new broker epoch)."""
+    broker: int
+
+
+Action = Union[
+    ElectController, ControllerProcessBrokerChange, ControllerProcessIsrChangeNotification, ControllerResign,
+    DeliverControlRequest, Produce, ConsumerFetch, FetchRequest, FetchResponse, OffsetsForLeaderEpoch,
+    IsrExpiration, IsrChangePropagation, HighWatermarkCheckpoint, DelayedProduceExpire, FlushLog, Tick,
+    BrokerCrash, BrokerRestart, ZkSessionExpire, ZkReconnect,
+]
+
+#: Every action class, in the documented order of ``enabled_actions``.
+ACTION_TYPES: tuple[type, ...] = Action.__args__
+ACTION_BY_NAME: dict[str, type] = {t.__name__: t for t in ACTION_TYPES}
+#: Kinds used for coverage and swarm testing.
+ACTION_KINDS: tuple[str, ...] = tuple(ACTION_BY_NAME)
+ISOLATIONS = ("read_uncommitted", "read_committed")
+
+_FIELD_TYPES = {t: tuple((f.name, f.type) for f in dataclasses.fields(t)) for t in ACTION_TYPES}
+
+
+def action_to_json(a) -> dict:
+    """{"type": ClassName, field: value, ...}."""
+    out = {"type": type(a).__name__}
+    for name, _ in _FIELD_TYPES[type(a)]:
+        out[name] = getattr(a, name)
+    return out
+
+
+def action_from_json(data: object):
+    """Decode one action, checking its type name, fields and field types."""
+    if not isinstance(data, dict):
+        raise ActionError(f"an action must be a JSON object, got {type(data).__name__}")
+    name = data.get("type")
+    cls = ACTION_BY_NAME.get(name) if isinstance(name, str) else None
+    if cls is None:
+        raise ActionError(f"unknown action type {name!r}")
+    fields = _FIELD_TYPES[cls]
+    extra = sorted(set(data) - {"type"} - {n for n, _ in fields})
+    if extra:
+        raise ActionError(f"{name}: unknown field(s) {', '.join(extra)}")
+    kwargs = {}
+    for fname, ftype in fields:
+        if fname not in data:
+            default = cls.__dataclass_fields__[fname].default
+            if default is dataclasses.MISSING:
+                raise ActionError(f"{name}: missing field {fname!r}")
+            continue
+        value = data[fname]
+        if ftype == "bool":
+            ok = isinstance(value, bool)
+        elif ftype == "int":
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        else:
+            ok = isinstance(value, str)
+        if not ok:
+            raise ActionError(f"{name}: field {fname!r} must be {ftype}, got {value!r}")
+        kwargs[fname] = value
+    if cls is ConsumerFetch and kwargs.get("isolation", "read_uncommitted") not in ISOLATIONS:
+        raise ActionError(f"ConsumerFetch: isolation must be one of {', '.join(ISOLATIONS)}")
+    return cls(**kwargs)
+
+
+def describe(a) -> str:
+    """``Produce(broker=0, partition=0, acks=-1)``: the action as a call."""
+    return f"{type(a).__name__}({', '.join(f'{n}={getattr(a, n)!r}' for n, _ in _FIELD_TYPES[type(a)])})"

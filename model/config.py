@@ -1,0 +1,243 @@
+"""ModelConfig: cluster shape, Kafka settings, fault budgets and protocol variants.
+
+Every protocol variant is a flag named after the KIP or JIRA that introduced the
+rule, so ``git grep kip_320`` finds every place a rule depends on it.  Named
+presets pin a Kafka version (or one later fix switched off) together with the
+outcome the preset is expected to have.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+TRUNCATION_MODES = ("hw", "kip101", "kip279")
+
+
+class ConfigError(ValueError):
+    """An impossible or malformed configuration (reported in one line, exit 2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelConfig:
+    """Everything a run depends on besides the seed; JSON-serialisable, hashable."""
+
+    # --- cluster shape ---------------------------------------------------
+    n_brokers: int = 3
+    n_partitions: int = 1
+    replication_factor: int = 3
+    #: rack of each broker (rack-aware assignment) or empty for rack-unaware.
+    racks: tuple[str, ...] = ()
+    #: AdminUtils' startIndex / nextReplicaShift, fixed instead of random.
+    assignment_start_index: int = 0
+    assignment_replica_shift: int = 0
+
+    # --- Kafka settings (KafkaConfig defaults of 2.4.0) --------------------
+    replica_lag_time_max_ms: int = 10000
+    min_insync_replicas: int = 1
+    unclean_leader_election: bool = False
+    #: an unclean crash loses the log suffix above the recovery point (flushed offset).
+    crash_loses_unflushed_data: bool = False
+    hw_checkpoint_interval_ms: int = 5000
+    isr_propagation_interval_ms: int = 2500
+    isr_change_blackout_ms: int = 5000
+    isr_change_max_delay_ms: int = 60000
+    produce_timeout_ms: int = 30000
+    #: first run of each broker's isr-expiration task after start-up, per broker.
+    isr_expiration_phase_ms: tuple[int, ...] = ()
+    #: a scheduled task may run up to this late (0 = exactly on time).
+    scheduler_jitter_ms: int = 0
+
+    # --- protocol variants (Appendix B of the reference) ------------------
+    #: "hw": truncate to the HW on becoming follower (<= 0.10.2);
+    #: "kip101": OffsetsForLeaderEpoch returning an end offset (0.11-1.1);
+    #: "kip279": OffsetsForLeaderEpoch returning (epoch, end offset) (2.0+).
+    truncation: str = "kip279"
+    #: KIP-320 (2.1): currentLeaderEpoch in Fetch/OffsetsForLeaderEpoch, FENCED/UNKNOWN_LEADER_EPOCH.
+    kip_320: bool = True
+    #: KAFKA-7128 (2.1): ISR expansion also requires LEO >= leader-epoch start offset.
+    kafka_7128: bool = True
+    #: KAFKA-7415 (2.1): a new leader assigns (epoch, LEO) in its epoch cache at once.
+    kafka_7415: bool = True
+    #: KAFKA-7164 (2.1): makeFollower reports a change when the leader epoch changed.
+    kafka_7164: bool = True
+    #: KAFKA-6082 (2.1): controller ZK writes are conditional on the controller epoch zkVersion.
+    kafka_6082: bool = True
+    #: KAFKA-8400 (2.4): a fetch that read with an error does not update follower state.
+    kafka_8400: bool = True
+
+    # --- bounds and budgets (engines stop offering actions past them) -----
+    max_records: int = 6
+    max_crashes: int = 2
+    max_session_expirations: int = 2
+    max_controller_epoch: int = 4
+    max_flushes: int = 1000
+    #: clock tick sizes offered besides "up to the next scheduled deadline".
+    tick_ms: tuple[int, ...] = (1000,)
+    #: acks values offered for produce actions (any value is accepted by step).
+    produce_acks: tuple[int, ...] = (-1, 1)
+
+    def __post_init__(self) -> None:
+        errors = []
+        if not 1 <= self.n_brokers <= 16:
+            errors.append(f"n_brokers must be in 1..16, got {self.n_brokers}")
+        if not 1 <= self.n_partitions <= 16:
+            errors.append(f"n_partitions must be in 1..16, got {self.n_partitions}")
+        if not 1 <= self.replication_factor <= self.n_brokers:
+            errors.append(
+                f"replication_factor must be in 1..n_brokers ({self.n_brokers}), got {self.replication_factor}"
+            )
+        if self.racks and len(self.racks) != self.n_brokers:
+            errors.append(f"racks must name one rack per broker ({self.n_brokers}), got {len(self.racks)}")
+        if self.replica_lag_time_max_ms < 2:
+            errors.append("replica_lag_time_max_ms must be >= 2")
+        if self.min_insync_replicas < 1:
+            errors.append("min_insync_replicas must be >= 1")
+        if self.isr_expiration_phase_ms and len(self.isr_expiration_phase_ms) != self.n_brokers:
+            errors.append("isr_expiration_phase_ms must give one phase per broker")
+        if any(p < 0 for p in self.isr_expiration_phase_ms):
+            errors.append("isr_expiration_phase_ms must be >= 0")
+        if self.truncation not in TRUNCATION_MODES:
+            errors.append(f"truncation must be one of {', '.join(TRUNCATION_MODES)}, got {self.truncation!r}")
+        for name in ("hw_checkpoint_interval_ms", "isr_propagation_interval_ms", "produce_timeout_ms"):
+            if getattr(self, name) <= 0:
+                errors.append(f"{name} must be > 0")
+        if self.scheduler_jitter_ms < 0:
+            errors.append("scheduler_jitter_ms must be >= 0")
+        if not self.tick_ms or any(t <= 0 for t in self.tick_ms):
+            errors.append("tick_ms must be a non-empty list of positive integers")
+        for name in ("max_records", "max_crashes", "max_session_expirations",
+                     "max_controller_epoch", "max_flushes"):
+            if getattr(self, name) < 0:
+                errors.append(f"{name} must be >= 0")
+        if errors:
+            raise ConfigError("; ".join(errors))
+
+    @property
+    def isr_expiration_period_ms(self) -> int:
+        """ReplicaManager.startup: isr-expiration period is replicaLagTimeMaxMs / 2 (Kafka 2.4.0)."""
+        return self.replica_lag_time_max_ms // 2
+
+    def phase_of(self, broker: int) -> int:
+        return self.isr_expiration_phase_ms[broker] if self.isr_expiration_phase_ms else 0
+
+    def to_json(self) -> dict:
+        return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v)
+                for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_json(cls, data: object) -> "ModelConfig":
+        if not isinstance(data, dict):
+            raise ConfigError("config must be a JSON object")
+        known = {f.name: f for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - set(known))
+        if unknown:
+            raise ConfigError(f"unknown config field(s): {', '.join(unknown)}")
+        kwargs = {}
+        for name, value in data.items():
+            default = known[name].default
+            kwargs[name] = _coerce(name, value, default)
+        return cls(**kwargs)
+
+    def replace(self, **changes) -> "ModelConfig":
+        unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(self)})
+        if unknown:
+            raise ConfigError(f"unknown config field(s): {', '.join(unknown)}")
+        return dataclasses.replace(self, **changes)
+
+
+def _coerce(name: str, value: object, default: object) -> object:
+    """Check a JSON value against the type of the field's default."""
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise ConfigError(f"config field {name} must be true or false, got {value!r}")
+        return value
+    if isinstance(default, int):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"config field {name} must be an integer, got {value!r}")
+        return value
+    if isinstance(default, str):
+        if not isinstance(value, str):
+            raise ConfigError(f"config field {name} must be a string, got {value!r}")
+        return value
+    if isinstance(default, tuple):
+        if not isinstance(value, list):
+            raise ConfigError(f"config field {name} must be a list, got {value!r}")
+        for item in value:
+            if name == "racks":
+                if not isinstance(item, str):
+                    raise ConfigError(f"config field {name} must list strings")
+            elif isinstance(item, bool) or not isinstance(item, int):
+                raise ConfigError(f"config field {name} must list integers")
+        return tuple(value)
+    raise ConfigError(f"config field {name} has an unsupported type")  # pragma: no cover
+
+
+@dataclass(frozen=True, slots=True)
+class Preset:
+    """A named configuration with the outcome it is expected to have."""
+
+    name: str
+    config: ModelConfig
+    #: "pass", or the name of the invariant a fuzzer is expected to see violated.
+    expected: str
+    description: str
+    #: the fix this preset switches off, or the Kafka version it pins.
+    reference: str = ""
+
+
+_BASE = ModelConfig()
+
+#: Kafka 0.10.2: truncate to HW on becoming follower, none of the 2.1 fixes.
+_PRE_21 = dict(kip_320=False, kafka_7128=False, kafka_7415=False, kafka_7164=False, kafka_6082=False)
+
+PRESETS: dict[str, Preset] = {
+    p.name: p
+    for p in (
+        Preset("kafka-2.4", _BASE, "pass",
+               "Kafka 2.4.0 as in the seed articles: KIP-101/279 epoch truncation, KIP-320 fencing, "
+               "KAFKA-7128/7415/7164/6082/8400 in, clean elections only.", "2.4.0"),
+        Preset("kafka-0.10.2", _BASE.replace(truncation="hw", **_PRE_21), "acked_durability",
+               "Truncate to the (lagging) HW on becoming follower: an acknowledged record is lost when "
+               "the follower that truncated it is elected (KIP-101 scenario 1).", "0.10.2.0, KIP-101"),
+        Preset("kafka-0.11", _BASE.replace(truncation="kip101", **_PRE_21), "log_matching",
+               "OffsetsForLeaderEpoch answers only an end offset: with fast leader changes the replicas' "
+               "logs diverge (KIP-279).", "0.11.0, KIP-279"),
+        Preset("kafka-2.0", _BASE.replace(**_PRE_21), "pass",
+               "KIP-279 truncation without the 2.1 fixes; with clean elections and no data loss the "
+               "committed prefix holds.", "2.0.0"),
+        Preset("no-kafka-7128", _BASE.replace(kafka_7128=False), "isr_entry_condition",
+               "KAFKA-7128 off: a follower rejoins the ISR below the new leader's epoch start offset.",
+               "KAFKA-7128"),
+        Preset("no-kafka-7415", _BASE.replace(kafka_7415=False), "pass",
+               "KAFKA-7415 off: the new leader's epoch is only cached at its first append.", "KAFKA-7415"),
+        Preset("no-kafka-7164", _BASE.replace(kafka_7164=False, kip_320=False), "pass",
+               "KAFKA-7164 off: a follower that sees a new epoch of the same leader skips truncation.",
+               "KAFKA-7164"),
+        Preset("no-kip-320", _BASE.replace(kip_320=False), "pass",
+               "KIP-320 off: fetches carry no current leader epoch, so nothing is fenced by epoch.", "KIP-320"),
+        Preset("no-kafka-6082", _BASE.replace(kafka_6082=False), "pass",
+               "KAFKA-6082 off: a zombie controller's ZooKeeper writes are not fenced by the epoch znode.",
+               "KAFKA-6082"),
+        Preset("unclean-election", _BASE.replace(unclean_leader_election=True), "acked_durability",
+               "unclean.leader.election.enable=true: an out-of-sync replica may be elected and lose "
+               "acknowledged records (the durability invariant exempts it only when asked to).",
+               "unclean.leader.election.enable"),
+        Preset("min-isr-2", _BASE.replace(min_insync_replicas=2), "pass",
+               "min.insync.replicas=2 with RF 3: acks=all needs two in-sync replicas.", "min.insync.replicas"),
+        Preset("lag-30000", _BASE.replace(replica_lag_time_max_ms=30000), "pass",
+               "replica.lag.time.max.ms=30000, the 2.5+ default (KIP-537).", "KIP-537"),
+        Preset("crash-loses-unflushed", _BASE.replace(crash_loses_unflushed_data=True), "acked_durability",
+               "Unclean crashes lose the unflushed log suffix: with min.insync.replicas=1 two crashes "
+               "lose an acknowledged record (KIP-101 scenario 2, KIP-966).", "KIP-966"),
+    )
+}
+
+DEFAULT_PRESET = "kafka-2.4"
+
+
+def preset(name: str) -> Preset:
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise ConfigError(f"unknown preset {name!r} (known: {', '.join(sorted(PRESETS))})") from None

@@ -1,0 +1,344 @@
+"""The ZooKeeper-era controller: elections, broker changes, ISR notifications, request batches.
+
+A ``Controller`` record lives on one broker.  Several may exist at once: the
+active one and zombies that lost their ZooKeeper session but have not yet
+resigned; a zombie can still deliver the requests it queued and, without
+KAFKA-6082, still write to ZooKeeper.  Requests are queued per destination
+broker and delivered by separate steps (``deliver_control_request``), so
+delays and reordering between brokers can be explored.
+"""
+
+from __future__ import annotations
+
+from .config import ModelConfig
+from .node import replace_at
+from .replica_manager import handle_control_request
+from .requests import (LeaderAndIsrPartitionState, LeaderAndIsrRequest, StopReplicaRequest,
+                       UpdateMetadataPartitionState, UpdateMetadataRequest)
+from .state import LEADER_DURING_DELETE, NO_LEADER, ClusterState, Controller, LeaderIsrAndControllerEpoch
+
+
+class IllegalStateException(RuntimeError):
+    """kafka.common.IllegalStateException: a batch was started while one is still unsent."""
+
+
+class ControllerMovedException(Exception):
+    """A controller ZooKeeper write was fenced by the controller epoch znode version (KAFKA-6082)."""
+
+
+# --------------------------------------------------------------------------- request batch
+class ControllerBrokerRequestBatch:
+    """kafka.controller.ControllerBrokerRequestBatch (Kafka 2.4.0): collect, then send per broker."""
+
+    def __init__(self, s: ClusterState, c: Controller):
+        self.s = s
+        self.c = c
+        self.leader_and_isr: dict[int, dict[int, LeaderAndIsrPartitionState]] = {}
+        self.stop_replica: dict[int, dict[int, bool]] = {}
+        self.update_metadata_brokers: set[int] = set()
+        self.update_metadata_partitions: set[int] = set()
+        self.update_metadata_all = False
+        self.deleting: set[int] = set()
+
+    def new_batch(self) -> None:
+        """ControllerBrokerRequestBatch.newBatch (Kafka 2.4.0): refuse while a batch is unsent."""
+        if self.leader_and_isr or self.stop_replica or self.update_metadata_brokers:
+            raise IllegalStateException("Controller to broker state change requests batch is not empty while "
+                                        "creating a new one")
+
+    def add_leader_and_isr_request_for_brokers(self, broker_ids, p: int, state: LeaderIsrAndControllerEpoch,
+                                               replicas: tuple, is_new: bool) -> None:
+        """addLeaderAndIsrRequestForBrokers (Kafka 2.4.0, K7): also queues UpdateMetadata to every live broker."""
+        for b in broker_ids:
+            if b >= 0:
+                self.leader_and_isr.setdefault(b, {})[p] = LeaderAndIsrPartitionState(
+                    p, state.controller_epoch, state.leader, state.leader_epoch, state.isr, state.zk_version,
+                    tuple(replicas), is_new)
+        self.add_update_metadata_request_for_brokers(live_brokers(self.c), (p,))
+
+    def add_stop_replica_request_for_brokers(self, broker_ids, p: int, delete: bool) -> None:
+        """addStopReplicaRequestForBrokers (Kafka 2.4.0)."""
+        for b in broker_ids:
+            if b >= 0:
+                self.stop_replica.setdefault(b, {})[p] = delete
+
+    def add_update_metadata_request_for_brokers(self, broker_ids, partitions=()) -> None:
+        """addUpdateMetadataRequestForBrokers (Kafka 2.4.0): no partitions means every partition with a leader."""
+        self.update_metadata_brokers.update(b for b in broker_ids if b >= 0)
+        if partitions:
+            self.update_metadata_partitions.update(partitions)
+        else:
+            self.update_metadata_all = True
+
+    def mark_deleting(self, partitions) -> None:
+        """Partitions of topics queued for deletion are sent with leader LeaderDuringDelete (-2)."""
+        self.deleting.update(partitions)
+
+    def send_requests_to_brokers(self) -> None:
+        """sendRequestsToBrokers (Kafka 2.4.0): LeaderAndIsr, then UpdateMetadata, then StopReplica, per broker."""
+        c = self.c
+        out: dict[int, list] = {}
+        for b in sorted(self.leader_and_isr):
+            states = tuple(v for _, v in sorted(self.leader_and_isr[b].items()))
+            out.setdefault(b, []).append(
+                LeaderAndIsrRequest(c.broker_id, c.epoch, c.live_brokers[b], states))
+        if self.update_metadata_brokers:
+            parts = range(len(c.partition_states)) if self.update_metadata_all else sorted(
+                self.update_metadata_partitions)
+            um_states = []
+            assignment = self.s.zk.assignment
+            for p in parts:
+                st = c.partition_states[p]
+                if st is None:
+                    continue
+                leader = LEADER_DURING_DELETE if p in self.deleting else st.leader
+                um_states.append(UpdateMetadataPartitionState(
+                    p, st.controller_epoch, leader, st.leader_epoch, st.isr, st.zk_version, assignment[p]))
+            um_states = tuple(um_states)
+            live = live_brokers(c)
+            for b in sorted(self.update_metadata_brokers):
+                out.setdefault(b, []).append(
+                    UpdateMetadataRequest(c.broker_id, c.epoch, c.live_brokers[b], um_states, live))
+        for b in sorted(self.stop_replica):
+            by_delete: dict[bool, list] = {}
+            for p, delete in sorted(self.stop_replica[b].items()):
+                by_delete.setdefault(delete, []).append(p)
+            for delete in sorted(by_delete):
+                out.setdefault(b, []).append(
+                    StopReplicaRequest(c.broker_id, c.epoch, c.live_brokers[b], delete, tuple(by_delete[delete])))
+        queues = c.queues
+        for b, reqs in sorted(out.items()):
+            # ControllerChannelManager.sendRequest: a broker not in the channel manager is dropped.
+            if c.live_brokers[b] >= 0:
+                queues = replace_at(queues, b, queues[b] + tuple(reqs))
+        c.queues = queues
+        self.leader_and_isr.clear()
+        self.stop_replica.clear()
+        self.update_metadata_brokers.clear()
+        self.update_metadata_partitions.clear()
+        self.update_metadata_all = False
+
+
+def live_brokers(c: Controller) -> tuple:
+    """ControllerContext.liveOrShuttingDownBrokerIds, sorted."""
+    return tuple(b for b, epoch in enumerate(c.live_brokers) if epoch >= 0)
+
+
+def send_update_metadata_request(s: ClusterState, c: Controller, broker_ids, partitions=()) -> None:
+    """KafkaController.sendUpdateMetadataRequest (Kafka 2.4.0): a batch of its own."""
+    batch = ControllerBrokerRequestBatch(s, c)
+    batch.new_batch()
+    batch.add_update_metadata_request_for_brokers(broker_ids, partitions)
+    batch.send_requests_to_brokers()
+
+
+# --------------------------------------------------------------------------- ZooKeeper writes
+def write_partition_state(cfg: ModelConfig, s: ClusterState, c: Controller, p: int,
+                          new: LeaderIsrAndControllerEpoch, expected_zk_version: int | None) -> None:
+    """KafkaZkClient.updateLeaderAndIsr / createTopicPartitionStatesRaw (Kafka 2.4.0): CAS, fenced with KAFKA-6082."""
+    zk = s.zk
+    if cfg.kafka_6082 and zk.controller_epoch_zk_version != c.epoch_zk_version:
+        raise ControllerMovedException(f"controller epoch zkVersion moved past {c.epoch_zk_version}")
+    current = zk.partition_states[p]
+    current_version = None if current is None else current.zk_version
+    assert current_version == expected_zk_version, "the controller reads ZooKeeper just before it writes"
+    zkm = s.zk_mut()
+    zkm.partition_states = replace_at(zkm.partition_states, p, new)
+    c.partition_states = replace_at(c.partition_states, p, new)
+
+
+def _read_partition_states(s: ClusterState, c: Controller) -> None:
+    """ZkClient.getTopicPartitionStatesRaw (Kafka 2.4.0): elections start from the znode, not the cache."""
+    if c.partition_states != s.zk.partition_states:
+        c.partition_states = s.zk.partition_states
+
+
+# --------------------------------------------------------------------------- elections
+def offline_partition_leader_election(cfg: ModelConfig, assignment: tuple, isr: tuple, live) -> tuple:
+    """PartitionLeaderElectionAlgorithms.offlinePartitionLeaderElection (Kafka 2.4.0, K2): (leader, isr, unclean)."""
+    for r in assignment:
+        if live(r) and r in isr:
+            return r, tuple(sorted(x for x in isr if live(x))), False
+    if cfg.unclean_leader_election:
+        for r in assignment:
+            if live(r):
+                return r, (r,), True
+    return None, None, False
+
+
+def trigger_online_partition_state_change(cfg: ModelConfig, s: ClusterState, c: Controller) -> None:
+    """PartitionStateMachine.triggerOnlinePartitionStateChange (Kafka 2.4.0, K1/K2): New and Offline partitions."""
+    _read_partition_states(s, c)
+    live = c.is_live
+    batch = ControllerBrokerRequestBatch(s, c)
+    batch.new_batch()
+    for p, st in enumerate(s.zk.partition_states):
+        assignment = s.zk.assignment[p]
+        if st is None:                                                                # NewPartition -> Online (K1)
+            live_replicas = tuple(r for r in assignment if live(r))
+            if not live_replicas:
+                continue
+            new = LeaderIsrAndControllerEpoch(live_replicas[0], 0, tuple(sorted(live_replicas)), c.epoch, 0)
+            write_partition_state(cfg, s, c, p, new, None)
+            batch.add_leader_and_isr_request_for_brokers(live_replicas, p, new, assignment, True)
+        elif st.leader == NO_LEADER or not live(st.leader):                           # Offline -> Online (K2)
+            if st.controller_epoch > c.epoch:                                         # K6
+                continue
+            leader, isr, unclean = offline_partition_leader_election(cfg, assignment, st.isr, live)
+            if leader is None:
+                continue
+            new = LeaderIsrAndControllerEpoch(leader, st.leader_epoch + 1, isr, c.epoch, st.zk_version + 1)
+            write_partition_state(cfg, s, c, p, new, st.zk_version)
+            if unclean:
+                s.ghost_mut().unclean_elections += 1
+            batch.add_leader_and_isr_request_for_brokers(
+                tuple(r for r in assignment if live(r)), p, new, assignment, False)
+    batch.send_requests_to_brokers()
+
+
+def remove_replicas_from_isr(cfg: ModelConfig, s: ClusterState, c: Controller, dead: tuple) -> None:
+    """ReplicaStateMachine OfflineReplica via doRemoveReplicasFromIsr (Kafka 2.4.0, K5): keep the last ISR member."""
+    _read_partition_states(s, c)
+    batch = ControllerBrokerRequestBatch(s, c)
+    batch.new_batch()
+    for r in dead:
+        for p, assignment in enumerate(s.zk.assignment):
+            if r not in assignment:
+                continue
+            batch.add_stop_replica_request_for_brokers((r,), p, False)
+            st = c.partition_states[p]
+            if st is None or r not in st.isr or st.controller_epoch > c.epoch:
+                continue
+            new_leader = NO_LEADER if st.leader == r else st.leader
+            new_isr = st.isr if len(st.isr) == 1 else tuple(x for x in st.isr if x != r)
+            new = LeaderIsrAndControllerEpoch(new_leader, st.leader_epoch + 1, new_isr, c.epoch, st.zk_version + 1)
+            write_partition_state(cfg, s, c, p, new, st.zk_version)
+            batch.add_leader_and_isr_request_for_brokers(
+                tuple(x for x in assignment if x != r and c.is_live(x)), p, new, assignment, False)
+    batch.send_requests_to_brokers()
+
+
+# --------------------------------------------------------------------------- controller events
+def _guard(fn):
+    """Run a controller event; a fenced ZooKeeper write makes the controller resign (KafkaController.process)."""
+
+    def run(cfg: ModelConfig, s: ClusterState, b: int) -> bool:
+        c = s.controller_mut(b)
+        try:
+            fn(cfg, s, c)
+        except ControllerMovedException:
+            resign(cfg, s, b)
+            return False
+        return True
+
+    run.__name__ = fn.__name__
+    run.__doc__ = fn.__doc__
+    return run
+
+
+def elect_controller(cfg: ModelConfig, s: ClusterState, b: int) -> None:
+    """KafkaController.elect + onControllerFailover (Kafka 2.4.0): bump the epoch, load ZK, send state."""
+    zk = s.zk_mut()
+    zk.controller = b
+    zk.controller_epoch += 1
+    zk.controller_epoch_zk_version += 1
+    n = len(s.brokers)
+    c = Controller(b, zk.controller_epoch, zk.controller_epoch_zk_version,
+                   live_brokers=zk.registrations, partition_states=zk.partition_states,
+                   queues=((),) * n)
+    c._tok = s._tok
+    s.controllers = tuple(sorted(s.controllers + (c,), key=lambda x: x.broker_id))
+    try:
+        send_update_metadata_request(s, c, live_brokers(c))                          # KAFKA-4443: UM first
+        _replicas_online(s, c, live_brokers(c))
+        trigger_online_partition_state_change(cfg, s, c)
+    except ControllerMovedException:  # pragma: no cover - a fresh controller holds the newest epoch
+        resign(cfg, s, b)
+
+
+def _replicas_online(s: ClusterState, c: Controller, brokers) -> None:
+    """ReplicaStateMachine -> OnlineReplica (Kafka 2.4.0): LeaderAndIsr to those brokers for partitions with a leader."""
+    batch = ControllerBrokerRequestBatch(s, c)
+    batch.new_batch()
+    for p, st in enumerate(c.partition_states):
+        if st is None:
+            continue
+        assignment = s.zk.assignment[p]
+        targets = tuple(r for r in assignment if r in brokers)
+        if targets:
+            batch.add_leader_and_isr_request_for_brokers(targets, p, st, assignment, False)
+    batch.send_requests_to_brokers()
+
+
+@_guard
+def process_broker_change(cfg: ModelConfig, s: ClusterState, c: Controller) -> None:
+    """KafkaController.processBrokerChange (Kafka 2.4.0): startup of new, bounce, then failure of dead brokers."""
+    registered = s.zk.registrations
+    old = c.live_brokers
+    new_ids = tuple(b for b in range(len(old)) if old[b] < 0 <= registered[b])
+    dead_ids = tuple(b for b in range(len(old)) if registered[b] < 0 <= old[b])
+    bounced = tuple(b for b in range(len(old)) if 0 <= old[b] != registered[b] >= 0)
+    c.live_brokers = registered
+    queues = c.queues
+    for b in dead_ids + bounced:  # ControllerChannelManager.removeBroker drops the queue
+        queues = replace_at(queues, b, ())
+    c.queues = queues
+    if new_ids:
+        on_broker_startup(cfg, s, c, new_ids)
+    if bounced:
+        on_broker_failure(cfg, s, c, bounced)
+        on_broker_startup(cfg, s, c, bounced)
+    if dead_ids:
+        on_broker_failure(cfg, s, c, dead_ids)
+
+
+def on_broker_startup(cfg: ModelConfig, s: ClusterState, c: Controller, brokers: tuple) -> None:
+    """KafkaController.onBrokerStartup (Kafka 2.4.0)."""
+    send_update_metadata_request(s, c, live_brokers(c))
+    _replicas_online(s, c, brokers)
+    trigger_online_partition_state_change(cfg, s, c)
+
+
+def on_broker_failure(cfg: ModelConfig, s: ClusterState, c: Controller, brokers: tuple) -> None:
+    """KafkaController.onBrokerFailure / onReplicasBecomeOffline (Kafka 2.4.0): elect, then shrink ISRs (K5)."""
+    _read_partition_states(s, c)
+    offline_leader = any(st is not None and st.leader in brokers for st in c.partition_states)
+    trigger_online_partition_state_change(cfg, s, c)
+    remove_replicas_from_isr(cfg, s, c, brokers)
+    if not offline_leader:
+        send_update_metadata_request(s, c, live_brokers(c))
+
+
+@_guard
+def process_isr_change_notification(cfg: ModelConfig, s: ClusterState, c: Controller) -> None:
+    """KafkaController.processIsrChangeNotification (Kafka 2.4.0, K8): refresh cache, UpdateMetadata, delete znodes."""
+    zk = s.zk
+    if cfg.kafka_6082 and zk.controller_epoch_zk_version != c.epoch_zk_version:
+        raise ControllerMovedException("deleteIsrChangeNotifications fenced")
+    partitions = tuple(sorted({p for _, ps in zk.isr_change_notifications for p in ps}))
+    states = c.partition_states
+    for p in partitions:
+        states = replace_at(states, p, zk.partition_states[p])
+    c.partition_states = states
+    send_update_metadata_request(s, c, live_brokers(c), partitions)
+    s.zk_mut().isr_change_notifications = ()
+
+
+def resign(cfg: ModelConfig, s: ClusterState, b: int) -> None:
+    """KafkaController.onControllerResignation (Kafka 2.4.0): the channel manager and its queues go away."""
+    s.controllers = tuple(c for c in s.controllers if c.broker_id != b)
+
+
+def deliver_control_request(cfg: ModelConfig, s: ClusterState, controller: int, to: int) -> dict:
+    """RequestSendThread sends the head of the queue; the broker handles it (KafkaApis, Kafka 2.4.0)."""
+    c = s.controller_mut(controller)
+    req = c.queues[to][0]
+    c.queues = replace_at(c.queues, to, c.queues[to][1:])
+    return handle_control_request(cfg, s, s.broker_mut(to), req)
+
+
+__all__ = [
+    "ControllerBrokerRequestBatch", "IllegalStateException", "ControllerMovedException",
+    "elect_controller", "process_broker_change", "process_isr_change_notification", "resign",
+    "deliver_control_request", "offline_partition_leader_election",
+]

@@ -1,0 +1,72 @@
+"""DelayedProduce: acks=-1 produce requests waiting for the HW, and how they complete.
+
+Kafka parks an acks=-1 produce in the produce purgatory and completes it when
+the HW passes the last appended offset, when the broker stops being leader
+(become follower, StopReplica), or when its timeout expires (section 1.9).
+The client's response is recorded in the ghost: an acks=-1 NONE adds the
+record to ``Ghost.acked``.
+"""
+
+from __future__ import annotations
+
+from . import errors as E
+from .config import ModelConfig
+from .state import Broker, ClusterState, DelayedProduce, Partition
+
+
+def note_error(s: ClusterState, error: str) -> None:
+    """Record an error code in the ghost's coverage bit set."""
+    bit = E.ERROR_BIT[error]
+    if not s.ghost.errors_seen & bit:
+        s.ghost_mut().errors_seen |= bit
+
+
+def check_enough_replicas_reach_offset(cfg: ModelConfig, br: Broker, p: int, required_offset: int):
+    """Partition.checkEnoughReplicasReachOffset (Kafka 2.4.0, P7): (done, error)."""
+    part = br.partitions[p]
+    if type(part) is not Partition:
+        # ReplicaManager.getPartitionOrError (Kafka 2.4.0)
+        return True, (E.KAFKA_STORAGE_ERROR if part is not None else E.NOT_LEADER_FOR_PARTITION)
+    if part.leader != br.broker_id:
+        return True, E.NOT_LEADER_FOR_PARTITION
+    if br.logs[p].high_watermark >= required_offset:
+        if cfg.min_insync_replicas <= len(part.isr):
+            return True, E.NONE
+        return True, E.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+    return False, E.NONE
+
+
+def respond_produce(s: ClusterState, br: Broker, dp: DelayedProduce, error: str) -> None:
+    """The acks=-1 response reaches the producer; NONE makes its records acknowledged (ghost)."""
+    note_error(s, error)
+    if error == E.NONE:
+        g = s.ghost_mut()
+        epoch = br.partitions[dp.partition].leader_epoch
+        g.acked = g.acked + tuple((rid, dp.first_offset + i, epoch, br.broker_id, dp.partition)
+                                  for i, rid in enumerate(dp.record_ids))
+
+
+def try_complete_delayed_produce(cfg: ModelConfig, s: ClusterState, br: Broker, p: int) -> None:
+    """DelayedProduce.tryComplete for every produce watching partition p (Kafka 2.4.0, P7-P8)."""
+    if not br.delayed_produces:
+        return
+    kept = []
+    for dp in br.delayed_produces:
+        if dp.partition == p:
+            done, error = check_enough_replicas_reach_offset(cfg, br, p, dp.required_offset)
+            if done:
+                respond_produce(s, br, dp, error)
+                continue
+        kept.append(dp)
+    if len(kept) != len(br.delayed_produces):
+        br.delayed_produces = tuple(kept)
+
+
+def expire_delayed_produce(s: ClusterState, br: Broker, request_id: int) -> bool:
+    """DelayedProduce.onExpiration (Kafka 2.4.0, P8): REQUEST_TIMED_OUT; the record stays in the log."""
+    for i, dp in enumerate(br.delayed_produces):
+        if dp.request_id == request_id:
+            br.delayed_produces = br.delayed_produces[:i] + br.delayed_produces[i + 1:]
+            respond_produce(s, br, dp, E.REQUEST_TIMED_OUT)
+            return True
+    return False

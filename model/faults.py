@@ -1,0 +1,107 @@
+"""Faults and the environment: crashes, restarts, ZooKeeper sessions, log flushes.
+
+A crash is either clean (KafkaServer.shutdown without controlled shutdown:
+logs flushed, HW checkpointed, ZooKeeper session closed) or unclean (the
+process dies; its session lives on until ZooKeeper expires it, and with
+``crash_loses_unflushed_data`` the log suffix above the recovery point is
+lost).  Session expiry is decoupled from the process: a live broker can lose
+its session, keep serving, and register again with a new broker epoch.
+"""
+
+from __future__ import annotations
+
+from .config import ModelConfig
+from .log import clamp_high_watermark, truncate_to
+from .node import replace_at
+from .replica_manager import checkpoint_high_watermarks
+from .state import Broker, ClusterState, MetadataCache
+
+
+def broker_crash(cfg: ModelConfig, s: ClusterState, b: int, clean: bool) -> None:
+    """KafkaServer.shutdown (clean) or a process crash: the in-memory ReplicaManager state is gone."""
+    br = s.broker_mut(b)
+    n = len(br.partitions)
+    g = s.ghost_mut()
+    g.crashes += 1
+    if clean:
+        for p, log in enumerate(br.logs):
+            if log is not None and log.recovery_point < log.log_end_offset:
+                br.log_mut(p).recovery_point = log.log_end_offset
+        next_due = br.next_hw_checkpoint_ms
+        checkpoint_high_watermarks(cfg, s, br)   # ReplicaManager.shutdown(checkpointHW = true)
+        br.next_hw_checkpoint_ms = next_due
+        _close_session(s, b)
+    elif cfg.crash_loses_unflushed_data:
+        lost = False
+        for p, log in enumerate(br.logs):
+            if log is not None and log.recovery_point < log.log_end_offset:
+                truncate_to(br.log_mut(p), log.recovery_point)   # Log.recoverLog keeps the flushed prefix
+                lost = True
+        if lost:
+            g.lossy_crashes += 1
+    br.alive = False
+    br.broker_epoch = -1
+    br.controller_epoch = 0
+    br.partitions = (None,) * n
+    br.fetchers = (None,) * n
+    br.delayed_produces = ()          # parked produce requests die with the process: no response
+    br.metadata = MetadataCache()
+    br.hw_checkpoint_started = False
+    br.next_isr_expiration_ms = br.next_isr_propagation_ms = br.next_hw_checkpoint_ms = -1
+    br.isr_change_set = ()
+    s.controllers = tuple(c for c in s.controllers if c.broker_id != b)
+
+
+def broker_restart(cfg: ModelConfig, s: ClusterState, b: int) -> None:
+    """KafkaServer.startup: LogManager loads logs (HW from the checkpoint, clamped), a new session registers."""
+    br = s.broker_mut(b)
+    br.alive = True
+    for p, log in enumerate(br.logs):
+        if log is not None:
+            checkpoint = br.hw_checkpoint[p]
+            hw = clamp_high_watermark(log, checkpoint if checkpoint is not None else 0)
+            if hw != log.high_watermark:
+                br.log_mut(p).high_watermark = hw
+    _open_session(s, br)
+    now = s.now
+    br.next_isr_expiration_ms = now + cfg.phase_of(b)
+    br.next_isr_propagation_ms = now
+    br.next_hw_checkpoint_ms = -1
+    br.last_isr_change_ms = br.last_isr_propagation_ms = now
+
+
+def zk_session_expire(cfg: ModelConfig, s: ClusterState, b: int) -> None:
+    """ZooKeeper expires the session: ephemeral /brokers/ids/<b> and /controller (if held) are deleted."""
+    if s.brokers[b].alive:
+        s.ghost_mut().session_expirations += 1
+    _close_session(s, b)
+
+
+def zk_reconnect(cfg: ModelConfig, s: ClusterState, b: int) -> None:
+    """KafkaZkClient re-creates the session and KafkaServer re-registers (a new broker epoch)."""
+    _open_session(s, s.broker_mut(b))
+
+
+def flush_log(cfg: ModelConfig, s: ClusterState, b: int, p: int) -> None:
+    """Log.flush: the recovery point moves to the LEO."""
+    br = s.broker_mut(b)
+    log = br.log_mut(p)
+    log.recovery_point = log.log_end_offset
+    s.ghost_mut().flushes += 1
+
+
+def _close_session(s: ClusterState, b: int) -> None:
+    zk = s.zk_mut()
+    zk.sessions = replace_at(zk.sessions, b, False)
+    zk.registrations = replace_at(zk.registrations, b, -1)
+    if zk.controller == b:
+        zk.controller = -1
+
+
+def _open_session(s: ClusterState, br: Broker) -> None:
+    zk = s.zk_mut()
+    b = br.broker_id
+    zk.sessions = replace_at(zk.sessions, b, True)
+    zk.registrations = replace_at(zk.registrations, b, zk.next_czxid)
+    br.broker_epoch = zk.next_czxid
+    zk.next_czxid += 1

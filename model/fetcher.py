@@ -1,0 +1,137 @@
+"""The follower side: ReplicaFetcherThread fetch rounds and log truncation.
+
+A fetch is two steps, as in Kafka: ``send_fetch`` builds the follower's
+request and lets the leader handle it (``ReplicaManager.fetchMessages``), and
+the response waits in the fetcher until ``process_fetch_response`` applies it,
+so other actions can interleave between the leader's read and the follower's
+append.  Truncation after a leader change is its own step
+(``truncate_to_epoch_end_offset``) in the KIP-101 and KIP-279 protocols; in the
+pre-KIP-101 protocol it happened inside ``make_followers``.
+"""
+
+from __future__ import annotations
+
+from . import errors as E
+from .config import ModelConfig
+from .delayed import note_error
+from .log import (UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, append_as_follower, cache_end_offset_for,
+                  cache_end_offset_for_kip101, clamp_high_watermark, truncate_fully_and_start_at, truncate_to)
+from .replica_manager import fetch_messages
+from .state import FAILED, FETCHING, TRUNCATING, ClusterState, Partition
+
+
+def send_fetch(cfg: ModelConfig, s: ClusterState, b: int, p: int) -> None:
+    """AbstractFetcherThread.processFetchRequest, request half (Kafka 2.4.0): the leader reads and answers."""
+    br = s.broker_mut(b)
+    f = br.fetcher_mut(p)
+    leader = s.broker_mut(f.leader)
+    current_epoch = f.leader_epoch if cfg.kip_320 else -1
+    f.inflight = fetch_messages(cfg, s, leader, p, b, f.fetch_offset, current_epoch,
+                                br.logs[p].log_start_offset)
+
+
+def process_fetch_response(cfg: ModelConfig, s: ClusterState, b: int, p: int) -> str:
+    """AbstractFetcherThread.processFetchRequest, response half (Kafka 2.4.0, FO1-FO6, FO12)."""
+    br = s.broker_mut(b)
+    f = br.fetcher_mut(p)
+    resp, f.inflight = f.inflight, None
+    # A response is applied only if the fetch state still has the same offset and is fetching (FO6).
+    if resp.fetch_offset != f.fetch_offset or f.state != FETCHING or type(br.partitions[p]) is not Partition:
+        return "stale"
+    if resp.error == E.NONE:
+        log = br.log_mut(p)
+        if resp.fetch_offset != log.log_end_offset:                                  # FO1
+            return "offset mismatch"
+        if resp.entries:
+            append_as_follower(log, resp.entries)
+        log.high_watermark = clamp_high_watermark(log, resp.high_watermark)           # FO2: may go down
+        if resp.log_start_offset > log.log_start_offset and resp.log_start_offset <= log.log_end_offset:
+            log.entries = log.entries[resp.log_start_offset - log.log_start_offset:]  # FO3
+            log.log_start_offset = resp.log_start_offset
+            log.high_watermark = clamp_high_watermark(log, log.high_watermark)
+        f.fetch_offset = log.log_end_offset
+        return E.NONE
+    if resp.error == E.OFFSET_OUT_OF_RANGE:
+        fetch_offset_and_truncate(cfg, s, b, p)
+    elif resp.error == E.FENCED_LEADER_EPOCH:
+        f.state = FAILED  # onPartitionFenced: removed from the fetcher until the next LeaderAndIsr
+    # UNKNOWN_LEADER_EPOCH, NOT_LEADER_FOR_PARTITION, ...: back off and retry
+    return resp.error
+
+
+def fetch_offset_and_truncate(cfg: ModelConfig, s: ClusterState, b: int, p: int) -> None:
+    """AbstractFetcherThread.fetchOffsetAndTruncate (Kafka 2.4.0, FO12): ListOffsets to the leader, then truncate."""
+    br = s.broker_mut(b)
+    f = br.fetcher_mut(p)
+    leader_log = s.brokers[f.leader].logs[p]
+    if leader_log is None or not s.brokers[f.leader].alive:
+        return
+    log = br.log_mut(p)
+    leader_end = leader_log.log_end_offset
+    if leader_end < log.log_end_offset:
+        truncate_to(log, leader_end)
+        f.fetch_offset = leader_end
+        return
+    leader_start = leader_log.log_start_offset
+    if leader_start > log.log_end_offset:
+        truncate_fully_and_start_at(log, leader_start)
+    f.fetch_offset = max(leader_start, log.log_end_offset)
+
+
+def truncate_to_epoch_end_offset(cfg: ModelConfig, s: ClusterState, b: int, p: int) -> str:
+    """AbstractFetcherThread.maybeTruncate (Kafka 2.4.0 / 0.11.0): one OffsetsForLeaderEpoch round (FO7-FO10)."""
+    br = s.broker_mut(b)
+    f = br.fetcher_mut(p)
+    log = br.log_mut(p)
+    latest = log.latest_epoch
+    if latest == UNDEFINED_EPOCH:
+        # partitions without epochs: truncateToHighWatermark
+        _finish_truncation(f, log, f.fetch_offset)
+        return E.NONE
+    leader_br = s.brokers[f.leader]
+    lpart = leader_br.partitions[p]
+    # Partition.lastOffsetForLeaderEpoch on the leader, with KIP-320 epoch validation (FE3).
+    if type(lpart) is not Partition:
+        error = E.NOT_LEADER_FOR_PARTITION
+    elif cfg.kip_320 and lpart.leader_epoch > f.leader_epoch:
+        error = E.FENCED_LEADER_EPOCH
+    elif cfg.kip_320 and lpart.leader_epoch < f.leader_epoch:
+        error = E.UNKNOWN_LEADER_EPOCH
+    elif lpart.leader != f.leader or leader_br.logs[p] is None:
+        error = E.NOT_LEADER_FOR_PARTITION
+    else:
+        error = E.NONE
+    if error != E.NONE:
+        note_error(s, error)
+        if error == E.FENCED_LEADER_EPOCH:
+            f.state = FAILED
+        return error
+    leader_log = leader_br.logs[p]
+    leo = log.log_end_offset
+    if cfg.truncation == "kip101":
+        end = cache_end_offset_for_kip101(leader_log.epoch_cache, latest, leader_log.log_end_offset)
+        target = f.fetch_offset if end == UNDEFINED_EPOCH_OFFSET else min(end, leo)
+        _finish_truncation(f, log, target)
+        return E.NONE
+    leader_epoch, end = cache_end_offset_for(leader_log.epoch_cache, latest, leader_log.log_end_offset)
+    if end == UNDEFINED_EPOCH_OFFSET:                                                 # FO7
+        _finish_truncation(f, log, f.fetch_offset)
+    elif leader_epoch == UNDEFINED_EPOCH:                                             # FO8
+        _finish_truncation(f, log, min(end, leo))
+    else:
+        follower_epoch, follower_end = cache_end_offset_for(log.epoch_cache, leader_epoch, leo)
+        if follower_end == UNDEFINED_EPOCH_OFFSET:                                    # FO10
+            _finish_truncation(f, log, min(end, leo))
+        elif follower_epoch != leader_epoch:                                          # FO9, ask again
+            truncate_to(log, min(follower_end, leo))
+            f.fetch_offset = log.log_end_offset
+        else:
+            _finish_truncation(f, log, min(follower_end, end, leo))
+    return E.NONE
+
+
+def _finish_truncation(f, log, offset: int) -> None:
+    """AbstractFetcherThread.truncate (Kafka 2.4.0): truncate, then fetch from the truncation offset."""
+    truncate_to(log, offset)
+    f.fetch_offset = log.log_end_offset
+    f.state = FETCHING

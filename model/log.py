@@ -1,0 +1,146 @@
+"""The local log of one partition replica, and its leader-epoch cache.
+
+A log is what ``LogManager`` keeps on disk: records (each a record id and the
+leader epoch it was written in), the log start offset, the log end offset
+(LEO), the high watermark (HW), the recovery point (flushed offset) and the
+``leader-epoch-checkpoint`` cache of ``(epoch, start offset)`` entries.
+
+Epoch-cache functions are pure functions over tuples of ``(epoch, start)``; the
+log functions mutate a ``Log`` the caller has already cloned for this step.
+"""
+
+from __future__ import annotations
+
+from .node import Node, record
+
+UNDEFINED_EPOCH = -1
+UNDEFINED_EPOCH_OFFSET = -1
+
+EpochCache = tuple  # tuple[tuple[int, int], ...] of (epoch, start offset), strictly increasing
+
+
+def cache_assign(cache: EpochCache, epoch: int, start_offset: int) -> EpochCache:
+    """LeaderEpochFileCache.assign / truncateAndAppend (Kafka 2.4.0): drop entries with epoch >= e or start >= o, append."""
+    if cache:
+        last_epoch, last_start = cache[-1]
+        if last_epoch == epoch and start_offset >= last_start:
+            return cache
+    kept = tuple(e for e in cache if e[0] < epoch and e[1] < start_offset)
+    return kept + ((epoch, start_offset),)
+
+
+def cache_end_offset_for(cache: EpochCache, requested: int, log_end_offset: int) -> tuple[int, int]:
+    """LeaderEpochFileCache.endOffsetFor (Kafka 2.4.0): (largest epoch <= requested, end offset of that epoch)."""
+    if requested == UNDEFINED_EPOCH:
+        return UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
+    latest = cache[-1][0] if cache else UNDEFINED_EPOCH
+    if requested == latest:
+        return requested, log_end_offset
+    subsequent = [e for e in cache if e[0] > requested]
+    if not subsequent:
+        return UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
+    previous = [e for e in cache if e[0] <= requested]
+    if not previous:
+        return requested, subsequent[0][1]
+    return previous[-1][0], subsequent[0][1]
+
+
+def cache_end_offset_for_kip101(cache: EpochCache, requested: int, log_end_offset: int) -> int:
+    """LeaderEpochFileCache.endOffsetFor (Kafka 0.11.0 / 1.1.0): an end offset only, UNDEFINED below the first epoch."""
+    latest = cache[-1][0] if cache else UNDEFINED_EPOCH
+    if requested == latest and requested != UNDEFINED_EPOCH:
+        return log_end_offset
+    subsequent = [e for e in cache if e[0] > requested]
+    if not subsequent or requested < cache[0][0]:
+        return UNDEFINED_EPOCH_OFFSET
+    return subsequent[0][1]
+
+
+def cache_truncate_from_end(cache: EpochCache, end_offset: int) -> EpochCache:
+    """LeaderEpochFileCache.truncateFromEnd (Kafka 2.4.0): remove entries with start offset >= end_offset."""
+    if end_offset >= 0 and cache and cache[-1][1] >= end_offset:
+        return tuple(e for e in cache if e[1] < end_offset)
+    return cache
+
+
+@record
+class Log(Node):
+    """kafka.log.Log of one replica: records, offsets and the leader-epoch cache."""
+
+    log_start_offset: int = 0
+    #: one (record id, leader epoch) pair per offset from log_start_offset.
+    entries: tuple = ()
+    high_watermark: int = 0
+    recovery_point: int = 0
+    epoch_cache: EpochCache = ()
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.log_start_offset + len(self.entries)
+
+    @property
+    def latest_epoch(self) -> int:
+        """Log.latestEpoch (Kafka 2.4.0): the last epoch in the cache, UNDEFINED if empty."""
+        return self.epoch_cache[-1][0] if self.epoch_cache else UNDEFINED_EPOCH
+
+    def entry_at(self, offset: int):
+        """(record id, epoch) at ``offset``, or None outside [log start, LEO)."""
+        i = offset - self.log_start_offset
+        if 0 <= i < len(self.entries):
+            return self.entries[i]
+        return None
+
+    def read(self, start: int, end: int) -> tuple:
+        """Entries in [start, end)."""
+        base = self.log_start_offset
+        return self.entries[max(start - base, 0):max(end - base, 0)]
+
+
+def append_as_leader(log: Log, record_ids: tuple, leader_epoch: int) -> tuple[int, int]:
+    """Log.appendAsLeader (Kafka 2.4.0): stamp the leader epoch, assign it in the cache; return (first, last) offset."""
+    first = log.log_end_offset
+    log.entries = log.entries + tuple((rid, leader_epoch) for rid in record_ids)
+    log.epoch_cache = cache_assign(log.epoch_cache, leader_epoch, first)
+    return first, log.log_end_offset - 1
+
+
+def append_as_follower(log: Log, entries: tuple) -> None:
+    """Log.appendAsFollower (Kafka 2.4.0): keep each batch's epoch and assign (epoch, base offset) in the cache."""
+    offset = log.log_end_offset
+    cache = log.epoch_cache
+    for _rid, epoch in entries:
+        cache = cache_assign(cache, epoch, offset)
+        offset += 1
+    log.entries = log.entries + tuple(entries)
+    log.epoch_cache = cache
+
+
+def truncate_to(log: Log, target: int) -> bool:
+    """Log.truncateTo (Kafka 2.4.0): drop offsets >= target, trim the epoch cache, lower HW and recovery point."""
+    if target < 0 or target >= log.log_end_offset:
+        return False
+    if target < log.log_start_offset:
+        truncate_fully_and_start_at(log, target)
+        return True
+    log.entries = log.entries[:target - log.log_start_offset]
+    log.epoch_cache = cache_truncate_from_end(log.epoch_cache, target)
+    # Log.updateLogEndOffset (2.4.0): a HW above the new LEO is lowered to it (FO4).
+    if log.high_watermark > target:
+        log.high_watermark = target
+    if log.recovery_point > target:
+        log.recovery_point = target
+    return True
+
+
+def truncate_fully_and_start_at(log: Log, new_offset: int) -> None:
+    """Log.truncateFullyAndStartAt (Kafka 2.4.0): empty log starting at new_offset, epoch cache cleared."""
+    log.entries = ()
+    log.log_start_offset = new_offset
+    log.epoch_cache = ()
+    log.high_watermark = new_offset
+    log.recovery_point = new_offset
+
+
+def clamp_high_watermark(log: Log, hw: int) -> int:
+    """Log.updateHighWatermark (Kafka 2.4.0): clamp to [log start offset, LEO]."""
+    return min(max(hw, log.log_start_offset), log.log_end_offset)

@@ -1,0 +1,231 @@
+"""Partition-level rules: the leader's follower bookkeeping, ISR changes, HW, make_leader / make_follower.
+
+Every function works on records the caller has already cloned for this step
+(see ``node.py``): ``br`` is a writable ``Broker`` inside the writable cluster
+``s``.  Rule numbers (RS1, SH3, HW1, M1-M10, F1-F5, ...) are those of
+``kafka-replication-semantics.md`` section 1.
+"""
+
+from __future__ import annotations
+
+from . import delayed, errors as E
+from .config import ModelConfig
+from .log import Log, cache_assign, clamp_high_watermark
+from .state import (Broker, ClusterState, LeaderIsrAndControllerEpoch, Partition, Replica)
+
+
+# --------------------------------------------------------------------------- Replica
+def update_fetch_state(r: Replica, fetch_offset: int, follower_start_offset: int,
+                       fetch_time_ms: int, leader_end_offset: int) -> None:
+    """Replica.updateFetchState (Kafka 2.4.0, RS1-RS4): credit catch-up time, then overwrite LEO."""
+    if fetch_offset >= leader_end_offset:
+        r.last_caught_up_time_ms = max(r.last_caught_up_time_ms, fetch_time_ms)
+    elif fetch_offset >= r.last_fetch_leader_log_end_offset:
+        r.last_caught_up_time_ms = max(r.last_caught_up_time_ms, r.last_fetch_time_ms)
+    r.log_end_offset = fetch_offset
+    r.log_start_offset = follower_start_offset
+    r.last_fetch_leader_log_end_offset = leader_end_offset
+    r.last_fetch_time_ms = fetch_time_ms
+
+
+def reset_last_caught_up_time(r: Replica, cur_leader_leo: int, now: int, last_caught_up_ms: int) -> None:
+    """Replica.resetLastCaughtUpTime (Kafka 2.4.0, RS5): only called from makeLeader."""
+    r.last_fetch_leader_log_end_offset = cur_leader_leo
+    r.last_fetch_time_ms = now
+    r.last_caught_up_time_ms = last_caught_up_ms
+
+
+# --------------------------------------------------------------------------- helpers
+def create_log_if_not_exists(br: Broker, p: int) -> Log:
+    """Partition.createLogIfNotExists (Kafka 2.4.0, M3/F3): a new log's HW comes from the checkpoint, clamped."""
+    log = br.logs[p]
+    if log is None:
+        log = Log()
+        checkpoint = br.hw_checkpoint[p]
+        log.high_watermark = clamp_high_watermark(log, checkpoint if checkpoint is not None else 0)
+        br.logs = br.logs[:p] + (log,) + br.logs[p + 1:]
+        log._tok = br._tok
+    return log
+
+
+def update_assignment_and_isr(part: Partition, local_id: int, assignment: tuple, isr: tuple) -> None:
+    """Partition.updateAssignmentAndIsr (Kafka 2.4.0, M2/F2): new remote ids get fresh state, existing ones keep theirs."""
+    old = {r.broker_id: r for r in part.remote_replicas}
+    part.remote_replicas = tuple(old.get(b) or Replica(b) for b in assignment if b != local_id)
+    part.assigned_replicas = tuple(assignment)
+    part.isr = tuple(sorted(isr))
+
+
+def is_leader(br: Broker, part: Partition) -> bool:
+    """Partition.leaderLogIfLocal is defined (Kafka 2.4.0)."""
+    return part.leader == br.broker_id
+
+
+# --------------------------------------------------------------------------- HW
+def maybe_increment_leader_hw(cfg: ModelConfig, br: Broker, p: int, now: int) -> bool:
+    """Partition.maybeIncrementLeaderHW (Kafka 2.4.0, HW1-HW3): min LEO over ISR and recently caught-up replicas."""
+    part = br.partitions[p]
+    log = br.logs[p]
+    new_hw = log.log_end_offset
+    isr = part.isr
+    lag = cfg.replica_lag_time_max_ms
+    for r in part.remote_replicas:
+        if r.log_end_offset < new_hw and (now - r.last_caught_up_time_ms <= lag or r.broker_id in isr):
+            new_hw = r.log_end_offset
+    if new_hw > log.high_watermark:  # Log.maybeIncrementHighWatermark: monotonic (HW3)
+        br.log_mut(p).high_watermark = new_hw
+        return True
+    return False
+
+
+# --------------------------------------------------------------------------- ISR changes
+def update_isr(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, new_isr: tuple) -> bool:
+    """Partition.updateIsr via ReplicationUtils.updateLeaderAndIsr (Kafka 2.4.0, SH5/EX5): ZK CAS on zkVersion."""
+    part = br.partitions[p]
+    zk = s.zk
+    current = zk.partition_states[p]
+    b = br.broker_id
+    if not zk.sessions[b] or current is None or current.zk_version != part.zk_version:
+        return False  # "Cached zkVersion ... not equal to that in zookeeper, skip updating ISR"
+    new_isr = tuple(sorted(new_isr))
+    zkm = s.zk_mut()
+    zkm.partition_states = zkm.partition_states[:p] + (LeaderIsrAndControllerEpoch(
+        b, part.leader_epoch, new_isr, part.controller_epoch, current.zk_version + 1),) + zkm.partition_states[p + 1:]
+    part = br.partition_mut(p)
+    part.isr = new_isr
+    part.zk_version = current.zk_version + 1
+    # ReplicaManager.recordIsrChange (Kafka 2.4.0)
+    if p not in br.isr_change_set:
+        br.isr_change_set = tuple(sorted(br.isr_change_set + (p,)))
+    br.last_isr_change_ms = s.now
+    return True
+
+
+def is_follower_out_of_sync(r: Replica, leader_end_offset: int, now: int, max_lag_ms: int) -> bool:
+    """Partition.isFollowerOutOfSync (Kafka 2.4.0, SH3): LEO differs and lag strictly greater than maxLagMs."""
+    return r.log_end_offset != leader_end_offset and (now - r.last_caught_up_time_ms) > max_lag_ms
+
+
+def out_of_sync_replicas(cfg: ModelConfig, br: Broker, part: Partition, now: int) -> tuple:
+    """Partition.getOutOfSyncReplicas (Kafka 2.4.0, SH2-SH3): ISR members other than the leader that are out of sync."""
+    leo = br.logs[part.partition].log_end_offset
+    return tuple(r.broker_id for r in part.remote_replicas
+                 if r.broker_id in part.isr
+                 and is_follower_out_of_sync(r, leo, now, cfg.replica_lag_time_max_ms))
+
+
+def maybe_shrink_isr(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, now: int) -> bool:
+    """Partition.maybeShrinkIsr (Kafka 2.4.0, SH1-SH6): remove out-of-sync followers, then maybe raise the HW."""
+    part = br.online(p)
+    if part is None or not is_leader(br, part):
+        return False
+    out = out_of_sync_replicas(cfg, br, part, now)
+    if not out:
+        return False
+    new_isr = tuple(b for b in part.isr if b not in out)
+    assert new_isr, "the leader always stays in the ISR (SH4)"
+    if not update_isr(cfg, s, br, p, new_isr):
+        return False
+    if maybe_increment_leader_hw(cfg, br, p, now):
+        delayed.try_complete_delayed_produce(cfg, s, br, p)
+    return True
+
+
+def is_follower_in_sync(cfg: ModelConfig, r: Replica, part: Partition, log: Log) -> bool:
+    """Partition.isFollowerInSync (Kafka 2.4.0, EX2): LEO >= HW and, with KAFKA-7128, >= leader epoch start offset."""
+    if r.log_end_offset < log.high_watermark:
+        return False
+    if cfg.kafka_7128:
+        return part.leader_epoch_start_offset >= 0 and r.log_end_offset >= part.leader_epoch_start_offset
+    return True
+
+
+def maybe_expand_isr(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, follower: int) -> bool:
+    """Partition.maybeExpandIsr (Kafka 2.4.0, EX1-EX5): add one caught-up assigned follower to the ISR."""
+    part = br.partitions[p]
+    if not is_leader(br, part) or follower in part.isr:
+        return False
+    r = part.remote(follower)
+    if r is None or not is_follower_in_sync(cfg, r, part, br.logs[p]):
+        return False
+    return update_isr(cfg, s, br, p, part.isr + (follower,))
+
+
+def update_follower_fetch_state(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, follower: int,
+                                fetch_offset: int, follower_start_offset: int, fetch_time_ms: int,
+                                leader_end_offset: int) -> bool:
+    """Partition.updateFollowerFetchState (Kafka 2.4.0, section 1.6): fetch state, expand, HW, delayed produce."""
+    part = br.partitions[p]
+    if part.remote(follower) is None:
+        return False
+    part = br.partition_mut(p)
+    r = part.remote_mut(follower)
+    prev_leo = r.log_end_offset
+    update_fetch_state(r, fetch_offset, follower_start_offset, fetch_time_ms, leader_end_offset)
+    if follower not in part.isr:
+        maybe_expand_isr(cfg, s, br, p, follower)
+    hw_raised = False
+    if r.log_end_offset != prev_leo:
+        hw_raised = maybe_increment_leader_hw(cfg, br, p, fetch_time_ms)
+    if hw_raised:
+        delayed.try_complete_delayed_produce(cfg, s, br, p)
+    return True
+
+
+# --------------------------------------------------------------------------- leadership
+def make_leader(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, ps, now: int) -> bool:
+    """Partition.makeLeader (Kafka 2.4.0, M1-M10); returns isNewLeader."""
+    part = br.partition_mut(p)
+    b = br.broker_id
+    part.controller_epoch = ps.controller_epoch                                   # M1
+    update_assignment_and_isr(part, b, ps.replicas, ps.isr)                       # M2
+    log = create_log_if_not_exists(br, p)                                         # M3
+    leo = log.log_end_offset
+    part.leader_epoch_start_offset = leo                                          # M4
+    part.leader_epoch = ps.leader_epoch
+    part.zk_version = ps.zk_version
+    if cfg.kafka_7415:                                                            # M5
+        new_cache = cache_assign(log.epoch_cache, ps.leader_epoch, leo)
+        if new_cache != log.epoch_cache:
+            br.log_mut(p).epoch_cache = new_cache
+    is_new_leader = part.leader != b                                              # M6
+    isr = part.isr
+    replicas = []
+    for r in part.remote_replicas:                                                # M7
+        r = r._clone(br._tok)
+        reset_last_caught_up_time(r, leo, now, now if r.broker_id in isr else 0)
+        if is_new_leader:                                                         # M8
+            update_fetch_state(r, -1, -1, 0, -1)
+        replicas.append(r)
+    part.remote_replicas = tuple(replicas)
+    if is_new_leader:
+        part.leader = b
+    if maybe_increment_leader_hw(cfg, br, p, now):                               # M9 (M10: HW kept)
+        delayed.try_complete_delayed_produce(cfg, s, br, p)
+    g = s.ghost_mut()
+    g.leaders = g.leaders + ((p, ps.leader_epoch, b),)
+    return is_new_leader
+
+
+def make_follower(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, ps) -> bool:
+    """Partition.makeFollower (Kafka 2.4.0, F1-F5); returns whether the become-follower steps must run."""
+    part = br.partition_mut(p)
+    b = br.broker_id
+    old_leader, old_epoch = part.leader, part.leader_epoch
+    part.controller_epoch = ps.controller_epoch                                   # F1
+    update_assignment_and_isr(part, b, ps.replicas, ())                           # F2
+    create_log_if_not_exists(br, p)                                               # F3
+    part.leader_epoch = ps.leader_epoch                                           # F4
+    part.leader_epoch_start_offset = -1
+    part.zk_version = ps.zk_version
+    same_leader = old_leader == ps.leader                                         # F5
+    if cfg.kip_320:
+        unchanged = same_leader and ps.leader_epoch == old_epoch
+    elif cfg.kafka_7164:
+        unchanged = same_leader and ps.leader_epoch in (old_epoch, old_epoch + 1)
+    else:
+        unchanged = same_leader
+    if unchanged:
+        return False
+    part.leader = ps.leader
+    return True

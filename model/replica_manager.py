@@ -1,0 +1,276 @@
+"""ReplicaManager: control requests, produce and fetch handling, and the broker's scheduled tasks.
+
+Each function takes the writable cluster ``s`` and a writable broker ``br``
+(see ``node.py``) and returns the response errors, which the step records in
+the ghost's error-code coverage.
+"""
+
+from __future__ import annotations
+
+from . import errors as E
+from .config import ModelConfig
+from .delayed import check_enough_replicas_reach_offset, note_error, respond_produce, try_complete_delayed_produce
+from .log import append_as_leader, truncate_to
+from .partition import (create_log_if_not_exists, is_leader, make_follower, make_leader,
+                        maybe_increment_leader_hw, maybe_shrink_isr, update_follower_fetch_state)
+from .requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
+from .state import (FETCHING, OFFLINE, TRUNCATING, Broker, ClusterState, DelayedProduce, FetchResponseData,
+                    FetchState, MetadataCache, Partition, PartitionMetadata)
+from .node import replace_at
+
+CONSUMER_ID = -1  # FetchRequest.CONSUMER_REPLICA_ID
+
+
+# --------------------------------------------------------------------------- control requests
+def _broker_epoch_stale(br: Broker, req) -> bool:
+    """KafkaApis.isBrokerEpochStale (Kafka 2.4.0, C0): an older broker epoch is refused; -1 bypasses."""
+    return req.broker_epoch != -1 and req.broker_epoch < br.broker_epoch
+
+
+def handle_control_request(cfg: ModelConfig, s: ClusterState, br: Broker, req) -> dict:
+    """KafkaApis.handle for the three controller requests (Kafka 2.4.0): partition -> error."""
+    if _broker_epoch_stale(br, req):
+        note_error(s, E.STALE_BROKER_EPOCH)
+        return {p: E.STALE_BROKER_EPOCH for p in _partitions_of(req)}
+    if isinstance(req, LeaderAndIsrRequest):
+        result = become_leader_or_follower(cfg, s, br, req)
+    elif isinstance(req, UpdateMetadataRequest):
+        result = maybe_update_metadata_cache(s, br, req)
+    elif isinstance(req, StopReplicaRequest):
+        result = stop_replicas(cfg, s, br, req)
+    else:  # pragma: no cover - closed set
+        raise TypeError(f"unknown control request {req!r}")
+    for error in set(result.values()):
+        note_error(s, error)
+    return result
+
+
+def _partitions_of(req) -> tuple:
+    if isinstance(req, StopReplicaRequest):
+        return req.partitions
+    return tuple(ps.partition for ps in req.partition_states)
+
+
+def become_leader_or_follower(cfg: ModelConfig, s: ClusterState, br: Broker, req: LeaderAndIsrRequest) -> dict:
+    """ReplicaManager.becomeLeaderOrFollower (Kafka 2.4.0, C1-C9)."""
+    if req.controller_epoch < br.controller_epoch:                                  # C1: strict <
+        return {ps.partition: E.STALE_CONTROLLER_EPOCH for ps in req.partition_states}
+    br.controller_epoch = req.controller_epoch                                        # C2
+    b = br.broker_id
+    result = {}
+    to_leader, to_follower = [], []
+    for ps in req.partition_states:
+        p = ps.partition
+        hosted = br.partitions[p]
+        if hosted == OFFLINE:                                                         # C3
+            result[p] = E.KAFKA_STORAGE_ERROR
+            continue
+        if hosted is None:
+            part = Partition(p)
+            part._tok = br._tok
+            br.partitions = replace_at(br.partitions, p, part)
+            hosted = part
+        if ps.leader_epoch > hosted.leader_epoch:                                     # C4
+            if b in ps.replicas:
+                (to_leader if ps.leader == b else to_follower).append(ps)
+            else:
+                result[p] = E.UNKNOWN_TOPIC_OR_PARTITION
+        else:                                                                         # C5, C6
+            result[p] = E.STALE_CONTROLLER_EPOCH
+    if to_leader:
+        result.update(make_leaders(cfg, s, br, to_leader))                            # C7
+    if to_follower:
+        result.update(make_followers(cfg, s, br, to_follower))                        # C8
+    if not br.hw_checkpoint_started:                                                  # C9
+        br.hw_checkpoint_started = True
+        br.next_hw_checkpoint_ms = s.now
+    return result
+
+
+def make_leaders(cfg: ModelConfig, s: ClusterState, br: Broker, states: list) -> dict:
+    """ReplicaManager.makeLeaders (Kafka 2.4.0, C7): stop fetching, then Partition.makeLeader."""
+    for ps in states:
+        if br.fetchers[ps.partition] is not None:
+            br.fetchers = replace_at(br.fetchers, ps.partition, None)
+    for ps in states:
+        make_leader(cfg, s, br, ps.partition, ps, s.now)
+    return {ps.partition: E.NONE for ps in states}
+
+
+def make_followers(cfg: ModelConfig, s: ClusterState, br: Broker, states: list) -> dict:
+    """ReplicaManager.makeFollowers (Kafka 2.4.0, C8, F6): skip unknown leaders, restart fetchers of changed ones."""
+    changed = []
+    for ps in states:
+        if ps.leader in br.metadata.alive_brokers:
+            if make_follower(cfg, s, br, ps.partition, ps):
+                changed.append(ps)
+        else:
+            # KAFKA-1647: create the log so its HW is checkpointed; the epoch is not updated.
+            create_log_if_not_exists(br, ps.partition)
+    for ps in changed:
+        p = ps.partition
+        if br.fetchers[p] is not None:
+            br.fetchers = replace_at(br.fetchers, p, None)
+        try_complete_delayed_produce(cfg, s, br, p)
+        if cfg.truncation == "hw":
+            # 0.10.2 ReplicaManager.makeFollowers: logManager.truncateTo(hw), then fetch from the LEO.
+            log = br.logs[p]
+            if log.high_watermark < log.log_end_offset:
+                truncate_to(br.log_mut(p), log.high_watermark)
+            fetch = FetchState(ps.leader, ps.leader_epoch, br.logs[p].log_end_offset, FETCHING)
+        else:
+            # InitialFetchState(leader, leaderEpoch, fetchOffset = HW); new partitions start Truncating.
+            fetch = FetchState(ps.leader, ps.leader_epoch, br.logs[p].high_watermark, TRUNCATING)
+        fetch._tok = br._tok
+        br.fetchers = replace_at(br.fetchers, p, fetch)
+    return {ps.partition: E.NONE for ps in states}
+
+
+def maybe_update_metadata_cache(s: ClusterState, br: Broker, req: UpdateMetadataRequest) -> dict:
+    """ReplicaManager.maybeUpdateMetadataCache (Kafka 2.4.0, C10): never touches Partition state."""
+    if req.controller_epoch < br.controller_epoch:
+        return {ps.partition: E.STALE_CONTROLLER_EPOCH for ps in req.partition_states}
+    parts = list(br.metadata.partitions) or [None] * len(br.partitions)
+    for ps in req.partition_states:
+        if ps.leader == -2:  # LeaderDuringDelete: MetadataCache.removePartitionInfo
+            parts[ps.partition] = None
+        else:
+            parts[ps.partition] = PartitionMetadata(ps.leader, ps.leader_epoch, ps.isr, ps.replicas)
+    br.metadata = MetadataCache(tuple(req.live_brokers), tuple(parts))
+    br.controller_epoch = req.controller_epoch
+    return {ps.partition: E.NONE for ps in req.partition_states}
+
+
+def stop_replicas(cfg: ModelConfig, s: ClusterState, br: Broker, req: StopReplicaRequest) -> dict:
+    """ReplicaManager.stopReplicas (Kafka 2.4.0, C11): no leader-epoch check; delete removes partition and log."""
+    if req.controller_epoch < br.controller_epoch:
+        return {p: E.STALE_CONTROLLER_EPOCH for p in req.partitions}
+    br.controller_epoch = req.controller_epoch
+    for p in req.partitions:
+        if br.fetchers[p] is not None:
+            br.fetchers = replace_at(br.fetchers, p, None)
+    for p in req.partitions:
+        if req.delete_partitions:
+            br.partitions = replace_at(br.partitions, p, None)
+            br.logs = replace_at(br.logs, p, None)
+        try_complete_delayed_produce(cfg, s, br, p)
+    return {p: E.NONE for p in req.partitions}
+
+
+# --------------------------------------------------------------------------- produce
+def _leader_partition_or_error(br: Broker, p: int):
+    """ReplicaManager.getPartitionOrError(expectLeader = true) + leaderLogIfLocal (Kafka 2.4.0)."""
+    part = br.partitions[p]
+    if part == OFFLINE:
+        return None, E.KAFKA_STORAGE_ERROR
+    if part is None:
+        known = p < len(br.metadata.partitions) and br.metadata.partitions[p] is not None
+        return None, (E.NOT_LEADER_FOR_PARTITION if known else E.UNKNOWN_TOPIC_OR_PARTITION)
+    if not is_leader(br, part):
+        return None, E.NOT_LEADER_FOR_PARTITION
+    return part, E.NONE
+
+
+def append_records(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, acks: int, n_records: int = 1) -> str:
+    """ReplicaManager.appendRecords + Partition.appendRecordsToLeader (Kafka 2.4.0, P1-P6)."""
+    if acks not in (-1, 0, 1):                                                        # P1
+        note_error(s, E.INVALID_REQUIRED_ACKS)
+        return E.INVALID_REQUIRED_ACKS
+    part, error = _leader_partition_or_error(br, p)                                   # P2
+    if part is None:
+        note_error(s, error)
+        return error
+    if acks == -1 and len(part.isr) < cfg.min_insync_replicas:                        # P3
+        note_error(s, E.NOT_ENOUGH_REPLICAS)
+        return E.NOT_ENOUGH_REPLICAS
+    g = s.ghost_mut()
+    record_ids = tuple(range(g.next_record_id, g.next_record_id + n_records))
+    g.next_record_id += n_records
+    g.produced += n_records
+    first, last = append_as_leader(br.log_mut(p), record_ids, part.leader_epoch)     # P4
+    if maybe_increment_leader_hw(cfg, br, p, s.now):
+        try_complete_delayed_produce(cfg, s, br, p)
+    if acks != -1:                                                                    # P5: acks=1 answers now
+        note_error(s, E.NONE)
+        return E.NONE
+    dp = DelayedProduce(g.next_request_id, p, last + 1, first, record_ids,          # P6
+                        s.now + cfg.produce_timeout_ms)
+    g.next_request_id += 1
+    done, error = check_enough_replicas_reach_offset(cfg, br, p, dp.required_offset)  # tryCompleteElseWatch
+    if done:
+        respond_produce(s, br, dp, error)
+        return error
+    br.delayed_produces = br.delayed_produces + (dp,)
+    return E.NONE
+
+
+# --------------------------------------------------------------------------- fetch
+def fetch_messages(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, replica_id: int, fetch_offset: int,
+                   current_leader_epoch: int, follower_log_start: int = -1,
+                   isolation: str = "read_uncommitted") -> FetchResponseData:
+    """ReplicaManager.fetchMessages / readFromLocalLog (Kafka 2.4.0, FE1-FE5) for one partition."""
+    part = br.partitions[p]
+    is_follower = replica_id >= 0
+    if part == OFFLINE:
+        error = E.KAFKA_STORAGE_ERROR
+    elif part is None:
+        known = p < len(br.metadata.partitions) and br.metadata.partitions[p] is not None
+        error = E.NOT_LEADER_FOR_PARTITION if known else E.UNKNOWN_TOPIC_OR_PARTITION
+    elif current_leader_epoch >= 0 and part.leader_epoch > current_leader_epoch:      # FE3 (KIP-320)
+        error = E.FENCED_LEADER_EPOCH
+    elif current_leader_epoch >= 0 and part.leader_epoch < current_leader_epoch:
+        error = E.UNKNOWN_LEADER_EPOCH
+    elif not is_leader(br, part) or br.logs[p] is None:
+        error = E.NOT_LEADER_FOR_PARTITION
+    else:
+        error = E.NONE
+    if error != E.NONE:
+        note_error(s, error)
+        if is_follower and not cfg.kafka_8400 and error in (E.FENCED_LEADER_EPOCH, E.UNKNOWN_LEADER_EPOCH) \
+                and is_leader(br, part):
+            # Before KAFKA-8400 the follower's fetch state was updated even though the read failed.
+            log = br.logs[p]
+            update_follower_fetch_state(cfg, s, br, p, replica_id, fetch_offset, follower_log_start,
+                                        s.now, log.log_end_offset)
+        return FetchResponseData(error, fetch_offset, (), -1, -1)
+    log = br.logs[p]
+    hw, leo, log_start = log.high_watermark, log.log_end_offset, log.log_start_offset  # FE4: before the read
+    if fetch_offset > leo or fetch_offset < log_start:                                # FE5
+        note_error(s, E.OFFSET_OUT_OF_RANGE)
+        return FetchResponseData(E.OFFSET_OUT_OF_RANGE, fetch_offset, (), hw, log_start)
+    max_offset = leo if is_follower else hw                                           # FE1 (LSO == HW: no txns)
+    entries = log.read(fetch_offset, max_offset) if fetch_offset < max_offset else ()
+    if is_follower:
+        update_follower_fetch_state(cfg, s, br, p, replica_id, fetch_offset, follower_log_start, s.now, leo)
+    return FetchResponseData(E.NONE, fetch_offset, entries, hw, log_start)
+
+
+# --------------------------------------------------------------------------- scheduled tasks
+def isr_expiration(cfg: ModelConfig, s: ClusterState, br: Broker) -> None:
+    """ReplicaManager.maybeShrinkIsr, the isr-expiration task (Kafka 2.4.0, SH1): every non-offline partition."""
+    for p, part in enumerate(br.partitions):
+        if type(part) is Partition:
+            maybe_shrink_isr(cfg, s, br, p, s.now)
+    br.next_isr_expiration_ms += cfg.isr_expiration_period_ms
+
+
+def maybe_propagate_isr_changes(cfg: ModelConfig, s: ClusterState, br: Broker) -> None:
+    """ReplicaManager.maybePropagateIsrChanges (Kafka 2.4.0, 1.13): one notification after 5 s quiet or 60 s."""
+    now = s.now
+    if br.isr_change_set and s.zk.sessions[br.broker_id] and (
+            br.last_isr_change_ms + cfg.isr_change_blackout_ms < now
+            or br.last_isr_propagation_ms + cfg.isr_change_max_delay_ms < now):
+        zk = s.zk_mut()
+        zk.isr_change_notifications = zk.isr_change_notifications + ((zk.next_sequence, br.isr_change_set),)
+        zk.next_sequence += 1
+        br.isr_change_set = ()
+        br.last_isr_propagation_ms = now
+    br.next_isr_propagation_ms += cfg.isr_propagation_interval_ms
+
+
+def checkpoint_high_watermarks(cfg: ModelConfig, s: ClusterState, br: Broker) -> None:
+    """ReplicaManager.checkpointHighWatermarks (Kafka 2.4.0, 1.14): the file holds the HW of hosted partitions only."""
+    br.hw_checkpoint = tuple(
+        br.logs[p].high_watermark if type(part) is Partition and br.logs[p] is not None else None
+        for p, part in enumerate(br.partitions))
+    br.next_hw_checkpoint_ms += cfg.hw_checkpoint_interval_ms

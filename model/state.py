@@ -1,0 +1,278 @@
+"""The cluster state: brokers (ReplicaManager, LogManager, fetchers), ZooKeeper, controllers, ghost.
+
+Records are grouped by owner, as in Vanlightly's TLA+ variable groups: what a
+broker process holds, what ZooKeeper holds, what each controller holds, and
+the ghost (``Ghost``): bookkeeping that is not part of the protocol (records
+acknowledged, records consumed, fault counters) and exists only so that
+invariants can be stated.  Broker-indexed data are tuples indexed by broker id;
+sets are sorted tuples.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .log import Log
+from .node import Node, record, replace_at
+
+NO_LEADER = -1            # LeaderAndIsr.NoLeader
+LEADER_DURING_DELETE = -2  # LeaderAndIsr.LeaderDuringDelete
+OFFLINE = "offline"       # HostedPartition.Offline (ReplicaManager, Kafka 2.4.0)
+
+TRUNCATING = "truncating"
+FETCHING = "fetching"
+FAILED = "failed"
+
+
+# --------------------------------------------------------------------------- values
+@dataclass(frozen=True, slots=True)
+class LeaderIsrAndControllerEpoch:
+    """Contents of a partition state znode (kafka.controller.LeaderIsrAndControllerEpoch) with its zkVersion."""
+
+    leader: int
+    leader_epoch: int
+    isr: tuple
+    controller_epoch: int
+    zk_version: int
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionMetadata:
+    """One partition in a broker's MetadataCache (UpdateMetadataPartitionState, Kafka 2.4.0)."""
+
+    leader: int
+    leader_epoch: int
+    isr: tuple
+    replicas: tuple
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataCache:
+    """kafka.server.MetadataCache: live brokers and partition states as clients see them."""
+
+    alive_brokers: tuple = ()
+    partitions: tuple = ()  # PartitionMetadata | None per partition
+
+
+@dataclass(frozen=True, slots=True)
+class DelayedProduce:
+    """kafka.server.DelayedProduce for one partition of an acks=-1 produce (Kafka 2.4.0)."""
+
+    request_id: int
+    partition: int
+    required_offset: int   # last appended offset + 1
+    first_offset: int
+    record_ids: tuple
+    deadline_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResponseData:
+    """A partition's part of a FetchResponse as the follower receives it."""
+
+    error: str
+    fetch_offset: int
+    entries: tuple
+    high_watermark: int
+    log_start_offset: int
+
+
+# --------------------------------------------------------------------------- broker side
+@record
+class Replica(Node):
+    """kafka.cluster.Replica: the leader's view of one remote follower (Kafka 2.4.0)."""
+
+    broker_id: int
+    log_end_offset: int = -1
+    log_start_offset: int = -1
+    last_fetch_leader_log_end_offset: int = 0
+    last_fetch_time_ms: int = 0
+    last_caught_up_time_ms: int = 0
+
+
+@record
+class Partition(Node):
+    """kafka.cluster.Partition on one broker (Kafka 2.4.0); its log lives in Broker.logs."""
+
+    partition: int
+    assigned_replicas: tuple = ()       # allReplicaIds, AR order
+    isr: tuple = ()                      # inSyncReplicaIds, sorted; empty on a follower (F2)
+    leader: int = NO_LEADER              # leaderReplicaIdOpt
+    leader_epoch: int = -1               # initialLeaderEpoch - 1
+    leader_epoch_start_offset: int = -1  # leaderEpochStartOffsetOpt, -1 = None
+    zk_version: int = 0
+    controller_epoch: int = 0
+    remote_replicas: tuple = ()          # Replica per remote id, AR order
+
+    def remote(self, broker_id: int):
+        for r in self.remote_replicas:
+            if r.broker_id == broker_id:
+                return r
+        return None
+
+    def remote_mut(self, broker_id: int) -> Replica:
+        for i, r in enumerate(self.remote_replicas):
+            if r.broker_id == broker_id:
+                if r._tok is not self._tok:
+                    r = r._clone(self._tok)
+                    self.remote_replicas = replace_at(self.remote_replicas, i, r)
+                return r
+        raise KeyError(broker_id)
+
+
+@record
+class FetchState(Node):
+    """PartitionFetchState in the follower's ReplicaFetcherThread (AbstractFetcherThread, Kafka 2.4.0)."""
+
+    leader: int
+    leader_epoch: int
+    fetch_offset: int
+    state: str = FETCHING          # TRUNCATING, FETCHING or FAILED
+    inflight: FetchResponseData | None = None
+
+
+@record
+class Broker(Node):
+    """One broker process: ReplicaManager, LogManager, fetcher, scheduler and MetadataCache."""
+
+    broker_id: int
+    alive: bool = True
+    broker_epoch: int = -1               # czxid of its registration known to the process
+    controller_epoch: int = 0            # ReplicaManager.controllerEpoch
+    partitions: tuple = ()               # allPartitions: None | OFFLINE | Partition, per partition
+    logs: tuple = ()                     # LogManager: Log | None per partition (survives restarts)
+    fetchers: tuple = ()                 # FetchState | None per partition
+    hw_checkpoint: tuple = ()            # replication-offset-checkpoint: HW | None per partition
+    hw_checkpoint_started: bool = False
+    metadata: MetadataCache = MetadataCache()
+    next_isr_expiration_ms: int = 0
+    next_isr_propagation_ms: int = 0
+    next_hw_checkpoint_ms: int = -1
+    isr_change_set: tuple = ()           # partitions with unpropagated ISR changes
+    last_isr_change_ms: int = 0
+    last_isr_propagation_ms: int = 0
+    delayed_produces: tuple = ()
+
+    def partition_mut(self, p: int) -> Partition:
+        part = self.partitions[p]
+        if part._tok is not self._tok:
+            part = part._clone(self._tok)
+            self.partitions = replace_at(self.partitions, p, part)
+        return part
+
+    def log_mut(self, p: int) -> Log:
+        log = self.logs[p]
+        if log._tok is not self._tok:
+            log = log._clone(self._tok)
+            self.logs = replace_at(self.logs, p, log)
+        return log
+
+    def fetcher_mut(self, p: int) -> FetchState:
+        f = self.fetchers[p]
+        if f._tok is not self._tok:
+            f = f._clone(self._tok)
+            self.fetchers = replace_at(self.fetchers, p, f)
+        return f
+
+    def online(self, p: int):
+        """The Partition if it is hosted and online here, else None."""
+        part = self.partitions[p]
+        return part if type(part) is Partition else None
+
+
+# --------------------------------------------------------------------------- ZooKeeper
+@record
+class ZooKeeper(Node):
+    """The ZooKeeper znodes the protocol uses, each with its version (KafkaZkClient, Kafka 2.4.0)."""
+
+    controller: int = -1                 # /controller (ephemeral), -1 when absent
+    controller_epoch: int = 0            # /controller_epoch
+    controller_epoch_zk_version: int = 0
+    assignment: tuple = ()               # /brokers/topics/<t>: replicas per partition
+    partition_states: tuple = ()         # /brokers/topics/<t>/partitions/<p>/state, or None
+    isr_change_notifications: tuple = () # /isr_change_notification/isr_change_<seq>: (seq, partitions)
+    next_sequence: int = 0
+    registrations: tuple = ()            # /brokers/ids/<id>: broker epoch (czxid) or -1
+    sessions: tuple = ()                 # the broker's ZooKeeper session is alive
+    next_czxid: int = 1
+
+
+# --------------------------------------------------------------------------- controller
+@record
+class Controller(Node):
+    """A KafkaController instance on one broker, with its ControllerContext and ControllerChannelManager."""
+
+    broker_id: int
+    epoch: int
+    epoch_zk_version: int
+    live_brokers: tuple = ()             # broker epoch per broker id, -1 when not live
+    partition_states: tuple = ()         # cached LeaderIsrAndControllerEpoch | None per partition
+    queues: tuple = ()                   # per destination broker: tuple of control requests
+
+    def is_live(self, b: int) -> bool:
+        return self.live_brokers[b] >= 0
+
+
+# --------------------------------------------------------------------------- ghost
+@record
+class Ghost(Node):
+    """Bookkeeping outside the protocol, kept only to state invariants."""
+
+    next_record_id: int = 1
+    next_request_id: int = 1
+    produced: int = 0
+    #: (record id, offset, leader epoch, broker, partition) of every acks=-1 NONE response.
+    acked: tuple = ()
+    #: (partition, offset, record id) seen by a read_uncommitted or read_committed consumer, sorted.
+    consumed: tuple = ()
+    #: (partition, leader epoch, broker) each time a broker became leader, in order.
+    leaders: tuple = ()
+    unclean_elections: int = 0
+    crashes: int = 0
+    lossy_crashes: int = 0               # unclean crashes that lost unflushed data
+    session_expirations: int = 0
+    flushes: int = 0
+    errors_seen: int = 0                 # bit set over errors.ERROR_BIT
+
+
+@record
+class ClusterState(Node):
+    """The whole model state at one logical time."""
+
+    now: int
+    brokers: tuple
+    zk: ZooKeeper
+    controllers: tuple                   # Controller instances, by broker id order
+    ghost: Ghost
+
+    def broker_mut(self, b: int) -> Broker:
+        br = self.brokers[b]
+        if br._tok is not self._tok:
+            br = br._clone(self._tok)
+            self.brokers = replace_at(self.brokers, b, br)
+        return br
+
+    def zk_mut(self) -> ZooKeeper:
+        if self.zk._tok is not self._tok:
+            self.zk = self.zk._clone(self._tok)
+        return self.zk
+
+    def ghost_mut(self) -> Ghost:
+        if self.ghost._tok is not self._tok:
+            self.ghost = self.ghost._clone(self._tok)
+        return self.ghost
+
+    def controller_on(self, b: int):
+        for c in self.controllers:
+            if c.broker_id == b:
+                return c
+        return None
+
+    def controller_mut(self, b: int) -> Controller:
+        for i, c in enumerate(self.controllers):
+            if c.broker_id == b:
+                if c._tok is not self._tok:
+                    c = c._clone(self._tok)
+                    self.controllers = replace_at(self.controllers, i, c)
+                return c
+        raise KeyError(b)

@@ -1,0 +1,415 @@
+"""``initial_state``, ``enabled_actions`` and ``step``: the model's transition system.
+
+``step(cfg, s, a)`` is pure: it returns the successor state, or ``None`` when
+``a`` is not enabled in ``s``; ``s`` itself is never changed.  Each action type
+has a guard (its enabling condition, evaluated on ``s``) and an effect
+(applied to a copy-on-write clone, see ``node.py``).  ``enabled_actions`` lists
+every enabled action in a fixed, documented order: by action type in the order
+of ``actions.ACTION_TYPES``, then by broker, partition and the remaining fields
+ascending (``Tick`` last-listed sizes: the longest tick allowed first, then the
+configured sizes ascending).
+"""
+
+from __future__ import annotations
+
+from . import actions as A
+from .assignment import BrokerMetadata, assign_replicas_to_brokers
+from .config import ModelConfig
+from .controller import (deliver_control_request, elect_controller, process_broker_change,
+                         process_isr_change_notification, resign)
+from .delayed import expire_delayed_produce, note_error
+from .faults import broker_crash, broker_restart, flush_log, zk_reconnect, zk_session_expire
+from .fetcher import process_fetch_response, send_fetch, truncate_to_epoch_end_offset
+from .replica_manager import (CONSUMER_ID, append_records, checkpoint_high_watermarks, fetch_messages,
+                              isr_expiration, maybe_propagate_isr_changes)
+from .state import (FETCHING, TRUNCATING, Broker, ClusterState, Ghost, ZooKeeper)
+
+
+class NotEnabled(ValueError):
+    """An action applied in a state where it is not enabled."""
+
+
+def initial_state(cfg: ModelConfig) -> ClusterState:
+    """All brokers up and registered, the topic's assignment in ZooKeeper, no controller elected yet."""
+    n, np_ = cfg.n_brokers, cfg.n_partitions
+    brokers_meta = tuple(BrokerMetadata(b, cfg.racks[b] if cfg.racks else None) for b in range(n))
+    assignment = assign_replicas_to_brokers(np_, cfg.replication_factor, brokers_meta,
+                                            cfg.assignment_start_index, 0, cfg.assignment_replica_shift)
+    none = (None,) * np_
+    brokers = tuple(
+        Broker(b, alive=True, broker_epoch=b + 1, partitions=none, logs=none, fetchers=none,
+               hw_checkpoint=none, next_isr_expiration_ms=cfg.phase_of(b))
+        for b in range(n))
+    zk = ZooKeeper(assignment=tuple(tuple(r) for r in assignment), partition_states=none,
+                   registrations=tuple(range(1, n + 1)), sessions=(True,) * n, next_czxid=n + 1)
+    return ClusterState(now=0, brokers=brokers, zk=zk, controllers=(), ghost=Ghost())
+
+
+# =========================================================================== guards
+def _controller_can_act(s: ClusterState, c) -> bool:
+    return c is not None and s.zk.sessions[c.broker_id]
+
+
+def g_elect_controller(cfg, s, a) -> bool:
+    b = a.broker
+    return (0 <= b < len(s.brokers) and s.zk.controller == -1 and s.brokers[b].alive and s.zk.sessions[b]
+            and s.controller_on(b) is None and s.zk.controller_epoch < cfg.max_controller_epoch)
+
+
+def g_broker_change(cfg, s, a) -> bool:
+    c = s.controller_on(a.controller)
+    return _controller_can_act(s, c) and c.live_brokers != s.zk.registrations
+
+
+def g_isr_notification(cfg, s, a) -> bool:
+    return _controller_can_act(s, s.controller_on(a.controller)) and bool(s.zk.isr_change_notifications)
+
+
+def g_resign(cfg, s, a) -> bool:
+    c = s.controller_on(a.controller)
+    return c is not None and (s.zk.controller != c.broker_id or s.zk.controller_epoch != c.epoch)
+
+
+def g_deliver(cfg, s, a) -> bool:
+    c = s.controller_on(a.controller)
+    return (c is not None and 0 <= a.broker < len(s.brokers) and bool(c.queues[a.broker])
+            and s.brokers[a.broker].alive)
+
+
+def _bp(s, a) -> bool:
+    return 0 <= a.broker < len(s.brokers) and 0 <= a.partition < len(s.zk.assignment)
+
+
+def g_produce(cfg, s, a) -> bool:
+    return _bp(s, a) and s.brokers[a.broker].alive and s.ghost.produced < cfg.max_records
+
+
+def g_consumer_fetch(cfg, s, a) -> bool:
+    return _bp(s, a) and s.brokers[a.broker].alive and a.isolation in A.ISOLATIONS
+
+
+def g_fetch_request(cfg, s, a) -> bool:
+    if not _bp(s, a):
+        return False
+    br = s.brokers[a.broker]
+    f = br.fetchers[a.partition]
+    return (br.alive and f is not None and f.state == FETCHING and f.inflight is None
+            and s.brokers[f.leader].alive)
+
+
+def g_fetch_response(cfg, s, a) -> bool:
+    if not _bp(s, a):
+        return False
+    br = s.brokers[a.broker]
+    f = br.fetchers[a.partition]
+    return br.alive and f is not None and f.inflight is not None
+
+
+def g_offsets_for_leader_epoch(cfg, s, a) -> bool:
+    if not _bp(s, a) or cfg.truncation == "hw":
+        return False
+    br = s.brokers[a.broker]
+    f = br.fetchers[a.partition]
+    return br.alive and f is not None and f.state == TRUNCATING and s.brokers[f.leader].alive
+
+
+def _b(s, a) -> bool:
+    return 0 <= a.broker < len(s.brokers)
+
+
+def g_isr_expiration(cfg, s, a) -> bool:
+    return _b(s, a) and s.brokers[a.broker].alive and s.now >= s.brokers[a.broker].next_isr_expiration_ms
+
+
+def g_isr_propagation(cfg, s, a) -> bool:
+    return _b(s, a) and s.brokers[a.broker].alive and s.now >= s.brokers[a.broker].next_isr_propagation_ms
+
+
+def g_hw_checkpoint(cfg, s, a) -> bool:
+    if not _b(s, a):
+        return False
+    br = s.brokers[a.broker]
+    return br.alive and br.hw_checkpoint_started and s.now >= br.next_hw_checkpoint_ms
+
+
+def g_delayed_expire(cfg, s, a) -> bool:
+    if not _b(s, a):
+        return False
+    br = s.brokers[a.broker]
+    return br.alive and any(dp.request_id == a.request and s.now >= dp.deadline_ms for dp in br.delayed_produces)
+
+
+def g_flush(cfg, s, a) -> bool:
+    if not _bp(s, a):
+        return False
+    br = s.brokers[a.broker]
+    log = br.logs[a.partition]
+    return (br.alive and log is not None and log.recovery_point < log.log_end_offset
+            and s.ghost.flushes < cfg.max_flushes)
+
+
+def tick_limit(cfg: ModelConfig, s: ClusterState):
+    """The latest time the clock may reach before some scheduled task or timeout must run (None: unbounded)."""
+    limit = None
+    jitter = cfg.scheduler_jitter_ms
+    for br in s.brokers:
+        if not br.alive:
+            continue
+        for due in (br.next_isr_expiration_ms, br.next_isr_propagation_ms,
+                    br.next_hw_checkpoint_ms if br.hw_checkpoint_started else -1):
+            if due >= 0 and (limit is None or due + jitter < limit):
+                limit = due + jitter
+        for dp in br.delayed_produces:
+            if limit is None or dp.deadline_ms < limit:
+                limit = dp.deadline_ms
+    return limit
+
+
+def g_tick(cfg, s, a) -> bool:
+    if a.ms <= 0:
+        return False
+    limit = tick_limit(cfg, s)
+    return limit is None or s.now + a.ms <= limit
+
+
+def g_crash(cfg, s, a) -> bool:
+    return _b(s, a) and s.brokers[a.broker].alive and s.ghost.crashes < cfg.max_crashes
+
+
+def g_restart(cfg, s, a) -> bool:
+    return _b(s, a) and not s.brokers[a.broker].alive and not s.zk.sessions[a.broker]
+
+
+def g_session_expire(cfg, s, a) -> bool:
+    return _b(s, a) and s.zk.sessions[a.broker] and (
+        not s.brokers[a.broker].alive or s.ghost.session_expirations < cfg.max_session_expirations)
+
+
+def g_reconnect(cfg, s, a) -> bool:
+    return _b(s, a) and s.brokers[a.broker].alive and not s.zk.sessions[a.broker]
+
+
+# =========================================================================== effects
+def _begin(s: ClusterState) -> ClusterState:
+    """A clone of the cluster owning a fresh write token (see node.py)."""
+    return s._clone(object())
+
+
+def e_elect_controller(cfg, s, a):
+    elect_controller(cfg, s, a.broker)
+
+
+def e_broker_change(cfg, s, a):
+    process_broker_change(cfg, s, a.controller)
+
+
+def e_isr_notification(cfg, s, a):
+    process_isr_change_notification(cfg, s, a.controller)
+
+
+def e_resign(cfg, s, a):
+    resign(cfg, s, a.controller)
+
+
+def e_deliver(cfg, s, a):
+    deliver_control_request(cfg, s, a.controller, a.broker)
+
+
+def e_produce(cfg, s, a):
+    append_records(cfg, s, s.broker_mut(a.broker), a.partition, a.acks)
+
+
+def e_consumer_fetch(cfg, s, a):
+    br = s.broker_mut(a.broker)
+    log = br.logs[a.partition]
+    start = log.log_start_offset if log is not None else 0
+    resp = fetch_messages(cfg, s, br, a.partition, CONSUMER_ID, start, -1, isolation=a.isolation)
+    if resp.error == "NONE":
+        note_error(s, "NONE")
+        if resp.entries:
+            seen = {(a.partition, resp.fetch_offset + i, rid) for i, (rid, _epoch) in enumerate(resp.entries)}
+            old = s.ghost.consumed
+            if not seen.issubset(old):
+                s.ghost_mut().consumed = tuple(sorted(seen.union(old)))
+
+
+def e_fetch_request(cfg, s, a):
+    send_fetch(cfg, s, a.broker, a.partition)
+
+
+def e_fetch_response(cfg, s, a):
+    error = process_fetch_response(cfg, s, a.broker, a.partition)
+    if error == "NONE":
+        note_error(s, error)
+
+
+def e_offsets_for_leader_epoch(cfg, s, a):
+    truncate_to_epoch_end_offset(cfg, s, a.broker, a.partition)
+
+
+def e_isr_expiration(cfg, s, a):
+    isr_expiration(cfg, s, s.broker_mut(a.broker))
+
+
+def e_isr_propagation(cfg, s, a):
+    maybe_propagate_isr_changes(cfg, s, s.broker_mut(a.broker))
+
+
+def e_hw_checkpoint(cfg, s, a):
+    checkpoint_high_watermarks(cfg, s, s.broker_mut(a.broker))
+
+
+def e_delayed_expire(cfg, s, a):
+    expire_delayed_produce(s, s.broker_mut(a.broker), a.request)
+
+
+def e_flush(cfg, s, a):
+    flush_log(cfg, s, a.broker, a.partition)
+
+
+def e_tick(cfg, s, a):
+    s.now += a.ms
+
+
+def e_crash(cfg, s, a):
+    broker_crash(cfg, s, a.broker, a.clean)
+
+
+def e_restart(cfg, s, a):
+    broker_restart(cfg, s, a.broker)
+
+
+def e_session_expire(cfg, s, a):
+    zk_session_expire(cfg, s, a.broker)
+
+
+def e_reconnect(cfg, s, a):
+    zk_reconnect(cfg, s, a.broker)
+
+
+# =========================================================================== enumeration
+def _brokers(s):
+    return range(len(s.brokers))
+
+
+def _bps(s):
+    np_ = len(s.zk.assignment)
+    return ((b, p) for b in range(len(s.brokers)) for p in range(np_))
+
+
+def c_elect_controller(cfg, s):
+    return (A.ElectController(b) for b in _brokers(s))
+
+
+def _controllers(cls):
+    def candidates(cfg, s):
+        return (cls(c.broker_id) for c in s.controllers)
+    return candidates
+
+
+def c_deliver(cfg, s):
+    return (A.DeliverControlRequest(c.broker_id, b) for c in s.controllers for b in _brokers(s))
+
+
+def c_produce(cfg, s):
+    return (A.Produce(b, p, acks) for b, p in _bps(s) for acks in sorted(cfg.produce_acks))
+
+
+def c_consumer_fetch(cfg, s):
+    return (A.ConsumerFetch(b, p, iso) for b, p in _bps(s) for iso in A.ISOLATIONS)
+
+
+def _per_bp(cls):
+    def candidates(cfg, s):
+        return (cls(b, p) for b, p in _bps(s))
+    return candidates
+
+
+def _per_b(cls):
+    def candidates(cfg, s):
+        return (cls(b) for b in _brokers(s))
+    return candidates
+
+
+def c_delayed_expire(cfg, s):
+    return (A.DelayedProduceExpire(br.broker_id, dp.request_id)
+            for br in s.brokers for dp in sorted(br.delayed_produces, key=lambda d: d.request_id))
+
+
+def c_tick(cfg, s):
+    limit = tick_limit(cfg, s)
+    sizes = []
+    if limit is not None and limit > s.now:
+        sizes.append(limit - s.now)
+    sizes.extend(t for t in sorted(cfg.tick_ms) if t not in sizes)
+    return (A.Tick(ms) for ms in sizes)
+
+
+def c_crash(cfg, s):
+    return (A.BrokerCrash(b, clean) for b in _brokers(s) for clean in (False, True))
+
+
+#: action type -> (guard, effect, candidates), in the order of actions.ACTION_TYPES.
+RULES = {
+    A.ElectController: (g_elect_controller, e_elect_controller, c_elect_controller),
+    A.ControllerProcessBrokerChange: (g_broker_change, e_broker_change,
+                                      _controllers(A.ControllerProcessBrokerChange)),
+    A.ControllerProcessIsrChangeNotification: (g_isr_notification, e_isr_notification,
+                                               _controllers(A.ControllerProcessIsrChangeNotification)),
+    A.ControllerResign: (g_resign, e_resign, _controllers(A.ControllerResign)),
+    A.DeliverControlRequest: (g_deliver, e_deliver, c_deliver),
+    A.Produce: (g_produce, e_produce, c_produce),
+    A.ConsumerFetch: (g_consumer_fetch, e_consumer_fetch, c_consumer_fetch),
+    A.FetchRequest: (g_fetch_request, e_fetch_request, _per_bp(A.FetchRequest)),
+    A.FetchResponse: (g_fetch_response, e_fetch_response, _per_bp(A.FetchResponse)),
+    A.OffsetsForLeaderEpoch: (g_offsets_for_leader_epoch, e_offsets_for_leader_epoch,
+                              _per_bp(A.OffsetsForLeaderEpoch)),
+    A.IsrExpiration: (g_isr_expiration, e_isr_expiration, _per_b(A.IsrExpiration)),
+    A.IsrChangePropagation: (g_isr_propagation, e_isr_propagation, _per_b(A.IsrChangePropagation)),
+    A.HighWatermarkCheckpoint: (g_hw_checkpoint, e_hw_checkpoint, _per_b(A.HighWatermarkCheckpoint)),
+    A.DelayedProduceExpire: (g_delayed_expire, e_delayed_expire, c_delayed_expire),
+    A.FlushLog: (g_flush, e_flush, _per_bp(A.FlushLog)),
+    A.Tick: (g_tick, e_tick, c_tick),
+    A.BrokerCrash: (g_crash, e_crash, c_crash),
+    A.BrokerRestart: (g_restart, e_restart, _per_b(A.BrokerRestart)),
+    A.ZkSessionExpire: (g_session_expire, e_session_expire, _per_b(A.ZkSessionExpire)),
+    A.ZkReconnect: (g_reconnect, e_reconnect, _per_b(A.ZkReconnect)),
+}
+assert tuple(RULES) == A.ACTION_TYPES
+
+
+def is_enabled(cfg: ModelConfig, s: ClusterState, a) -> bool:
+    rule = RULES.get(type(a))
+    return rule is not None and rule[0](cfg, s, a)
+
+
+def enabled_actions(cfg: ModelConfig, s: ClusterState, kinds=None) -> tuple:
+    """Every enabled action, in the documented order; ``kinds`` restricts to some action types (swarm testing)."""
+    out = []
+    for cls, (guard, _effect, candidates) in RULES.items():
+        if kinds is not None and cls not in kinds:
+            continue
+        if cls is A.FlushLog and not cfg.crash_loses_unflushed_data:
+            continue  # flushing has no observable effect unless crashes lose unflushed data
+        for a in candidates(cfg, s):
+            if guard(cfg, s, a):
+                out.append(a)
+    return tuple(out)
+
+
+def step(cfg: ModelConfig, s: ClusterState, a):
+    """The successor of ``s`` under ``a``, or None if ``a`` is not enabled; ``s`` is not changed."""
+    rule = RULES.get(type(a))
+    if rule is None or not rule[0](cfg, s, a):
+        return None
+    s2 = _begin(s)
+    rule[1](cfg, s2, a)
+    return s2
+
+
+def apply(cfg: ModelConfig, s: ClusterState, a) -> ClusterState:
+    """``step`` that raises NotEnabled instead of returning None."""
+    s2 = step(cfg, s, a)
+    if s2 is None:
+        raise NotEnabled(f"{A.describe(a)} is not enabled at time {s.now}")
+    return s2
