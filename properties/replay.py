@@ -1,0 +1,101 @@
+"""Replay a trace through the model, step by step, checking the catalogue and the trace's own checks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..model.actions import describe
+from ..model.encode import encode, flatten, lookup
+from ..model.step import initial_state, step
+from ..model.trace import Trace, TraceError
+from .invariants import CATALOGUE, Violation, check_state
+
+_ABSENT = object()
+
+
+@dataclass
+class StepRecord:
+    index: int
+    action: object
+    changes: list            # (path, old, new)
+    violations: list
+
+
+@dataclass
+class ReplayResult:
+    trace: Trace
+    steps: list = field(default_factory=list)
+    violations: list = field(default_factory=list)      # first violation of each invariant
+    check_failures: list = field(default_factory=list)  # one-line messages
+    final_state: object = None
+
+    @property
+    def outcome(self) -> str:
+        return "violation" if self.violations else "pass"
+
+    @property
+    def matches_expectation(self) -> bool:
+        if self.check_failures:
+            return False
+        if self.trace.expect == "pass":
+            return not self.violations
+        return any(v.invariant == self.trace.violated for v in self.violations)
+
+
+def diff_states(before: dict, after: dict) -> list:
+    """(path, old, new) for every leaf that changed between two encoded states."""
+    a, b = flatten(before), flatten(after)
+    out = []
+    for path in sorted(set(a) | set(b)):
+        old, new = a.get(path, _ABSENT), b.get(path, _ABSENT)
+        if old != new:
+            out.append((path, None if old is _ABSENT else old, None if new is _ABSENT else new))
+    return out
+
+
+def _run_checks(trace: Trace, after: int, data: dict, failures: list) -> None:
+    for c in trace.checks:
+        if c["after"] != after:
+            continue
+        try:
+            got = lookup(data, c["path"])
+        except KeyError:
+            failures.append(f"after {after} actions: no such state path {c['path']!r}")
+            continue
+        if got != c["equals"]:
+            why = f" ({c['why']})" if c.get("why") else ""
+            failures.append(f"after {after} actions: {c['path']} is {got!r}, expected {c['equals']!r}{why}")
+
+
+def replay(trace: Trace, invariants=CATALOGUE, with_changes: bool = True) -> ReplayResult:
+    """Apply every action of the trace; TraceError if one is not enabled where the trace applies it."""
+    cfg = trace.config
+    result = ReplayResult(trace)
+    s = initial_state(cfg)
+    seen: set[str] = set()
+
+    def note(vs: list[Violation]) -> None:
+        for v in vs:
+            if v.invariant not in seen:
+                seen.add(v.invariant)
+                result.violations.append(v)
+
+    need_data = with_changes or bool(trace.checks)
+    data = encode(s) if need_data else None
+    note(check_state(cfg, s, 0, invariants))
+    if trace.checks:
+        _run_checks(trace, 0, data, result.check_failures)
+    for i, a in enumerate(trace.actions, 1):
+        s2 = step(cfg, s, a)
+        if s2 is None:
+            raise TraceError(f"action {i}: {describe(a)} is not enabled at time {s.now} ms")
+        vs = check_state(cfg, s2, i, invariants)
+        note(vs)
+        data2 = encode(s2) if need_data else None
+        changes = diff_states(data, data2) if with_changes else []
+        result.steps.append(StepRecord(i, a, changes, vs))
+        if trace.checks:
+            _run_checks(trace, i, data2, result.check_failures)
+        s, data = s2, data2
+    result.final_state = s
+    return result
