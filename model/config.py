@@ -65,6 +65,9 @@ class ModelConfig:
     kafka_6082: bool = True
     #: KAFKA-8400 (2.4): a fetch that read with an error does not update follower state.
     kafka_8400: bool = True
+    #: KIP-380 (2.2): broker epochs; the controller detects a fast bounce and brokers refuse
+    #: control requests carrying an older broker epoch (STALE_BROKER_EPOCH).
+    kip_380: bool = True
 
     # --- bounds and budgets (engines stop offering actions past them) -----
     max_records: int = 6
@@ -189,7 +192,8 @@ class Preset:
 _BASE = ModelConfig()
 
 #: Kafka 0.10.2: truncate to HW on becoming follower, none of the 2.1 fixes.
-_PRE_21 = dict(kip_320=False, kafka_7128=False, kafka_7415=False, kafka_7164=False, kafka_6082=False)
+_PRE_21 = dict(kip_320=False, kafka_7128=False, kafka_7415=False, kafka_7164=False, kafka_6082=False,
+               kip_380=False)
 
 PRESETS: dict[str, Preset] = {
     p.name: p
@@ -219,6 +223,9 @@ PRESETS: dict[str, Preset] = {
         Preset("no-kafka-6082", _BASE.replace(kafka_6082=False), "pass",
                "KAFKA-6082 off: a zombie controller's ZooKeeper writes are not fenced by the epoch znode.",
                "KAFKA-6082"),
+        Preset("no-kip-380", _BASE.replace(kip_380=False), "pass",
+               "KIP-380 off: no broker epochs, so the controller misses a fast bounce and a restarted broker "
+               "accepts requests queued for its previous incarnation.", "KIP-380"),
         Preset("unclean-election", _BASE.replace(unclean_leader_election=True), "acked_durability",
                "unclean.leader.election.enable=true: an out-of-sync replica may be elected and lose "
                "acknowledged records (the durability invariant exempts it only when asked to).",

@@ -30,7 +30,8 @@ class ControllerMovedException(Exception):
 class ControllerBrokerRequestBatch:
     """kafka.controller.ControllerBrokerRequestBatch (Kafka 2.4.0): collect, then send per broker."""
 
-    def __init__(self, s: ClusterState, c: Controller):
+    def __init__(self, cfg: ModelConfig, s: ClusterState, c: Controller):
+        self.cfg = cfg
         self.s = s
         self.c = c
         self.leader_and_isr: dict[int, dict[int, LeaderAndIsrPartitionState]] = {}
@@ -81,7 +82,7 @@ class ControllerBrokerRequestBatch:
         for b in sorted(self.leader_and_isr):
             states = tuple(v for _, v in sorted(self.leader_and_isr[b].items()))
             out.setdefault(b, []).append(
-                LeaderAndIsrRequest(c.broker_id, c.epoch, c.live_brokers[b], states))
+                LeaderAndIsrRequest(c.broker_id, c.epoch, broker_epoch(self.cfg, c, b), states))
         if self.update_metadata_brokers:
             parts = range(len(c.partition_states)) if self.update_metadata_all else sorted(
                 self.update_metadata_partitions)
@@ -98,14 +99,14 @@ class ControllerBrokerRequestBatch:
             live = live_brokers(c)
             for b in sorted(self.update_metadata_brokers):
                 out.setdefault(b, []).append(
-                    UpdateMetadataRequest(c.broker_id, c.epoch, c.live_brokers[b], um_states, live))
+                    UpdateMetadataRequest(c.broker_id, c.epoch, broker_epoch(self.cfg, c, b), um_states, live))
         for b in sorted(self.stop_replica):
             by_delete: dict[bool, list] = {}
             for p, delete in sorted(self.stop_replica[b].items()):
                 by_delete.setdefault(delete, []).append(p)
             for delete in sorted(by_delete):
-                out.setdefault(b, []).append(
-                    StopReplicaRequest(c.broker_id, c.epoch, c.live_brokers[b], delete, tuple(by_delete[delete])))
+                out.setdefault(b, []).append(StopReplicaRequest(
+                    c.broker_id, c.epoch, broker_epoch(self.cfg, c, b), delete, tuple(by_delete[delete])))
         queues = c.queues
         for b, reqs in sorted(out.items()):
             # ControllerChannelManager.sendRequest: a broker not in the channel manager is dropped.
@@ -119,14 +120,26 @@ class ControllerBrokerRequestBatch:
         self.update_metadata_all = False
 
 
+def broker_epoch(cfg: ModelConfig, c: Controller, b: int) -> int:
+    """The broker epoch a request carries: the controller's view (KIP-380), or -1 (unknown) without it."""
+    return c.live_brokers[b] if cfg.kip_380 else -1
+
+
+def live_set_changed(cfg: ModelConfig, c: Controller, registrations: tuple) -> bool:
+    """A BrokerChange event is pending: by broker epoch with KIP-380, by broker id without it."""
+    if cfg.kip_380:
+        return c.live_brokers != registrations
+    return any((a >= 0) != (b >= 0) for a, b in zip(c.live_brokers, registrations))
+
+
 def live_brokers(c: Controller) -> tuple:
     """ControllerContext.liveOrShuttingDownBrokerIds, sorted."""
     return tuple(b for b, epoch in enumerate(c.live_brokers) if epoch >= 0)
 
 
-def send_update_metadata_request(s: ClusterState, c: Controller, broker_ids, partitions=()) -> None:
+def send_update_metadata_request(cfg: ModelConfig, s: ClusterState, c: Controller, broker_ids, partitions=()) -> None:
     """KafkaController.sendUpdateMetadataRequest (Kafka 2.4.0): a batch of its own."""
-    batch = ControllerBrokerRequestBatch(s, c)
+    batch = ControllerBrokerRequestBatch(cfg, s, c)
     batch.new_batch()
     batch.add_update_metadata_request_for_brokers(broker_ids, partitions)
     batch.send_requests_to_brokers()
@@ -170,7 +183,7 @@ def trigger_online_partition_state_change(cfg: ModelConfig, s: ClusterState, c: 
     """PartitionStateMachine.triggerOnlinePartitionStateChange (Kafka 2.4.0, K1/K2): New and Offline partitions."""
     _read_partition_states(s, c)
     live = c.is_live
-    batch = ControllerBrokerRequestBatch(s, c)
+    batch = ControllerBrokerRequestBatch(cfg, s, c)
     batch.new_batch()
     for p, st in enumerate(s.zk.partition_states):
         assignment = s.zk.assignment[p]
@@ -199,7 +212,7 @@ def trigger_online_partition_state_change(cfg: ModelConfig, s: ClusterState, c: 
 def remove_replicas_from_isr(cfg: ModelConfig, s: ClusterState, c: Controller, dead: tuple) -> None:
     """ReplicaStateMachine OfflineReplica via doRemoveReplicasFromIsr (Kafka 2.4.0, K5): keep the last ISR member."""
     _read_partition_states(s, c)
-    batch = ControllerBrokerRequestBatch(s, c)
+    batch = ControllerBrokerRequestBatch(cfg, s, c)
     batch.new_batch()
     for r in dead:
         for p, assignment in enumerate(s.zk.assignment):
@@ -249,16 +262,16 @@ def elect_controller(cfg: ModelConfig, s: ClusterState, b: int) -> None:
     c._tok = s._tok
     s.controllers = tuple(sorted(s.controllers + (c,), key=lambda x: x.broker_id))
     try:
-        send_update_metadata_request(s, c, live_brokers(c))                          # KAFKA-4443: UM first
-        _replicas_online(s, c, live_brokers(c))
+        send_update_metadata_request(cfg, s, c, live_brokers(c))                          # KAFKA-4443: UM first
+        _replicas_online(cfg, s, c, live_brokers(c))
         trigger_online_partition_state_change(cfg, s, c)
     except ControllerMovedException:  # pragma: no cover - a fresh controller holds the newest epoch
         resign(cfg, s, b)
 
 
-def _replicas_online(s: ClusterState, c: Controller, brokers) -> None:
+def _replicas_online(cfg: ModelConfig, s: ClusterState, c: Controller, brokers) -> None:
     """ReplicaStateMachine -> OnlineReplica (Kafka 2.4.0): LeaderAndIsr to those brokers for partitions with a leader."""
-    batch = ControllerBrokerRequestBatch(s, c)
+    batch = ControllerBrokerRequestBatch(cfg, s, c)
     batch.new_batch()
     for p, st in enumerate(c.partition_states):
         if st is None:
@@ -277,7 +290,8 @@ def process_broker_change(cfg: ModelConfig, s: ClusterState, c: Controller) -> N
     old = c.live_brokers
     new_ids = tuple(b for b in range(len(old)) if old[b] < 0 <= registered[b])
     dead_ids = tuple(b for b in range(len(old)) if registered[b] < 0 <= old[b])
-    bounced = tuple(b for b in range(len(old)) if 0 <= old[b] != registered[b] >= 0)
+    # Without KIP-380 the controller sees only broker ids, so a fast bounce goes unnoticed.
+    bounced = tuple(b for b in range(len(old)) if 0 <= old[b] != registered[b] >= 0) if cfg.kip_380 else ()
     c.live_brokers = registered
     queues = c.queues
     for b in dead_ids + bounced:  # ControllerChannelManager.removeBroker drops the queue
@@ -294,8 +308,8 @@ def process_broker_change(cfg: ModelConfig, s: ClusterState, c: Controller) -> N
 
 def on_broker_startup(cfg: ModelConfig, s: ClusterState, c: Controller, brokers: tuple) -> None:
     """KafkaController.onBrokerStartup (Kafka 2.4.0)."""
-    send_update_metadata_request(s, c, live_brokers(c))
-    _replicas_online(s, c, brokers)
+    send_update_metadata_request(cfg, s, c, live_brokers(c))
+    _replicas_online(cfg, s, c, brokers)
     trigger_online_partition_state_change(cfg, s, c)
 
 
@@ -306,7 +320,7 @@ def on_broker_failure(cfg: ModelConfig, s: ClusterState, c: Controller, brokers:
     trigger_online_partition_state_change(cfg, s, c)
     remove_replicas_from_isr(cfg, s, c, brokers)
     if not offline_leader:
-        send_update_metadata_request(s, c, live_brokers(c))
+        send_update_metadata_request(cfg, s, c, live_brokers(c))
 
 
 @_guard
@@ -320,7 +334,7 @@ def process_isr_change_notification(cfg: ModelConfig, s: ClusterState, c: Contro
     for p in partitions:
         states = replace_at(states, p, zk.partition_states[p])
     c.partition_states = states
-    send_update_metadata_request(s, c, live_brokers(c), partitions)
+    send_update_metadata_request(cfg, s, c, live_brokers(c), partitions)
     s.zk_mut().isr_change_notifications = ()
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from . import actions as A
 from .assignment import BrokerMetadata, assign_replicas_to_brokers
 from .config import ModelConfig
-from .controller import (deliver_control_request, elect_controller, process_broker_change,
+from .controller import (deliver_control_request, live_set_changed, elect_controller, process_broker_change,
                          process_isr_change_notification, resign)
 from .delayed import expire_delayed_produce, note_error
 from .faults import broker_crash, broker_restart, flush_log, zk_reconnect, zk_session_expire
@@ -58,7 +58,7 @@ def g_elect_controller(cfg, s, a) -> bool:
 
 def g_broker_change(cfg, s, a) -> bool:
     c = s.controller_on(a.controller)
-    return _controller_can_act(s, c) and c.live_brokers != s.zk.registrations
+    return _controller_can_act(s, c) and live_set_changed(cfg, c, s.zk.registrations)
 
 
 def g_isr_notification(cfg, s, a) -> bool:
@@ -458,7 +458,7 @@ def enabled_actions(cfg: ModelConfig, s: ClusterState, kinds=None) -> tuple:
     if controllers:
         if every or A.ControllerProcessBrokerChange in kinds:
             for c in controllers:
-                if sessions[c.broker_id] and c.live_brokers != zk.registrations:
+                if sessions[c.broker_id] and live_set_changed(cfg, c, zk.registrations):
                     add(T.broker_change[c.broker_id])
         if (every or A.ControllerProcessIsrChangeNotification in kinds) and zk.isr_change_notifications:
             for c in controllers:
