@@ -118,5 +118,91 @@ def replay(file: str, as_json: bool, max_changes: int, quiet: bool) -> None:
     sys.exit(EXIT_VIOLATION if (result.violations or result.check_failures) else EXIT_OK)
 
 
+# --------------------------------------------------------------------------- fuzz
+@main.command()
+@click.option("--preset", "preset_name", default="kafka-2.4", show_default=True, help="Preset to fuzz.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Campaign seed.")
+@click.option("--runs", default=None, type=click.IntRange(1), help="Number of runs (default: until the budget).")
+@click.option("--budget", default=None, type=click.FloatRange(min=0.1), help="Seconds to run (default 30 "
+              "when --runs is not given).")
+@click.option("--max-steps", default=400, show_default=True, type=click.IntRange(1), help="Steps per run.")
+@click.option("--no-swarm", is_flag=True, help="Enable every action kind in every run.")
+@click.option("--out", default="isrlab-out", show_default=True, type=click.Path(file_okay=False),
+              help="Folder for counterexample traces.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable summary on stdout.")
+def fuzz(preset_name, seed, runs, budget, max_steps, no_swarm, out, as_json) -> None:
+    """Random walks of the model, checking every invariant after every step; stops at the first violation."""
+    import datetime
+    import os
+    import time
+
+    from .model.actions import ACTION_KINDS
+    from .model.config import ConfigError, preset
+    from .model.trace import Trace, write_trace
+    from .properties.walker import derive_seed, walk
+
+    try:
+        p = preset(preset_name)
+    except ConfigError as e:
+        raise InputError(str(e)) from None
+    if runs is None and budget is None:
+        budget = 30.0
+    t0 = time.monotonic()
+    total_steps = n = 0
+    kinds_seen: dict[str, int] = {}
+    found = None
+    last_report = t0
+    while True:
+        if runs is not None and n >= runs:
+            break
+        if budget is not None and time.monotonic() - t0 >= budget:
+            break
+        run_seed = derive_seed(seed, n)
+        r = walk(p.config, run_seed, max_steps, swarm=not no_swarm)
+        n += 1
+        total_steps += r.steps
+        for k, c in r.kind_counts.items():
+            kinds_seen[k] = kinds_seen.get(k, 0) + c
+        now = time.monotonic()
+        if now - last_report >= 2.0:
+            last_report = now
+            click.echo(f"fuzz {preset_name}: {n} runs, {total_steps / (now - t0):,.0f} steps/s, "
+                       f"{len(kinds_seen)}/{len(ACTION_KINDS)} action kinds", err=True)
+        if r.violation is not None:
+            found = (run_seed, r)
+            break
+    secs = time.monotonic() - t0
+    summary = {"preset": preset_name, "expected": p.expected, "campaign_seed": seed, "runs": n,
+               "steps": total_steps, "seconds": round(secs, 3),
+               "steps_per_second": round(total_steps / secs) if secs > 0 else None,
+               "action_kinds_covered": sorted(kinds_seen), "violation": None, "trace_file": None}
+    if found is not None:
+        run_seed, r = found
+        v = r.violation
+        day = datetime.date.today().isoformat()
+        path = os.path.join(out, f"{day}-{preset_name}-{v.invariant}-seed{run_seed}.json")
+        trace = Trace(config=p.config, actions=r.actions, expect="violation", violated=v.invariant,
+                      preset=preset_name, provenance={"engine": "walk", "campaign_seed": seed,
+                                                     "run_seed": run_seed, "max_steps": max_steps,
+                                                     "swarm": not no_swarm},
+                      violation=v.to_json(),
+                      description=f"found by isrlab fuzz --preset {preset_name} --seed {seed}")
+        write_trace(path, trace)
+        summary["violation"] = v.to_json()
+        summary["trace_file"] = path
+    if as_json:
+        click.echo(json.dumps(summary, indent=1))
+    else:
+        click.echo(f"{preset_name}: {n} runs, {total_steps} steps in {secs:.1f} s "
+                   f"({summary['steps_per_second']} steps/s); {len(kinds_seen)}/{len(ACTION_KINDS)} action kinds")
+        if found is not None:
+            click.echo(f"VIOLATION {found[1].violation.invariant} after {found[1].steps} steps "
+                       f"(run seed {found[0]}): {_short(found[1].violation.facts, 200)}")
+            click.echo(f"trace written to {summary['trace_file']}; replay with: isrlab replay {summary['trace_file']}")
+        else:
+            click.echo(f"no violation (preset expects: {p.expected})")
+    sys.exit(EXIT_VIOLATION if found is not None else EXIT_OK)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -56,8 +56,7 @@ Assignment = tuple[tuple[int, ...], ...]
 
 
 class AssignmentError(ValueError):
-    """An assignment Kafka refuses (AdminOperationException, InvalidPartitionsException,
-    InvalidReplicationFactorException in Kafka 2.4.0)."""
+    """Kafka 2.4.0 AdminUtils' AdminOperationException / InvalidPartitions- / InvalidReplicationFactorException."""
 
 
 @dataclass(frozen=True, slots=True)

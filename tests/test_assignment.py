@@ -543,7 +543,7 @@ def test_prop_rack_unaware_closed_form(problem):
     first_id = problem["start_partition_id"]
     for offset, replicas in enumerate(run(problem)):
         p = first_id + offset
-        wraps = p // n - (max(first_id - 1, 0) // n if first_id > 0 else 0)
+        wraps = p // n - ((first_id - 1) // n if first_id > 0 else 0)
         leader = (p + start) % n
         expected = [ids[leader]] + [
             ids[(leader + 1 + (shift0 + wraps + j) % (n - 1)) % n] for j in range(problem["replication_factor"] - 1)
