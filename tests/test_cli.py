@@ -1,0 +1,148 @@
+"""The isrlab command: exit codes, one-line errors, JSON output."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from isrlab.cli import main
+from isrlab.model import actions as A
+from isrlab.model.actions import action_to_json
+from isrlab.model.config import PRESETS, preset
+from isrlab.model.trace import Trace, dumps_trace
+
+pytestmark = pytest.mark.unit
+
+
+def run(*args):
+    return CliRunner().invoke(main, list(args))
+
+
+def _trace_file(tmp_path, actions, name="t.json", **kw):
+    path = tmp_path / name
+    path.write_text(dumps_trace(Trace(config=preset("kafka-2.4").config, actions=actions, preset="kafka-2.4",
+                                      **kw)))
+    return str(path)
+
+
+UP = [A.ElectController(0)] + [A.DeliverControlRequest(0, b) for b in (0, 1, 2)] * 3
+
+
+def test_presets_lists_every_preset_with_expected_outcome():
+    r = run("presets", "--json")
+    assert r.exit_code == 0
+    rows = json.loads(r.output)
+    assert {row["name"] for row in rows} == set(PRESETS)
+    assert all(row["expected"] for row in rows)
+    text = run("presets").output
+    for name in PRESETS:
+        assert name in text
+
+
+def test_replay_clean_trace_exits_0(tmp_path):
+    r = run("replay", _trace_file(tmp_path, UP + [A.Produce(0, 0, 1)]))
+    assert r.exit_code == 0, r.output
+    assert "outcome: pass (as expected" in r.output
+    assert "Produce(broker=0, partition=0, acks=1)" in r.output
+
+
+def test_replay_json_reports_steps_and_changes(tmp_path):
+    r = run("replay", _trace_file(tmp_path, UP + [A.Produce(0, 0, 1)]), "--json")
+    out = json.loads(r.output)
+    assert out["outcome"] == "pass" and out["matches_expectation"]
+    last = out["steps"][-1]
+    assert last["action"] == action_to_json(A.Produce(0, 0, 1))
+    assert ["brokers.0.logs.0.entries.0", None, [1, 0]] in last["changes"]
+
+
+def test_replay_failed_check_exits_1(tmp_path):
+    path = _trace_file(tmp_path, UP, checks=[{"after": len(UP), "path": "zk.partition_states.0.leader",
+                                              "equals": 2}])
+    r = run("replay", path)
+    assert r.exit_code == 1
+    assert "CHECK FAILED" in r.output and "zk.partition_states.0.leader is 0, expected 2" in r.output
+
+
+def _one_line_error(result):
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    lines = [ln for ln in result.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("isrlab: error: "), result.output
+    return lines[0]
+
+
+def test_replay_missing_file(tmp_path):
+    assert "cannot read" in _one_line_error(run("replay", str(tmp_path / "nope.json")))
+
+
+def test_replay_not_json(tmp_path):
+    p = tmp_path / "bad.json"
+    p.write_text("{ not json")
+    assert "not valid JSON" in _one_line_error(run("replay", str(p)))
+
+
+def test_replay_truncated_file(tmp_path):
+    good = dumps_trace(Trace(config=preset("kafka-2.4").config, actions=UP))
+    p = tmp_path / "cut.json"
+    p.write_text(good[: len(good) // 2])
+    assert "not valid JSON" in _one_line_error(run("replay", str(p)))
+
+
+def test_replay_binary_file(tmp_path):
+    p = tmp_path / "bin.json"
+    p.write_bytes(b"\xff\xfe\x00garbage")
+    assert "not UTF-8" in _one_line_error(run("replay", str(p)))
+
+
+def test_replay_wrong_schema(tmp_path):
+    p = tmp_path / "schema.json"
+    p.write_text(json.dumps({"format": "isrlab-trace", "version": 1, "config": {}, "expect": "maybe",
+                             "actions": []}))
+    assert "schema" in _one_line_error(run("replay", str(p)))
+
+
+def test_replay_unknown_action(tmp_path):
+    data = Trace(config=preset("kafka-2.4").config, actions=UP).to_json()
+    data["actions"].append({"type": "FlipCoin"})
+    p = tmp_path / "unknown.json"
+    p.write_text(json.dumps(data))
+    assert "action 11: unknown action type 'FlipCoin'" in _one_line_error(run("replay", str(p)))
+
+
+def test_replay_impossible_config(tmp_path):
+    data = Trace(config=preset("kafka-2.4").config, actions=UP).to_json()
+    data["config"]["replication_factor"] = 7
+    p = tmp_path / "cfg.json"
+    p.write_text(json.dumps(data))
+    assert "config: replication_factor" in _one_line_error(run("replay", str(p)))
+
+
+def test_replay_action_not_enabled(tmp_path):
+    path = _trace_file(tmp_path, [A.FetchRequest(1, 0)])
+    assert "action 1: FetchRequest(broker=1, partition=0) is not enabled" in _one_line_error(run("replay", path))
+
+
+def test_replay_violation_expected_but_missing_is_reported(tmp_path):
+    path = _trace_file(tmp_path, UP, expect="violation", violated="acked_durability")
+    r = run("replay", path)
+    assert r.exit_code == 0 and "NOT as expected" in r.output
+
+
+def test_fuzz_unknown_preset_is_a_usage_error():
+    assert "unknown preset" in _one_line_error(run("fuzz", "--preset", "kafka-9.9", "--runs", "1"))
+
+
+def test_fuzz_bad_flag_is_a_usage_error():
+    r = run("fuzz", "--runs", "0")
+    assert r.exit_code == 2 and "Traceback" not in r.output
+
+
+def test_fuzz_default_preset_finds_nothing_in_a_short_run(tmp_path):
+    r = run("fuzz", "--preset", "kafka-2.4", "--runs", "30", "--max-steps", "200", "--json",
+            "--out", str(tmp_path))
+    assert r.exit_code == 0, r.output
+    summary = json.loads(r.stdout)
+    assert summary["runs"] == 30 and summary["violation"] is None and summary["steps"] > 30 * 50
+    assert not list(tmp_path.iterdir())
