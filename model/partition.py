@@ -124,11 +124,11 @@ def maybe_shrink_isr(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, now:
         return False
     new_isr = tuple(b for b in part.isr if b not in out)
     assert new_isr, "the leader always stays in the ISR (SH4)"
-    if not update_isr(cfg, s, br, p, new_isr):
-        return False
+    shrunk = update_isr(cfg, s, br, p, new_isr)
+    # Kafka recomputes the HW even when the ZooKeeper write failed (the ISR is then unchanged).
     if maybe_increment_leader_hw(cfg, br, p, now):
         delayed.try_complete_delayed_produce(cfg, s, br, p)
-    return True
+    return shrunk
 
 
 def is_follower_in_sync(cfg: ModelConfig, r: Replica, part: Partition, log: Log) -> bool:
