@@ -20,6 +20,12 @@ from .replica_manager import fetch_messages
 from .state import FAILED, FETCHING, TRUNCATING, ClusterState, Partition
 
 
+def _truncate(s: ClusterState, log, offset: int) -> None:
+    """Log.truncateTo on a follower, counted in the ghost when it removes records."""
+    if truncate_to(log, offset):
+        s.ghost_mut().truncations += 1
+
+
 def send_fetch(cfg: ModelConfig, s: ClusterState, b: int, p: int) -> None:
     """AbstractFetcherThread.processFetchRequest, request half (Kafka 2.4.0): the leader reads and answers."""
     br = s.broker_mut(b)
@@ -69,7 +75,7 @@ def fetch_offset_and_truncate(cfg: ModelConfig, s: ClusterState, b: int, p: int)
     log = br.log_mut(p)
     leader_end = leader_log.log_end_offset
     if leader_end < log.log_end_offset:
-        truncate_to(log, leader_end)
+        _truncate(s, log, leader_end)
         f.fetch_offset = leader_end
         return
     leader_start = leader_log.log_start_offset
@@ -86,7 +92,7 @@ def truncate_to_epoch_end_offset(cfg: ModelConfig, s: ClusterState, b: int, p: i
     latest = log.latest_epoch
     if latest == UNDEFINED_EPOCH:
         # partitions without epochs: truncateToHighWatermark
-        _finish_truncation(f, log, f.fetch_offset)
+        _finish_truncation(s, f, log, f.fetch_offset)
         return E.NONE
     leader_br = s.brokers[f.leader]
     lpart = leader_br.partitions[p]
@@ -111,26 +117,26 @@ def truncate_to_epoch_end_offset(cfg: ModelConfig, s: ClusterState, b: int, p: i
     if cfg.truncation == "kip101":
         end = cache_end_offset_for_kip101(leader_log.epoch_cache, latest, leader_log.log_end_offset)
         target = f.fetch_offset if end == UNDEFINED_EPOCH_OFFSET else min(end, leo)
-        _finish_truncation(f, log, target)
+        _finish_truncation(s, f, log, target)
         return E.NONE
     leader_epoch, end = cache_end_offset_for(leader_log.epoch_cache, latest, leader_log.log_end_offset)
     if end == UNDEFINED_EPOCH_OFFSET:                                                 # FO7
-        _finish_truncation(f, log, f.fetch_offset)
+        _finish_truncation(s, f, log, f.fetch_offset)
     elif leader_epoch == UNDEFINED_EPOCH:                                             # FO8
-        _finish_truncation(f, log, min(end, leo))
+        _finish_truncation(s, f, log, min(end, leo))
     else:
         follower_epoch, follower_end = cache_end_offset_for(log.epoch_cache, leader_epoch, leo)
         if follower_end == UNDEFINED_EPOCH_OFFSET:                                    # FO10
-            _finish_truncation(f, log, min(end, leo))
+            _finish_truncation(s, f, log, min(end, leo))
         elif follower_epoch != leader_epoch:                                          # FO9, ask again
-            truncate_to(log, min(follower_end, leo))
+            _truncate(s, log, min(follower_end, leo))
             f.fetch_offset = log.log_end_offset
         else:
-            _finish_truncation(f, log, min(follower_end, end, leo))
+            _finish_truncation(s, f, log, min(follower_end, end, leo))
     return E.NONE
 
 
-def _finish_truncation(f, log, offset: int) -> None:
+def _finish_truncation(s, f, log, offset: int) -> None:
     """AbstractFetcherThread.truncate (Kafka 2.4.0): truncate, then fetch from the truncation offset."""
     truncate_to(log, offset)
     f.fetch_offset = log.log_end_offset

@@ -92,6 +92,11 @@ def update_isr(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, new_isr: t
     zkm.partition_states = zkm.partition_states[:p] + (LeaderIsrAndControllerEpoch(
         b, part.leader_epoch, new_isr, part.controller_epoch, current.zk_version + 1),) + zkm.partition_states[p + 1:]
     part = br.partition_mut(p)
+    g = s.ghost_mut()
+    if len(new_isr) < len(part.isr):
+        g.isr_shrinks += 1
+    else:
+        g.isr_expands += 1
     part.isr = new_isr
     part.zk_version = current.zk_version + 1
     # ReplicaManager.recordIsrChange (Kafka 2.4.0)

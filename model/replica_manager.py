@@ -117,6 +117,7 @@ def make_followers(cfg: ModelConfig, s: ClusterState, br: Broker, states: list) 
             log = br.logs[p]
             if log.high_watermark < log.log_end_offset:
                 truncate_to(br.log_mut(p), log.high_watermark)
+                s.ghost_mut().truncations += 1
             fetch = FetchState(ps.leader, ps.leader_epoch, br.logs[p].log_end_offset, FETCHING)
         else:
             # InitialFetchState(leader, leaderEpoch, fetchOffset = HW); new partitions start Truncating.

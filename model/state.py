@@ -233,6 +233,9 @@ class Ghost(Node):
     session_expirations: int = 0
     flushes: int = 0
     errors_seen: int = 0                 # bit set over errors.ERROR_BIT
+    isr_shrinks: int = 0                 # successful leader ISR writes that removed members
+    isr_expands: int = 0                 # successful leader ISR writes that added a member
+    truncations: int = 0                 # follower truncations that removed at least one record
 
 
 @record
