@@ -262,9 +262,12 @@ def elect_controller(cfg: ModelConfig, s: ClusterState, b: int) -> None:
     c._tok = s._tok
     s.controllers = tuple(sorted(s.controllers + (c,), key=lambda x: x.broker_id))
     try:
-        send_update_metadata_request(cfg, s, c, live_brokers(c))                          # KAFKA-4443: UM first
-        _replicas_online(cfg, s, c, live_brokers(c))
-        trigger_online_partition_state_change(cfg, s, c)
+        live = live_brokers(c)
+        send_update_metadata_request(cfg, s, c, live)                                     # KAFKA-4443: UM first
+        # ReplicaStateMachine.startup: online replicas -> OnlineReplica, then offline ones -> OfflineReplica
+        _replicas_online(cfg, s, c, live)
+        remove_replicas_from_isr(cfg, s, c, tuple(b for b in range(len(c.live_brokers)) if b not in live))
+        trigger_online_partition_state_change(cfg, s, c)                                  # PartitionStateMachine
     except ControllerMovedException:  # pragma: no cover - a fresh controller holds the newest epoch
         resign(cfg, s, b)
 

@@ -105,3 +105,5 @@ def _open_session(s: ClusterState, br: Broker) -> None:
     zk.registrations = replace_at(zk.registrations, b, zk.next_czxid)
     br.broker_epoch = zk.next_czxid
     zk.next_czxid += 1
+    g = s.ghost_mut()
+    g.session_since = replace_at(g.session_since, b, s.now)

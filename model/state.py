@@ -236,6 +236,7 @@ class Ghost(Node):
     isr_shrinks: int = 0                 # successful leader ISR writes that removed members
     isr_expands: int = 0                 # successful leader ISR writes that added a member
     truncations: int = 0                 # follower truncations that removed at least one record
+    session_since: tuple = ()            # per broker: time its current ZooKeeper session started
 
 
 @record

@@ -36,13 +36,15 @@ def initial_state(cfg: ModelConfig) -> ClusterState:
     assignment = assign_replicas_to_brokers(np_, cfg.replication_factor, brokers_meta,
                                             cfg.assignment_start_index, 0, cfg.assignment_replica_shift)
     none = (None,) * np_
+    t0 = cfg.start_time_ms
     brokers = tuple(
         Broker(b, alive=True, broker_epoch=b + 1, partitions=none, logs=none, fetchers=none,
-               hw_checkpoint=none, next_isr_expiration_ms=cfg.phase_of(b))
+               hw_checkpoint=none, next_isr_expiration_ms=t0 + cfg.phase_of(b), next_isr_propagation_ms=t0,
+               last_isr_change_ms=t0, last_isr_propagation_ms=t0)
         for b in range(n))
     zk = ZooKeeper(assignment=tuple(tuple(r) for r in assignment), partition_states=none,
                    registrations=tuple(range(1, n + 1)), sessions=(True,) * n, next_czxid=n + 1)
-    return ClusterState(now=0, brokers=brokers, zk=zk, controllers=(), ghost=Ghost())
+    return ClusterState(now=t0, brokers=brokers, zk=zk, controllers=(), ghost=Ghost(session_since=(t0,) * n))
 
 
 # =========================================================================== guards

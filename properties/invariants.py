@@ -1,14 +1,21 @@
-"""The invariant catalogue: one small pure function per invariant, returning a Violation or None.
+"""The invariant catalogue: one small pure function per invariant, returning facts (a dict) or None.
 
-Each function reads a ``ClusterState`` (and its ghost) and returns the facts of
-the first counterexample it sees as data; rendering them as text is a separate
-step.  ``CATALOGUE`` records each invariant's kind, statement and source.
+Two scopes:
 
-Example: with ``kafka-0.10.2`` (truncate to HW on becoming follower) a follower
-truncates an acknowledged record that the old leader had committed, is then
-elected, and ``acked_durability`` returns
-``Violation("acked_durability", step, {"partition": 0, "offset": 1, "record": 2,
-"leader": 1, "leader_epoch": 2, "found": None})``.
+* ``state`` invariants read one ``ClusterState`` (with its ghost): ``f(cfg, s)``;
+* ``step`` invariants read a transition: ``f(cfg, pre, action, post)`` (monotonicity,
+  fencing, what one scheduled task run must and must not do).
+
+Kinds follow stateright: ``always`` (must hold at every step), ``sometimes`` (a
+witness that some state of a run or campaign must reach, so that a run in which
+nothing happens cannot pass).  A failing check returns the facts of its first
+counterexample as data; ``explain.py`` renders text.  Engines call
+``check_initial`` once and ``check_transition`` after every step.
+
+Example: with ``kafka-0.10.2`` (truncate to the HW on becoming follower) a
+follower truncates a record the old leader had acknowledged, is then elected,
+and ``acked_durability`` returns ``{"partition": 0, "offset": 0, "record": 1,
+"acked_epoch": 0, "leader": 2, "leader_epoch": 2, "found": None}``.
 """
 
 from __future__ import annotations
@@ -16,11 +23,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+from ..model import actions as A
+from ..model import errors as E
 from ..model.state import ClusterState, Partition
 
 ALWAYS = "always"
 SOMETIMES = "sometimes"
-EVENTUALLY = "eventually"
+STATE = "state"
+STEP = "step"
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,50 +48,66 @@ class Violation:
 @dataclass(frozen=True, slots=True)
 class Invariant:
     name: str
-    kind: str
+    kind: str            # ALWAYS or SOMETIMES
+    scope: str           # STATE or STEP
     check: Callable
     statement: str
     source: str
 
 
+# --------------------------------------------------------------------------- helpers
 def _leaders(s: ClusterState, p: int):
     """Live brokers whose Partition believes it is the leader of p."""
     for br in s.brokers:
-        part = br.partitions[p] if br.alive else None
+        if not br.alive:
+            continue
+        part = br.partitions[p]
         if type(part) is Partition and part.leader == br.broker_id and br.logs[p] is not None:
             yield br, part
 
 
+def _leader_part(s: ClusterState, b: int, p: int):
+    br = s.brokers[b]
+    part = br.partitions[p] if br.alive else None
+    if type(part) is Partition and part.leader == b:
+        return part
+    return None
+
+
+def _entry(e):
+    return None if e is None else list(e)
+
+
+# =========================================================================== state invariants
 def log_offsets(cfg, s: ClusterState):
     """INV log_offsets (I5): 0 <= log start offset <= HW <= LEO on every replica's log."""
     for br in s.brokers:
         for p, log in enumerate(br.logs):
-            if log is None:
-                continue
-            if not 0 <= log.log_start_offset <= log.high_watermark <= log.log_end_offset:
+            if log is not None and not 0 <= log.log_start_offset <= log.high_watermark <= log.log_end_offset:
                 return {"broker": br.broker_id, "partition": p, "log_start_offset": log.log_start_offset,
                         "high_watermark": log.high_watermark, "log_end_offset": log.log_end_offset}
     return None
 
 
 def isr_well_formed(cfg, s: ClusterState):
-    """INV isr_well_formed (I6): the ZooKeeper ISR is non-empty, within the assignment and holds the leader."""
+    """INV isr_well_formed (I6): ISR non-empty, within the assignment, holding the leader (ZooKeeper and leaders)."""
     for p, st in enumerate(s.zk.partition_states):
         if st is None:
             continue
         assignment = s.zk.assignment[p]
         if not st.isr or not set(st.isr) <= set(assignment) or (st.leader >= 0 and st.leader not in st.isr):
-            return {"partition": p, "leader": st.leader, "isr": list(st.isr), "assignment": list(assignment)}
+            return {"where": "zookeeper", "partition": p, "leader": st.leader, "isr": list(st.isr),
+                    "assignment": list(assignment)}
     for p in range(len(s.zk.assignment)):
         for br, part in _leaders(s, p):
             if br.broker_id not in part.isr or not set(part.isr) <= set(part.assigned_replicas):
-                return {"partition": p, "leader": br.broker_id, "leader_isr": list(part.isr),
+                return {"where": "leader", "partition": p, "leader": br.broker_id, "isr": list(part.isr),
                         "assignment": list(part.assigned_replicas)}
     return None
 
 
 def one_leader_per_epoch(cfg, s: ClusterState):
-    """INV one_leader_per_epoch (I7): no two brokers ever become leader of a partition in the same epoch."""
+    """INV one_leader_per_epoch (I7): no two brokers ever become leader of a partition in the same leader epoch."""
     seen = {}
     for p, epoch, b in s.ghost.leaders:
         other = seen.setdefault((p, epoch), b)
@@ -90,8 +116,21 @@ def one_leader_per_epoch(cfg, s: ClusterState):
     return None
 
 
+def epoch_cache_monotonic(cfg, s: ClusterState):
+    """INV epoch_cache_monotonic (I7): every leader-epoch cache has strictly increasing epochs and start offsets."""
+    for br in s.brokers:
+        for p, log in enumerate(br.logs):
+            if log is None:
+                continue
+            cache = log.epoch_cache
+            for (e1, o1), (e2, o2) in zip(cache, cache[1:]):
+                if not (e1 < e2 and o1 < o2):
+                    return {"broker": br.broker_id, "partition": p, "epoch_cache": [list(x) for x in cache]}
+    return None
+
+
 def acked_durability(cfg, s: ClusterState):
-    """INV acked_durability (I1): a record acknowledged to an acks=all producer stays at its offset in every later leader."""
+    """INV acked_durability (I1): a record acknowledged to acks=all stays at its offset in every later leader's log."""
     g = s.ghost
     if not g.acked or g.unclean_elections:
         return None
@@ -108,7 +147,7 @@ def acked_durability(cfg, s: ClusterState):
 
 
 def consumer_safety(cfg, s: ClusterState):
-    """INV consumer_safety (I12): records a consumer saw below the HW are never replaced or truncated."""
+    """INV consumer_safety (I12): a record a consumer read below the HW is never replaced or truncated later."""
     g = s.ghost
     if not g.consumed or g.unclean_elections:
         return None
@@ -127,7 +166,7 @@ def consumer_safety(cfg, s: ClusterState):
 
 
 def committed_prefix(cfg, s: ClusterState):
-    """INV committed_prefix (I2, StrongIsr): below a leader's HW, every member of the ZooKeeper ISR holds the same records."""
+    """INV committed_prefix (I2, StrongIsr): below a leader's HW every ZooKeeper ISR member holds the same records."""
     if s.ghost.unclean_elections or s.ghost.lossy_crashes:
         return None
     for p, st in enumerate(s.zk.partition_states):
@@ -144,40 +183,314 @@ def committed_prefix(cfg, s: ClusterState):
                 for o in range(log.log_start_offset, log.high_watermark):
                     if flog.entry_at(o) != log.entry_at(o):
                         return {"partition": p, "offset": o, "leader": br.broker_id, "follower": f,
-                                "high_watermark": log.high_watermark, "leader_entry": list(log.entry_at(o)),
-                                "follower_entry": None if flog.entry_at(o) is None else list(flog.entry_at(o))}
+                                "high_watermark": log.high_watermark, "leader_entry": _entry(log.entry_at(o)),
+                                "follower_entry": _entry(flog.entry_at(o))}
     return None
 
 
+def log_matching(cfg, s: ClusterState):
+    """INV log_matching (I3): two replicas holding the same (offset, epoch) agree on every earlier offset."""
+    if s.ghost.unclean_elections:
+        return None
+    brokers = s.brokers
+    for p in range(len(s.zk.assignment)):
+        logs = [(br.broker_id, br.logs[p]) for br in brokers if br.logs[p] is not None and br.logs[p].entries]
+        for i in range(len(logs)):
+            a_id, a = logs[i]
+            for j in range(i + 1, len(logs)):
+                b_id, b = logs[j]
+                lo = max(a.log_start_offset, b.log_start_offset)
+                hi = min(a.log_end_offset, b.log_end_offset)
+                matched = None
+                for o in range(hi - 1, lo - 1, -1):
+                    ea, eb = a.entry_at(o), b.entry_at(o)
+                    if matched is None:
+                        if ea[1] == eb[1]:
+                            matched = o
+                            if ea != eb:
+                                return {"partition": p, "brokers": [a_id, b_id], "offset": o,
+                                        "entries": [list(ea), list(eb)], "matched_offset": o}
+                    elif ea != eb:
+                        return {"partition": p, "brokers": [a_id, b_id], "offset": o,
+                                "entries": [list(ea), list(eb)], "matched_offset": matched}
+    return None
+
+
+def hw_within_isr(cfg, s: ClusterState):
+    """INV hw_within_isr: a leader's HW is at most the LEO of every member of its ISR (clean elections, no data loss)."""
+    g = s.ghost
+    if g.unclean_elections or g.lossy_crashes:
+        return None
+    for p in range(len(s.zk.assignment)):
+        for br, part in _leaders(s, p):
+            hw = br.logs[p].high_watermark
+            for f in part.isr:
+                flog = s.brokers[f].logs[p]
+                if f != br.broker_id and flog is not None and flog.log_end_offset < hw:
+                    return {"partition": p, "leader": br.broker_id, "high_watermark": hw, "follower": f,
+                            "follower_log_end_offset": flog.log_end_offset, "isr": list(part.isr)}
+    return None
+
+
+def isr_propagation_bound(cfg, s: ClusterState):
+    """INV isr_propagation_bound (1.13): an ISR change is written to isr_change_notification within 5000+2500 ms of
+    the last change, or 60000+2500 ms of the last propagation (while the broker's session is alive)."""
+    zk, g, now = s.zk, s.ghost, s.now
+    slack = cfg.isr_propagation_interval_ms + cfg.scheduler_jitter_ms
+    for br in s.brokers:
+        b = br.broker_id
+        if not br.alive or not br.isr_change_set or not zk.sessions[b]:
+            continue
+        since = g.session_since[b]
+        quiet_deadline = max(br.last_isr_change_ms, since) + cfg.isr_change_blackout_ms + slack
+        max_deadline = max(br.last_isr_propagation_ms, since) + cfg.isr_change_max_delay_ms + slack
+        if now > quiet_deadline and now > max_deadline:
+            return {"broker": b, "now": now, "pending": list(br.isr_change_set),
+                    "last_isr_change_ms": br.last_isr_change_ms,
+                    "last_isr_propagation_ms": br.last_isr_propagation_ms}
+    return None
+
+
+# =========================================================================== step invariants
+def leader_hw_monotonic(cfg, pre: ClusterState, a, post: ClusterState):
+    """INV leader_hw_monotonic (I4, HW3): a leader's HW never decreases within one leadership tenure."""
+    for b, (br0, br1) in enumerate(zip(pre.brokers, post.brokers)):
+        if br0 is br1 or not (br0.alive and br1.alive):
+            continue
+        for p in range(len(br0.partitions)):
+            p0, p1 = br0.partitions[p], br1.partitions[p]
+            if (type(p0) is Partition and type(p1) is Partition and p0.leader == b == p1.leader
+                    and p0.leader_epoch == p1.leader_epoch):
+                h0, h1 = br0.logs[p].high_watermark, br1.logs[p].high_watermark
+                if h1 < h0:
+                    return {"broker": b, "partition": p, "leader_epoch": p1.leader_epoch,
+                            "high_watermark_before": h0, "high_watermark_after": h1}
+    return None
+
+
+def epochs_monotonic(cfg, pre: ClusterState, a, post: ClusterState):
+    """INV epochs_monotonic (I7): controller and leader epochs never go backwards, on brokers and in ZooKeeper."""
+    if post.zk.controller_epoch < pre.zk.controller_epoch:
+        return {"where": "zookeeper", "controller_epoch_before": pre.zk.controller_epoch,
+                "controller_epoch_after": post.zk.controller_epoch}
+    for p, (z0, z1) in enumerate(zip(pre.zk.partition_states, post.zk.partition_states)):
+        if z0 is not None and z1 is not None and z1.leader_epoch < z0.leader_epoch:
+            return {"where": "zookeeper", "partition": p, "leader_epoch_before": z0.leader_epoch,
+                    "leader_epoch_after": z1.leader_epoch}
+    for b, (br0, br1) in enumerate(zip(pre.brokers, post.brokers)):
+        if br0 is br1 or not (br0.alive and br1.alive):
+            continue
+        if br1.controller_epoch < br0.controller_epoch:
+            return {"broker": b, "controller_epoch_before": br0.controller_epoch,
+                    "controller_epoch_after": br1.controller_epoch}
+        for p, (p0, p1) in enumerate(zip(br0.partitions, br1.partitions)):
+            if type(p0) is Partition and type(p1) is Partition and p1.leader_epoch < p0.leader_epoch:
+                return {"broker": b, "partition": p, "leader_epoch_before": p0.leader_epoch,
+                        "leader_epoch_after": p1.leader_epoch}
+    return None
+
+
+def stale_controller_epoch_refused(cfg, pre: ClusterState, a, post: ClusterState):
+    """INV stale_controller_epoch_refused (C1, C10, C11): a request from an older controller epoch changes nothing."""
+    if type(a) is not A.DeliverControlRequest:
+        return None
+    req = pre.controller_on(a.controller).queues[a.broker][0]
+    br0, br1 = pre.brokers[a.broker], post.brokers[a.broker]
+    if req.controller_epoch >= br0.controller_epoch:
+        return None
+    for name in ("controller_epoch", "partitions", "logs", "fetchers", "metadata", "delayed_produces"):
+        if getattr(br0, name) != getattr(br1, name):
+            return {"broker": a.broker, "request": type(req).__name__, "request_controller_epoch":
+                    req.controller_epoch, "broker_controller_epoch": br0.controller_epoch, "changed": name}
+    return None
+
+
+def fetch_fencing(cfg, pre: ClusterState, a, post: ClusterState):
+    """INV fetch_fencing (I8, KAFKA-8400): a follower fetch answered with an error leaves the leader's view of it unchanged."""
+    if type(a) is not A.FetchRequest:
+        return None
+    f = pre.brokers[a.broker].fetchers[a.partition]
+    resp = post.brokers[a.broker].fetchers[a.partition].inflight
+    if resp is None or resp.error == E.NONE:
+        return None
+    p0 = pre.brokers[f.leader].partitions[a.partition]
+    p1 = post.brokers[f.leader].partitions[a.partition]
+    if type(p0) is Partition and type(p1) is Partition:
+        r0, r1 = p0.remote(a.broker), p1.remote(a.broker)
+        if r0 != r1 or p0.isr != p1.isr:
+            return {"leader": f.leader, "follower": a.broker, "partition": a.partition, "error": resp.error,
+                    "log_end_offset_before": None if r0 is None else r0.log_end_offset,
+                    "log_end_offset_after": None if r1 is None else r1.log_end_offset}
+    return None
+
+
+def isr_entry_condition(cfg, pre: ClusterState, a, post: ClusterState):
+    """INV isr_entry_condition (I9, EX2): a follower joins a leader's ISR only with LEO >= HW and >= the epoch start offset."""
+    for b, (br0, br1) in enumerate(zip(pre.brokers, post.brokers)):
+        if br0 is br1:
+            continue
+        for p in range(len(br1.partitions)):
+            p0, p1 = _leader_part(pre, b, p), _leader_part(post, b, p)
+            if p0 is None or p1 is None or p0.leader_epoch != p1.leader_epoch or p0.isr == p1.isr:
+                continue
+            for f in set(p1.isr) - set(p0.isr):
+                leo = p1.remote(f).log_end_offset
+                hw = br0.logs[p].high_watermark
+                start = p1.leader_epoch_start_offset
+                # The epoch-start clause is KAFKA-7128's (2.1); before it only LEO >= HW was required.
+                if leo < hw or (cfg.kafka_7128 and leo < start):
+                    return {"leader": b, "partition": p, "follower": f, "follower_log_end_offset": leo,
+                            "high_watermark": hw, "leader_epoch_start_offset": start}
+    return None
+
+
+def min_isr_promise(cfg, pre: ClusterState, a, post: ClusterState):
+    """INV min_isr_promise (I11, P7): an acks=all success implies |ISR| >= min.insync.replicas at completion."""
+    new = post.ghost.acked[len(pre.ghost.acked):]
+    for rid, offset, _epoch, b, p in new:
+        part = post.brokers[b].partitions[p]
+        if type(part) is Partition and len(part.isr) < cfg.min_insync_replicas:
+            return {"record": rid, "offset": offset, "leader": b, "partition": p, "isr": list(part.isr),
+                    "min_insync_replicas": cfg.min_insync_replicas}
+    return None
+
+
+def isr_lag_window(cfg, pre: ClusterState, a, post: ClusterState):
+    """INV isr_lag_window (SH3, 1.5x rule): an isr-expiration run removes a follower only when it is out of sync by
+    more than replica.lag.time.max.ms, and leaves no such follower in the ISR (unless the ZooKeeper write failed)."""
+    if type(a) is not A.IsrExpiration:
+        return None
+    b, now, lag = a.broker, pre.now, cfg.replica_lag_time_max_ms
+    for p in range(len(pre.zk.assignment)):
+        p0, p1 = _leader_part(pre, b, p), _leader_part(post, b, p)
+        if p0 is None or p1 is None:
+            continue
+        leo = pre.brokers[b].logs[p].log_end_offset
+        for f in set(p0.isr) - set(p1.isr):
+            r = p0.remote(f)
+            if not (r.log_end_offset != leo and now - r.last_caught_up_time_ms > lag):
+                return {"bound": "lower", "leader": b, "partition": p, "follower": f, "now": now,
+                        "last_caught_up_time_ms": r.last_caught_up_time_ms, "follower_log_end_offset":
+                        r.log_end_offset, "leader_log_end_offset": leo}
+        zk_state = post.zk.partition_states[p]
+        write_failed = (not post.zk.sessions[b] or zk_state is None or zk_state.zk_version != p1.zk_version
+                        or p1.isr == p0.isr)
+        for f in p1.isr:
+            r = p1.remote(f)
+            if f != b and r.log_end_offset != leo and now - r.last_caught_up_time_ms > lag and not write_failed:
+                return {"bound": "upper", "leader": b, "partition": p, "follower": f, "now": now,
+                        "last_caught_up_time_ms": r.last_caught_up_time_ms}
+    return None
+
+
+# =========================================================================== sometimes witnesses
+def witness_hw_advanced(cfg, s: ClusterState):
+    """WITNESS hw_advanced: some leader's HW is above 0."""
+    return any(log is not None and log.high_watermark > 0 for br in s.brokers for log in br.logs)
+
+
+def witness_isr_shrink_and_expand(cfg, s: ClusterState):
+    """WITNESS isr_shrink_and_expand: a leader both removed a follower from and added one to an ISR."""
+    return s.ghost.isr_shrinks > 0 and s.ghost.isr_expands > 0
+
+
+def witness_leader_change_with_truncation(cfg, s: ClusterState):
+    """WITNESS leader_change_with_truncation: a leader changed and a follower truncated records."""
+    return s.ghost.truncations > 0 and any(epoch > 0 for _p, epoch, _b in s.ghost.leaders)
+
+
+def witness_acked(cfg, s: ClusterState):
+    """WITNESS acked: an acks=all produce was acknowledged."""
+    return bool(s.ghost.acked)
+
+
 CATALOGUE: tuple[Invariant, ...] = (
-    Invariant("log_offsets", ALWAYS, log_offsets, "0 <= log start offset <= HW <= LEO on every log",
+    Invariant("log_offsets", ALWAYS, STATE, log_offsets, "0 <= log start offset <= HW <= LEO on every log",
               "Log.updateHighWatermark / Log.truncateTo (Kafka 2.4.0); reference I5"),
-    Invariant("isr_well_formed", ALWAYS, isr_well_formed,
-              "ISR non-empty, within the assignment, containing the leader (ZooKeeper and the leader's view)",
+    Invariant("isr_well_formed", ALWAYS, STATE, isr_well_formed,
+              "ISR non-empty, within the assignment and containing the leader (ZooKeeper and each leader's view)",
               "reference I6; hachikuji/kafka-specification LeaderInIsr"),
-    Invariant("one_leader_per_epoch", ALWAYS, one_leader_per_epoch,
+    Invariant("one_leader_per_epoch", ALWAYS, STATE, one_leader_per_epoch,
               "at most one broker becomes leader of a partition in a given leader epoch",
-              "reference I7; KafkaController leader epoch bump"),
-    Invariant("acked_durability", ALWAYS, acked_durability,
+              "reference I7; PartitionStateMachine leader epoch bump (Kafka 2.4.0)"),
+    Invariant("epoch_cache_monotonic", ALWAYS, STATE, epoch_cache_monotonic,
+              "every leader-epoch cache has strictly increasing epochs and start offsets",
+              "LeaderEpochFileCache.assign (Kafka 2.4.0); reference I7"),
+    Invariant("acked_durability", ALWAYS, STATE, acked_durability,
               "a record acknowledged with NONE to acks=all stays at its offset in every later leader's log "
-              "(clean elections)", "reference I1; KIP-101"),
-    Invariant("consumer_safety", ALWAYS, consumer_safety,
-              "a record a consumer read below the HW is never replaced or truncated (clean elections)",
+              "(unclean elections exempt)", "reference I1; KIP-101, KIP-279"),
+    Invariant("consumer_safety", ALWAYS, STATE, consumer_safety,
+              "a record a consumer read below the HW is never replaced or truncated (unclean elections exempt)",
               "reference I12"),
-    Invariant("committed_prefix", ALWAYS, committed_prefix,
+    Invariant("committed_prefix", ALWAYS, STATE, committed_prefix,
               "below the leader's HW every ZooKeeper ISR member holds the leader's records (StrongIsr)",
               "reference I2; hachikuji/kafka-specification Kip320.tla StrongIsr"),
+    Invariant("log_matching", ALWAYS, STATE, log_matching,
+              "two replicas holding the same (offset, epoch) agree on every earlier offset",
+              "reference I3; KIP-279"),
+    Invariant("hw_within_isr", ALWAYS, STATE, hw_within_isr,
+              "a leader's HW is at most the LEO of every member of its ISR",
+              "Partition.maybeIncrementLeaderHW (Kafka 2.4.0); reference section 3"),
+    Invariant("isr_propagation_bound", ALWAYS, STATE, isr_propagation_bound,
+              "an ISR change reaches isr_change_notification within 5000+2500 ms of the last change or "
+              "60000+2500 ms of the last propagation", "ReplicaManager.maybePropagateIsrChanges (Kafka 2.4.0)"),
+    Invariant("leader_hw_monotonic", ALWAYS, STEP, leader_hw_monotonic,
+              "a leader's HW never decreases within a leadership tenure", "Log.maybeIncrementHighWatermark; I4"),
+    Invariant("epochs_monotonic", ALWAYS, STEP, epochs_monotonic,
+              "controller and leader epochs never decrease on a live broker or in ZooKeeper", "reference I7"),
+    Invariant("stale_controller_epoch_refused", ALWAYS, STEP, stale_controller_epoch_refused,
+              "a control request from an older controller epoch changes no broker state",
+              "ReplicaManager.becomeLeaderOrFollower / stopReplicas / maybeUpdateMetadataCache (Kafka 2.4.0)"),
+    Invariant("fetch_fencing", ALWAYS, STEP, fetch_fencing,
+              "a follower fetch answered with an error does not change the leader's state for that follower",
+              "ReplicaManager.updateFollowerFetchState, KAFKA-8400; reference I8"),
+    Invariant("isr_entry_condition", ALWAYS, STEP, isr_entry_condition,
+              "a follower joins the ISR only with LEO >= HW and LEO >= the leader epoch start offset",
+              "Partition.isFollowerInSync, KAFKA-7128; reference I9"),
+    Invariant("min_isr_promise", ALWAYS, STEP, min_isr_promise,
+              "an acks=all success implies |ISR| >= min.insync.replicas at completion",
+              "Partition.checkEnoughReplicasReachOffset (Kafka 2.4.0); reference I11"),
+    Invariant("isr_lag_window", ALWAYS, STEP, isr_lag_window,
+              "isr-expiration removes a follower only when it is out of sync by more than replica.lag.time.max.ms "
+              "and leaves none such in the ISR", "Partition.isFollowerOutOfSync (Kafka 2.4.0); the 1.5x rule"),
+    Invariant("hw_advanced", SOMETIMES, STATE, witness_hw_advanced, "some HW advances above 0", "vacuity guard"),
+    Invariant("isr_shrink_and_expand", SOMETIMES, STATE, witness_isr_shrink_and_expand,
+              "an ISR shrinks and a follower rejoins", "vacuity guard"),
+    Invariant("leader_change_with_truncation", SOMETIMES, STATE, witness_leader_change_with_truncation,
+              "a leader changes and a follower truncates", "vacuity guard"),
+    Invariant("acked", SOMETIMES, STATE, witness_acked, "an acks=all produce is acknowledged", "vacuity guard"),
 )
 
 BY_NAME = {inv.name: inv for inv in CATALOGUE}
+SAFETY = tuple(inv for inv in CATALOGUE if inv.kind == ALWAYS)
+WITNESSES = tuple(inv for inv in CATALOGUE if inv.kind == SOMETIMES)
+_STATE = tuple(inv for inv in SAFETY if inv.scope == STATE)
+_STEP = tuple(inv for inv in SAFETY if inv.scope == STEP)
 
 
 def check_state(cfg, s: ClusterState, step: int, invariants=CATALOGUE) -> list[Violation]:
-    """Every ALWAYS invariant that fails in s."""
+    """Every ALWAYS state invariant that fails in s."""
     out = []
-    for inv in invariants:
-        if inv.kind == ALWAYS:
+    for inv in (_STATE if invariants is CATALOGUE else invariants):
+        if inv.kind == ALWAYS and inv.scope == STATE:
             facts = inv.check(cfg, s)
             if facts is not None:
                 out.append(Violation(inv.name, step, facts))
     return out
+
+
+def check_transition(cfg, pre: ClusterState, a, post: ClusterState, step: int,
+                     invariants=CATALOGUE) -> list[Violation]:
+    """Every ALWAYS invariant that fails on the transition pre --a--> post (state invariants on post)."""
+    out = check_state(cfg, post, step, invariants)
+    for inv in (_STEP if invariants is CATALOGUE else invariants):
+        if inv.kind == ALWAYS and inv.scope == STEP:
+            facts = inv.check(cfg, pre, a, post)
+            if facts is not None:
+                out.append(Violation(inv.name, step, facts))
+    return out
+
+
+def witnesses(cfg, s: ClusterState) -> frozenset:
+    """Names of the SOMETIMES witnesses that hold in s."""
+    return frozenset(inv.name for inv in WITNESSES if inv.check(cfg, s))

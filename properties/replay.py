@@ -8,7 +8,7 @@ from ..model.actions import describe
 from ..model.encode import encode, flatten, lookup
 from ..model.step import initial_state, step
 from ..model.trace import Trace, TraceError
-from .invariants import CATALOGUE, Violation, check_state
+from .invariants import CATALOGUE, Violation, check_state, check_transition
 
 _ABSENT = object()
 
@@ -89,7 +89,7 @@ def replay(trace: Trace, invariants=CATALOGUE, with_changes: bool = True) -> Rep
         s2 = step(cfg, s, a)
         if s2 is None:
             raise TraceError(f"action {i}: {describe(a)} is not enabled at time {s.now} ms")
-        vs = check_state(cfg, s2, i, invariants)
+        vs = check_transition(cfg, s, a, s2, i, invariants)
         note(vs)
         data2 = encode(s2) if need_data else None
         changes = diff_states(data, data2) if with_changes else []

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from ..model import actions as A
 from ..model.config import ModelConfig
 from ..model.step import enabled_actions, initial_state, step
-from .invariants import CATALOGUE, Violation, check_state
+from .invariants import CATALOGUE, Violation, check_state, check_transition
 
 #: Kinds every run keeps: without them the cluster cannot make progress.
 CORE_KINDS = frozenset({
@@ -73,11 +73,12 @@ def walk(cfg: ModelConfig, seed: int, max_steps: int, invariants=CATALOGUE, swar
             by_kind.setdefault(type(a), []).append(a)
         group = list(by_kind.values())[rng.randrange(len(by_kind))]
         a = group[rng.randrange(len(group))]
-        s = step(cfg, s, a)
+        s2 = step(cfg, s, a)
         trace.append(a)
         name = type(a).__name__
         counts[name] = counts.get(name, 0) + 1
-        vs = check_state(cfg, s, i, invariants)
+        vs = check_transition(cfg, s, a, s2, i, invariants)
+        s = s2
         if vs:
             violation = vs[0]
             break

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from model.assignment import (
+from isrlab.model.assignment import (
     AssignmentError,
     BrokerMetadata,
     assign_replicas_to_brokers,

@@ -169,5 +169,5 @@ def test_config_round_trip_and_validation():
 def test_encoding_is_plain_json_data():
     s = bring_up(SMALL)
     data = encode(s)
-    assert isinstance(data, dict) and data["now"] == 0
+    assert isinstance(data, dict) and data["now"] == SMALL.start_time_ms
     assert canonical_json(s) == canonical_json(pickle.loads(pickle.dumps(s)))
