@@ -38,7 +38,6 @@ class ControllerBrokerRequestBatch:
         self.stop_replica: dict[int, dict[int, bool]] = {}
         self.update_metadata_brokers: set[int] = set()
         self.update_metadata_partitions: set[int] = set()
-        self.update_metadata_all = False
         self.deleting: set[int] = set()
 
     def new_batch(self) -> None:
@@ -52,9 +51,12 @@ class ControllerBrokerRequestBatch:
         """addLeaderAndIsrRequestForBrokers (Kafka 2.4.0, K7): also queues UpdateMetadata to every live broker."""
         for b in broker_ids:
             if b >= 0:
-                self.leader_and_isr.setdefault(b, {})[p] = LeaderAndIsrPartitionState(
+                queued = self.leader_and_isr.setdefault(b, {})
+                # isNew stays true if the partition was already queued as new in this batch.
+                sticky_new = is_new or (p in queued and queued[p].is_new)
+                queued[p] = LeaderAndIsrPartitionState(
                     p, state.controller_epoch, state.leader, state.leader_epoch, state.isr, state.zk_version,
-                    tuple(replicas), is_new)
+                    tuple(replicas), sticky_new)
         self.add_update_metadata_request_for_brokers(live_brokers(self.c), (p,))
 
     def add_stop_replica_request_for_brokers(self, broker_ids, p: int, delete: bool) -> None:
@@ -64,12 +66,9 @@ class ControllerBrokerRequestBatch:
                 self.stop_replica.setdefault(b, {})[p] = delete
 
     def add_update_metadata_request_for_brokers(self, broker_ids, partitions=()) -> None:
-        """addUpdateMetadataRequestForBrokers (Kafka 2.4.0): no partitions means every partition with a leader."""
+        """addUpdateMetadataRequestForBrokers (Kafka 2.4.0): those brokers get those partitions' states (maybe none)."""
         self.update_metadata_brokers.update(b for b in broker_ids if b >= 0)
-        if partitions:
-            self.update_metadata_partitions.update(partitions)
-        else:
-            self.update_metadata_all = True
+        self.update_metadata_partitions.update(partitions)
 
     def mark_deleting(self, partitions) -> None:
         """Partitions of topics queued for deletion are sent with leader LeaderDuringDelete (-2)."""
@@ -84,17 +83,19 @@ class ControllerBrokerRequestBatch:
             out.setdefault(b, []).append(
                 LeaderAndIsrRequest(c.broker_id, c.epoch, broker_epoch(self.cfg, c, b), states))
         if self.update_metadata_brokers:
-            parts = range(len(c.partition_states)) if self.update_metadata_all else sorted(
-                self.update_metadata_partitions)
             um_states = []
             assignment = self.s.zk.assignment
-            for p in parts:
+            for p in sorted(self.update_metadata_partitions):
                 st = c.partition_states[p]
                 if st is None:
                     continue
-                leader = LEADER_DURING_DELETE if p in self.deleting else st.leader
-                um_states.append(UpdateMetadataPartitionState(
-                    p, st.controller_epoch, leader, st.leader_epoch, st.isr, st.zk_version, assignment[p]))
+                if p in self.deleting:
+                    # LeaderAndIsr.duringDelete(isr): leader -2 with the initial epoch and zkVersion
+                    um_states.append(UpdateMetadataPartitionState(
+                        p, st.controller_epoch, LEADER_DURING_DELETE, 0, st.isr, 0, assignment[p]))
+                else:
+                    um_states.append(UpdateMetadataPartitionState(
+                        p, st.controller_epoch, st.leader, st.leader_epoch, st.isr, st.zk_version, assignment[p]))
             um_states = tuple(um_states)
             live = live_brokers(c)
             for b in sorted(self.update_metadata_brokers):
@@ -104,7 +105,7 @@ class ControllerBrokerRequestBatch:
             by_delete: dict[bool, list] = {}
             for p, delete in sorted(self.stop_replica[b].items()):
                 by_delete.setdefault(delete, []).append(p)
-            for delete in sorted(by_delete):
+            for delete in sorted(by_delete, reverse=True):  # sendStopReplicaRequests: deletions first
                 out.setdefault(b, []).append(StopReplicaRequest(
                     c.broker_id, c.epoch, broker_epoch(self.cfg, c, b), delete, tuple(by_delete[delete])))
         queues = c.queues
@@ -117,7 +118,6 @@ class ControllerBrokerRequestBatch:
         self.stop_replica.clear()
         self.update_metadata_brokers.clear()
         self.update_metadata_partitions.clear()
-        self.update_metadata_all = False
 
 
 def broker_epoch(cfg: ModelConfig, c: Controller, b: int) -> int:
@@ -130,6 +130,11 @@ def live_set_changed(cfg: ModelConfig, c: Controller, registrations: tuple) -> b
     if cfg.kip_380:
         return c.live_brokers != registrations
     return any((a >= 0) != (b >= 0) for a, b in zip(c.live_brokers, registrations))
+
+
+def partitions_with_leaders(c: Controller) -> tuple:
+    """ControllerContext.partitionLeadershipInfo.keySet."""
+    return tuple(p for p, st in enumerate(c.partition_states) if st is not None)
 
 
 def live_brokers(c: Controller) -> tuple:
@@ -310,8 +315,10 @@ def process_broker_change(cfg: ModelConfig, s: ClusterState, c: Controller) -> N
 
 
 def on_broker_startup(cfg: ModelConfig, s: ClusterState, c: Controller, brokers: tuple) -> None:
-    """KafkaController.onBrokerStartup (Kafka 2.4.0)."""
-    send_update_metadata_request(cfg, s, c, live_brokers(c))
+    """KafkaController.onBrokerStartup (Kafka 2.4.0): brokers only to the others, full state to the new ones."""
+    existing = tuple(b for b in live_brokers(c) if b not in brokers)
+    send_update_metadata_request(cfg, s, c, existing)
+    send_update_metadata_request(cfg, s, c, brokers, partitions_with_leaders(c))
     _replicas_online(cfg, s, c, brokers)
     trigger_online_partition_state_change(cfg, s, c)
 
@@ -319,7 +326,9 @@ def on_broker_startup(cfg: ModelConfig, s: ClusterState, c: Controller, brokers:
 def on_broker_failure(cfg: ModelConfig, s: ClusterState, c: Controller, brokers: tuple) -> None:
     """KafkaController.onBrokerFailure / onReplicasBecomeOffline (Kafka 2.4.0): elect, then shrink ISRs (K5)."""
     _read_partition_states(s, c)
-    offline_leader = any(st is not None and st.leader in brokers for st in c.partition_states)
+    # partitionsWithoutLeader: the current leader is not online (NoLeader included)
+    offline_leader = any(st is not None and (st.leader < 0 or not c.is_live(st.leader))
+                         for st in c.partition_states)
     trigger_online_partition_state_change(cfg, s, c)
     remove_replicas_from_isr(cfg, s, c, brokers)
     if not offline_leader:

@@ -21,12 +21,22 @@ def note_error(s: ClusterState, error: str) -> None:
         s.ghost_mut().errors_seen |= bit
 
 
+def get_partition_or_error(br: Broker, p: int):
+    """ReplicaManager.getPartitionOrError(expectLeader = true) (Kafka 2.4.0): (Partition, NONE) or (None, error)."""
+    part = br.partitions[p]
+    if type(part) is Partition:
+        return part, E.NONE
+    if part is not None:
+        return None, E.KAFKA_STORAGE_ERROR
+    known = p < len(br.metadata.partitions) and br.metadata.partitions[p] is not None
+    return None, (E.NOT_LEADER_FOR_PARTITION if known else E.UNKNOWN_TOPIC_OR_PARTITION)
+
+
 def check_enough_replicas_reach_offset(cfg: ModelConfig, br: Broker, p: int, required_offset: int):
     """Partition.checkEnoughReplicasReachOffset (Kafka 2.4.0, P7): (done, error)."""
-    part = br.partitions[p]
-    if type(part) is not Partition:
-        # ReplicaManager.getPartitionOrError (Kafka 2.4.0)
-        return True, (E.KAFKA_STORAGE_ERROR if part is not None else E.NOT_LEADER_FOR_PARTITION)
+    part, error = get_partition_or_error(br, p)
+    if part is None:
+        return True, error
     if part.leader != br.broker_id:
         return True, E.NOT_LEADER_FOR_PARTITION
     if br.logs[p].high_watermark >= required_offset:

@@ -78,7 +78,12 @@ def zk_session_expire(cfg: ModelConfig, s: ClusterState, b: int) -> None:
 
 
 def zk_reconnect(cfg: ModelConfig, s: ClusterState, b: int) -> None:
-    """KafkaZkClient re-creates the session and KafkaServer re-registers (a new broker epoch)."""
+    """KafkaZkClient re-creates the session and KafkaServer re-registers (a new broker epoch).
+
+    KafkaController's beforeInitializingSession handler (Kafka 2.4.0) processes the Expire event, and so
+    resigns, before the new session exists: a zombie controller never acts with a fresh session.
+    """
+    s.controllers = tuple(c for c in s.controllers if c.broker_id != b)
     _open_session(s, s.broker_mut(b))
 
 

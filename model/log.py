@@ -117,7 +117,9 @@ def append_as_follower(log: Log, entries: tuple) -> None:
 
 def truncate_to(log: Log, target: int) -> bool:
     """Log.truncateTo (Kafka 2.4.0): drop offsets >= target, trim the epoch cache, lower HW and recovery point."""
-    if target < 0 or target >= log.log_end_offset:
+    if target < 0:
+        raise ValueError(f"cannot truncate a log to a negative offset {target}")
+    if target >= log.log_end_offset:
         return False
     if target < log.log_start_offset:
         truncate_fully_and_start_at(log, target)

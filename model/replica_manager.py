@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from . import errors as E
 from .config import ModelConfig
-from .delayed import check_enough_replicas_reach_offset, note_error, respond_produce, try_complete_delayed_produce
+from .delayed import (check_enough_replicas_reach_offset, get_partition_or_error, note_error, respond_produce,
+                      try_complete_delayed_produce)
 from .log import append_as_leader, truncate_to
 from .partition import (create_log_if_not_exists, is_leader, make_follower, make_leader,
                         maybe_increment_leader_hw, maybe_shrink_isr, update_follower_fetch_state)
@@ -27,11 +28,18 @@ def _broker_epoch_stale(br: Broker, req) -> bool:
     return req.broker_epoch != -1 and req.broker_epoch < br.broker_epoch
 
 
+def _broker_epoch_from_future(br: Broker, req) -> bool:
+    """KafkaApis.isBrokerEpochStale (Kafka 2.4.0, C0): a newer broker epoch is an IllegalStateException."""
+    return req.broker_epoch != -1 and req.broker_epoch > br.broker_epoch
+
+
 def handle_control_request(cfg: ModelConfig, s: ClusterState, br: Broker, req) -> dict:
     """KafkaApis.handle for the three controller requests (Kafka 2.4.0): partition -> error."""
     if _broker_epoch_stale(br, req):
         note_error(s, E.STALE_BROKER_EPOCH)
         return {p: E.STALE_BROKER_EPOCH for p in _partitions_of(req)}
+    if _broker_epoch_from_future(br, req):
+        return {}  # the request fails with an exception: no state change, no error code in a response
     if isinstance(req, LeaderAndIsrRequest):
         result = become_leader_or_follower(cfg, s, br, req)
     elif isinstance(req, UpdateMetadataRequest):
@@ -81,7 +89,11 @@ def become_leader_or_follower(cfg: ModelConfig, s: ClusterState, br: Broker, req
         result.update(make_leaders(cfg, s, br, to_leader))                            # C7
     if to_follower:
         result.update(make_followers(cfg, s, br, to_follower))                        # C8
-    if not br.hw_checkpoint_started:                                                  # C9
+    for ps in req.partition_states:                                                   # C9
+        # a partition left without a local log (refused, or no log could be created) is marked Offline
+        if br.logs[ps.partition] is None and br.partitions[ps.partition] != OFFLINE:
+            br.partitions = replace_at(br.partitions, ps.partition, OFFLINE)
+    if not br.hw_checkpoint_started:
         br.hw_checkpoint_started = True
         br.next_hw_checkpoint_ms = s.now
     return result
@@ -161,12 +173,9 @@ def stop_replicas(cfg: ModelConfig, s: ClusterState, br: Broker, req: StopReplic
 # --------------------------------------------------------------------------- produce
 def _leader_partition_or_error(br: Broker, p: int):
     """ReplicaManager.getPartitionOrError(expectLeader = true) + leaderLogIfLocal (Kafka 2.4.0)."""
-    part = br.partitions[p]
-    if part == OFFLINE:
-        return None, E.KAFKA_STORAGE_ERROR
+    part, error = get_partition_or_error(br, p)
     if part is None:
-        known = p < len(br.metadata.partitions) and br.metadata.partitions[p] is not None
-        return None, (E.NOT_LEADER_FOR_PARTITION if known else E.UNKNOWN_TOPIC_OR_PARTITION)
+        return None, error
     if not is_leader(br, part):
         return None, E.NOT_LEADER_FOR_PARTITION
     return part, E.NONE
@@ -210,13 +219,10 @@ def fetch_messages(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, replic
                    current_leader_epoch: int, follower_log_start: int = -1,
                    isolation: str = "read_uncommitted") -> FetchResponseData:
     """ReplicaManager.fetchMessages / readFromLocalLog (Kafka 2.4.0, FE1-FE5) for one partition."""
-    part = br.partitions[p]
+    part, error = get_partition_or_error(br, p)
     is_follower = replica_id >= 0
-    if part == OFFLINE:
-        error = E.KAFKA_STORAGE_ERROR
-    elif part is None:
-        known = p < len(br.metadata.partitions) and br.metadata.partitions[p] is not None
-        error = E.NOT_LEADER_FOR_PARTITION if known else E.UNKNOWN_TOPIC_OR_PARTITION
+    if part is None:
+        pass
     elif current_leader_epoch >= 0 and part.leader_epoch > current_leader_epoch:      # FE3 (KIP-320)
         error = E.FENCED_LEADER_EPOCH
     elif current_leader_epoch >= 0 and part.leader_epoch < current_leader_epoch:
@@ -238,11 +244,12 @@ def fetch_messages(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, replic
     hw, leo, log_start = log.high_watermark, log.log_end_offset, log.log_start_offset  # FE4: before the read
     if fetch_offset > leo or fetch_offset < log_start:                                # FE5
         note_error(s, E.OFFSET_OUT_OF_RANGE)
-        return FetchResponseData(E.OFFSET_OUT_OF_RANGE, fetch_offset, (), hw, log_start)
+        return FetchResponseData(E.OFFSET_OUT_OF_RANGE, fetch_offset, (), -1, -1)
     max_offset = leo if is_follower else hw                                           # FE1 (LSO == HW: no txns)
     entries = log.read(fetch_offset, max_offset) if fetch_offset < max_offset else ()
-    if is_follower:
-        update_follower_fetch_state(cfg, s, br, p, replica_id, fetch_offset, follower_log_start, s.now, leo)
+    if is_follower and not update_follower_fetch_state(cfg, s, br, p, replica_id, fetch_offset,
+                                                       follower_log_start, s.now, leo):
+        entries = ()  # updateFollowerFetchState: a fetch from a non-replica gets empty records
     return FetchResponseData(E.NONE, fetch_offset, entries, hw, log_start)
 
 

@@ -285,8 +285,6 @@ def test_truncate_to_below_log_start_truncates_fully():
     assert (log.high_watermark, log.recovery_point) == (2, 2)
 
 
-@pytest.mark.xfail(strict=True, reason="model bug: Log.truncateTo (2.4.0) throws IllegalArgumentException for a "
-                                       "negative target; model truncate_to returns False silently")
 def test_truncate_to_negative_target_is_an_error():
     log = mklog([0, 0], hw=1)
     with pytest.raises(ValueError):

@@ -13,7 +13,6 @@ from __future__ import annotations
 import pytest
 
 from isrlab.model import actions as A
-from isrlab.model import errors as E
 from isrlab.model.config import ModelConfig
 from isrlab.model.log import Log
 from isrlab.model.partition import (create_log_if_not_exists, is_follower_in_sync, is_follower_out_of_sync,
@@ -29,6 +28,9 @@ pytestmark = pytest.mark.unit
 CFG = ModelConfig()          # kafka-2.4 preset: 3 brokers, RF 3, replicas (0, 1, 2), lag 10000 ms
 LAG = CFG.replica_lag_time_max_ms
 P = 0
+#: the model's clock at the initial state (Kafka's clock is the wall clock: a lastCaughtUpTimeMs of 0 is
+#: 'never', far in the past); every time below is relative to it.
+T0 = initial_state(CFG).now
 
 
 # --------------------------------------------------------------------------- fixtures
@@ -181,15 +183,15 @@ def test_RS5_reset_last_caught_up_time_sets_all_three():
 
 # =========================================================================== SH1-SH6: maybeShrinkIsr
 def _shrink_setup(now):
-    """Leader 0 LEO 4 HW 1; follower 1 at LEO 1 caught up at 1000; follower 2 at the leader's LEO, caught up at 0."""
-    s2 = leader_with(hw=1, r1=dict(log_end_offset=1, last_caught_up_time_ms=1000),
+    """Leader 0 LEO 4 HW 1; follower 1 at LEO 1 caught up at T0+1000; follower 2 at the leader's LEO, never."""
+    s2 = leader_with(hw=1, r1=dict(log_end_offset=1, last_caught_up_time_ms=T0 + 1000),
                      r2=dict(log_end_offset=4, last_caught_up_time_ms=0))
     s2.now = now
     return s2
 
 
 def test_SH3_exactly_max_lag_behind_stays():
-    s2 = _shrink_setup(1000 + LAG)
+    s2 = _shrink_setup(T0 + 1000 + LAG)
     br = s2.broker_mut(0)
     assert out_of_sync_replicas(CFG, br, br.partitions[P], s2.now) == ()
     assert maybe_shrink_isr(CFG, s2, br, P, s2.now) is False
@@ -197,7 +199,7 @@ def test_SH3_exactly_max_lag_behind_stays():
 
 
 def test_SH3_one_ms_more_leaves_strict_greater():
-    s2 = _shrink_setup(1000 + LAG + 1)
+    s2 = _shrink_setup(T0 + 1000 + LAG + 1)
     br = s2.broker_mut(0)
     assert out_of_sync_replicas(CFG, br, br.partitions[P], s2.now) == (1,)
     assert maybe_shrink_isr(CFG, s2, br, P, s2.now) is True
@@ -205,10 +207,10 @@ def test_SH3_one_ms_more_leaves_strict_greater():
 
 
 def test_SH3_follower_at_leader_leo_never_leaves_KAFKA_7152():
-    s2 = _shrink_setup(10 ** 7)  # follower 2 last caught up at 0, but its LEO equals the leader's LEO
+    s2 = _shrink_setup(T0 + 10 ** 7)  # follower 2 never caught up (0), but its LEO equals the leader's LEO
     br = s2.broker_mut(0)
     assert out_of_sync_replicas(CFG, br, br.partitions[P], s2.now) == (1,)
-    assert is_follower_out_of_sync(br.partitions[P].remote(2), 4, 10 ** 7, LAG) is False
+    assert is_follower_out_of_sync(br.partitions[P].remote(2), 4, T0 + 10 ** 7, LAG) is False
     maybe_shrink_isr(CFG, s2, br, P, s2.now)
     assert s2.brokers[0].partitions[P].isr == (0, 2)
 
@@ -223,7 +225,7 @@ def test_SH3_is_follower_out_of_sync_table():
 
 def test_SH1_only_the_leader_shrinks():
     s = produce(CFG, ready(), 2)
-    s2 = writable(s, now=10 ** 6)
+    s2 = writable(s, now=T0 + 10 ** 6)
     br = s2.broker_mut(1)  # a follower: its Partition keeps an empty ISR (F2)
     set_remote(s2, 0, broker=1, log_end_offset=0, last_caught_up_time_ms=0)
     assert maybe_shrink_isr(CFG, s2, br, P, s2.now) is False
@@ -232,7 +234,7 @@ def test_SH1_only_the_leader_shrinks():
 
 
 def test_SH2_only_isr_members_are_candidates():
-    s2 = _shrink_setup(1000 + LAG + 1)
+    s2 = _shrink_setup(T0 + 1000 + LAG + 1)
     set_partition(s2, isr=(0, 2))  # follower 1 is out of sync but not in the ISR
     br = s2.broker_mut(0)
     assert out_of_sync_replicas(CFG, br, br.partitions[P], s2.now) == ()
@@ -240,7 +242,7 @@ def test_SH2_only_isr_members_are_candidates():
 
 
 def test_SH4_SH5_shrink_writes_zk_with_partition_controller_epoch_and_records_change():
-    s2 = _shrink_setup(1000 + LAG + 1)
+    s2 = _shrink_setup(T0 + 1000 + LAG + 1)
     set_partition(s2, controller_epoch=7)  # the epoch of the controller that made the leadership decision
     before = s2.zk.partition_states[P]
     br = s2.broker_mut(0)
@@ -254,7 +256,7 @@ def test_SH4_SH5_shrink_writes_zk_with_partition_controller_epoch_and_records_ch
 
 
 def test_SH5_zk_cas_failure_with_stale_zk_version_leaves_isr_unchanged():
-    s2 = _shrink_setup(1000 + LAG + 1)
+    s2 = _shrink_setup(T0 + 1000 + LAG + 1)
     zk = s2.zk_mut()
     st = zk.partition_states[P]
     bumped = LeaderIsrAndControllerEpoch(st.leader, st.leader_epoch, st.isr, st.controller_epoch, st.zk_version + 1)
@@ -279,9 +281,9 @@ def test_SH6_hw_raised_after_shrink_and_delayed_produce_completed():
     s = produce(CFG, ready(), 2)
     s = drive(CFG, s, A.Produce(0, P, -1))  # acks=-1 at offset 2, waiting for HW 3
     assert len(s.brokers[0].delayed_produces) == 1
-    s2 = writable(s, now=LAG + 1)
-    set_remote(s2, 1, log_end_offset=0, last_caught_up_time_ms=0)
-    set_remote(s2, 2, log_end_offset=0, last_caught_up_time_ms=0)
+    s2 = writable(s, now=T0 + LAG + 1)
+    set_remote(s2, 1, log_end_offset=0, last_caught_up_time_ms=T0)
+    set_remote(s2, 2, log_end_offset=0, last_caught_up_time_ms=T0)
     br = s2.broker_mut(0)
     assert maybe_shrink_isr(CFG, s2, br, P, s2.now) is True
     assert s2.brokers[0].partitions[P].isr == (0,)
@@ -293,14 +295,14 @@ def test_SH6_hw_raised_after_shrink_and_delayed_produce_completed():
 def test_SH6_hw_recomputed_even_when_the_zk_write_fails_Partition_maybeShrinkIsr():
     """2.4.0 maybeShrinkIsr calls maybeIncrementLeaderHW after shrinkIsr whatever its outcome: with the ISR
     unchanged, a non-ISR follower that aged out of the lag window no longer holds the HW."""
-    s2 = leader_with(hw=1, r1=dict(log_end_offset=3, last_caught_up_time_ms=0),
-                     r2=dict(log_end_offset=1, last_caught_up_time_ms=0))
+    s2 = leader_with(hw=1, r1=dict(log_end_offset=3, last_caught_up_time_ms=T0),
+                     r2=dict(log_end_offset=1, last_caught_up_time_ms=T0))
     set_partition(s2, isr=(0, 1))
     zk = s2.zk_mut()
     st = zk.partition_states[P]
     zk.partition_states = (LeaderIsrAndControllerEpoch(st.leader, st.leader_epoch, (0, 1), st.controller_epoch,
                                                        st.zk_version + 1),)
-    s2.now = LAG + 1
+    s2.now = T0 + LAG + 1
     assert maybe_shrink_isr(CFG, s2, s2.broker_mut(0), P, s2.now) is False
     assert s2.brokers[0].partitions[P].isr == (0, 1)
     assert s2.brokers[0].logs[P].high_watermark == 3
@@ -308,8 +310,8 @@ def test_SH6_hw_recomputed_even_when_the_zk_write_fails_Partition_maybeShrinkIsr
 
 # =========================================================================== HW1-HW5: maybeIncrementLeaderHW
 def _hw_setup(now):
-    """Leader LEO 4 HW 0, ISR (0,); follower 1 (not in the ISR) at LEO 2, caught up at 1000; follower 2 at 4."""
-    s2 = leader_with(hw=0, r1=dict(log_end_offset=2, last_caught_up_time_ms=1000),
+    """Leader LEO 4 HW 0, ISR (0,); follower 1 (not in the ISR) at LEO 2, caught up at T0+1000; follower 2 at 4."""
+    s2 = leader_with(hw=0, r1=dict(log_end_offset=2, last_caught_up_time_ms=T0 + 1000),
                      r2=dict(log_end_offset=4, last_caught_up_time_ms=0))
     set_partition(s2, isr=(0,))
     s2.now = now
@@ -317,33 +319,33 @@ def _hw_setup(now):
 
 
 def test_HW1_non_isr_replica_caught_up_within_window_holds_hw_le():
-    s2 = _hw_setup(1000 + LAG)  # now - lastCaughtUp == maxLag: counts (<=)
+    s2 = _hw_setup(T0 + 1000 + LAG)  # now - lastCaughtUp == maxLag: counts (<=)
     assert maybe_increment_leader_hw(CFG, s2.broker_mut(0), P, s2.now) is True
     assert s2.brokers[0].logs[P].high_watermark == 2
 
 
 def test_HW1_non_isr_replica_one_ms_past_window_is_ignored():
-    s2 = _hw_setup(1000 + LAG + 1)
+    s2 = _hw_setup(T0 + 1000 + LAG + 1)
     assert maybe_increment_leader_hw(CFG, s2.broker_mut(0), P, s2.now) is True
     assert s2.brokers[0].logs[P].high_watermark == 4
 
 
 def test_HW1_isr_member_counts_however_old():
-    s2 = _hw_setup(10 ** 8)
+    s2 = _hw_setup(T0 + 10 ** 8)
     set_partition(s2, isr=(0, 1))
     maybe_increment_leader_hw(CFG, s2.broker_mut(0), P, s2.now)
     assert s2.brokers[0].logs[P].high_watermark == 2
 
 
 def test_HW1_remote_ahead_of_leader_does_not_raise_hw_above_leader_leo():
-    s2 = _hw_setup(0)
-    set_remote(s2, 1, log_end_offset=9, last_caught_up_time_ms=0)
+    s2 = _hw_setup(T0)
+    set_remote(s2, 1, log_end_offset=9, last_caught_up_time_ms=T0)
     maybe_increment_leader_hw(CFG, s2.broker_mut(0), P, s2.now)
     assert s2.brokers[0].logs[P].high_watermark == 4
 
 
 def test_HW3_leader_hw_never_decreases():
-    s2 = _hw_setup(0)
+    s2 = _hw_setup(T0)
     set_log(s2, high_watermark=3)
     set_partition(s2, isr=(0, 1, 2))  # follower 1 at LEO 2 < HW 3
     assert maybe_increment_leader_hw(CFG, s2.broker_mut(0), P, s2.now) is False
@@ -367,9 +369,9 @@ def test_HW3_follower_leo_going_down_does_not_lower_leader_hw():
 def test_HW4_fetch_that_does_not_move_follower_leo_does_not_recompute_hw():
     """2.4: maybeIncrementLeaderHW only if prevFollowerEndOffset != LEO."""
     s2 = leader_with(hw=1, r1=dict(log_end_offset=4, last_caught_up_time_ms=0),
-                     r2=dict(log_end_offset=1, last_caught_up_time_ms=1000))
+                     r2=dict(log_end_offset=1, last_caught_up_time_ms=T0 + 1000))
     set_partition(s2, isr=(0, 1))
-    s2.now = 1000 + LAG + 5  # follower 2 (not in the ISR) has aged out of the window
+    s2.now = T0 + 1000 + LAG + 5  # follower 2 (not in the ISR) has aged out of the window
     br = s2.broker_mut(0)
     update_follower_fetch_state(CFG, s2, br, P, 1, 4, 0, s2.now, 4)  # LEO 4 -> 4
     assert s2.brokers[0].logs[P].high_watermark == 1
@@ -404,13 +406,13 @@ def _expand_setup(follower_leo, hw, epoch_start, cfg=CFG):
 
 def test_EX2_follower_at_hw_and_epoch_start_is_added_and_recorded():
     s2 = _expand_setup(follower_leo=2, hw=2, epoch_start=2)
-    s2.now = 777
+    s2.now = T0 + 777
     before = s2.zk.partition_states[P]
     assert maybe_expand_isr(CFG, s2, s2.broker_mut(0), P, 1) is True
     assert s2.brokers[0].partitions[P].isr == (0, 1, 2)
     assert s2.zk.partition_states[P] == LeaderIsrAndControllerEpoch(0, before.leader_epoch, (0, 1, 2),
                                                                     before.controller_epoch, before.zk_version + 1)
-    assert (s2.brokers[0].isr_change_set, s2.brokers[0].last_isr_change_ms) == ((P,), 777)
+    assert (s2.brokers[0].isr_change_set, s2.brokers[0].last_isr_change_ms) == ((P,), T0 + 777)
 
 
 def test_EX2_follower_below_hw_is_not_added():
@@ -458,7 +460,7 @@ def test_EX3_unassigned_replica_is_not_considered_and_one_at_a_time():
 
 def test_EX4_no_time_condition():
     s2 = _expand_setup(follower_leo=2, hw=2, epoch_start=0)
-    s2.now = 10 ** 9  # last caught up at 0, far outside the lag window
+    s2.now = T0 + 10 ** 9  # last caught up at 0, far outside the lag window
     assert maybe_expand_isr(CFG, s2, s2.broker_mut(0), P, 1) is True
 
 
@@ -502,11 +504,11 @@ def test_1_6_fetch_updates_state_then_expands_then_raises_hw():
     s2 = leader_with(hw=0, r1=dict(log_end_offset=0, last_caught_up_time_ms=0),
                      r2=dict(log_end_offset=4, last_caught_up_time_ms=0))
     set_partition(s2, isr=(0, 2), leader_epoch_start_offset=0)
-    s2.now = 50
+    s2.now = T0 + 50
     br = s2.broker_mut(0)
-    update_follower_fetch_state(CFG, s2, br, P, 1, 4, 0, 40, 4)
+    update_follower_fetch_state(CFG, s2, br, P, 1, 4, 0, T0 + 40, 4)
     r = s2.brokers[0].partitions[P].remote(1)
-    assert (r.log_end_offset, r.last_caught_up_time_ms, r.last_fetch_time_ms) == (4, 40, 40)
+    assert (r.log_end_offset, r.last_caught_up_time_ms, r.last_fetch_time_ms) == (4, T0 + 40, T0 + 40)
     assert s2.brokers[0].partitions[P].isr == (0, 1, 2)
     assert s2.brokers[0].logs[P].high_watermark == 4
 
@@ -523,7 +525,7 @@ def test_M1_to_M10_follower_becomes_new_leader_PartitionTest_testMakeLeaderUpdat
     s = _replicated(3)
     s = produce(CFG, s, 1)                      # offset 3 only on broker 0
     s = fetch_round(CFG, s, 1)                  # broker 1: LEO 4, HW 3
-    s2 = writable(s, now=4242)
+    s2 = writable(s, now=T0 + 4242)
     br1 = s2.broker_mut(1)
     assert br1.logs[P].log_end_offset == 4 and br1.logs[P].high_watermark == 3
     old_remote0 = br1.partitions[P].remote(0)
@@ -542,7 +544,7 @@ def test_M1_to_M10_follower_becomes_new_leader_PartitionTest_testMakeLeaderUpdat
     assert (r0.log_end_offset, r0.log_start_offset, r0.last_fetch_leader_log_end_offset,
             r0.last_fetch_time_ms, r0.last_caught_up_time_ms) == (-1, -1, -1, 0, 0)
     assert (r2.log_end_offset, r2.log_start_offset, r2.last_fetch_leader_log_end_offset,
-            r2.last_fetch_time_ms, r2.last_caught_up_time_ms) == (-1, -1, -1, 0, 4242)
+            r2.last_fetch_time_ms, r2.last_caught_up_time_ms) == (-1, -1, -1, 0, T0 + 4242)
     assert old_remote0 is s.brokers[1].partitions[P].remote(0)            # input state untouched
     assert log.high_watermark == 3                                         # M9/M10: HW kept (ISR member at -1)
     assert s2.ghost.leaders[-1] == (P, 3, 1)
@@ -563,7 +565,7 @@ def test_M5_without_kafka_7415_cache_not_assigned_until_first_append():
 
 def test_M7_M8_re_elected_leader_keeps_remote_leos_but_resets_catch_up_times():
     s = _replicated(3)
-    s2 = writable(s, now=9000)
+    s2 = writable(s, now=T0 + 9000)
     br0 = s2.broker_mut(0)
     before = {r.broker_id: r.log_end_offset for r in br0.partitions[P].remote_replicas}
     assert before == {1: 3, 2: 3}
@@ -571,9 +573,9 @@ def test_M7_M8_re_elected_leader_keeps_remote_leos_but_resets_catch_up_times():
     part = s2.brokers[0].partitions[P]
     r1, r2 = part.remote(1), part.remote(2)
     assert (r1.log_end_offset, r1.last_fetch_leader_log_end_offset, r1.last_fetch_time_ms,
-            r1.last_caught_up_time_ms) == (3, 3, 9000, 9000)
+            r1.last_caught_up_time_ms) == (3, 3, T0 + 9000, T0 + 9000)
     assert (r2.log_end_offset, r2.last_fetch_leader_log_end_offset, r2.last_fetch_time_ms,
-            r2.last_caught_up_time_ms) == (3, 3, 9000, 0)
+            r2.last_caught_up_time_ms) == (3, 3, T0 + 9000, 0)
     assert part.leader_epoch == 1 and part.leader_epoch_start_offset == 3
     assert s2.brokers[0].logs[P].epoch_cache == ((0, 0), (1, 3))
 
@@ -582,25 +584,28 @@ def test_M9_isr_of_one_commits_at_once():
     s = _replicated(2)
     s = produce(CFG, s, 2)  # leader LEO 4, HW 2; followers at LEO 2
     s2 = writable(s)
-    br0 = s2.broker_mut(0)
-    # At now = 0 the non-ISR followers' lastCaughtUp (reset to 0 by M7) is within the lag window (HW1 "<="):
-    make_leader(CFG, s2, br0, P, lis(0, 1, (0,)), s2.now)
+    # M7 resets the non-ISR followers' lastCaughtUp to 0 ("never"): outside the window, only the ISR counts.
+    make_leader(CFG, s2, s2.broker_mut(0), P, lis(0, 1, (0,)), s2.now)
+    assert s2.brokers[0].logs[P].high_watermark == 4
+
+
+def test_M9_HW1_lastcaughtup_zero_within_window_holds_hw():
+    """If the clock is within maxLag of 0, the reset value 0 still counts as caught up (HW1 ``<=``)."""
+    s = produce(CFG, _replicated(2), 2)
+    s2 = writable(s, now=LAG)
+    make_leader(CFG, s2, s2.broker_mut(0), P, lis(0, 1, (0,)), s2.now)
     assert s2.brokers[0].logs[P].high_watermark == 2
-    # One ms past the window only the ISR (the leader alone) counts.
-    s3 = writable(s, now=LAG + 1)
-    make_leader(CFG, s3, s3.broker_mut(0), P, lis(0, 1, (0,)), s3.now)
-    assert s3.brokers[0].logs[P].high_watermark == 4
 
 
 def test_M2_existing_remote_replicas_keep_state_new_ones_are_fresh_removed_ones_go():
     s = _replicated(3)
-    s2 = writable(s, now=100)
+    s2 = writable(s, now=T0 + 100)
     br0 = s2.broker_mut(0)
     make_leader(CFG, s2, br0, P, lis(0, 1, (0, 1), replicas=(0, 1, 3)), s2.now)
     part = s2.brokers[0].partitions[P]
     assert [r.broker_id for r in part.remote_replicas] == [1, 3]
     assert part.remote(1).log_end_offset == 3
-    assert part.remote(3) == Replica(3, -1, -1, 3, 100, 0)  # fresh, then M7 reset (not in the ISR)
+    assert part.remote(3) == Replica(3, -1, -1, 3, T0 + 100, 0)  # fresh, then M7 reset (not in the ISR)
 
 
 def test_M3_create_log_hw_from_checkpoint_clamped():

@@ -1,9 +1,10 @@
 """Rule tests of model/replica_manager.py, model/delayed.py, model/fetcher.py and model/controller.py (Kafka 2.4.0).
 
 Rule ids (C0-C11, P1-P9, FE1-FE5, FO1-FO12, K1-K8, 1.13, 1.14) are those of kafka-replication-semantics.md
-section 1.  Where a case re-expresses a Kafka unit test, the test's name carries it (``ReplicaManagerTest``,
-``PartitionTest``, ``ControllerChannelManagerTest``, ``PartitionLeaderElectionAlgorithmsTest``,
-``AbstractFetcherThreadTest`` of Kafka 2.4.0, core/src/test/scala/unit/kafka/...).
+section 1.  Where a case re-expresses a Kafka unit test, the test's name carries it (``PartitionTest``,
+``ControllerChannelManagerTest``, ``PartitionLeaderElectionAlgorithmsTest``, ``AbstractFetcherThreadTest`` of
+Kafka 2.x, core/src/test/scala/unit/kafka/...).  Every xfail(strict) test shows a place where the model
+disagrees with the Kafka 2.4.0 source named in its reason.
 
 Control requests are built by hand and handed to ``handle_control_request`` on a writable clone
 (``s2 = s._clone(object()); br = s2.broker_mut(b)``); client and fetcher traffic goes through ``step``.
@@ -18,15 +19,16 @@ from isrlab.model import errors as E
 from isrlab.model.config import ModelConfig
 from isrlab.model.controller import (ControllerBrokerRequestBatch, IllegalStateException,
                                      offline_partition_leader_election, process_broker_change,
-                                     process_isr_change_notification, remove_replicas_from_isr)
+                                     remove_replicas_from_isr)
 from isrlab.model.fetcher import process_fetch_response, truncate_to_epoch_end_offset
 from isrlab.model.log import Log, cache_assign
+from isrlab.model.partition import maybe_shrink_isr
 from isrlab.model.replica_manager import (CONSUMER_ID, append_records, checkpoint_high_watermarks, fetch_messages,
                                           handle_control_request, maybe_propagate_isr_changes)
 from isrlab.model.requests import (LeaderAndIsrPartitionState, LeaderAndIsrRequest, StopReplicaRequest,
                                    UpdateMetadataPartitionState, UpdateMetadataRequest)
 from isrlab.model.state import (FAILED, FETCHING, OFFLINE, TRUNCATING, FetchResponseData, FetchState,
-                                LeaderIsrAndControllerEpoch, MetadataCache, Partition, PartitionMetadata)
+                                LeaderIsrAndControllerEpoch, MetadataCache, PartitionMetadata)
 from isrlab.model.step import initial_state, step
 
 pytestmark = pytest.mark.unit
@@ -34,6 +36,8 @@ pytestmark = pytest.mark.unit
 CFG = ModelConfig()          # kafka-2.4 preset: 3 brokers, RF 3, replicas (0, 1, 2)
 LAG = CFG.replica_lag_time_max_ms
 P = 0
+#: the model's clock at the initial state (wall-clock-like: 0 means 'never'); times below are relative to it.
+T0 = initial_state(CFG).now
 
 
 # --------------------------------------------------------------------------- fixtures
@@ -46,14 +50,14 @@ def drive(cfg, s, *actions):
     return s
 
 
-def bring_up(cfg=CFG):
-    """Controller 0 elected (epoch 1), every queued control request delivered: broker 0 leads epoch 0."""
-    s = drive(cfg, initial_state(cfg), A.ElectController(0))
+def bring_up(cfg=CFG, controller=0):
+    """A controller elected (epoch 1), every queued control request delivered: broker 0 leads epoch 0."""
+    s = drive(cfg, initial_state(cfg), A.ElectController(controller))
     for _ in range(3):
         for b in range(cfg.n_brokers):
-            if s.controllers[0].queues[b]:
-                s = drive(cfg, s, A.DeliverControlRequest(0, b))
-    assert not any(s.controllers[0].queues)
+            if s.controller_on(controller).queues[b]:
+                s = drive(cfg, s, A.DeliverControlRequest(controller, b))
+    assert not any(s.controller_on(controller).queues)
     return s
 
 
@@ -75,11 +79,18 @@ def produce(cfg, s, n, acks=1, broker=0):
     return s
 
 
+def sync(cfg, s, rounds=3):
+    """``rounds`` fetch rounds of every follower in turn (three bring every replica's HW to the leader's LEO)."""
+    for _ in range(rounds):
+        for f in range(1, cfg.replication_factor):
+            s = fetch_round(cfg, s, f)
+    return s
+
+
 def replicated(cfg=CFG, n=2):
-    """n records on every replica; leader HW n (each follower made two fetch rounds)."""
-    s = produce(cfg, ready(cfg), n)
-    for f in range(1, cfg.replication_factor):
-        s = fetch_round(cfg, fetch_round(cfg, s, f), f)
+    """n records on every replica; HW n on the leader and on both followers."""
+    s = sync(cfg, produce(cfg, ready(cfg), n))
+    assert [br.logs[P].high_watermark for br in s.brokers[:cfg.replication_factor]] == [n] * cfg.replication_factor
     return s
 
 
@@ -90,8 +101,10 @@ def writable(s, now=None):
     return s2
 
 
-def with_errors_seen(s):
-    return {name for name, bit in E.ERROR_BIT.items() if s.ghost.errors_seen & bit}
+def with_errors_seen(s, since=None):
+    """Error codes recorded in the ghost's coverage bits (only those new since state ``since``)."""
+    seen = {name for name, bit in E.ERROR_BIT.items() if s.ghost.errors_seen & bit}
+    return seen - with_errors_seen(since) if since is not None else seen
 
 
 def ps(leader, epoch, isr, replicas=(0, 1, 2), controller_epoch=1, zk_version=1, p=P):
@@ -145,9 +158,6 @@ def test_C0_unknown_broker_epoch_minus_one_bypasses_and_equal_is_accepted(broker
     assert s2.brokers[1].partitions[P].leader_epoch == 1
 
 
-@pytest.mark.xfail(strict=True, reason="model bug: KafkaApis.isBrokerEpochStale (2.4.0) throws IllegalStateException "
-                                       "for a broker epoch greater than the broker's own, so the request changes "
-                                       "nothing; the model applies it (unreachable with the model's controller)")
 def test_C0_newer_broker_epoch_is_an_illegal_state():
     s = ready()
     s2 = writable(s)
@@ -185,7 +195,7 @@ def test_C2_controller_epoch_recorded_even_when_every_partition_is_refused():
     assert s2.brokers[1].partitions[P] == s.brokers[1].partitions[P]
 
 
-def test_C5_C6_lower_or_equal_leader_epoch_gives_stale_controller_epoch_ReplicaManagerTest():
+def test_C5_C6_lower_or_equal_leader_epoch_gives_stale_controller_epoch():
     s = ready()
     s2, result = handle(CFG, s, 1, leader_and_isr(ps(0, 2, (0, 1, 2))))
     assert result == {P: E.NONE}
@@ -204,9 +214,6 @@ def test_C4_broker_not_in_replicas_gives_unknown_topic_or_partition():
     assert s2.brokers[1].fetchers[P] == s.brokers[1].fetchers[P]
 
 
-@pytest.mark.xfail(strict=True, reason="model bug: ReplicaManager.becomeLeaderOrFollower (2.4.0) marks every partition "
-                                       "of the request without a local log Offline (markPartitionOffline after "
-                                       "makeLeaders/makeFollowers, C9); the model leaves an empty Partition hosted")
 def test_C9_new_partition_refused_with_unknown_topic_is_marked_offline():
     s = ready()
     s2 = writable(s)
@@ -284,7 +291,7 @@ def test_C8_leader_becoming_follower_fails_pending_produce_and_fetches_from_hw()
     assert result == {P: E.NONE}
     br = s2.brokers[0]
     assert br.delayed_produces == ()
-    assert E.NOT_LEADER_FOR_PARTITION in with_errors_seen(s2)
+    assert with_errors_seen(s2, since=s) == {E.NOT_LEADER_FOR_PARTITION}
     assert s2.ghost.acked == ()
     assert br.fetchers[P] == FetchState(1, 1, 2, TRUNCATING)   # InitialFetchState(fetchOffset = local HW)
     assert br.logs[P].log_end_offset == 3                      # F6: no truncation at makeFollowers in 2.x
@@ -406,23 +413,17 @@ def test_C11_delete_on_leader_completes_pending_produce_with_not_leader():
     s = produce(CFG, replicated(), 1, acks=-1)
     s2, _ = handle(CFG, s, 0, stop_replica(delete=True))
     assert s2.brokers[0].delayed_produces == ()
-    assert E.NOT_LEADER_FOR_PARTITION in with_errors_seen(s2)   # metadata cache knows the partition
+    assert with_errors_seen(s2, since=s) == {E.NOT_LEADER_FOR_PARTITION}   # the metadata cache knows it
     assert s2.ghost.acked == ()
 
 
-@pytest.mark.xfail(strict=True, reason="model bug: DelayedProduce.tryComplete (2.4.0) uses "
-                                       "ReplicaManager.getPartitionOrError(expectLeader = true): a partition that is "
-                                       "neither hosted nor in the metadata cache gives UNKNOWN_TOPIC_OR_PARTITION; "
-                                       "model delayed.check_enough_replicas_reach_offset always answers "
-                                       "NOT_LEADER_FOR_PARTITION")
 def test_C11_delete_pending_produce_error_when_metadata_does_not_know_partition():
     s = produce(CFG, replicated(), 1, acks=-1)
     s2 = writable(s)
     br = s2.broker_mut(0)
     br.metadata = MetadataCache(alive_brokers=(0, 1, 2), partitions=(None,))
     handle_control_request(CFG, s2, br, stop_replica(delete=True))
-    assert E.UNKNOWN_TOPIC_OR_PARTITION in with_errors_seen(s2)
-    assert E.NOT_LEADER_FOR_PARTITION not in with_errors_seen(s2)
+    assert with_errors_seen(s2, since=s) == {E.UNKNOWN_TOPIC_OR_PARTITION}
 
 
 # =========================================================================== P1-P9: produce
@@ -431,7 +432,7 @@ def test_P1_invalid_acks_nothing_appended():
     s2 = drive(CFG, s, A.Produce(0, P, 2))
     assert s2.brokers[0].logs[P] == s.brokers[0].logs[P]
     assert s2.ghost.produced == 0 and s2.brokers[0].delayed_produces == ()
-    assert with_errors_seen(s2) == {E.INVALID_REQUIRED_ACKS}
+    assert with_errors_seen(s2, since=s) == {E.INVALID_REQUIRED_ACKS}
 
 
 def test_P2_produce_to_follower_is_not_leader():
@@ -483,7 +484,7 @@ def test_P3_min_isr_equal_to_isr_size_is_enough():
 def test_P4_append_stamps_leader_epoch_and_raises_hw_with_isr_of_one():
     s = _isr_of_leader(replicated(), (0,))
     s2, _ = handle(CFG, s, 0, leader_and_isr(ps(0, 3, (0,))))
-    s3 = drive(CFG, writable(s2, now=LAG + 1), A.Produce(0, P, 1))
+    s3 = drive(CFG, writable(s2, now=T0 + LAG + 1), A.Produce(0, P, 1))
     log = s3.brokers[0].logs[P]
     assert log.entries[-1][1] == 3
     assert log.epoch_cache == ((0, 0), (3, 2))
@@ -500,16 +501,16 @@ def test_P5_acks_one_answered_at_once():
 
 def test_P6_delayed_produce_fields():
     s = replicated()
-    s2 = writable(s, now=500)
+    s2 = writable(s, now=T0 + 500)
     append_records(CFG, s2, s2.broker_mut(0), P, -1, n_records=2)
     (dp,) = s2.brokers[0].delayed_produces
     assert (dp.partition, dp.first_offset, dp.required_offset, dp.record_ids) == (P, 2, 4, (3, 4))
-    assert dp.deadline_ms == 500 + CFG.produce_timeout_ms
+    assert dp.deadline_ms == T0 + 500 + CFG.produce_timeout_ms
 
 
 def test_P7_acks_all_isr_of_one_completes_at_once():
     s = _isr_of_leader(replicated(), (0,))
-    s2 = drive(CFG, writable(s, now=LAG + 1), A.Produce(0, P, -1))
+    s2 = drive(CFG, writable(s, now=T0 + LAG + 1), A.Produce(0, P, -1))
     assert s2.brokers[0].delayed_produces == ()
     assert [a[:2] for a in s2.ghost.acked] == [(3, 2)]
     assert s2.ghost.acked[0][2:] == (0, 0, P)   # epoch, broker, partition
@@ -518,9 +519,12 @@ def test_P7_acks_all_isr_of_one_completes_at_once():
 def test_P7_P8_acks_all_completed_by_hw_advance():
     s = produce(CFG, replicated(), 1, acks=-1)
     assert len(s.brokers[0].delayed_produces) == 1
-    s = fetch_round(CFG, s, 1)
+    s = fetch_round(CFG, s, 1)                                 # follower 1 reads offset 2
+    s = fetch_round(CFG, s, 1)                                 # ... and fetches at 3
     assert len(s.brokers[0].delayed_produces) == 1           # follower 2 (ISR) still at 2
-    s = drive(CFG, s, A.FetchRequest(2, P))                    # follower 2 fetches offset 2: HW -> 3
+    s = fetch_round(CFG, s, 2)                                 # follower 2 reads offset 2
+    assert s.brokers[0].logs[P].high_watermark == 2
+    s = drive(CFG, s, A.FetchRequest(2, P))                    # follower 2 fetches at 3: HW -> 3
     assert s.brokers[0].logs[P].high_watermark == 3
     assert s.brokers[0].delayed_produces == ()
     assert s.ghost.acked == ((3, 2, 0, 0, P),)
@@ -529,14 +533,13 @@ def test_P7_P8_acks_all_completed_by_hw_advance():
 def test_P7_P9_not_enough_replicas_after_append_when_isr_shrank():
     cfg = CFG.replace(min_insync_replicas=2)
     s = produce(cfg, replicated(cfg), 1, acks=-1)              # offset 2, ISR (0, 1, 2)
-    s2 = writable(s, now=LAG + 1)
+    s2 = writable(s, now=s.now + LAG + 1)
     br = s2.broker_mut(0)
-    from isrlab.model.partition import maybe_shrink_isr
-    assert maybe_shrink_isr(cfg, s2, br, P, s2.now) is True     # both followers at LEO 2 < 3, caught up at 0
+    assert maybe_shrink_isr(cfg, s2, br, P, s2.now) is True     # both followers at LEO 2 < 3, lag > maxLag
     assert s2.brokers[0].partitions[P].isr == (0,)
     assert s2.brokers[0].logs[P].high_watermark == 3           # committed anyway (P9)
     assert s2.brokers[0].delayed_produces == ()
-    assert E.NOT_ENOUGH_REPLICAS_AFTER_APPEND in with_errors_seen(s2)
+    assert with_errors_seen(s2, since=s) == {E.NOT_ENOUGH_REPLICAS_AFTER_APPEND}
     assert s2.ghost.acked == ()
     assert s2.brokers[0].logs[P].entries[2][0] == 3
 
@@ -549,11 +552,23 @@ def test_P8_timeout_request_timed_out_record_stays():
     s2.now = dp.deadline_ms
     s3 = drive(CFG, s2, A.DelayedProduceExpire(0, dp.request_id))
     assert s3.brokers[0].delayed_produces == ()
-    assert E.REQUEST_TIMED_OUT in with_errors_seen(s3)
+    assert with_errors_seen(s3, since=s) == {E.REQUEST_TIMED_OUT}
     assert s3.ghost.acked == ()
     assert s3.brokers[0].logs[P].entry_at(2) == (3, 0)
-    s4 = fetch_round(CFG, fetch_round(CFG, s3, 1), 2)      # it may still be committed later
+    s4 = sync(CFG, s3, rounds=2)                            # it may still be committed later
     assert s4.brokers[0].logs[P].high_watermark == 3
+
+
+def test_P8_acks_all_completed_by_losing_leadership_with_not_leader_for_partition():
+    s = produce(CFG, replicated(), 1, acks=-1)
+    c = writable(s).controller_on(0)
+    assert not any(c.queues)
+    s2, result = handle(CFG, s, 0, leader_and_isr(ps(1, 1, (1, 2)), controller_epoch=1))
+    assert result == {P: E.NONE}
+    assert s2.brokers[0].delayed_produces == ()
+    assert with_errors_seen(s2, since=s) == {E.NOT_LEADER_FOR_PARTITION}
+    assert s2.ghost.acked == ()
+    assert s2.brokers[0].logs[P].entry_at(2) == (3, 0)   # the record stays in the (now follower) log
 
 
 # =========================================================================== FE1-FE5: fetch
@@ -615,8 +630,8 @@ def test_FE3_before_kafka_8400_fenced_fetch_updated_follower_state():
 
 def test_FE4_response_offsets_snapshotted_before_the_read_updated_the_hw():
     s = _leader_leo4_hw2()
-    s = fetch_round(CFG, s, 2)                 # follower 2 at 4
-    s2, resp = _fetch(CFG, s, 0, 1, 4, 0)      # follower 1 reaches 4: HW 2 -> 4 on the leader
+    s = fetch_round(CFG, fetch_round(CFG, s, 2), 2)   # follower 2 at 4 in the leader's view
+    s2, resp = _fetch(CFG, s, 0, 1, 4, 0)             # follower 1 reaches 4: HW 2 -> 4 on the leader
     assert s2.brokers[0].logs[P].high_watermark == 4
     assert (resp.error, resp.entries, resp.high_watermark, resp.log_start_offset) == (E.NONE, (), 2, 0)
 
@@ -646,18 +661,11 @@ def test_FE5_out_of_range_does_not_update_follower_state():
     assert s2.brokers[0].partitions[P].remote(1) == s.brokers[0].partitions[P].remote(1)
 
 
-@pytest.mark.xfail(strict=True, reason="model bug: ReplicaManager.readFromLocalLog (2.4.0) answers an "
-                                       "OffsetOutOfRangeException with highWatermark = leaderLogStartOffset = -1 "
-                                       "(Log.UnknownOffset); the model returns the leader's real HW and log start")
 def test_FE5_out_of_range_response_carries_unknown_offsets():
     _, resp = _fetch(CFG, _leader_leo4_hw2(), 0, 1, 9, 0)
     assert (resp.error, resp.high_watermark, resp.log_start_offset) == (E.OFFSET_OUT_OF_RANGE, -1, -1)
 
 
-@pytest.mark.xfail(strict=True, reason="model bug: ReplicaManager.updateFollowerFetchState (2.4.0) returns "
-                                       "readResult.withEmptyFetchInfo (no records) when the fetching broker is not an "
-                                       "assigned replica (Partition.updateFollowerFetchState false, section 1.2); "
-                                       "model fetch_messages still returns the entries")
 def test_FE_fetch_from_unassigned_follower_returns_empty_records():
     cfg = ModelConfig(n_brokers=4, replication_factor=3)
     s = produce(cfg, ready(cfg), 2)
@@ -797,7 +805,7 @@ def test_FO7_undefined_end_offset_truncates_to_hw():
     assert (f.state, f.fetch_offset) == (FETCHING, 1)
 
 
-def test_FO9_same_epoch_truncates_to_min_of_ends_AbstractFetcherThreadTest_testTruncateToEpochEndOffsets():
+def test_FO9_same_epoch_truncates_to_min_of_ends():
     s2 = _truncating(CFG, _log([0, 0, 1, 1, 2, 2]), _log([0, 0, 1, 1, 1]))
     _truncate_round(CFG, s2)
     log, f = s2.brokers[1].logs[P], s2.brokers[1].fetchers[P]
@@ -839,11 +847,14 @@ def test_FO10_follower_without_epochs_at_or_below_leader_epoch():
     assert (f.state, f.fetch_offset) == (FETCHING, 5)
 
 
-def test_FO_no_epochs_in_follower_log_truncates_to_hw():
-    s2 = _truncating(CFG, _log([0, 0, 0]), Log(entries=((1, -1), (2, -1)), high_watermark=1))
+def test_FO_no_epochs_truncates_to_hw_AbstractFetcherThreadTest_testTruncateToHighWatermarkIfLeaderEpochInfoNotAvailable():
+    """latestEpoch is None: truncateToHighWatermark, fetch from the HW, ready for fetch."""
+    follower = Log(entries=((1, 0), (2, 2), (3, 4)), high_watermark=2)   # batches of epochs 0, 2, 4; no cache
+    s2 = _truncating(CFG, _log([1, 3, 5]), follower)
     _truncate_round(CFG, s2)
-    assert s2.brokers[1].logs[P].log_end_offset == 1
-    assert s2.brokers[1].fetchers[P].state == FETCHING
+    assert s2.brokers[1].logs[P].log_end_offset == 2
+    f = s2.brokers[1].fetchers[P]
+    assert (f.fetch_offset, f.state) == (2, FETCHING)
 
 
 def test_FO8_kip101_end_offset_only():
@@ -940,7 +951,7 @@ def _controller(s):
     return s2, s2.controller_mut(0)
 
 
-def test_batch_new_batch_raises_while_a_batch_is_unsent_ControllerChannelManagerTest():
+def test_batch_new_batch_raises_while_a_batch_is_unsent():
     s2, c = _controller(bring_up())
     st = s2.zk.partition_states[P]
     for add in (lambda b: b.add_leader_and_isr_request_for_brokers((1,), P, st, (0, 1, 2), False),
@@ -955,7 +966,7 @@ def test_batch_new_batch_raises_while_a_batch_is_unsent_ControllerChannelManager
         batch.new_batch()
 
 
-def test_batch_leader_and_isr_also_queues_update_metadata_to_every_live_broker():
+def test_batch_leader_and_isr_also_queues_update_metadata_ControllerChannelManagerTest_testLeaderAndIsrRequestSent():
     s2, c = _controller(bring_up())
     st = s2.zk.partition_states[P]
     batch = ControllerBrokerRequestBatch(CFG, s2, c)
@@ -975,7 +986,7 @@ def test_batch_leader_and_isr_also_queues_update_metadata_to_every_live_broker()
                                                                 st.isr, st.zk_version, (0, 1, 2)),)
 
 
-def test_batch_requests_sent_only_to_live_brokers_testLeaderAndIsrRequestSentToLiveOrShuttingDownBrokers():
+def test_batch_only_live_brokers_testLeaderAndIsrRequestSentToLiveOrShuttingDownBrokers_testStopReplicaSentOnlyToLiveAndShuttingDownBrokers():
     s2, c = _controller(bring_up())
     c.live_brokers = (1, 2, -1)
     st = s2.zk.partition_states[P]
@@ -998,7 +1009,7 @@ def test_batch_broker_epoch_is_minus_one_without_kip_380():
     assert c.queues[1][0].broker_epoch == -1
 
 
-def test_batch_deleting_partitions_are_sent_with_leader_during_delete():
+def test_batch_deleting_partitions_leader_minus_two_testUpdateMetadataRequestDuringTopicDeletion():
     s2, c = _controller(bring_up())
     batch = ControllerBrokerRequestBatch(CFG, s2, c)
     batch.mark_deleting((P,))
@@ -1009,14 +1020,8 @@ def test_batch_deleting_partitions_are_sent_with_leader_during_delete():
     assert um.partition_states[0].isr == s2.zk.partition_states[P].isr
 
 
-@pytest.mark.xfail(strict=True, reason="model bug: AbstractControllerBrokerRequestBatch.addUpdateMetadataRequestForBrokers "
-                                       "(2.4.0) sends LeaderAndIsr.duringDelete(isr), i.e. leader -2 with leaderEpoch 0 "
-                                       "and zkVersion 0 (LeaderAndIsr.apply(leader, isr)); the model keeps the "
-                                       "partition's leader epoch and zkVersion")
 def test_batch_deleting_partitions_carry_initial_epoch_and_zk_version():
-    s = bring_up()
-    s, _ = handle(CFG, s, 1, leader_and_isr(ps(0, 0, (0, 1, 2))))
-    s2, c = _controller(s)
+    s2, c = _controller(bring_up())
     zk = s2.zk_mut()
     st = zk.partition_states[P]
     zk.partition_states = (LeaderIsrAndControllerEpoch(st.leader, 3, st.isr, st.controller_epoch, 5),)
@@ -1030,7 +1035,7 @@ def test_batch_deleting_partitions_carry_initial_epoch_and_zk_version():
             um.partition_states[0].zk_version) == (-2, 0, 0)
 
 
-def test_batch_stop_replica_with_and_without_delete_are_separate_requests():
+def test_batch_stop_replica_testMixedDeleteAndNotDeleteStopReplicaRequests():
     cfg = CFG.replace(n_partitions=3)
     s2 = writable(bring_up(cfg))
     c = s2.controller_mut(0)
@@ -1044,9 +1049,6 @@ def test_batch_stop_replica_with_and_without_delete_are_separate_requests():
     assert all(type(r) is StopReplicaRequest for r in c.queues[1])
 
 
-@pytest.mark.xfail(strict=True, reason="model bug: ControllerBrokerRequestBatch.sendStopReplicaRequests (2.4.0) sends "
-                                       "the delete = true StopReplica before the delete = false one for a broker; the "
-                                       "model sends delete = false first")
 def test_batch_stop_replica_with_delete_is_sent_first():
     cfg = CFG.replace(n_partitions=2)
     s2 = writable(bring_up(cfg))
@@ -1058,10 +1060,7 @@ def test_batch_stop_replica_with_delete_is_sent_first():
     assert [r.delete_partitions for r in c.queues[1]] == [True, False]
 
 
-@pytest.mark.xfail(strict=True, reason="model bug: addLeaderAndIsrRequestForBrokers (2.4.0) keeps isNew = isNew || "
-                                       "alreadyNew for a partition queued twice to a broker in one batch; the model "
-                                       "overwrites it with the last value")
-def test_batch_is_new_is_sticky_within_a_batch():
+def test_batch_is_new_is_sticky_ControllerChannelManagerTest_testLeaderAndIsrRequestIsNew():
     s2, c = _controller(bring_up())
     st = s2.zk.partition_states[P]
     batch = ControllerBrokerRequestBatch(CFG, s2, c)
@@ -1071,12 +1070,7 @@ def test_batch_is_new_is_sticky_within_a_batch():
     assert c.queues[1][0].partition_states[0].is_new is True
 
 
-@pytest.mark.xfail(strict=True, reason="model bug: addUpdateMetadataRequestForBrokers(brokers, partitions) (2.4.0) adds "
-                                       "partition states only for the given partitions: an empty set sends "
-                                       "UpdateMetadata with the live brokers and no partition states (the "
-                                       "'empty means all' rule was removed before 2.3); the model sends every "
-                                       "partition with a leader")
-def test_batch_update_metadata_without_partitions_carries_no_partition_states():
+def test_batch_update_metadata_without_partitions_has_no_partition_states_cf_testUpdateMetadataIncludesLiveOrShuttingDownBrokers():
     s2, c = _controller(bring_up())
     batch = ControllerBrokerRequestBatch(CFG, s2, c)
     batch.add_update_metadata_request_for_brokers((1,))
@@ -1098,42 +1092,62 @@ def test_K1_new_partition_leader_first_live_in_ar_order_isr_all_live():
     assert lai.partition_states[0].replicas == (2, 0, 1)
 
 
-def test_K2_first_live_isr_member_in_ar_order_not_isr_order_PartitionLeaderElectionAlgorithmsTest():
+def test_K2_offline_election_PartitionLeaderElectionAlgorithmsTest_testOfflinePartitionLeaderElection():
+    assert offline_partition_leader_election(CFG, (2, 4), (2, 4), lambda b: b == 4) == (4, (4,), False)
+
+
+def test_K2_first_live_isr_member_in_ar_order_not_isr_order():
     live = lambda b: True  # noqa: E731
     assert offline_partition_leader_election(CFG, (2, 1, 0), (0, 1), live) == (1, (0, 1), False)
+    # new ISR: the old ISR filtered to live members
     assert offline_partition_leader_election(CFG, (0, 1, 2), (0, 1, 2), lambda b: b != 0) == (1, (1, 2), False)
 
 
-def test_K2_no_live_isr_member_no_leader_unless_unclean_testOfflinePartitionLeaderElectionLastIsrOfflineUncleanLeaderElectionEnabled():
-    live = lambda b: b == 2  # noqa: E731
-    assert offline_partition_leader_election(CFG, (0, 1, 2), (0, 1), live) == (None, None, False)
+def test_K2_testOfflinePartitionLeaderElectionLastIsrOfflineUncleanLeaderElectionDisabled():
+    assert offline_partition_leader_election(CFG, (2, 4), (2,), lambda b: b == 4) == (None, None, False)
+
+
+def test_K2_testOfflinePartitionLeaderElectionLastIsrOfflineUncleanLeaderElectionEnabled():
     unclean = CFG.replace(unclean_leader_election=True)
-    assert offline_partition_leader_election(unclean, (0, 1, 2), (0, 1), live) == (2, (2,), True)
+    assert offline_partition_leader_election(unclean, (2, 4), (2,), lambda b: b == 4) == (4, (4,), True)
+    # first live replica in AR order; ISR = [leader]
+    assert offline_partition_leader_election(unclean, (2, 4, 6), (2,), lambda b: b in (4, 6)) == (4, (4,), True)
     assert offline_partition_leader_election(unclean, (0, 1, 2), (0, 1), lambda b: False) == (None, None, False)
-    # a live ISR member wins over unclean election even when enabled
+    # a live ISR member wins over an unclean election even when it is enabled
     assert offline_partition_leader_election(unclean, (2, 0, 1), (0, 1), lambda b: b != 1) == (0, (0,), False)
 
 
-def test_K2_controller_election_bumps_epoch_and_zk_version():
-    s = ready()
-    s = drive(CFG, s, A.BrokerCrash(0, False), A.ZkSessionExpire(0))
-    s = drive(CFG, s, A.ElectController(1), A.ControllerProcessBrokerChange(1))
-    st = s.zk.partition_states[P]
-    assert (st.leader, st.leader_epoch, st.isr, st.controller_epoch) == (1, 1, (1, 2), 2)
-    assert st.zk_version == 1
+def test_K2_controller_election_on_leader_failure_bumps_epoch_and_zk_version():
+    s = bring_up(controller=2)
+    s = drive(CFG, s, A.BrokerCrash(0, False), A.ZkSessionExpire(0), A.ControllerProcessBrokerChange(2))
+    assert s.zk.partition_states[P] == LeaderIsrAndControllerEpoch(1, 1, (1, 2), 1, 1)
+    c = s.controller_on(2)
+    lai_to = sorted(b for b, q in enumerate(c.queues) if any(isinstance(r, LeaderAndIsrRequest) for r in q))
+    assert lai_to == [1, 2]                      # K7: the live replicas
 
 
-def test_K2_unclean_election_counted_in_ghost():
+def test_K2_unclean_election_isr_is_the_leader_and_counted_in_ghost():
     cfg = CFG.replace(unclean_leader_election=True)
-    s2 = writable(ready(cfg))
+    s2 = writable(bring_up(cfg, controller=2))
     zk = s2.zk_mut()
     st = zk.partition_states[P]
     zk.partition_states = (LeaderIsrAndControllerEpoch(0, 0, (0,), 1, st.zk_version),)
-    s2.controller_mut(0).partition_states = zk.partition_states
-    s3 = drive(cfg, s2, A.BrokerCrash(0, False), A.ZkSessionExpire(0), A.ElectController(1),
-               A.ControllerProcessBrokerChange(1))
-    assert s3.zk.partition_states[P][:3] == (1, 1, (1,))
+    s2.controller_mut(2).partition_states = zk.partition_states
+    s3 = drive(cfg, s2, A.BrokerCrash(0, False), A.ZkSessionExpire(0), A.ControllerProcessBrokerChange(2))
+    assert s3.zk.partition_states[P] == LeaderIsrAndControllerEpoch(1, 1, (1,), 1, st.zk_version + 1)
     assert s3.ghost.unclean_elections == 1
+
+
+def test_K2_clean_only_no_live_isr_member_leaves_partition_offline():
+    s2 = writable(bring_up(controller=2))
+    zk = s2.zk_mut()
+    st = zk.partition_states[P]
+    zk.partition_states = (LeaderIsrAndControllerEpoch(0, 0, (0,), 1, st.zk_version),)
+    s2.controller_mut(2).partition_states = zk.partition_states
+    s3 = drive(CFG, s2, A.BrokerCrash(0, False), A.ZkSessionExpire(0), A.ControllerProcessBrokerChange(2))
+    # no election; K5 then keeps the last ISR member and records NoLeader
+    assert s3.zk.partition_states[P] == LeaderIsrAndControllerEpoch(-1, 1, (0,), 1, st.zk_version + 1)
+    assert s3.ghost.unclean_elections == 0
 
 
 def test_K5_keeps_the_last_isr_member():
@@ -1177,17 +1191,13 @@ def test_K6_newer_controller_epoch_in_znode_aborts_election():
     zk = s2.zk_mut()
     st = zk.partition_states[P]
     zk.partition_states = (LeaderIsrAndControllerEpoch(st.leader, st.leader_epoch, st.isr, 9, st.zk_version),)
-    s3 = drive(CFG, s2, A.BrokerCrash(0, False), A.ZkSessionExpire(0), A.ControllerResign(0),
-               A.ElectController(1))
+    s3 = drive(CFG, s2, A.BrokerCrash(0, False), A.ZkSessionExpire(0), A.ElectController(1))
     assert s3.zk.partition_states[P].leader == 0          # not re-elected: controllerEpoch 9 > 2
 
 
 def test_K8_isr_change_notification_sends_update_metadata_only():
     s = ready()
-    s2 = writable(s, now=LAG + 1)
-    from isrlab.model.partition import maybe_shrink_isr
-    assert maybe_shrink_isr(CFG, s2, s2.broker_mut(0), P, s2.now) is False  # followers at the leader's LEO 0
-    s2.broker_mut(0).log_mut(P).entries = ((1, 0),)                           # leader LEO 1, followers at 0
+    s2 = writable(s, now=s.now + LAG + 1)        # followers never fetched: LEO -1 != 0, caught up at T0
     assert maybe_shrink_isr(CFG, s2, s2.broker_mut(0), P, s2.now) is True
     s2.now += 5001
     s2.broker_mut(0).next_isr_propagation_ms = s2.now
