@@ -42,7 +42,8 @@ def presets(as_json: bool) -> None:
         p = PRESETS[name]
         cfg = p.config.to_json()
         changed = {k: v for k, v in cfg.items() if v != default[k]}
-        rows.append({"name": name, "expected": p.expected, "reference": p.reference,
+        rows.append({"name": name, "expected": p.expected, "also_breaks": list(p.also_breaks),
+                     "reference": p.reference,
                      "description": p.description, "differs_from_default": changed, "config": cfg,
                      "default": name == DEFAULT_PRESET})
     if as_json:

@@ -187,11 +187,18 @@ class Preset:
 
     name: str
     config: ModelConfig
-    #: "pass", or the name of the invariant a fuzzer is expected to see violated.
+    #: "pass", or the name of the invariant a fuzzer is expected to see violated (the headline bug).
     expected: str
     description: str
     #: the fix this preset switches off, or the Kafka version it pins.
     reference: str = ""
+    #: other invariants this preset is known to break as well.
+    also_breaks: tuple = ()
+
+    @property
+    def breaks(self) -> tuple:
+        """Every invariant the preset is expected to break (empty for a preset expected to pass)."""
+        return (() if self.expected == "pass" else (self.expected,)) + tuple(self.also_breaks)
 
 
 _BASE = ModelConfig()
@@ -208,18 +215,19 @@ PRESETS: dict[str, Preset] = {
                "KAFKA-7128/7415/7164/6082/8400 in, clean elections only.", "2.4.0"),
         Preset("kafka-0.10.2", _BASE.replace(truncation="hw", **_PRE_21), "acked_durability",
                "Truncate to the (lagging) HW on becoming follower: an acknowledged record is lost when "
-               "the follower that truncated it is elected (KIP-101 scenario 1).", "0.10.2.0, KIP-101"),
-        Preset("kafka-0.11", _BASE.replace(truncation="kip101", **_PRE_21), "acked_durability",
-               "KIP-101 epochs without KIP-279 and the 2.1 fixes: a follower that rejoins the ISR below "
-               "the new leader's epoch start offset and is then elected loses acknowledged records "
-               "(KAFKA-7128); fast leader changes can also make logs diverge (KIP-279).", "0.11.0, KAFKA-7128"),
-        Preset("kafka-2.0", _BASE.replace(**_PRE_21), "acked_durability",
+               "the follower that truncated it is elected (KIP-101 scenario 1).", "0.10.2.0, KIP-101",
+               also_breaks=("isr_entry_condition",)),
+        Preset("kafka-0.11", _BASE.replace(truncation="kip101", **_PRE_21), "isr_entry_condition",
+               "KIP-101 epochs without KIP-279 and the 2.1 fixes: a follower rejoins the ISR below the new "
+               "leader's epoch start offset (KAFKA-7128).", "0.11.0, KAFKA-7128"),
+        Preset("kafka-2.0", _BASE.replace(**_PRE_21), "isr_entry_condition",
                "KIP-279 truncation without the 2.1 fixes: a lagging new leader's HW lets a follower rejoin "
-               "the ISR without its last epoch's records; electing it loses acknowledged records "
-               "(KAFKA-7128).", "2.0.0, KAFKA-7128"),
-        Preset("no-kafka-7128", _BASE.replace(kafka_7128=False), "acked_durability",
+               "the ISR without its leader epoch's records (KAFKA-7128).", "2.0.0, KAFKA-7128"),
+        Preset("no-kafka-7128", _BASE.replace(kafka_7128=False), "isr_entry_condition",
                "KAFKA-7128 off: a follower rejoins the ISR below the new leader's epoch start offset (only "
-               "LEO >= a lagging HW is required); electing it loses acknowledged records.", "KAFKA-7128"),
+               "LEO >= a lagging HW is required). Electing it can lose acknowledged records, but that needs "
+               "four replicas (the new leader's HW stays frozen only while another ISR member has not fetched).",
+               "KAFKA-7128"),
         Preset("no-kafka-7415", _BASE.replace(kafka_7415=False), "pass",
                "KAFKA-7415 off: the new leader's epoch is only cached at its first append.", "KAFKA-7415"),
         Preset("no-kafka-7164", _BASE.replace(kafka_7164=False, kip_320=False), "pass",

@@ -223,7 +223,7 @@ class Ghost(Node):
     produced: int = 0
     #: (record id, offset, leader epoch, broker, partition) of every acks=-1 NONE response.
     acked: tuple = ()
-    #: (partition, offset, record id) seen by a read_uncommitted or read_committed consumer, sorted.
+    #: (partition, offset, record id, serving leader's epoch) seen by a consumer, sorted.
     consumed: tuple = ()
     #: (partition, leader epoch, broker) each time a broker became leader, in order.
     leaders: tuple = ()

@@ -229,7 +229,8 @@ def e_consumer_fetch(cfg, s, a):
     if resp.error == "NONE":
         note_error(s, "NONE")
         if resp.entries:
-            seen = {(a.partition, resp.fetch_offset + i, rid) for i, (rid, _epoch) in enumerate(resp.entries)}
+            epoch = br.partitions[a.partition].leader_epoch
+            seen = {(a.partition, resp.fetch_offset + i, rid, epoch) for i, (rid, _e) in enumerate(resp.entries)}
             old = s.ghost.consumed
             if not seen.issubset(old):
                 s.ghost_mut().consumed = tuple(sorted(seen.union(old)))

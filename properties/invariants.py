@@ -152,12 +152,14 @@ def consumer_safety(cfg, s: ClusterState):
     if not g.consumed or g.unclean_elections:
         return None
     by_offset = {}
-    for p, offset, rid in g.consumed:
-        other = by_offset.setdefault((p, offset), rid)
+    for p, offset, rid, epoch in g.consumed:
+        other, first_epoch = by_offset.setdefault((p, offset), (rid, epoch))
         if other != rid:
             return {"partition": p, "offset": offset, "records": sorted((other, rid))}
-    for (p, offset), rid in by_offset.items():
+    for (p, offset), (rid, epoch) in by_offset.items():
         for br, part in _leaders(s, p):
+            if part.leader_epoch < epoch:
+                continue  # a deposed leader that has not heard of the newer epoch yet
             entry = br.logs[p].entry_at(offset)
             if entry is None or entry[0] != rid:
                 return {"partition": p, "offset": offset, "record": rid, "leader": br.broker_id,
@@ -337,8 +339,8 @@ def isr_entry_condition(cfg, pre: ClusterState, a, post: ClusterState):
                 leo = p1.remote(f).log_end_offset
                 hw = br0.logs[p].high_watermark
                 start = p1.leader_epoch_start_offset
-                # The epoch-start clause is KAFKA-7128's (2.1); before it only LEO >= HW was required.
-                if leo < hw or (cfg.kafka_7128 and leo < start):
+                # The epoch-start clause is what KAFKA-7128 (2.1) added: earlier versions break it.
+                if leo < hw or leo < start:
                     return {"leader": b, "partition": p, "follower": f, "follower_log_end_offset": leo,
                             "high_watermark": hw, "leader_epoch_start_offset": start}
     return None

@@ -19,15 +19,30 @@ from ..model.config import ModelConfig
 from ..model.step import enabled_actions, initial_state, step
 from .invariants import CATALOGUE, Violation, check_state, check_transition
 
-#: Kinds every run keeps: without them the cluster cannot make progress.
+#: Kinds every run keeps: without them nothing replicates and no leader is ever elected.
 CORE_KINDS = frozenset({
-    A.ElectController, A.ControllerProcessBrokerChange, A.ControllerProcessIsrChangeNotification,
-    A.ControllerResign, A.DeliverControlRequest, A.FetchRequest, A.FetchResponse, A.OffsetsForLeaderEpoch,
-    A.IsrExpiration, A.IsrChangePropagation, A.HighWatermarkCheckpoint, A.DelayedProduceExpire, A.Tick,
-    A.Produce, A.BrokerRestart, A.ZkReconnect,
+    A.ElectController, A.ControllerProcessBrokerChange, A.DeliverControlRequest, A.FetchRequest,
+    A.FetchResponse, A.OffsetsForLeaderEpoch, A.Produce,
 })
-#: Kinds a swarm run may leave out.
+#: Kinds a swarm run may leave out (each kept with probability P_OPTIONAL): faults, time, scheduled
+#: tasks, consumers.  Leaving out Tick freezes time; leaving out BrokerRestart keeps crashed brokers down.
 OPTIONAL_KINDS = tuple(k for k in A.ACTION_TYPES if k not in CORE_KINDS)
+P_OPTIONAL = 0.3
+#: Kinds a run may make eager: when one is enabled it is taken at once (with probability
+#: EAGERNESS), as the controller, the request send threads and the fetchers usually react at once.
+#: Collapsing this bookkeeping makes the random choices fall on the moves that matter (produce,
+#: fetch, crash, expiry, time), so deep interleavings come up in far fewer steps; other runs keep
+#: every kind lazy, so that delays of these reactions are explored too.
+EAGER_CANDIDATES = (
+    A.DeliverControlRequest, A.FetchResponse, A.OffsetsForLeaderEpoch, A.ElectController,
+    A.ControllerProcessBrokerChange, A.ControllerProcessIsrChangeNotification, A.ControllerResign,
+    A.IsrExpiration, A.IsrChangePropagation, A.HighWatermarkCheckpoint, A.DelayedProduceExpire,
+)
+P_EAGER = 0.7
+EAGERNESS = 0.9
+#: Per-run weight of each broker's actions: a slow broker (weight 0.1) fetches, restarts and answers
+#: rarely, which opens the race windows (a follower that has not refetched yet) many bugs need.
+BROKER_WEIGHTS = (0.1, 1.0, 1.0)
 
 
 def derive_seed(campaign_seed: int, index: int) -> int:
@@ -47,16 +62,18 @@ class WalkResult:
 
 
 def swarm_kinds(rng: random.Random, swarm: bool) -> frozenset:
+    """The action kinds one run may use: every kind, or the core plus a random subset of the others."""
     if not swarm:
         return frozenset(A.ACTION_TYPES)
-    chosen = {k for k in OPTIONAL_KINDS if rng.random() < 0.5}
-    return frozenset(CORE_KINDS | chosen)
+    return frozenset(CORE_KINDS | {k for k in OPTIONAL_KINDS if rng.random() < P_OPTIONAL})
 
 
 def walk(cfg: ModelConfig, seed: int, max_steps: int, invariants=CATALOGUE, swarm: bool = True) -> WalkResult:
     """One seeded run: at most max_steps actions, stopping at the first violation or when nothing is enabled."""
     rng = random.Random(seed)
     kinds = swarm_kinds(rng, swarm)
+    weights = [rng.choice(BROKER_WEIGHTS) for _ in range(cfg.n_brokers)] if swarm else None
+    eager = frozenset(k for k in EAGER_CANDIDATES if rng.random() < P_EAGER) if swarm else frozenset()
     s = initial_state(cfg)
     trace = []
     counts: dict[str, int] = {}
@@ -69,10 +86,19 @@ def walk(cfg: ModelConfig, seed: int, max_steps: int, invariants=CATALOGUE, swar
         if not acts:
             break
         by_kind: dict = {}
+        urgent = []
         for a in acts:
             by_kind.setdefault(type(a), []).append(a)
-        group = list(by_kind.values())[rng.randrange(len(by_kind))]
-        a = group[rng.randrange(len(group))]
+            if type(a) in eager:
+                urgent.append(a)
+        if urgent and rng.random() < EAGERNESS:
+            group = urgent
+        else:
+            group = list(by_kind.values())[rng.randrange(len(by_kind))]
+        if weights is not None and len(group) > 1:
+            a = rng.choices(group, [weights[x.broker] if hasattr(x, "broker") else 1.0 for x in group])[0]
+        else:
+            a = group[rng.randrange(len(group))]
         s2 = step(cfg, s, a)
         trace.append(a)
         name = type(a).__name__

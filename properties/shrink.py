@@ -1,0 +1,419 @@
+"""Shrink a failing trace to a short one that still breaks the same invariant.
+
+``first_violation`` replays a list of actions from ``initial_state`` and checks
+one named invariant after every step; ``shrink`` searches for a shorter and
+simpler list of actions for which ``first_violation`` still finds that
+invariant broken.
+
+A candidate is kept only if every action up to the violation is enabled where
+it is applied (``step`` never returns None) and the same invariant fails; the
+candidate is then cut right after its first violation.  Actions after the
+violation are never applied, so they need not be enabled (they are dropped).
+
+Passes, repeated until none changes the trace (a fixpoint), the time budget
+runs out or ``max_tests`` candidates have been replayed:
+
+1. cut the trace right after the first violation (done by every test);
+2. chunk deletion in the manner of delta debugging (ddmin, complements only):
+   remove chunks of n/2, n/4, ..., 1 actions, from the end of the trace
+   towards its start; the last round (chunk size 1) is the usual "remove one
+   action" pass, so a trace at the fixpoint is 1-minimal: deleting any single
+   action leaves some action not enabled or the violation gone;
+3. remove actions that belong together, which chunk deletion misses when
+   they are far apart and removing either alone leaves the other not enabled:
+   a ``FetchRequest`` and the next ``FetchResponse`` of the same
+   broker/partition; a ``BrokerCrash`` and the next ``BrokerRestart`` of the
+   same broker (also with the ``ZkSessionExpire`` of that broker in between);
+   a ``ZkSessionExpire`` and the next ``ZkReconnect``/``BrokerRestart`` of the
+   same broker;
+4. simplify fields: merge adjacent ``Tick``s into one; shrink a ``Tick``'s ms
+   by binary search (smallest ms found that keeps the trace valid and
+   failing); move an enumerated field towards its *canonical* value, the
+   value ``enabled_actions`` lists first: ``BrokerCrash.clean`` True -> False,
+   ``Produce.acks`` towards ``sorted(cfg.produce_acks)[0]`` (-1 by default;
+   acks=-1 is never changed), ``ConsumerFetch.isolation`` towards
+   ``read_uncommitted``; each only if the trace still fails;
+5. canonical order: swap adjacent actions when the later one sorts first
+   (by the action type's position in ``ACTION_TYPES``, then its fields) and
+   the trace still fails.  Traces that differ only in the order of
+   independent actions tend to shrink to the same result.
+
+Termination: a candidate replaces the current trace only if it is strictly
+smaller in the well-founded order (length, sum of field ranks, sum of tick
+sizes, the sequence of action sort keys), so no pass can cycle.
+
+Determinism: no randomness and no clock inside the search; for a given
+(cfg, actions, invariant) the result is always the same unless the time
+budget or ``max_tests`` stops the search early (``ShrinkResult.stopped_early``).
+
+Speed: ``step`` is pure, so the states of the current best trace are kept
+(``states[i]`` is the state after its first i actions) and a candidate is
+replayed only from the first position where it differs from the best trace,
+and only up to its first violation.  Nothing else is cached: the cache is
+replaced whenever the best trace changes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+
+from ..model import actions as A
+from ..model.config import ModelConfig
+from ..model.step import initial_state, step
+from .invariants import ALWAYS, BY_NAME, STATE, Violation
+
+__all__ = ["ShrinkResult", "first_violation", "shrink", "DEFAULT_MAX_TESTS"]
+
+DEFAULT_MAX_TESTS = 200_000
+
+_TYPE_INDEX = {t: i for i, t in enumerate(A.ACTION_TYPES)}
+_FIELDS = {t: tuple(f.name for f in dataclasses.fields(t)) for t in A.ACTION_TYPES}
+
+
+@dataclass
+class ShrinkResult:
+    actions: list
+    original_length: int
+    shrunk_length: int
+    tests_run: int
+    seconds: float
+    #: the violation of the shrunk trace (its step is ``shrunk_length``).
+    violation: Violation | None = None
+    #: True if the time budget or max_tests stopped the search before a fixpoint.
+    stopped_early: bool = False
+    #: accepted candidates per pass name (diagnostics).
+    accepted: dict = field(default_factory=dict)
+
+
+def _invariant(name: str):
+    inv = BY_NAME.get(name)
+    if inv is None:
+        raise ValueError(f"unknown invariant {name!r} (known: {', '.join(sorted(BY_NAME))})")
+    if inv.kind != ALWAYS:
+        raise ValueError(f"{name} is a 'sometimes' witness, not a safety invariant: nothing to shrink")
+    return inv
+
+
+def _replay(cfg, is_state: bool, check, s, actions, start: int, states=None):
+    """Apply actions[start:] from s (the state after actions[:start]); stop at the first violation.
+
+    Returns (index, facts) with index the 1-based step of the violation, ("disabled", i) when the
+    action at 1-based step i is not enabled, or None when the whole list runs without violation.
+    States after each applied step are appended to ``states`` if given.
+    """
+    for i in range(start, len(actions)):
+        a = actions[i]
+        s2 = step(cfg, s, a)
+        if s2 is None:
+            return ("disabled", i + 1)
+        facts = check(cfg, s2) if is_state else check(cfg, s, a, s2)
+        if states is not None:
+            states.append(s2)
+        if facts is not None:
+            return (i + 1, facts)
+        s = s2
+    return None
+
+
+def first_violation(cfg: ModelConfig, actions, invariant_name: str):
+    """(index, Violation) of the first step at which ``invariant_name`` fails, or None.
+
+    ``index`` is the 1-based step of the violation (``Violation.step``), so ``actions[:index]`` is
+    the trace truncated right after it; 0 means the initial state already violates a state
+    invariant.  None if the invariant never fails or some action up to the violation is not
+    enabled where it is applied.  Only the named invariant is checked (state invariants on the
+    post-state, step invariants on (pre, action, post)).
+    """
+    inv = _invariant(invariant_name)
+    is_state = inv.scope == STATE
+    s = initial_state(cfg)
+    if is_state:
+        facts = inv.check(cfg, s)
+        if facts is not None:
+            return 0, Violation(inv.name, 0, facts)
+    r = _replay(cfg, is_state, inv.check, s, list(actions), 0)
+    if r is None or r[0] == "disabled":
+        return None
+    return r[0], Violation(inv.name, r[0], r[1])
+
+
+# =========================================================================== ordering
+def _canonical_values(cfg: ModelConfig) -> dict:
+    """(action type, field) -> the field's values in the order enabled_actions lists them."""
+    return {
+        (A.BrokerCrash, "clean"): (False, True),
+        (A.Produce, "acks"): tuple(sorted(cfg.produce_acks)),
+        (A.ConsumerFetch, "isolation"): A.ISOLATIONS,
+    }
+
+
+class _Order:
+    """The well-founded order on traces that every accepted candidate must decrease."""
+
+    def __init__(self, cfg: ModelConfig):
+        self.values = _canonical_values(cfg)
+
+    def rank(self, cls, name, value) -> int:
+        vals = self.values.get((cls, name))
+        if vals is None:
+            return 0
+        try:
+            return vals.index(value)
+        except ValueError:
+            return len(vals)  # a value outside the offered ones: least canonical
+
+    def action_key(self, a) -> tuple:
+        cls = type(a)
+        out = [_TYPE_INDEX[cls]]
+        for name in _FIELDS[cls]:
+            v = getattr(a, name)
+            if (cls, name) in self.values:
+                out.append(self.rank(cls, name, v))
+            elif isinstance(v, str):
+                out.append(0)
+                out.append(v)  # never reached for the current vocabulary; keeps keys comparable
+            else:
+                out.append(int(v))
+        return tuple(out)
+
+    def field_ranks(self, a) -> int:
+        cls = type(a)
+        return sum(self.rank(cls, n, getattr(a, n)) for n in _FIELDS[cls] if (cls, n) in self.values)
+
+    def key(self, actions) -> tuple:
+        return (len(actions),
+                sum(self.field_ranks(a) for a in actions),
+                sum(a.ms for a in actions if type(a) is A.Tick),
+                tuple(self.action_key(a) for a in actions))
+
+
+# =========================================================================== the search
+class _Stop(Exception):
+    """The time budget or the test budget ran out."""
+
+
+class _Shrinker:
+    def __init__(self, cfg, inv, actions, time_budget_s, max_tests):
+        self.cfg = cfg
+        self.inv = inv
+        self.is_state = inv.scope == STATE
+        self.order = _Order(cfg)
+        self.t0 = time.monotonic()
+        self.deadline = None if time_budget_s is None else self.t0 + time_budget_s
+        self.max_tests = max_tests
+        self.tests = 0
+        self.accepted: dict[str, int] = {}
+        self.pass_name = "truncate"
+        s0 = initial_state(cfg)
+        states = [s0]
+        if self.is_state and inv.check(cfg, s0) is not None:
+            self.best, self.states, self.facts = [], states, inv.check(cfg, s0)
+        else:
+            r = _replay(cfg, self.is_state, inv.check, s0, actions, 0, states)
+            if r is None:
+                raise ValueError(f"the trace ({len(actions)} actions) does not violate {inv.name}")
+            if r[0] == "disabled":
+                raise ValueError(f"action {r[1]} ({A.describe(actions[r[1] - 1])}) is not enabled where "
+                                 f"the trace applies it")
+            n, self.facts = r
+            self.best, self.states = list(actions[:n]), states
+        self.best_key = self.order.key(self.best)
+
+    # ------------------------------------------------------------------ the oracle
+    def test(self, cand: list) -> bool:
+        """Replay cand (reusing the best trace's states); adopt it if it still fails and is smaller."""
+        if self.tests >= self.max_tests or (self.deadline is not None and time.monotonic() > self.deadline):
+            raise _Stop()
+        best = self.best
+        limit = min(len(cand), len(best))
+        k = 0
+        while k < limit and cand[k] == best[k]:
+            k += 1
+        if k >= len(best):
+            return False  # cand starts with the whole best trace: it fails where best does
+        self.tests += 1
+        new_states = []
+        r = _replay(self.cfg, self.is_state, self.inv.check, self.states[k], cand, k, new_states)
+        if r is None or r[0] == "disabled":
+            return False
+        n, facts = r
+        cand = cand[:n]
+        key = self.order.key(cand)
+        if key >= self.best_key:  # only moves that make the trace smaller: no pass can cycle
+            return False
+        self.best, self.best_key, self.facts = cand, key, facts
+        self.states = self.states[:k + 1] + new_states
+        self.accepted[self.pass_name] = self.accepted.get(self.pass_name, 0) + 1
+        return True
+
+    # ------------------------------------------------------------------ passes
+    def pass_chunks(self) -> bool:
+        """ddmin-style deletion of chunks of n/2, n/4, ..., 1 actions, from the end towards the start."""
+        self.pass_name = "chunks"
+        changed = False
+        k = max(len(self.best) // 2, 1)
+        while k >= 1:
+            i = len(self.best) - k
+            while i >= 0:
+                b = self.best
+                if self.test(b[:i] + b[i + k:]):
+                    changed = True
+                i = min(i - k, len(self.best) - k)
+            k //= 2
+        return changed
+
+    def _groups(self, b: list):
+        """Index tuples of actions that belong together (a request and its response, a crash and its restart)."""
+        out = []
+        for i, a in enumerate(b):
+            t = type(a)
+            if t is A.FetchRequest:
+                for j in range(i + 1, len(b)):
+                    c = b[j]
+                    if type(c) is A.FetchResponse and c.broker == a.broker and c.partition == a.partition:
+                        out.append((i, j))
+                        break
+            elif t is A.BrokerCrash:
+                expire = None
+                for j in range(i + 1, len(b)):
+                    c = b[j]
+                    if getattr(c, "broker", None) != a.broker:
+                        continue
+                    if type(c) is A.ZkSessionExpire and expire is None:
+                        expire = j
+                    elif type(c) is A.BrokerRestart:
+                        out.append((i, j))
+                        if expire is not None:
+                            out.append((i, expire, j))
+                        break
+                if expire is not None:
+                    out.append((i, expire))
+            elif t is A.ZkSessionExpire:
+                for j in range(i + 1, len(b)):
+                    c = b[j]
+                    if type(c) in (A.ZkReconnect, A.BrokerRestart) and c.broker == a.broker:
+                        out.append((i, j))
+                        break
+        return out
+
+    def pass_groups(self) -> bool:
+        """Remove related actions together, groups starting later first."""
+        self.pass_name = "groups"
+        changed = False
+        groups = sorted(self._groups(self.best), key=lambda g: (-g[0], g))
+        tried = set()
+        while groups:
+            g = groups.pop(0)
+            if g in tried or g[-1] >= len(self.best):
+                continue
+            tried.add(g)
+            drop = set(g)
+            b = self.best
+            if self.test([a for i, a in enumerate(b) if i not in drop]):
+                changed = True
+                # indices shifted: recompute the groups that start before the removed ones
+                tried = set()
+                groups = sorted((h for h in self._groups(self.best) if h[0] < g[0]), key=lambda h: (-h[0], h))
+        return changed
+
+    def pass_ticks(self) -> bool:
+        """Merge adjacent Ticks, then shrink each Tick's ms by binary search."""
+        self.pass_name = "ticks"
+        changed = False
+        i = len(self.best) - 2
+        while i >= 0:
+            b = self.best
+            if i + 1 < len(b) and type(b[i]) is A.Tick and type(b[i + 1]) is A.Tick:
+                if self.test(b[:i] + [A.Tick(b[i].ms + b[i + 1].ms)] + b[i + 2:]):
+                    changed = True
+            i -= 1
+        i = len(self.best) - 1
+        while i >= 0:
+            b = self.best
+            if i < len(b) and type(b[i]) is A.Tick and b[i].ms > 1:
+                lo, hi = 1, b[i].ms  # hi: the smallest ms known to keep the trace failing
+                while lo < hi:
+                    mid = (lo + hi) // 2
+                    b = self.best
+                    if i < len(b) and type(b[i]) is A.Tick and self.test(b[:i] + [A.Tick(mid)] + b[i + 1:]):
+                        changed = True
+                        hi = mid
+                        if i >= len(self.best):  # the cut moved before i
+                            break
+                    else:
+                        lo = mid + 1
+            i -= 1
+        return changed
+
+    def pass_fields(self) -> bool:
+        """Move BrokerCrash.clean, Produce.acks and ConsumerFetch.isolation towards their canonical values."""
+        self.pass_name = "fields"
+        changed = False
+        values = self.order.values
+        for i in range(len(self.best) - 1, -1, -1):
+            if i >= len(self.best):
+                continue
+            cls = type(self.best[i])
+            for name in _FIELDS[cls]:
+                vals = values.get((cls, name))
+                if vals is None or i >= len(self.best):
+                    continue
+                b = self.best
+                r = self.order.rank(cls, name, getattr(b[i], name))
+                for v in vals[:r]:  # the most canonical value first
+                    if self.test(b[:i] + [dataclasses.replace(b[i], **{name: v})] + b[i + 1:]):
+                        changed = True
+                        break
+        return changed
+
+    def pass_reorder(self) -> bool:
+        """Bubble independent actions into canonical order (adjacent swaps that keep the trace failing)."""
+        self.pass_name = "reorder"
+        changed = False
+        key = self.order.action_key
+        i = len(self.best) - 2
+        while i >= 0:
+            b = self.best
+            if i + 1 < len(b) and key(b[i + 1]) < key(b[i]):
+                if self.test(b[:i] + [b[i + 1], b[i]] + b[i + 2:]):
+                    changed = True
+                    i = min(i + 1, len(self.best) - 2)  # the moved action may go further left
+                    continue
+            i -= 1
+        return changed
+
+    def run(self, reorder: bool) -> bool:
+        """Run the passes to a fixpoint; False if stopped early."""
+        passes = [self.pass_chunks, self.pass_groups, self.pass_ticks, self.pass_fields]
+        if reorder:
+            passes.append(self.pass_reorder)
+        try:
+            while True:
+                changed = False
+                for p in passes:
+                    if p():
+                        changed = True
+                if not changed:
+                    return True
+        except _Stop:
+            return False
+
+
+def shrink(cfg: ModelConfig, actions, invariant_name: str, time_budget_s: float | None = 10.0,
+           max_tests: int = DEFAULT_MAX_TESTS, reorder: bool = True) -> ShrinkResult:
+    """A shorter, simpler trace on which ``invariant_name`` still fails (see the module docstring).
+
+    ValueError if ``actions`` does not violate the invariant (or applies an action that is not
+    enabled before the violation), or the invariant is unknown or a 'sometimes' witness.
+    ``time_budget_s`` (None: unlimited) and ``max_tests`` only stop the search early.
+    """
+    actions = list(actions)
+    inv = _invariant(invariant_name)
+    sh = _Shrinker(cfg, inv, actions, time_budget_s, max_tests)
+    complete = sh.run(reorder)
+    return ShrinkResult(actions=list(sh.best), original_length=len(actions), shrunk_length=len(sh.best),
+                        tests_run=sh.tests, seconds=time.monotonic() - sh.t0,
+                        violation=Violation(inv.name, len(sh.best), sh.facts), stopped_early=not complete,
+                        accepted=dict(sh.accepted))
