@@ -120,86 +120,141 @@ def replay(file: str, as_json: bool, max_changes: int, quiet: bool) -> None:
 
 
 # --------------------------------------------------------------------------- fuzz
+def archive_name(preset_name: str, invariant: str, actions) -> tuple[str, str]:
+    """(file name, digest): the digest is of the action list, so the same counterexample is never archived twice."""
+    import datetime
+    import hashlib
+
+    from .model.actions import action_to_json
+
+    digest = hashlib.blake2b(json.dumps([action_to_json(a) for a in actions], sort_keys=True).encode(),
+                             digest_size=6).hexdigest()
+    day = datetime.date.today().isoformat()
+    return f"{day}-{preset_name}-{invariant}-{digest}.json", digest
+
+
+def archive_counterexample(out: str, preset_name: str, trace) -> tuple[str, bool]:
+    """Write the trace under out/ unless a file with the same digest is already there; (path, written)."""
+    import glob
+    import os
+
+    from .model.trace import write_trace
+
+    name, digest = archive_name(preset_name, trace.violated, trace.actions)
+    existing = sorted(glob.glob(os.path.join(glob.escape(out), f"*-{digest}.json")))
+    if existing:
+        return existing[0], False
+    path = os.path.join(out, name)
+    trace.description = trace.description or f"found by isrlab fuzz --preset {preset_name}"
+    trace.provenance = dict(trace.provenance, replay=f"isrlab replay {path}")
+    write_trace(path, trace)
+    return path, True
+
+
 @main.command()
 @click.option("--preset", "preset_name", default="kafka-2.4", show_default=True, help="Preset to fuzz.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Campaign seed.")
 @click.option("--runs", default=None, type=click.IntRange(1), help="Number of runs (default: until the budget).")
 @click.option("--budget", default=None, type=click.FloatRange(min=0.1), help="Seconds to run (default 30 "
               "when --runs is not given).")
-@click.option("--max-steps", default=400, show_default=True, type=click.IntRange(1), help="Steps per run.")
+@click.option("--max-steps", default=120, show_default=True, type=click.IntRange(1), help="Steps per run.")
+@click.option("--invariant", "invariants", multiple=True, help="Check only these invariants (repeatable).")
 @click.option("--no-swarm", is_flag=True, help="Enable every action kind in every run.")
-@click.option("--out", default="isrlab-out", show_default=True, type=click.Path(file_okay=False),
-              help="Folder for counterexample traces.")
+@click.option("--shrink-budget", default=20.0, show_default=True, type=click.FloatRange(min=0.0),
+              help="Seconds to spend shrinking a counterexample.")
+@click.option("--out", default="counterexamples", show_default=True, type=click.Path(file_okay=False),
+              help="Folder the shrunk counterexample is archived in.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable summary on stdout.")
-def fuzz(preset_name, seed, runs, budget, max_steps, no_swarm, out, as_json) -> None:
-    """Random walks of the model, checking every invariant after every step; stops at the first violation."""
-    import datetime
-    import os
+def fuzz(preset_name, seed, runs, budget, max_steps, invariants, no_swarm, shrink_budget, out, as_json) -> None:
+    """Seeded swarm random walks of a preset, every invariant checked after every step.
+
+    Stops at the first violation: shrinks it, prints the explained trace, archives it under --out
+    and exits 1. Exits 0 when the runs or the budget are used up without a violation.
+    """
     import time
 
     from .model.actions import ACTION_KINDS
     from .model.config import ConfigError, preset
-    from .model.trace import Trace, write_trace
+    from .model.trace import Trace
+    from .properties.explain import sentence, step_table
+    from .properties.invariants import BY_NAME, SAFETY, WITNESSES, witnesses
+    from .properties.replay import replay as run_replay
+    from .properties.shrink import shrink
     from .properties.walker import derive_seed, walk
 
     try:
         p = preset(preset_name)
     except ConfigError as e:
         raise InputError(str(e)) from None
+    unknown = [n for n in invariants if n not in BY_NAME or BY_NAME[n] not in SAFETY]
+    if unknown:
+        raise InputError(f"unknown invariant(s) {', '.join(unknown)} (known: {', '.join(i.name for i in SAFETY)})")
+    checked = tuple(BY_NAME[n] for n in invariants) if invariants else SAFETY
     if runs is None and budget is None:
         budget = 30.0
     t0 = time.monotonic()
     total_steps = n = 0
     kinds_seen: dict[str, int] = {}
+    seen_witnesses: set[str] = set()
     found = None
     last_report = t0
-    while True:
-        if runs is not None and n >= runs:
-            break
-        if budget is not None and time.monotonic() - t0 >= budget:
-            break
+    while (runs is None or n < runs) and (budget is None or time.monotonic() - t0 < budget):
         run_seed = derive_seed(seed, n)
-        r = walk(p.config, run_seed, max_steps, swarm=not no_swarm)
+        r = walk(p.config, run_seed, max_steps, checked, swarm=not no_swarm)
         n += 1
         total_steps += r.steps
         for k, c in r.kind_counts.items():
             kinds_seen[k] = kinds_seen.get(k, 0) + c
+        seen_witnesses |= r.witnesses
         now = time.monotonic()
         if now - last_report >= 2.0:
             last_report = now
             click.echo(f"fuzz {preset_name}: {n} runs, {total_steps / (now - t0):,.0f} steps/s, "
-                       f"{len(kinds_seen)}/{len(ACTION_KINDS)} action kinds", err=True)
+                       f"{len(kinds_seen)}/{len(ACTION_KINDS)} action kinds, "
+                       f"{len(seen_witnesses)}/{len(WITNESSES)} witnesses, 0 violations", err=True)
         if r.violation is not None:
             found = (run_seed, r)
             break
     secs = time.monotonic() - t0
-    summary = {"preset": preset_name, "expected": p.expected, "campaign_seed": seed, "runs": n,
-               "steps": total_steps, "seconds": round(secs, 3),
+    summary = {"preset": preset_name, "expected": p.expected, "breaks": list(p.breaks), "campaign_seed": seed,
+               "runs": n, "steps": total_steps, "seconds": round(secs, 3),
                "steps_per_second": round(total_steps / secs) if secs > 0 else None,
-               "action_kinds_covered": sorted(kinds_seen), "violation": None, "trace_file": None}
+               "action_kinds_covered": sorted(kinds_seen), "witnesses": sorted(seen_witnesses),
+               "violation": None}
+    lines = []
     if found is not None:
         run_seed, r = found
         v = r.violation
-        day = datetime.date.today().isoformat()
-        path = os.path.join(out, f"{day}-{preset_name}-{v.invariant}-seed{run_seed}.json")
-        trace = Trace(config=p.config, actions=r.actions, expect="violation", violated=v.invariant,
-                      preset=preset_name, provenance={"engine": "walk", "campaign_seed": seed,
+        sr = shrink(p.config, r.actions, v.invariant, time_budget_s=shrink_budget)
+        trace = Trace(config=p.config, actions=list(sr.actions), expect="violation", violated=v.invariant,
+                      preset=preset_name, provenance={"engine": "walk", "campaign_seed": seed, "run_index": n - 1,
                                                      "run_seed": run_seed, "max_steps": max_steps,
-                                                     "swarm": not no_swarm},
-                      violation=v.to_json(),
-                      description=f"found by isrlab fuzz --preset {preset_name} --seed {seed}")
-        write_trace(path, trace)
-        summary["violation"] = v.to_json()
-        summary["trace_file"] = path
+                                                     "swarm": not no_swarm, "original_length": len(r.actions),
+                                                     "shrunk_length": sr.shrunk_length})
+        result = run_replay(trace)
+        shrunk_v = next(x for x in result.violations if x.invariant == v.invariant)
+        trace.violation = shrunk_v.to_json()
+        trace.explanation = sentence(p.config, trace.actions, shrunk_v)
+        path, written = archive_counterexample(out, preset_name, trace)
+        summary["violation"] = shrunk_v.to_json()
+        summary.update(trace_file=path, newly_archived=written, original_length=len(r.actions),
+                       shrunk_length=sr.shrunk_length, shrink_seconds=round(sr.seconds, 3),
+                       explanation=trace.explanation)
+        lines = step_table(result)
     if as_json:
         click.echo(json.dumps(summary, indent=1))
     else:
         click.echo(f"{preset_name}: {n} runs, {total_steps} steps in {secs:.1f} s "
-                   f"({summary['steps_per_second']} steps/s); {len(kinds_seen)}/{len(ACTION_KINDS)} action kinds")
+                   f"({summary['steps_per_second']} steps/s); {len(kinds_seen)}/{len(ACTION_KINDS)} action kinds; "
+                   f"witnesses: {', '.join(sorted(seen_witnesses)) or 'none'}")
         if found is not None:
-            click.echo(f"VIOLATION {found[1].violation.invariant} after {found[1].steps} steps "
-                       f"(run seed {found[0]}): {_short(found[1].violation.facts, 200)}")
-            click.echo(f"trace written to {summary['trace_file']}; replay with: isrlab replay {summary['trace_file']}")
+            click.echo("\n".join(lines))
+            click.echo(f"VIOLATION {summary['violation']['invariant']} "
+                       f"(run seed {found[0]}, {summary['original_length']} steps shrunk to "
+                       f"{summary['shrunk_length']} in {summary['shrink_seconds']} s)")
+            click.echo(summary["explanation"])
+            verb = "archived as" if summary["newly_archived"] else "already archived as"
+            click.echo(f"{verb} {summary['trace_file']}; replay with: isrlab replay {summary['trace_file']}")
         else:
             click.echo(f"no violation (preset expects: {p.expected})")
     sys.exit(EXIT_VIOLATION if found is not None else EXIT_OK)

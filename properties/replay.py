@@ -48,6 +48,8 @@ def diff_states(before: dict, after: dict) -> list:
     out = []
     for path in sorted(set(a) | set(b)):
         old, new = a.get(path, _ABSENT), b.get(path, _ABSENT)
+        if (old is _ABSENT and new == []) or (new is _ABSENT and old == []):
+            continue  # an empty container that gained (or lost) items: its items are listed instead
         if old != new:
             out.append((path, None if old is _ABSENT else old, None if new is _ABSENT else new))
     return out

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from ..model import actions as A
 from ..model.config import ModelConfig
 from ..model.step import enabled_actions, initial_state, step
-from .invariants import CATALOGUE, Violation, check_state, check_transition
+from .invariants import CATALOGUE, Violation, check_state, check_transition, witnesses
 
 #: Kinds every run keeps: without them nothing replicates and no leader is ever elected.
 CORE_KINDS = frozenset({
@@ -59,6 +59,8 @@ class WalkResult:
     violation: Violation | None
     kinds: frozenset
     kind_counts: dict = field(default_factory=dict)
+    #: the SOMETIMES witnesses that held in the run's final state
+    witnesses: frozenset = frozenset()
 
 
 def swarm_kinds(rng: random.Random, swarm: bool) -> frozenset:
@@ -108,4 +110,4 @@ def walk(cfg: ModelConfig, seed: int, max_steps: int, invariants=CATALOGUE, swar
         if vs:
             violation = vs[0]
             break
-    return WalkResult(seed, len(trace), trace, violation, kinds, counts)
+    return WalkResult(seed, len(trace), trace, violation, kinds, counts, witnesses(cfg, s))

@@ -1,0 +1,77 @@
+"""Render a violation for people: a step table (what changed at each step) and one sentence.
+
+Violations are data (``invariants.Violation``); this module only turns them into
+text, in the manner of elle's explanations: the facts that were established, then
+the step that contradicts them.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..model.actions import describe
+from ..model.step import initial_state, step
+from .invariants import Violation
+from .replay import ReplayResult
+
+
+def _first_step(cfg, actions, predicate) -> int | None:
+    """The first step (1-based) after which predicate(state) holds."""
+    s = initial_state(cfg)
+    for i, a in enumerate(actions, 1):
+        s = step(cfg, s, a)
+        if predicate(s):
+            return i
+    return None
+
+
+def sentence(cfg, actions, v: Violation) -> str:
+    """One sentence saying what broke, with the steps that establish it."""
+    f = v.facts
+    if v.invariant == "acked_durability":
+        acked_at = _first_step(cfg, actions, lambda s: any(x[0] == f["record"] for x in s.ghost.acked))
+        led_at = _first_step(cfg, actions, lambda s: (f["partition"], f["leader_epoch"], f["leader"]) in s.ghost.leaders)
+        found = "without it" if f["found"] is None else f"with record {f['found']} there instead"
+        return (f"Offset {f['offset']} of partition {f['partition']} (record {f['record']}) was acknowledged to an "
+                f"acks=all producer at step {acked_at}; however broker {f['leader']} became leader in epoch "
+                f"{f['leader_epoch']} at step {led_at} {found}: an acknowledged write was lost.")
+    if v.invariant == "consumer_safety":
+        if "records" in f:
+            return (f"A consumer read two different records {f['records']} at offset {f['offset']} of partition "
+                    f"{f['partition']}: a record read below the HW was replaced.")
+        return (f"A consumer read record {f['record']} at offset {f['offset']} of partition {f['partition']}; "
+                f"however broker {f['leader']}, leader in epoch {f['leader_epoch']}, no longer has it at step {v.step}.")
+    if v.invariant == "isr_entry_condition":
+        return (f"At step {v.step} broker {f['follower']} joined leader {f['leader']}'s ISR with LEO "
+                f"{f['follower_log_end_offset']}, below the leader's epoch start offset "
+                f"{f['leader_epoch_start_offset']} (HW {f['high_watermark']}): an ISR member lacks records the "
+                f"leader had when its epoch began.")
+    if v.invariant == "committed_prefix":
+        return (f"At step {v.step} leader {f['leader']} has HW {f['high_watermark']} but ISR member {f['follower']} "
+                f"holds {f['follower_entry']} instead of {f['leader_entry']} at offset {f['offset']}.")
+    if v.invariant == "log_matching":
+        return (f"At step {v.step} brokers {f['brokers'][0]} and {f['brokers'][1]} agree on offset "
+                f"{f['matched_offset']}'s epoch but differ at offset {f['offset']}: {f['entries']}.")
+    if v.invariant == "fetch_fencing":
+        return (f"At step {v.step} leader {f['leader']} answered follower {f['follower']}'s fetch with {f['error']} "
+                f"yet changed its state for that follower (LEO {f['log_end_offset_before']} -> "
+                f"{f['log_end_offset_after']}).")
+    facts = json.dumps(f, separators=(", ", ": "))
+    return f"Invariant {v.invariant} failed at step {v.step}: {facts}."
+
+
+def step_table(result: ReplayResult, max_changes: int = 4, width: int = 24) -> list[str]:
+    """| step | action | changed fields | lines, the violating step marked."""
+    def short(x) -> str:
+        t = json.dumps(x, separators=(",", ":"))
+        return t if len(t) <= width else t[: width - 3] + "..."
+
+    first = {v.step for v in result.violations}
+    lines = [f"{'step':>4}  {'action':<58} changes"]
+    for r in result.steps:
+        shown = [f"{p}: {short(o)} -> {short(n)}" for p, o, n in r.changes[:max_changes]]
+        if len(r.changes) > max_changes:
+            shown.append(f"(+{len(r.changes) - max_changes} more)")
+        mark = " <== " + ", ".join(v.invariant for v in r.violations) if r.index in first and r.violations else ""
+        lines.append(f"{r.index:>4}  {describe(r.action):<58} {'; '.join(shown)}{mark}")
+    return lines
