@@ -120,17 +120,17 @@ def replay(file: str, as_json: bool, max_changes: int, quiet: bool) -> None:
 
 
 # --------------------------------------------------------------------------- fuzz
-def archive_name(preset_name: str, invariant: str, actions) -> tuple[str, str]:
-    """(file name, digest): the digest is of the action list, so the same counterexample is never archived twice."""
+def archive_name(trace) -> tuple[str, str]:
+    """(file name, digest): the digest covers the config and the actions, so a counterexample is archived once."""
     import datetime
     import hashlib
 
     from .model.actions import action_to_json
 
-    digest = hashlib.blake2b(json.dumps([action_to_json(a) for a in actions], sort_keys=True).encode(),
-                             digest_size=6).hexdigest()
+    key = {"config": trace.config.to_json(), "actions": [action_to_json(a) for a in trace.actions]}
+    digest = hashlib.blake2b(json.dumps(key, sort_keys=True).encode(), digest_size=6).hexdigest()
     day = datetime.date.today().isoformat()
-    return f"{day}-{preset_name}-{invariant}-{digest}.json", digest
+    return f"{day}-{trace.preset}-{trace.violated}-{digest}.json", digest
 
 
 def archive_counterexample(out: str, preset_name: str, trace) -> tuple[str, bool]:
@@ -140,7 +140,7 @@ def archive_counterexample(out: str, preset_name: str, trace) -> tuple[str, bool
 
     from .model.trace import write_trace
 
-    name, digest = archive_name(preset_name, trace.violated, trace.actions)
+    name, digest = archive_name(trace)
     existing = sorted(glob.glob(os.path.join(glob.escape(out), f"*-{digest}.json")))
     if existing:
         return existing[0], False

@@ -216,7 +216,7 @@ PRESETS: dict[str, Preset] = {
         Preset("kafka-0.10.2", _BASE.replace(truncation="hw", **_PRE_21), "acked_durability",
                "Truncate to the (lagging) HW on becoming follower: an acknowledged record is lost when "
                "the follower that truncated it is elected (KIP-101 scenario 1).", "0.10.2.0, KIP-101",
-               also_breaks=("isr_entry_condition",)),
+               also_breaks=("isr_entry_condition", "hw_within_isr")),
         Preset("kafka-0.11", _BASE.replace(truncation="kip101", **_PRE_21), "isr_entry_condition",
                "KIP-101 epochs without KIP-279 and the 2.1 fixes: a follower rejoins the ISR below the new "
                "leader's epoch start offset (KAFKA-7128).", "0.11.0, KAFKA-7128"),
