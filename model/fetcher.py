@@ -136,8 +136,8 @@ def truncate_to_epoch_end_offset(cfg: ModelConfig, s: ClusterState, b: int, p: i
     return E.NONE
 
 
-def _finish_truncation(s, f, log, offset: int) -> None:
+def _finish_truncation(s: ClusterState, f, log, offset: int) -> None:
     """AbstractFetcherThread.truncate (Kafka 2.4.0): truncate, then fetch from the truncation offset."""
-    truncate_to(log, offset)
+    _truncate(s, log, offset)
     f.fetch_offset = log.log_end_offset
     f.state = FETCHING

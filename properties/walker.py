@@ -24,10 +24,15 @@ CORE_KINDS = frozenset({
     A.ElectController, A.ControllerProcessBrokerChange, A.DeliverControlRequest, A.FetchRequest,
     A.FetchResponse, A.OffsetsForLeaderEpoch, A.Produce,
 })
-#: Kinds a swarm run may leave out (each kept with probability P_OPTIONAL): faults, time, scheduled
-#: tasks, consumers.  Leaving out Tick freezes time; leaving out BrokerRestart keeps crashed brokers down.
-OPTIONAL_KINDS = tuple(k for k in A.ACTION_TYPES if k not in CORE_KINDS)
-P_OPTIONAL = 0.3
+#: Time and the scheduled tasks go together: a task that is left out would stop the clock at its
+#: first due time, so a run either has all of them or has time frozen.
+TIME_KINDS = frozenset({A.Tick, A.IsrExpiration, A.IsrChangePropagation, A.HighWatermarkCheckpoint,
+                        A.DelayedProduceExpire})
+#: The other kinds a swarm run may leave out (each kept with probability P_OPTIONAL): faults,
+#: consumers, log flushes.  Leaving out BrokerRestart keeps crashed brokers down.
+OPTIONAL_KINDS = tuple(k for k in A.ACTION_TYPES if k not in CORE_KINDS and k not in TIME_KINDS)
+P_OPTIONAL = 0.4
+P_TIME = 0.5
 #: Kinds a run may make eager: when one is enabled it is taken at once (with probability
 #: EAGERNESS), as the controller, the request send threads and the fetchers usually react at once.
 #: Collapsing this bookkeeping makes the random choices fall on the moves that matter (produce,
@@ -67,7 +72,11 @@ def swarm_kinds(rng: random.Random, swarm: bool) -> frozenset:
     """The action kinds one run may use: every kind, or the core plus a random subset of the others."""
     if not swarm:
         return frozenset(A.ACTION_TYPES)
-    return frozenset(CORE_KINDS | {k for k in OPTIONAL_KINDS if rng.random() < P_OPTIONAL})
+    kinds = set(CORE_KINDS)
+    if rng.random() < P_TIME:
+        kinds |= TIME_KINDS
+    kinds |= {k for k in OPTIONAL_KINDS if rng.random() < P_OPTIONAL}
+    return frozenset(kinds)
 
 
 def walk(cfg: ModelConfig, seed: int, max_steps: int, invariants=CATALOGUE, swarm: bool = True) -> WalkResult:

@@ -1,0 +1,49 @@
+"""The counterexample archive: every file replays to the violation it records."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from isrlab.cli import main
+from isrlab.model.config import PRESETS
+from isrlab.model.trace import load_trace, validate_json
+
+pytestmark = pytest.mark.unit
+
+ARCHIVE = Path(__file__).resolve().parent.parent / "counterexamples"
+FILES = sorted(ARCHIVE.glob("*.json"))
+NAME = re.compile(r"^\d{4}-\d{2}-\d{2}-(?P<preset>[a-z0-9.\-]+?)-(?P<invariant>[a-z_]+)-[0-9a-f]{12}\.json$")
+
+
+def test_archive_is_not_empty():
+    assert FILES, "counterexamples/ holds no trace: the regression corpus must not be empty"
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+def test_counterexample_replays_to_its_violation(path):
+    data = json.loads(path.read_text())
+    validate_json(data)
+    trace = load_trace(str(path))
+    m = NAME.match(path.name)
+    assert m and m["preset"] == trace.preset and m["invariant"] == trace.violated, path.name
+    assert trace.expect == "violation"
+    assert trace.explanation and trace.provenance.get("engine"), "archived files carry their story"
+    assert PRESETS[trace.preset].config == trace.config
+    r = CliRunner().invoke(main, ["replay", str(path), "--json"])
+    assert r.exit_code == 1, r.output
+    out = json.loads(r.output)
+    assert out["matches_expectation"], out["violations"]
+    first = next(v for v in out["violations"] if v["invariant"] == trace.violated)
+    assert first["step"] == len(trace.actions), "the archived trace ends at its violation (shrunk)"
+
+
+def test_every_breaking_preset_has_an_archived_counterexample():
+    archived = {(load_trace(str(p)).preset, load_trace(str(p)).violated) for p in FILES}
+    missing = [(name, p.expected) for name, p in PRESETS.items()
+               if p.expected != "pass" and (name, p.expected) not in archived]
+    assert not missing, f"no archived counterexample for {missing}"

@@ -1,0 +1,83 @@
+"""The walker and `isrlab fuzz`: the default preset stays clean, broken presets are found, shrunk and archived."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from isrlab.cli import main
+from isrlab.model.config import PRESETS, preset
+from isrlab.model.step import initial_state, step
+from isrlab.properties.invariants import BY_NAME, WITNESSES
+from isrlab.properties.walker import derive_seed, walk
+
+pytestmark = pytest.mark.props
+
+
+def test_derived_seeds_are_stable_and_distinct():
+    seeds = [derive_seed(7, i) for i in range(1000)]
+    assert len(set(seeds)) == 1000
+    assert derive_seed(7, 3) == derive_seed(7, 3) and derive_seed(7, 3) != derive_seed(8, 3)
+
+
+def test_walk_is_deterministic_and_replays():
+    cfg = preset("kafka-2.4").config
+    a, b = walk(cfg, 1234, 300), walk(cfg, 1234, 300)
+    assert a.actions == b.actions and a.kinds == b.kinds
+    s = initial_state(cfg)
+    for x in a.actions:
+        s = step(cfg, s, x)
+        assert s is not None
+
+
+def test_default_preset_has_no_violation_and_sees_every_witness():
+    cfg = preset("kafka-2.4").config
+    seen = set()
+    for i in range(1000):
+        r = walk(cfg, derive_seed(0, i), 150)
+        assert r.violation is None, (r.seed, r.violation)
+        seen |= r.witnesses
+    assert seen == {w.name for w in WITNESSES}, f"vacuous campaign: witnesses seen {sorted(seen)}"
+
+
+@pytest.mark.parametrize("name", sorted(n for n, p in PRESETS.items() if p.expected == "pass"))
+def test_passing_presets_have_no_violation(name):
+    cfg = preset(name).config
+    for i in range(120):
+        r = walk(cfg, derive_seed(1, i), 120)
+        assert r.violation is None, (name, r.seed, r.violation)
+
+
+@pytest.mark.parametrize("name", ["kafka-0.11", "kafka-2.0", "no-kafka-7128"])
+def test_shallow_breaking_presets_are_found_quickly(name):
+    p = preset(name)
+    for i in range(500):
+        r = walk(p.config, derive_seed(0, i), 120, (BY_NAME[p.expected],))
+        if r.violation is not None:
+            assert r.violation.invariant == p.expected
+            return
+    pytest.fail(f"{name}: {p.expected} not found in 500 runs")
+
+
+def test_fuzz_finds_shrinks_explains_and_archives_once(tmp_path):
+    args = ["fuzz", "--preset", "no-kafka-7128", "--runs", "500", "--out", str(tmp_path), "--json"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 1, r.output
+    out = json.loads(r.stdout)
+    assert out["violation"]["invariant"] == "isr_entry_condition"
+    assert out["shrunk_length"] <= out["original_length"]
+    assert "joined leader" in out["explanation"]
+    files = list(tmp_path.iterdir())
+    assert len(files) == 1 and files[0].name.endswith(".json")
+    again = CliRunner().invoke(main, args)
+    assert again.exit_code == 1 and not json.loads(again.stdout)["newly_archived"]
+    assert len(list(tmp_path.iterdir())) == 1, "re-running a campaign never duplicates a file"
+    replayed = CliRunner().invoke(main, ["replay", str(files[0])])
+    assert replayed.exit_code == 1 and "as expected" in replayed.output
+
+
+def test_fuzz_rejects_unknown_invariant():
+    r = CliRunner().invoke(main, ["fuzz", "--invariant", "nope", "--runs", "1"])
+    assert r.exit_code == 2 and "unknown invariant" in r.output
