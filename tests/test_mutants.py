@@ -1,0 +1,714 @@
+"""Mutation tests of the invariant catalogue: no safety invariant is vacuous.
+
+For every ALWAYS invariant of ``isrlab.properties.invariants.SAFETY`` there is at least one *mutant* in
+``CASES``: a small, realistic wrong rule (a Kafka check dropped, a comparison flipped, a bound computed
+over the wrong set), applied with ``monkeypatch`` on the model module where the rule is *looked up*
+(model modules import functions by name from each other), or a protocol flag that switches a fix off.
+Each case also has a short hand-built action list.  The test asserts that
+
+* on the unmutated model every action of the list is enabled (``step`` never returns None) and the named
+  invariant holds after every step; and
+* on the mutant the same list (up to the violation) violates the named invariant, with the key facts given.
+
+Traces are built by ``Builder``, which applies each action to the *unmutated* model as it is appended, so a
+trace is exactly what the real model allows; the mutant is installed only afterwards.  Some traces reuse a
+hand-written scenario from ``tests/scenarios`` as they are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from isrlab.model import actions as A
+from isrlab.model import controller, delayed, errors as E, faults, fetcher, log as logmod, partition
+from isrlab.model import replica_manager, step as stepmod
+from isrlab.model.config import ModelConfig
+from isrlab.model.log import cache_truncate_from_end, truncate_fully_and_start_at
+from isrlab.model.node import replace_at
+from isrlab.model.state import NO_LEADER, OFFLINE, FetchResponseData, LeaderIsrAndControllerEpoch, Partition
+from isrlab.model.step import enabled_actions, initial_state, step, tick_limit
+from isrlab.model.trace import load_trace
+from isrlab.properties.invariants import BY_NAME, SAFETY, check_state, check_transition
+
+pytestmark = pytest.mark.unit
+
+CFG = ModelConfig()                       # kafka-2.4: 3 brokers, 1 partition, replicas (0, 1, 2)
+P = 0
+LAG = CFG.replica_lag_time_max_ms         # 10000 ms; isr-expiration runs every 5000 ms
+SCENARIOS = Path(__file__).resolve().parent / "scenarios"
+TASKS = frozenset({A.IsrExpiration, A.IsrChangePropagation, A.HighWatermarkCheckpoint, A.DelayedProduceExpire})
+
+
+# =========================================================================== trace building and replay
+class Builder:
+    """Appends actions to a trace while applying them to the unmutated model (each must be enabled)."""
+
+    def __init__(self, cfg: ModelConfig = CFG, prefix=()):
+        self.cfg = cfg
+        self.s = initial_state(cfg)
+        self.actions: list = []
+        self.do(*prefix)
+
+    @property
+    def now(self) -> int:
+        return self.s.now
+
+    def do(self, *actions) -> "Builder":
+        for a in actions:
+            s2 = step(self.cfg, self.s, a)
+            assert s2 is not None, f"trace building: {A.describe(a)} is not enabled (action {len(self.actions) + 1})"
+            self.s = s2
+            self.actions.append(a)
+        return self
+
+    def deliver_all(self, controller: int | None = None, brokers=None) -> "Builder":
+        """Deliver queued control requests (of that controller, to those brokers) until none is left."""
+        while True:
+            ds = [a for a in enabled_actions(self.cfg, self.s, {A.DeliverControlRequest})
+                  if (controller is None or a.controller == controller) and (brokers is None or a.broker in brokers)]
+            if not ds:
+                return self
+            self.do(ds[0])
+
+    def up(self, controller: int = 0) -> "Builder":
+        """Elect a controller and deliver everything: broker 0 leads epoch 0 with ISR (0, 1, 2)."""
+        return self.do(A.ElectController(controller)).deliver_all()
+
+    def ready(self, *followers: int) -> "Builder":
+        """Each follower's first truncation round (KIP-279): its fetcher is then Fetching."""
+        return self.do(*(A.OffsetsForLeaderEpoch(f, P) for f in followers))
+
+    def fetch(self, follower: int, times: int = 1) -> "Builder":
+        for _ in range(times):
+            self.do(A.FetchRequest(follower, P), A.FetchResponse(follower, P))
+        return self
+
+    def produce(self, broker: int = 0, acks: int = 1, times: int = 1) -> "Builder":
+        return self.do(*(A.Produce(broker, P, acks) for _ in range(times)))
+
+    def tasks(self) -> "Builder":
+        """Run every scheduled task (and produce timeout) due now, in enabled_actions order."""
+        while True:
+            due = enabled_actions(self.cfg, self.s, TASKS)
+            if not due:
+                return self
+            self.do(due[0])
+
+    def advance(self, ms: int) -> "Builder":
+        """Let ``ms`` pass, running the tasks that fall due on the way (not those due at the end)."""
+        target = self.now + ms
+        while self.now < target:
+            self.tasks()
+            limit = tick_limit(self.cfg, self.s)
+            self.do(A.Tick(min(target, limit if limit is not None else target) - self.now))
+        return self
+
+
+def scenario(name: str) -> list:
+    """The actions of a hand-written scenario trace (tests/scenarios/<name>*.json)."""
+    (path,) = sorted(SCENARIOS.glob(f"{name}*.json"))
+    return list(load_trace(str(path)).actions)
+
+
+@dataclass
+class Run:
+    steps: int                       # actions applied
+    disabled: object = None          # the first action that was not enabled, if any
+    violation: object = None         # the first Violation of the invariant, if any
+
+
+def run(cfg: ModelConfig, actions: list, invariant) -> Run:
+    """Replay actions, checking one invariant after every step; stop at the first violation or disabled action."""
+    s = initial_state(cfg)
+    vs = check_state(cfg, s, 0, (invariant,))
+    if vs:
+        return Run(0, violation=vs[0])
+    for i, a in enumerate(actions, 1):
+        s2 = step(cfg, s, a)
+        if s2 is None:
+            return Run(i - 1, disabled=a)
+        vs = check_transition(cfg, s, a, s2, i, (invariant,))
+        if vs:
+            return Run(i, violation=vs[0])
+        s = s2
+    return Run(len(actions))
+
+
+def patch(monkeypatch, name: str, fn: Callable, *modules) -> None:
+    """Replace ``name`` in every module that looks it up (the defining module and each importer)."""
+    for m in modules:
+        assert hasattr(m, name), f"{m.__name__} does not define {name}: update the mutant"
+        monkeypatch.setattr(m, name, fn)
+
+
+# =========================================================================== mutants
+# Each mutant is a function ``(monkeypatch) -> ModelConfig | None``: it installs the wrong rule and
+# returns a replacement config when the mutant is a protocol flag.
+
+# --- Partition.maybeIncrementLeaderHW (HW1-HW3) -----------------------------------------------------
+def mut_hw_max_not_min(monkeypatch):
+    """HW taken as the max of the LEOs of the ISR (and caught-up replicas) instead of the min."""
+    def maybe_increment_leader_hw(cfg, br, p, now):
+        part, log = br.partitions[p], br.logs[p]
+        new_hw = log.log_end_offset
+        for r in part.remote_replicas:
+            if now - r.last_caught_up_time_ms <= cfg.replica_lag_time_max_ms or r.broker_id in part.isr:
+                new_hw = max(new_hw, r.log_end_offset)
+        if new_hw > log.high_watermark:
+            br.log_mut(p).high_watermark = new_hw
+            return True
+        return False
+    patch(monkeypatch, "maybe_increment_leader_hw", maybe_increment_leader_hw, partition, replica_manager)
+
+
+def mut_hw_ignores_isr(monkeypatch):
+    """HW = min over the recently caught-up replicas only: an ISR member lagging past the window is ignored
+    (the ``|| isr.contains(replica)`` clause dropped)."""
+    def maybe_increment_leader_hw(cfg, br, p, now):
+        part, log = br.partitions[p], br.logs[p]
+        new_hw = log.log_end_offset
+        for r in part.remote_replicas:
+            if r.log_end_offset < new_hw and now - r.last_caught_up_time_ms <= cfg.replica_lag_time_max_ms:
+                new_hw = r.log_end_offset
+        if new_hw > log.high_watermark:
+            br.log_mut(p).high_watermark = new_hw
+            return True
+        return False
+    patch(monkeypatch, "maybe_increment_leader_hw", maybe_increment_leader_hw, partition, replica_manager)
+
+
+def mut_hw_not_monotonic(monkeypatch):
+    """Log.updateHighWatermark instead of maybeIncrementHighWatermark: the leader writes the computed HW even
+    when it is lower (HW3 dropped)."""
+    def maybe_increment_leader_hw(cfg, br, p, now):
+        part, log = br.partitions[p], br.logs[p]
+        new_hw = log.log_end_offset
+        for r in part.remote_replicas:
+            if r.log_end_offset < new_hw and (now - r.last_caught_up_time_ms <= cfg.replica_lag_time_max_ms
+                                              or r.broker_id in part.isr):
+                new_hw = r.log_end_offset
+        if new_hw != log.high_watermark:
+            br.log_mut(p).high_watermark = max(new_hw, log.log_start_offset)
+            return new_hw > log.high_watermark
+        return False
+    patch(monkeypatch, "maybe_increment_leader_hw", maybe_increment_leader_hw, partition, replica_manager)
+
+
+# --- Partition.makeLeader (M1-M10) ------------------------------------------------------------------
+def mut_make_leader_keeps_remote_leos(monkeypatch):
+    """makeLeader without M8: a re-elected leader keeps the remote LEOs it recorded in an earlier tenure."""
+    def make_leader(cfg, s, br, p, ps, now):
+        part = br.partition_mut(p)
+        b = br.broker_id
+        part.controller_epoch = ps.controller_epoch
+        partition.update_assignment_and_isr(part, b, ps.replicas, ps.isr)
+        log = partition.create_log_if_not_exists(br, p)
+        leo = log.log_end_offset
+        part.leader_epoch_start_offset = leo
+        part.leader_epoch = ps.leader_epoch
+        part.zk_version = ps.zk_version
+        if cfg.kafka_7415:
+            new_cache = logmod.cache_assign(log.epoch_cache, ps.leader_epoch, leo)
+            if new_cache != log.epoch_cache:
+                br.log_mut(p).epoch_cache = new_cache
+        is_new_leader = part.leader != b
+        replicas = []
+        for r in part.remote_replicas:
+            r = r._clone(br._tok)
+            partition.reset_last_caught_up_time(r, leo, now, now if r.broker_id in part.isr else 0)
+            replicas.append(r)                                    # M8 missing: no updateFetchState(-1, ...)
+        part.remote_replicas = tuple(replicas)
+        if is_new_leader:
+            part.leader = b
+        if partition.maybe_increment_leader_hw(cfg, br, p, now):
+            delayed.try_complete_delayed_produce(cfg, s, br, p)
+        g = s.ghost_mut()
+        g.leaders = g.leaders + ((p, ps.leader_epoch, b),)
+        return is_new_leader
+    patch(monkeypatch, "make_leader", make_leader, partition, replica_manager)
+
+
+def mut_leader_truncates_to_hw(monkeypatch):
+    """A broker becoming leader truncates its own log to its (follower-era, lagging) HW first."""
+    original = partition.make_leader
+
+    def make_leader(cfg, s, br, p, ps, now):
+        log = br.logs[p]
+        if log is not None and log.high_watermark < log.log_end_offset:
+            logmod.truncate_to(br.log_mut(p), log.high_watermark)
+        return original(cfg, s, br, p, ps, now)
+    patch(monkeypatch, "make_leader", make_leader, partition, replica_manager)
+
+
+# --- ISR shrink and expand (SH1-SH6, EX1-EX5) -------------------------------------------------------
+def mut_out_of_sync_ge(monkeypatch):
+    """isFollowerOutOfSync with ``>=`` instead of ``>``: a follower exactly replica.lag.time.max.ms behind is
+    removed."""
+    def is_follower_out_of_sync(r, leader_end_offset, now, max_lag_ms):
+        return r.log_end_offset != leader_end_offset and (now - r.last_caught_up_time_ms) >= max_lag_ms
+    patch(monkeypatch, "is_follower_out_of_sync", is_follower_out_of_sync, partition)
+
+
+def mut_out_of_sync_no_leo_guard(monkeypatch):
+    """isFollowerOutOfSync without the LEO guard: an idle follower that is fully caught up is removed."""
+    def is_follower_out_of_sync(r, leader_end_offset, now, max_lag_ms):
+        return (now - r.last_caught_up_time_ms) > max_lag_ms
+    patch(monkeypatch, "is_follower_out_of_sync", is_follower_out_of_sync, partition)
+
+
+def mut_in_sync_ignores_hw(monkeypatch):
+    """isFollowerInSync without ``LEO >= HW``: a follower joins the ISR below the HW (only the epoch start
+    offset is checked)."""
+    def is_follower_in_sync(cfg, r, part, log):
+        return part.leader_epoch_start_offset >= 0 and r.log_end_offset >= part.leader_epoch_start_offset
+    patch(monkeypatch, "is_follower_in_sync", is_follower_in_sync, partition)
+
+
+def mut_no_kafka_7128(monkeypatch):
+    """KAFKA-7128 switched off: ISR expansion checks only LEO >= (a possibly lagging) HW."""
+    return CFG.replace(kafka_7128=False)
+
+
+# --- epoch cache ------------------------------------------------------------------------------------
+def mut_cache_assign_keeps_later_offsets(monkeypatch):
+    """LeaderEpochFileCache.assign drops only entries with a larger epoch, not those starting at or after the
+    new start offset."""
+    def cache_assign(cache, epoch, start_offset):
+        if cache and cache[-1][0] == epoch and start_offset >= cache[-1][1]:
+            return cache
+        return tuple(e for e in cache if e[0] < epoch) + ((epoch, start_offset),)
+    patch(monkeypatch, "cache_assign", cache_assign, logmod, partition)
+
+
+# --- log --------------------------------------------------------------------------------------------
+def mut_truncate_keeps_hw(monkeypatch):
+    """Log.truncateTo that does not lower the HW to the new LEO (FO4 missing)."""
+    def truncate_to(log, target):
+        if target >= log.log_end_offset:
+            return False
+        if target < log.log_start_offset:
+            truncate_fully_and_start_at(log, target)
+            return True
+        log.entries = log.entries[:target - log.log_start_offset]
+        log.epoch_cache = cache_truncate_from_end(log.epoch_cache, target)
+        if log.recovery_point > target:
+            log.recovery_point = target
+        return True
+    patch(monkeypatch, "truncate_to", truncate_to, logmod, fetcher, replica_manager, faults)
+
+
+# --- follower truncation ----------------------------------------------------------------------------
+def mut_follower_skips_truncation(monkeypatch):
+    """The follower's truncation round moves to Fetching from its own LEO without truncating."""
+    def _finish_truncation(s, f, log, offset):
+        f.fetch_offset = log.log_end_offset
+        f.state = fetcher.FETCHING
+    patch(monkeypatch, "_finish_truncation", _finish_truncation, fetcher)
+
+
+# --- consumer reads ---------------------------------------------------------------------------------
+def mut_consumer_reads_to_leo(monkeypatch):
+    """Consumer fetches bounded by the leader's LEO instead of the HW (FE1)."""
+    original = replica_manager.fetch_messages
+
+    def fetch_messages(cfg, s, br, p, replica_id, fetch_offset, current_leader_epoch, follower_log_start=-1,
+                       isolation="read_uncommitted"):
+        resp = original(cfg, s, br, p, replica_id, fetch_offset, current_leader_epoch, follower_log_start,
+                        isolation)
+        if replica_id < 0 and resp.error == E.NONE:
+            log = br.logs[p]
+            resp = FetchResponseData(resp.error, fetch_offset, log.read(fetch_offset, log.log_end_offset),
+                                     resp.high_watermark, resp.log_start_offset)
+        return resp
+    patch(monkeypatch, "fetch_messages", fetch_messages, stepmod)
+
+
+# --- control requests (C1, C10) ---------------------------------------------------------------------
+def mut_leader_and_isr_no_c1(monkeypatch):
+    """becomeLeaderOrFollower without C1: a LeaderAndIsr from an older controller epoch is applied."""
+    def become_leader_or_follower(cfg, s, br, req):
+        br.controller_epoch = req.controller_epoch                                  # C2, with no C1 before it
+        result, to_leader, to_follower = {}, [], []
+        for ps in req.partition_states:
+            p = ps.partition
+            hosted = br.partitions[p]
+            if hosted == OFFLINE:
+                result[p] = E.KAFKA_STORAGE_ERROR
+                continue
+            if hosted is None:
+                hosted = Partition(p)
+                hosted._tok = br._tok
+                br.partitions = replace_at(br.partitions, p, hosted)
+            if ps.leader_epoch > hosted.leader_epoch:
+                if br.broker_id in ps.replicas:
+                    (to_leader if ps.leader == br.broker_id else to_follower).append(ps)
+                else:
+                    result[p] = E.UNKNOWN_TOPIC_OR_PARTITION
+            else:
+                result[p] = E.STALE_CONTROLLER_EPOCH
+        if to_leader:
+            result.update(replica_manager.make_leaders(cfg, s, br, to_leader))
+        if to_follower:
+            result.update(replica_manager.make_followers(cfg, s, br, to_follower))
+        for ps in req.partition_states:
+            if br.logs[ps.partition] is None and br.partitions[ps.partition] != OFFLINE:
+                br.partitions = replace_at(br.partitions, ps.partition, OFFLINE)
+        if not br.hw_checkpoint_started:
+            br.hw_checkpoint_started = True
+            br.next_hw_checkpoint_ms = s.now
+        return result
+    patch(monkeypatch, "become_leader_or_follower", become_leader_or_follower, replica_manager)
+
+
+def mut_update_metadata_no_c10(monkeypatch):
+    """maybeUpdateMetadataCache without the controller-epoch check: a zombie's UpdateMetadata is applied."""
+    def maybe_update_metadata_cache(s, br, req):
+        parts = list(br.metadata.partitions) or [None] * len(br.partitions)
+        for ps in req.partition_states:
+            parts[ps.partition] = None if ps.leader == -2 else replica_manager.PartitionMetadata(
+                ps.leader, ps.leader_epoch, ps.isr, ps.replicas)
+        br.metadata = replica_manager.MetadataCache(tuple(req.live_brokers), tuple(parts))
+        br.controller_epoch = req.controller_epoch
+        return {ps.partition: E.NONE for ps in req.partition_states}
+    patch(monkeypatch, "maybe_update_metadata_cache", maybe_update_metadata_cache, replica_manager)
+
+
+def mut_reconnect_resets_controller_epoch(monkeypatch):
+    """ZooKeeper re-registration treated like a restart: the live broker forgets its controller epoch."""
+    original = faults.zk_reconnect
+
+    def zk_reconnect(cfg, s, b):
+        original(cfg, s, b)
+        s.broker_mut(b).controller_epoch = 0
+    patch(monkeypatch, "zk_reconnect", zk_reconnect, faults, stepmod)
+
+
+# --- fetch fencing ----------------------------------------------------------------------------------
+def mut_no_kafka_8400(monkeypatch):
+    """KAFKA-8400 switched off: a fenced follower fetch still updates the leader's view of the follower."""
+    return CFG.replace(kafka_8400=False)
+
+
+# --- DelayedProduce (P7) ----------------------------------------------------------------------------
+def mut_no_min_isr_at_completion(monkeypatch):
+    """checkEnoughReplicasReachOffset without the min.insync.replicas check: acks=all succeeds with a shrunk ISR."""
+    def check_enough_replicas_reach_offset(cfg, br, p, required_offset):
+        part, error = delayed.get_partition_or_error(br, p)
+        if part is None:
+            return True, error
+        if part.leader != br.broker_id:
+            return True, E.NOT_LEADER_FOR_PARTITION
+        if br.logs[p].high_watermark >= required_offset:
+            return True, E.NONE
+        return False, E.NONE
+    patch(monkeypatch, "check_enough_replicas_reach_offset", check_enough_replicas_reach_offset,
+          delayed, replica_manager)
+
+
+# --- ISR change propagation (1.13) ------------------------------------------------------------------
+def mut_propagation_never_writes(monkeypatch):
+    """The isr-change-propagation task reschedules itself but never writes the notification."""
+    def maybe_propagate_isr_changes(cfg, s, br):
+        br.next_isr_propagation_ms += cfg.isr_propagation_interval_ms
+    patch(monkeypatch, "maybe_propagate_isr_changes", maybe_propagate_isr_changes, replica_manager, stepmod)
+
+
+# --- controller -------------------------------------------------------------------------------------
+def _trigger_online(epoch_bump: int, outside_isr: bool):
+    """PartitionStateMachine.triggerOnlinePartitionStateChange with a wrong offline election (see callers)."""
+    def trigger_online_partition_state_change(cfg, s, c):
+        controller._read_partition_states(s, c)
+        live = c.is_live
+        batch = controller.ControllerBrokerRequestBatch(cfg, s, c)
+        batch.new_batch()
+        for p, st in enumerate(s.zk.partition_states):
+            assignment = s.zk.assignment[p]
+            if st is None:
+                live_replicas = tuple(r for r in assignment if live(r))
+                if not live_replicas:
+                    continue
+                new = LeaderIsrAndControllerEpoch(live_replicas[0], 0, tuple(sorted(live_replicas)), c.epoch, 0)
+                controller.write_partition_state(cfg, s, c, p, new, None)
+                batch.add_leader_and_isr_request_for_brokers(live_replicas, p, new, assignment, True)
+            elif st.leader == NO_LEADER or not live(st.leader):
+                if st.controller_epoch > c.epoch:
+                    continue
+                leader, isr, unclean = controller.offline_partition_leader_election(cfg, assignment, st.isr, live)
+                if leader is None and outside_isr:
+                    # the first live assigned replica, although outside the ISR, and not counted as unclean
+                    leader = next((r for r in assignment if live(r)), None)
+                    isr = (leader,)
+                if leader is None:
+                    continue
+                new = LeaderIsrAndControllerEpoch(leader, st.leader_epoch + epoch_bump, isr, c.epoch,
+                                                  st.zk_version + 1)
+                controller.write_partition_state(cfg, s, c, p, new, st.zk_version)
+                if unclean:
+                    s.ghost_mut().unclean_elections += 1
+                batch.add_leader_and_isr_request_for_brokers(
+                    tuple(r for r in assignment if live(r)), p, new, assignment, False)
+        batch.send_requests_to_brokers()
+    return trigger_online_partition_state_change
+
+
+def mut_election_keeps_epoch(monkeypatch):
+    """The offline-partition election writes the new leader with the old leader epoch (no bump)."""
+    patch(monkeypatch, "trigger_online_partition_state_change", _trigger_online(0, False), controller)
+
+
+def mut_election_outside_isr_not_unclean(monkeypatch):
+    """With no live ISR member the election picks a live replica outside the ISR without counting it unclean."""
+    patch(monkeypatch, "trigger_online_partition_state_change", _trigger_online(1, True), controller)
+
+
+def mut_isr_removal_empties_isr(monkeypatch):
+    """doRemoveReplicasFromIsr without 'keep the last member': removing the last ISR member empties the ISR."""
+    def remove_replicas_from_isr(cfg, s, c, dead):
+        controller._read_partition_states(s, c)
+        batch = controller.ControllerBrokerRequestBatch(cfg, s, c)
+        batch.new_batch()
+        for r in dead:
+            for p, assignment in enumerate(s.zk.assignment):
+                if r not in assignment:
+                    continue
+                batch.add_stop_replica_request_for_brokers((r,), p, False)
+                st = c.partition_states[p]
+                if st is None or r not in st.isr or st.controller_epoch > c.epoch:
+                    continue
+                new_leader = NO_LEADER if st.leader == r else st.leader
+                new_isr = tuple(x for x in st.isr if x != r)
+                new = LeaderIsrAndControllerEpoch(new_leader, st.leader_epoch + 1, new_isr, c.epoch,
+                                                  st.zk_version + 1)
+                controller.write_partition_state(cfg, s, c, p, new, st.zk_version)
+                batch.add_leader_and_isr_request_for_brokers(
+                    tuple(x for x in assignment if x != r and c.is_live(x)), p, new, assignment, False)
+        batch.send_requests_to_brokers()
+    patch(monkeypatch, "remove_replicas_from_isr", remove_replicas_from_isr, controller)
+
+
+# =========================================================================== traces
+def t_acked_record_unreplicated():
+    """Followers ready, one acks=all produce to leader 0, then leader 0 stops and broker 1 is elected."""
+    return (Builder().up(controller=2).ready(1, 2).produce(0, acks=-1)
+            .do(A.BrokerCrash(0, True), A.ControllerProcessBrokerChange(2)).deliver_all().actions)
+
+
+def t_acks1_unreplicated():
+    """Followers ready, one acks=1 produce to leader 0 (nobody has fetched it yet)."""
+    return Builder().up().ready(1, 2).produce(0, acks=1).actions
+
+
+def t_consumer_then_failover():
+    """An acks=1 record on leader 0 only, a consumer fetch from 0, then 0 stops and 1 is elected."""
+    return (Builder().up(controller=2).ready(1, 2).produce(0, acks=1).do(A.ConsumerFetch(0, P))
+            .do(A.BrokerCrash(0, True), A.ControllerProcessBrokerChange(2)).deliver_all().actions)
+
+
+def t_lagging_isr_member():
+    """Broker 2 never fetches; at t0+15000 (before the isr-expiration run due then) broker 1 fetches, a record
+    is produced and broker 1 fetches it: broker 2 is still in the ISR but out of the lag window."""
+    return (Builder().up().ready(1, 2).fetch(1).advance(15000).fetch(1).produce(0, acks=1).fetch(1, 2).actions)
+
+
+def t_hw_drops_within_tenure():
+    """At t0+15000 broker 2 (never fetched) is out of the ISR. While broker 1 keeps the HW moving, broker 2 starts
+    fetching: its second fetch is 'caught up' (fetch offset >= the leader LEO of its previous fetch) but below
+    the HW, so it enters the HW computation with LEO 1 < HW 2."""
+    return (Builder().up().ready(1, 2).fetch(1).advance(15000).tasks()
+            .produce(0).fetch(1, 2)           # HW 1
+            .fetch(2)                          # broker 2 at offset 0 < HW: stays out of the ISR
+            .produce(0).fetch(1, 2)            # HW 2
+            .do(A.FetchRequest(2, P)).actions)  # broker 2 at offset 1, caught up as of its previous fetch
+
+
+def t_follower_rejoins_below_hw():
+    """Broker 2 is removed at t0+15000, broker 1 then replicates a record (HW 1), and broker 2 fetches from 0."""
+    return (Builder().up().ready(1, 2).fetch(1).advance(15000).tasks()
+            .produce(0).fetch(1, 2).do(A.FetchRequest(2, P)).actions)
+
+
+def t_leader_epoch_bump_same_leader():
+    """Broker 2 stops; the controller removes it from the ISR, bumping the epoch of leader 0 (LEO 0)."""
+    return (Builder().up(controller=1).do(A.BrokerCrash(2, True), A.ControllerProcessBrokerChange(1))
+            .deliver_all().actions)
+
+
+def t_lossy_leader_crash():
+    """crash_loses_unflushed_data: a replicated record (HW 1) never flushed; leader 0 crashes uncleanly."""
+    return (Builder(CFG_LOSSY).up(controller=2).ready(1, 2).produce(0).fetch(1, 2).fetch(2, 2)
+            .do(A.BrokerCrash(0, False)).actions)
+
+
+def t_leader_only_isr_then_leader_stops():
+    """Neither follower fetches: at t0+15000 the ISR shrinks to (0); then broker 0 stops (controller on 1)."""
+    return (Builder().up(controller=1).advance(15000).tasks()
+            .do(A.BrokerCrash(0, True), A.ControllerProcessBrokerChange(1)).actions)
+
+
+def t_bounce_then_leader_stops():
+    """Broker 1 restarts (fresh Partition) and leader 0 stops before the controller (on 2) sees either change;
+    the new leader elected in that BrokerChange is broker 1."""
+    return (Builder().up(controller=2)
+            .do(A.BrokerCrash(1, True), A.BrokerRestart(1), A.BrokerCrash(0, True),
+                A.ControllerProcessBrokerChange(2))
+            .deliver_all(brokers=(1,)).actions)
+
+
+def t_acked_then_isr_members_die():
+    """Broker 2 leaves the ISR (never fetched); a record acknowledged by {0, 1}; 0 then 1 stop (controller on 2)."""
+    return (Builder().up(controller=2).ready(1, 2).fetch(1).advance(15000).tasks()
+            .produce(0, acks=-1).fetch(1, 2)
+            .do(A.BrokerCrash(0, True), A.ControllerProcessBrokerChange(2)).deliver_all()
+            .do(A.BrokerCrash(1, True), A.ControllerProcessBrokerChange(2)).deliver_all().actions)
+
+
+def t_shrink_then_wait():
+    """Nobody fetches: the ISR shrinks at t0+15000, then 65 s pass with every scheduled task run on time."""
+    return Builder().up().advance(15000).tasks().advance(65000).actions
+
+
+def t_min_isr_shrink_completes_produce():
+    """min.insync.replicas=2: an acks=all produce is parked at t0 (ISR 3); at t0+15000 the ISR shrinks to (0)."""
+    return Builder(CFG_MIN_ISR_2).up().produce(0, acks=-1).advance(15000).tasks().actions
+
+
+def t_fenced_fetch_to_leader():
+    """Broker 2 has fetched a record (the leader last saw it at offset 0) when it loses its session; the
+    controller (on 1) bumps leader 0's epoch; broker 2, still in epoch 0, fetches from offset 1 and is fenced."""
+    return (Builder().up(controller=1).ready(1, 2).produce(0).fetch(1, 2).fetch(2)
+            .do(A.ZkSessionExpire(2), A.ControllerProcessBrokerChange(1)).deliver_all(brokers=(0,))
+            .do(A.FetchRequest(2, P)).actions)
+
+
+def t_divergent_follower_log():
+    """Broker 0 holds an unreplicated record (epoch 0) when it stops; broker 1 leads epoch 1 and writes two
+    records; broker 0 restarts as a follower and runs its truncation round and a fetch."""
+    return (Builder().up(controller=2).ready(1, 2).produce(0)
+            .do(A.BrokerCrash(0, True), A.ControllerProcessBrokerChange(2)).deliver_all()
+            .produce(1, times=2)
+            .do(A.BrokerRestart(0), A.ControllerProcessBrokerChange(2)).deliver_all()
+            .ready(0).fetch(0).actions)
+
+
+def t_zombie_controller():
+    """Scenario 03: the zombie controller (broker 0, epoch 1) delivers to broker 2 after controller 1 (epoch 2)."""
+    return scenario("03-")
+
+
+def t_zombie_update_metadata():
+    """Scenario 03 up to the zombie's refused LeaderAndIsr, then the zombie's queued UpdateMetadata."""
+    return Builder(prefix=scenario("03-")[:12]).do(A.DeliverControlRequest(0, 2)).actions
+
+
+def t_session_reconnect():
+    return Builder().up().do(A.ZkSessionExpire(1), A.ZkReconnect(1)).actions
+
+
+CFG_LOSSY = CFG.replace(crash_loses_unflushed_data=True)
+CFG_MIN_ISR_2 = CFG.replace(min_insync_replicas=2)
+
+
+# =========================================================================== the table
+@dataclass(frozen=True)
+class Case:
+    invariant: str
+    mutant: Callable            # (monkeypatch) -> ModelConfig | None
+    trace: Callable             # () -> list of actions, built on the unmutated model
+    facts: dict = field(default_factory=dict)   # facts the violation must report
+    cfg: ModelConfig = CFG
+
+    @property
+    def id(self) -> str:
+        return f"{self.invariant}-{self.mutant.__name__.removeprefix('mut_')}"
+
+
+CASES = (
+    Case("log_offsets", mut_truncate_keeps_hw, t_lossy_leader_crash,
+         {"broker": 0, "high_watermark": 1, "log_end_offset": 0}, CFG_LOSSY),
+    Case("isr_well_formed", mut_isr_removal_empties_isr, t_leader_only_isr_then_leader_stops,
+         {"where": "zookeeper", "isr": [], "leader": -1}),
+    Case("isr_well_formed", mut_election_outside_isr_not_unclean, t_acked_then_isr_members_die,
+         {"where": "zookeeper"}),
+    Case("one_leader_per_epoch", mut_election_keeps_epoch, t_bounce_then_leader_stops,
+         {"leader_epoch": 0, "leaders": [0, 1]}),
+    Case("epoch_cache_monotonic", mut_cache_assign_keeps_later_offsets, t_leader_epoch_bump_same_leader,
+         {"broker": 0, "epoch_cache": [[0, 0], [1, 0]]}),
+    Case("acked_durability", mut_hw_max_not_min, t_acked_record_unreplicated,
+         {"offset": 0, "leader": 1, "found": None}),
+    Case("acked_durability", mut_leader_truncates_to_hw, lambda: scenario("05-"),
+         {"offset": 0, "leader": 1, "found": None}),
+    Case("acked_durability", mut_election_outside_isr_not_unclean, t_acked_then_isr_members_die,
+         {"offset": 0, "leader": 2, "found": None}),
+    Case("consumer_safety", mut_consumer_reads_to_leo, t_consumer_then_failover,
+         {"offset": 0, "leader": 1, "found": None}),
+    Case("committed_prefix", mut_hw_max_not_min, t_acks1_unreplicated,
+         {"offset": 0, "leader": 0, "high_watermark": 1, "follower_entry": None}),
+    Case("committed_prefix", mut_hw_ignores_isr, t_lagging_isr_member,
+         {"offset": 0, "leader": 0, "follower": 2, "follower_entry": None}),
+    Case("log_matching", mut_follower_skips_truncation, t_divergent_follower_log,
+         {"brokers": [0, 1], "offset": 0, "matched_offset": 1}),
+    Case("hw_within_isr", mut_hw_ignores_isr, t_lagging_isr_member,
+         {"leader": 0, "follower": 2, "high_watermark": 1, "follower_log_end_offset": 0}),
+    Case("hw_within_isr", mut_make_leader_keeps_remote_leos, lambda: scenario("16-"),
+         {"leader": 0, "follower": 2}),
+    Case("isr_propagation_bound", mut_propagation_never_writes, t_shrink_then_wait,
+         {"broker": 0, "pending": [0]}),
+    Case("leader_hw_monotonic", mut_hw_not_monotonic, t_hw_drops_within_tenure,
+         {"broker": 0, "high_watermark_before": 2, "high_watermark_after": 1}),
+    Case("epochs_monotonic", mut_leader_and_isr_no_c1, t_zombie_controller,
+         {"broker": 2, "controller_epoch_before": 2, "controller_epoch_after": 1}),
+    Case("epochs_monotonic", mut_update_metadata_no_c10, t_zombie_update_metadata,
+         {"broker": 2, "controller_epoch_before": 2, "controller_epoch_after": 1}),
+    Case("epochs_monotonic", mut_reconnect_resets_controller_epoch, t_session_reconnect,
+         {"broker": 1, "controller_epoch_before": 1, "controller_epoch_after": 0}),
+    Case("stale_controller_epoch_refused", mut_leader_and_isr_no_c1, t_zombie_controller,
+         {"broker": 2, "request": "LeaderAndIsrRequest", "request_controller_epoch": 1,
+          "broker_controller_epoch": 2}),
+    Case("stale_controller_epoch_refused", mut_update_metadata_no_c10, t_zombie_update_metadata,
+         {"broker": 2, "request": "UpdateMetadataRequest", "request_controller_epoch": 1}),
+    Case("fetch_fencing", mut_no_kafka_8400, t_fenced_fetch_to_leader,
+         {"leader": 0, "follower": 2, "error": E.FENCED_LEADER_EPOCH, "log_end_offset_before": 0,
+          "log_end_offset_after": 1}),
+    Case("isr_entry_condition", mut_no_kafka_7128, lambda: scenario("08a-"),
+         {"follower": 2, "follower_log_end_offset": 1, "leader_epoch_start_offset": 2}),
+    Case("isr_entry_condition", mut_in_sync_ignores_hw, t_follower_rejoins_below_hw,
+         {"leader": 0, "follower": 2, "follower_log_end_offset": 0, "high_watermark": 1}),
+    Case("min_isr_promise", mut_no_min_isr_at_completion, t_min_isr_shrink_completes_produce,
+         {"leader": 0, "isr": [0], "min_insync_replicas": 2}, CFG_MIN_ISR_2),
+    Case("isr_lag_window", mut_out_of_sync_ge, lambda: scenario("01-"),
+         {"bound": "lower", "follower": 2}),
+    Case("isr_lag_window", mut_out_of_sync_no_leo_guard, lambda: scenario("02-"),
+         {"bound": "lower"}),
+)
+
+
+# =========================================================================== tests
+def test_every_safety_invariant_has_a_mutant():
+    covered = {c.invariant for c in CASES}
+    missing = sorted(inv.name for inv in SAFETY if inv.name not in covered)
+    assert not missing, f"safety invariants without a mutant in tests/test_mutants.py: {missing}"
+    unknown = sorted(covered - set(BY_NAME))
+    assert not unknown, f"mutant cases name unknown invariants: {unknown}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_invariant_catches_mutant(case: Case, monkeypatch):
+    inv = BY_NAME[case.invariant]
+    actions = case.trace()
+
+    clean = run(case.cfg, actions, inv)
+    assert clean.disabled is None, f"unmutated model: {A.describe(clean.disabled)} not enabled at {clean.steps + 1}"
+    assert clean.violation is None, f"unmutated model violates {case.invariant}: {clean.violation}"
+
+    cfg = case.mutant(monkeypatch) or case.cfg
+    broken = run(cfg, actions, inv)
+    assert broken.violation is not None, (
+        f"mutant {case.mutant.__name__} not caught by {case.invariant} in {broken.steps} steps"
+        + (f" (stopped: {A.describe(broken.disabled)} not enabled)" if broken.disabled else ""))
+    assert broken.violation.invariant == case.invariant
+    got = {k: broken.violation.facts.get(k) for k in case.facts}
+    assert got == case.facts, f"violation facts {broken.violation.facts}"
