@@ -29,14 +29,47 @@ def random_states(cfg: ModelConfig, seed: int, n_steps: int):
         s = s2
 
 
-def bring_up(cfg: ModelConfig):
-    """The cluster after the first controller election and delivery of every queued control request."""
-    s = step(cfg, initial_state(cfg), A.ElectController(0))
+DEFAULT = ModelConfig()  # the kafka-2.4 preset: 3 brokers, one partition, RF 3
+
+
+def drive(cfg: ModelConfig, s, *actions):
+    """Apply each action with step, asserting it is enabled."""
+    for a in actions:
+        s2 = step(cfg, s, a)
+        assert s2 is not None, f"{A.describe(a)} is not enabled"
+        s = s2
+    return s
+
+
+def bring_up(cfg: ModelConfig = DEFAULT, controller: int = 0):
+    """A controller elected on `controller` (epoch 1) and every queued control request delivered."""
+    s = drive(cfg, initial_state(cfg), A.ElectController(controller))
     while True:
-        deliveries = [a for a in enabled_actions(cfg, s, {A.DeliverControlRequest})]
+        deliveries = enabled_actions(cfg, s, {A.DeliverControlRequest})
         if not deliveries:
             return s
-        s = step(cfg, s, deliveries[0])
+        s = drive(cfg, s, deliveries[0])
+
+
+def ready(cfg: ModelConfig = DEFAULT, p: int = 0):
+    """bring_up, then each follower's truncation round (KIP-101/279): followers are Fetching at offset 0."""
+    s = bring_up(cfg)
+    if cfg.truncation != "hw":
+        leader = s.zk.partition_states[p].leader
+        s = drive(cfg, s, *(A.OffsetsForLeaderEpoch(b, p) for b in s.zk.assignment[p] if b != leader))
+    return s
+
+
+def fetch_round(cfg: ModelConfig, s, follower: int, p: int = 0):
+    """One fetch of `follower`: the request (the leader answers) and the response."""
+    return drive(cfg, s, A.FetchRequest(follower, p), A.FetchResponse(follower, p))
+
+
+def produce(cfg: ModelConfig, s, n: int, acks: int = 1, broker: int = 0, p: int = 0):
+    """`n` single-record produce requests to `broker`."""
+    for _ in range(n):
+        s = drive(cfg, s, A.Produce(broker, p, acks))
+    return s
 
 
 @pytest.fixture(params=sorted(PRESETS))

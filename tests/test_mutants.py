@@ -418,8 +418,13 @@ def mut_propagation_never_writes(monkeypatch):
 
 
 # --- controller -------------------------------------------------------------------------------------
-def _trigger_online(epoch_bump: int, outside_isr: bool):
-    """PartitionStateMachine.triggerOnlinePartitionStateChange with a wrong offline election (see callers)."""
+def _trigger_online(epoch_bump: int, outside_isr: str | None):
+    """PartitionStateMachine.triggerOnlinePartitionStateChange with a wrong offline election (see callers).
+
+    ``epoch_bump``: what the election adds to the leader epoch (1 in Kafka).  ``outside_isr``: when no live
+    replica is in the ISR, elect the first live assigned replica anyway, not counted as unclean, with the ISR
+    ``(leader,)`` ("leader") or the old ISR kept ("old"); None: Kafka's rule.
+    """
     def trigger_online_partition_state_change(cfg, s, c):
         controller._read_partition_states(s, c)
         live = c.is_live
@@ -439,9 +444,8 @@ def _trigger_online(epoch_bump: int, outside_isr: bool):
                     continue
                 leader, isr, unclean = controller.offline_partition_leader_election(cfg, assignment, st.isr, live)
                 if leader is None and outside_isr:
-                    # the first live assigned replica, although outside the ISR, and not counted as unclean
                     leader = next((r for r in assignment if live(r)), None)
-                    isr = (leader,)
+                    isr = (leader,) if outside_isr == "leader" else st.isr
                 if leader is None:
                     continue
                 new = LeaderIsrAndControllerEpoch(leader, st.leader_epoch + epoch_bump, isr, c.epoch,
@@ -457,12 +461,18 @@ def _trigger_online(epoch_bump: int, outside_isr: bool):
 
 def mut_election_keeps_epoch(monkeypatch):
     """The offline-partition election writes the new leader with the old leader epoch (no bump)."""
-    patch(monkeypatch, "trigger_online_partition_state_change", _trigger_online(0, False), controller)
+    patch(monkeypatch, "trigger_online_partition_state_change", _trigger_online(0, None), controller)
 
 
 def mut_election_outside_isr_not_unclean(monkeypatch):
-    """With no live ISR member the election picks a live replica outside the ISR without counting it unclean."""
-    patch(monkeypatch, "trigger_online_partition_state_change", _trigger_online(1, True), controller)
+    """With no live ISR member the election picks a live replica outside the ISR (new ISR: that replica) without
+    counting the election as unclean."""
+    patch(monkeypatch, "trigger_online_partition_state_change", _trigger_online(1, "leader"), controller)
+
+
+def mut_election_outside_isr_keeps_isr(monkeypatch):
+    """With no live ISR member the election picks a live replica outside the ISR and keeps the old ISR."""
+    patch(monkeypatch, "trigger_online_partition_state_change", _trigger_online(1, "old"), controller)
 
 
 def mut_isr_removal_empties_isr(monkeypatch):
@@ -631,8 +641,8 @@ CASES = (
          {"broker": 0, "high_watermark": 1, "log_end_offset": 0}, CFG_LOSSY),
     Case("isr_well_formed", mut_isr_removal_empties_isr, t_leader_only_isr_then_leader_stops,
          {"where": "zookeeper", "isr": [], "leader": -1}),
-    Case("isr_well_formed", mut_election_outside_isr_not_unclean, t_acked_then_isr_members_die,
-         {"where": "zookeeper"}),
+    Case("isr_well_formed", mut_election_outside_isr_keeps_isr, t_acked_then_isr_members_die,
+         {"where": "zookeeper", "leader": 2, "isr": [1]}),
     Case("one_leader_per_epoch", mut_election_keeps_epoch, t_bounce_then_leader_stops,
          {"leader_epoch": 0, "leaders": [0, 1]}),
     Case("epoch_cache_monotonic", mut_cache_assign_keeps_later_offsets, t_leader_epoch_bump_same_leader,

@@ -23,6 +23,8 @@ from isrlab.model.requests import LeaderAndIsrPartitionState
 from isrlab.model.state import LeaderIsrAndControllerEpoch, Partition, Replica
 from isrlab.model.step import initial_state, step
 
+from conftest import bring_up, drive, fetch_round, produce, ready  # noqa: E402
+
 pytestmark = pytest.mark.unit
 
 CFG = ModelConfig()          # kafka-2.4 preset: 3 brokers, RF 3, replicas (0, 1, 2), lag 10000 ms
@@ -34,43 +36,6 @@ T0 = initial_state(CFG).now
 
 
 # --------------------------------------------------------------------------- fixtures
-def drive(cfg, s, *actions):
-    """Apply each action with step, asserting it is enabled."""
-    for a in actions:
-        s2 = step(cfg, s, a)
-        assert s2 is not None, f"{a} is not enabled"
-        s = s2
-    return s
-
-
-def bring_up(cfg=CFG):
-    """Controller 0 elected, every queued control request delivered: broker 0 leads epoch 0, ISR (0, 1, 2)."""
-    s = drive(cfg, initial_state(cfg), A.ElectController(0))
-    for _ in range(3):
-        for b in range(cfg.n_brokers):
-            s = drive(cfg, s, A.DeliverControlRequest(0, b))
-    assert not any(s.controllers[0].queues)
-    return s
-
-
-def ready(cfg=CFG):
-    """bring_up, then each follower's truncation round (KIP-279): both fetchers are Fetching at offset 0."""
-    s = bring_up(cfg)
-    if cfg.truncation != "hw":
-        s = drive(cfg, s, A.OffsetsForLeaderEpoch(1, P), A.OffsetsForLeaderEpoch(2, P))
-    return s
-
-
-def fetch_round(cfg, s, follower):
-    return drive(cfg, s, A.FetchRequest(follower, P), A.FetchResponse(follower, P))
-
-
-def produce(cfg, s, n, acks=1, broker=0):
-    for _ in range(n):
-        s = drive(cfg, s, A.Produce(broker, P, acks))
-    return s
-
-
 def writable(s, now=None):
     """A clone of the cluster owning a fresh write token (model/node.py), optionally at another time."""
     s2 = s._clone(object())

@@ -31,6 +31,8 @@ from isrlab.model.state import (FAILED, FETCHING, OFFLINE, TRUNCATING, FetchResp
                                 LeaderIsrAndControllerEpoch, MetadataCache, PartitionMetadata)
 from isrlab.model.step import initial_state, step
 
+from conftest import bring_up, drive, fetch_round, produce, ready  # noqa: E402
+
 pytestmark = pytest.mark.unit
 
 CFG = ModelConfig()          # kafka-2.4 preset: 3 brokers, RF 3, replicas (0, 1, 2)
@@ -41,44 +43,6 @@ T0 = initial_state(CFG).now
 
 
 # --------------------------------------------------------------------------- fixtures
-def drive(cfg, s, *actions):
-    """Apply each action with step, asserting it is enabled."""
-    for a in actions:
-        s2 = step(cfg, s, a)
-        assert s2 is not None, f"{a} is not enabled"
-        s = s2
-    return s
-
-
-def bring_up(cfg=CFG, controller=0):
-    """A controller elected (epoch 1), every queued control request delivered: broker 0 leads epoch 0."""
-    s = drive(cfg, initial_state(cfg), A.ElectController(controller))
-    for _ in range(3):
-        for b in range(cfg.n_brokers):
-            if s.controller_on(controller).queues[b]:
-                s = drive(cfg, s, A.DeliverControlRequest(controller, b))
-    assert not any(s.controller_on(controller).queues)
-    return s
-
-
-def ready(cfg=CFG):
-    """bring_up, then each follower's truncation round: both fetchers Fetching at offset 0."""
-    s = bring_up(cfg)
-    if cfg.truncation != "hw":
-        s = drive(cfg, s, *(A.OffsetsForLeaderEpoch(b, P) for b in range(1, cfg.replication_factor)))
-    return s
-
-
-def fetch_round(cfg, s, follower):
-    return drive(cfg, s, A.FetchRequest(follower, P), A.FetchResponse(follower, P))
-
-
-def produce(cfg, s, n, acks=1, broker=0):
-    for _ in range(n):
-        s = drive(cfg, s, A.Produce(broker, P, acks))
-    return s
-
-
 def sync(cfg, s, rounds=3):
     """``rounds`` fetch rounds of every follower in turn (three bring every replica's HW to the leader's LEO)."""
     for _ in range(rounds):
