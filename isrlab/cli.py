@@ -157,7 +157,14 @@ def archive_counterexample(out: str, preset_name: str, trace) -> tuple[str, bool
 @click.option("--runs", default=None, type=click.IntRange(1), help="Number of runs (default: until the budget).")
 @click.option("--budget", default=None, type=click.FloatRange(min=0.1), help="Seconds to run (default 30 "
               "when --runs is not given).")
-@click.option("--max-steps", default=120, show_default=True, type=click.IntRange(1), help="Steps per run.")
+@click.option("--engine", type=click.Choice(["guided", "walk", "hypothesis"]), default="guided", show_default=True,
+              help="guided: novelty-guided walks over a corpus of saved states (one run = --extensions "
+                   "extensions); walk: independent random walks (one run = one walk); hypothesis: the "
+                   "rule-based state machine (one run = 100 test cases of --max-steps steps).")
+@click.option("--max-steps", default=120, show_default=True, type=click.IntRange(1),
+              help="Steps per walk (walk) or per extension (guided: 40 when not given).")
+@click.option("--extensions", default=2000, show_default=True, type=click.IntRange(1),
+              help="Extensions per guided run.")
 @click.option("--invariant", "invariants", multiple=True, help="Check only these invariants (repeatable).")
 @click.option("--no-swarm", is_flag=True, help="Enable every action kind in every run.")
 @click.option("--shrink-budget", default=20.0, show_default=True, type=click.FloatRange(min=0.0),
@@ -165,7 +172,8 @@ def archive_counterexample(out: str, preset_name: str, trace) -> tuple[str, bool
 @click.option("--out", default="counterexamples", show_default=True, type=click.Path(file_okay=False),
               help="Folder the shrunk counterexample is archived in.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable summary on stdout.")
-def fuzz(preset_name, seed, runs, budget, max_steps, invariants, no_swarm, shrink_budget, out, as_json) -> None:
+def fuzz(preset_name, seed, runs, budget, engine, max_steps, extensions, invariants, no_swarm, shrink_budget, out,
+         as_json) -> None:
     """Seeded swarm random walks of a preset, every invariant checked after every step.
 
     Stops at the first violation: shrinks it, prints the explained trace, archives it under --out
@@ -180,7 +188,7 @@ def fuzz(preset_name, seed, runs, budget, max_steps, invariants, no_swarm, shrin
     from .properties.invariants import BY_NAME, SAFETY, WITNESSES, witnesses
     from .properties.replay import replay as run_replay
     from .properties.shrink import shrink
-    from .properties.walker import derive_seed, walk
+    from .properties.walker import derive_seed, search, walk
 
     try:
         p = preset(preset_name)
@@ -200,7 +208,18 @@ def fuzz(preset_name, seed, runs, budget, max_steps, invariants, no_swarm, shrin
     last_report = t0
     while (runs is None or n < runs) and (budget is None or time.monotonic() - t0 < budget):
         run_seed = derive_seed(seed, n)
-        r = walk(p.config, run_seed, max_steps, checked, swarm=not no_swarm)
+        if engine == "walk":
+            r = walk(p.config, run_seed, max_steps, checked, swarm=not no_swarm)
+        elif engine == "hypothesis":
+            from .properties.machines import run_machine
+
+            left = None if budget is None else max(budget - (time.monotonic() - t0), 1.0)
+            r = run_machine(p.config, run_seed, 100, min(max_steps, 100), checked, time_budget_s=left,
+                            shrink_budget_s=shrink_budget, preset=preset_name)
+            r.kind_counts = dict(r.kinds)
+        else:
+            ext_steps = max_steps if max_steps != 120 else 40
+            r = search(p.config, run_seed, extensions, ext_steps, checked)
         n += 1
         total_steps += r.steps
         for k, c in r.kind_counts.items():
@@ -216,7 +235,8 @@ def fuzz(preset_name, seed, runs, budget, max_steps, invariants, no_swarm, shrin
             found = (run_seed, r)
             break
     secs = time.monotonic() - t0
-    summary = {"preset": preset_name, "expected": p.expected, "breaks": list(p.breaks), "campaign_seed": seed,
+    summary = {"preset": preset_name, "engine": engine, "expected": p.expected, "breaks": list(p.breaks),
+               "campaign_seed": seed,
                "runs": n, "steps": total_steps, "seconds": round(secs, 3),
                "steps_per_second": round(total_steps / secs) if secs > 0 else None,
                "action_kinds_covered": sorted(kinds_seen), "witnesses": sorted(seen_witnesses),
@@ -227,8 +247,9 @@ def fuzz(preset_name, seed, runs, budget, max_steps, invariants, no_swarm, shrin
         v = r.violation
         sr = shrink(p.config, r.actions, v.invariant, time_budget_s=shrink_budget)
         trace = Trace(config=p.config, actions=list(sr.actions), expect="violation", violated=v.invariant,
-                      preset=preset_name, provenance={"engine": "walk", "campaign_seed": seed, "run_index": n - 1,
+                      preset=preset_name, provenance={"engine": engine, "campaign_seed": seed, "run_index": n - 1,
                                                      "run_seed": run_seed, "max_steps": max_steps,
+                                                     "extensions": extensions if engine == "guided" else None,
                                                      "swarm": not no_swarm, "original_length": len(r.actions),
                                                      "shrunk_length": sr.shrunk_length})
         result = run_replay(trace)

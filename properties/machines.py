@@ -1,43 +1,58 @@
 """Hypothesis rule machines: a thin mutable shell over the pure model (STYLE guideline 8).
 
 ``machine_for(cfg)`` builds a ``RuleBasedStateMachine`` class whose only state is
-the model's: ``self.state`` (a frozen ``ClusterState``), the previous state, and
-the action list ``self.trace``.  Every rule does the same three things::
+the model's: ``self.state`` (a frozen ``ClusterState``), the state before the
+last action, and the action list ``self.trace``.  Every rule does the same::
 
     a = <an enabled action of this rule's kind, drawn from the current state>
     self.state = step(cfg, self.state, a)
     self.trace.append(a)
 
-There is one ``@rule`` per action kind (``model.actions.ACTION_TYPES``), named
-after the kind in snake case (``FollowerFetch`` -> ``fetch_request`` ...), each
-guarded by a named ``@precondition`` that the kind has an enabled action, so a
-rule only ever applies an enabled action (``step`` returning ``None`` is a bug
-in the shell and raises ``ActionNotEnabled``).
+Rules.  One ``@rule`` per action kind (``model.actions.ACTION_TYPES``), named
+after the kind in snake case (``FetchRequest`` -> ``fetch_request``), guarded by
+a named ``@precondition`` (``fetch_request_enabled``) that the kind has an
+enabled action in the current state.  The rule draws its action with
+``data.draw(st.sampled_from(<enabled actions of the kind>))``, so it only ever
+applies an enabled action; ``step`` returning ``None`` would be a bug in the
+shell and raises ``ActionNotEnabled``.  The enabled actions are computed once
+per state (``enabled_actions``, grouped by kind), not once per precondition.
 
 Rule frequency.  Hypothesis picks a rule uniformly among the rules whose
-precondition holds, then the rule draws one of its kind's enabled actions.
-That is exactly the seeded walker's "kind first, then action" chooser, so kinds
-with many instances (produce and consumer fetches to every broker) do not crowd
-out rare ones, and a rarely-enabled kind (``DelayedProduceExpire``,
-``ControllerProcessIsrChangeNotification``) gets its full share whenever it is
-enabled instead of being starved.  Faults are bounded by the config's budgets
-(``max_crashes``, ``max_session_expirations``), not by weights.  On top of this
-Hypothesis's own swarm testing (feature flags, drawn per test case) switches
-random subsets of rules off for a whole test case, the same idea as the
-walker's ``swarm_kinds``.
+precondition holds, then the rule picks one of its kind's actions.  That is the
+seeded walker's "kind first, then action" chooser: kinds with many instances
+do not crowd out rare ones, and a kind that is seldom enabled
+(``DelayedProduceExpire``, ``ControllerProcessIsrChangeNotification``,
+``FetchResponse``) gets a full share whenever it is enabled rather than being
+starved by failed draws.  Faults are bounded by the config's budgets
+(``max_crashes``, ``max_session_expirations``), not by weights.  Hypothesis adds
+swarm testing of its own (feature flags drawn per test case switch random
+subsets of rules off), the idea behind the walker's ``swarm_kinds``.  Its cost:
+when every rule that is enabled in a state is switched off, Hypothesis discards
+the test case as invalid (about 4 in 10 test cases on ``kafka-2.4``); those do
+not count towards ``max_examples``.
 
-Checking.  A single ``@invariant()`` runs the catalogue: ``check_state`` on the
-initial state, then ``check_transition(cfg, pre, a, post, step)`` once per step
-(the shell keeps ``pre``).  A violation raises ``InvariantViolated`` (an
-``AssertionError``; one subclass per invariant name, so that Hypothesis, which
-tells failures apart by exception type and location, shrinks each invariant's
-failure separately and never slides from one invariant to another).  Its
-message names the invariant and its facts; its notes carry the archive-format
-JSON trace (``model.trace.dumps_trace``), which ``trace_from_exception``
-recovers and ``isrlab replay`` replays.
+One departure from "every enabled action": with ``focus`` (the default) the
+client kinds leave out requests whose only effect is an error bit in the ghost
+(see ``_client_request_matters``).  ``Produce`` and ``ConsumerFetch`` are enabled
+on every live broker from the very first state, so without this they take a
+large share of each test case before a controller exists and the replication
+kinds (which need a controller, delivered LeaderAndIsr requests and a fetcher)
+are starved: on ``kafka-2.4`` ``FetchRequest`` went from 3 of 4,253 applied
+actions (0.07%) to 178 of 11,836 (1.5%), and ``ConsumerFetch`` from 46% to 6%.
 
-``run_machine(cfg, seed, ...)`` runs a machine programmatically with a fixed
-seed and no example database, and returns the shrunk violation and its actions.
+Checking.  A single ``@invariant()`` checks the catalogue: ``check_state`` on
+the initial state, then ``check_transition(cfg, pre, a, post, step)`` once per
+step.  A violation raises ``InvariantViolated``, an ``AssertionError`` with one
+subclass per invariant name (Hypothesis tells failures apart by exception type
+and location, so each invariant's failure is shrunk on its own and shrinking
+never slides from one invariant to another).  The message names the invariant
+and its facts; a note carries the archive-format JSON trace
+(``model.trace.dumps_trace``), which ``trace_from_exception`` recovers and
+``isrlab replay FILE`` replays.
+
+``run_machine(cfg, seed, ...)`` runs a machine programmatically (fixed seed, no
+example database, optional wall-clock budget) and returns the violation and the
+failing actions as Hypothesis shrank them.
 """
 
 from __future__ import annotations
@@ -47,6 +62,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
+import hypothesis
 from hypothesis import HealthCheck, Phase, Verbosity, seed as hypothesis_seed, settings as Settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule, run_state_machine_as_test
@@ -56,7 +72,7 @@ from ..model.actions import describe
 from ..model.config import ModelConfig
 from ..model.state import Partition
 from ..model.step import enabled_actions, initial_state, step
-from ..model.trace import FORMAT, Trace, dumps_trace, trace_from_json
+from ..model.trace import FORMAT, Trace, dumps_trace, model_version, trace_from_json
 from .invariants import BY_NAME, CATALOGUE, Violation, check_state, check_transition, witnesses
 
 
@@ -75,11 +91,19 @@ class InvariantViolated(AssertionError):
         self.actions = actions
 
 
+class BudgetExhausted(BaseException):
+    """Raised inside a rule when ``run_machine``'s wall-clock budget is spent.
+
+    A ``BaseException`` (like ``KeyboardInterrupt``) so that Hypothesis stops at once instead of
+    treating it as a failure to shrink.  ``run_machine`` catches it.
+    """
+
+
 _VIOLATION_TYPES: dict[str, type] = {}
 
 
 def violation_type(name: str) -> type:
-    """The ``InvariantViolated`` subclass for invariant ``name`` (``acked_durability`` -> ``AckedDurabilityViolated``)."""
+    """The ``InvariantViolated`` subclass for ``name`` (``acked_durability`` -> ``AckedDurabilityViolated``)."""
     cls = _VIOLATION_TYPES.get(name)
     if cls is None:
         title = "".join(part.capitalize() for part in name.split("_")) or "Unnamed"
@@ -93,6 +117,18 @@ def rule_name(kind: type) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", kind.__name__).lower()
 
 
+_MODEL_VERSION = model_version()
+
+
+def failure_trace(cfg: ModelConfig, violation: Violation, actions: list, provenance: dict | None = None,
+                  preset: str | None = None) -> Trace:
+    """The archive-format trace of a machine failure (what the exception note carries)."""
+    return Trace(config=cfg, actions=list(actions), expect="violation", violated=violation.invariant,
+                 preset=preset, provenance=dict(provenance or {"engine": "hypothesis"}),
+                 violation=violation.to_json(), model_version=_MODEL_VERSION,
+                 description=f"found by the Hypothesis machine: {violation.invariant} after {len(actions)} actions")
+
+
 # --------------------------------------------------------------------------- focus
 _CLIENT_KINDS = frozenset({A.Produce, A.ConsumerFetch})
 
@@ -100,36 +136,41 @@ _CLIENT_KINDS = frozenset({A.Produce, A.ConsumerFetch})
 def _client_request_matters(s, a) -> bool:
     """False for a client request whose only effect is an error bit in ``ghost.errors_seen``.
 
-    ``Produce`` and ``ConsumerFetch`` are enabled on every live broker from the first state on, but a
-    request to a broker that does not believe it leads the partition is answered NOT_LEADER_FOR_PARTITION
-    (``_leader_partition_or_error`` / ``fetch_messages``) and a consumer fetch from a leader whose HW is at
-    its log start reads nothing.  Left in, these two always-enabled kinds take a large share of every
-    test case before a controller exists (Hypothesis's mutator also copies runs of them), and the
-    replication kinds, which need a controller, delivered LeaderAndIsr requests and a fetcher, starve.
-    A stale leader (one that still believes it leads) is kept: that is where the interesting answers are.
+    A request to a broker that does not believe it leads the partition is answered
+    NOT_LEADER_FOR_PARTITION (``replica_manager._leader_partition_or_error`` / ``fetch_messages``), and a
+    consumer fetch from a leader whose HW is at its log start reads nothing.  A stale leader (one that
+    still believes it leads) is kept: that is where the interesting answers come from.
     """
     br = s.brokers[a.broker]
     part = br.partitions[a.partition]
-    if type(part) is not Partition or part.leader != a.broker or br.logs[a.partition] is None:
+    log = br.logs[a.partition]
+    if type(part) is not Partition or part.leader != a.broker or log is None:
         return False
     if type(a) is A.ConsumerFetch:
-        log = br.logs[a.partition]
         return log.high_watermark > log.log_start_offset
     return True
 
 
 # --------------------------------------------------------------------------- the shell
 class ModelMachine(RuleBasedStateMachine):
-    """The shell; ``machine_for`` subclasses it with a config and an invariant set (this class has neither)."""
+    """The shell; ``machine_for`` subclasses it with a config (this class has none and cannot run)."""
 
-    #: set by ``machine_for``
     cfg: ModelConfig = None
-    #: (not ``invariants``: Hypothesis keeps its own ``@invariant`` list under that name)
+    #: what the invariant checks (not ``invariants``: Hypothesis keeps its ``@invariant`` list under that name)
     checked_invariants: tuple = CATALOGUE
-    #: drop client requests that can only set an error bit (see ``_client_request_matters``)
+    #: leave out client requests that can only set an error bit (see ``_client_request_matters``)
     focus: bool = True
-    #: per-class counters over every test case run so far (see ``new_stats``).
+    #: header fields of the attached trace
+    provenance: dict = {"engine": "hypothesis"}
+    preset_name: str | None = None
+    #: counters over every test case of this class (``new_stats``); the shell's bookkeeping, not model state
     stats: dict = None
+    #: (violation, actions) of the most recent failing test case (the shrunk one, after a finished run)
+    last_failure = None
+    #: perf_counter() value after which rules raise BudgetExhausted (set by run_machine)
+    deadline: float | None = None
+    #: once a test case has failed, the deadline moves to at most this many seconds later (run_machine)
+    shrink_budget_s: float | None = None
 
     def __init__(self) -> None:
         super().__init__()
@@ -139,8 +180,8 @@ class ModelMachine(RuleBasedStateMachine):
         self.state = initial_state(cls.cfg)
         self.pre = None          # the state before the last action (None before the first step)
         self.trace: list = []
-        self._groups = None      # enabled actions of self.state by kind (computed on first use)
-        self._checked = -1       # number of steps whose transition the invariant has checked
+        self._groups = None      # enabled actions of self.state by kind, computed on first use
+        self._checked = -1       # number of steps whose transition has been checked
         cls.stats["examples"] += 1
 
     def __repr__(self) -> str:
@@ -148,12 +189,11 @@ class ModelMachine(RuleBasedStateMachine):
 
     # ----------------------------------------------------------------- the pure model, behind the shell
     def enabled_by_kind(self) -> dict:
-        """{kind: (enabled actions of that kind, in enabled_actions order)} for the current state."""
+        """{kind: enabled actions of that kind, in ``enabled_actions`` order} for the current state."""
         groups = self._groups
         if groups is None:
             grouped: dict = {}
-            s = self.state
-            focus = self.focus
+            s, focus = self.state, self.focus
             for a in enabled_actions(self.cfg, s):
                 if focus and type(a) in _CLIENT_KINDS and not _client_request_matters(s, a):
                     continue
@@ -162,7 +202,11 @@ class ModelMachine(RuleBasedStateMachine):
         return groups
 
     def apply(self, a) -> None:
-        stats = type(self).stats
+        """``self.state = step(cfg, self.state, a)``; ``self.trace.append(a)``."""
+        cls = type(self)
+        if cls.deadline is not None and time.perf_counter() > cls.deadline:
+            raise BudgetExhausted()
+        stats = cls.stats
         stats["rule_calls"] += 1
         post = step(self.cfg, self.state, a)
         if post is None:
@@ -172,13 +216,14 @@ class ModelMachine(RuleBasedStateMachine):
         self.trace.append(a)
         self._groups = None
         stats["steps"] += 1
-        kc = stats["kinds"]
+        kinds = stats["kinds"]
         name = type(a).__name__
-        kc[name] = kc.get(name, 0) + 1
+        kinds[name] = kinds.get(name, 0) + 1
 
     # ----------------------------------------------------------------- the single invariant
     @invariant()
     def catalogue_holds(self) -> None:
+        """Every checked invariant holds on the initial state / on the last transition."""
         n = len(self.trace)
         if n == self._checked:
             return
@@ -191,46 +236,53 @@ class ModelMachine(RuleBasedStateMachine):
         if stats["track_witnesses"]:
             stats["witnesses"] |= witnesses(self.cfg, self.state)
         if found:
-            self.fail(found)
+            self._fail(found)
 
-    def fail(self, found: list) -> None:
+    def _fail(self, found: list) -> None:
+        cls = type(self)
         v = found[0]
         actions = list(self.trace)
-        where = f"after step {v.step} ({describe(actions[-1])})" if actions else "in the initial state"
-        others = [x.invariant for x in found[1:]]
+        where = f"after step {v.step}, {describe(actions[-1])}" if actions else "in the initial state"
         inv = BY_NAME.get(v.invariant)
-        message = (f"invariant {v.invariant} violated {where}: "
-                   f"{json.dumps(v.facts, sort_keys=True, default=str)}"
-                   + (f" -- {inv.statement}" if inv is not None else "")
-                   + (f" (also violated: {', '.join(others)})" if others else ""))
-        trace = Trace(config=self.cfg, actions=actions, expect="violation", violated=v.invariant,
-                      provenance={"engine": "hypothesis"}, violation=v.to_json(),
-                      description=f"found by the Hypothesis machine: {v.invariant} after {len(actions)} actions")
+        others = [x.invariant for x in found[1:]]
+        message = (f"invariant {v.invariant} violated {where}: {json.dumps(v.facts, sort_keys=True, default=str)}"
+                   + (f" ({inv.statement})" if inv is not None else "")
+                   + (f"; also violated: {', '.join(others)}" if others else ""))
         e = violation_type(v.invariant)(message, v, actions)
-        e.add_note(f"isrlab trace ({len(actions)} actions; save the next note as FILE.json and run "
-                   f"`isrlab replay FILE.json`):")
-        e.add_note(dumps_trace(trace).rstrip("\n"))
-        type(self).last_failure = (v, actions)
+        e.add_note(f"isrlab trace of {len(actions)} actions follows; save it as FILE.json and run "
+                   f"`isrlab replay FILE.json`")
+        e.add_note(dumps_trace(failure_trace(self.cfg, v, actions, cls.provenance, cls.preset_name)).rstrip("\n"))
+        stats = cls.stats
+        stats["failures"] += 1
+        if stats["first_failure_at"] is None:
+            now = stats["first_failure_at"] = time.perf_counter()
+            if cls.shrink_budget_s is not None:
+                end = now + cls.shrink_budget_s
+                cls.deadline = end if cls.deadline is None else min(cls.deadline, end)
+        best = stats["best_failure"]
+        if best is None or len(actions) < len(best[1]):
+            stats["best_failure"] = (v, actions)
+        cls.last_failure = (v, actions)
         raise e
 
 
 def _kind_rule(kind: type):
-    """One ``@rule`` for ``kind``: precondition 'some action of this kind is enabled', then draw one and step."""
+    """The ``@rule`` for ``kind``: precondition 'an action of this kind is enabled', then draw one and step."""
     name = rule_name(kind)
 
     def enabled(self) -> bool:
         return kind in self.enabled_by_kind()
 
-    enabled.__name__ = enabled.__qualname__ = f"{name}_enabled"
+    enabled.__name__ = f"{name}_enabled"
+    enabled.__qualname__ = f"ModelMachine.{name}_enabled"
 
     def apply_kind(self, data) -> None:
         group = self.enabled_by_kind()[kind]
-        a = group[0] if len(group) == 1 else data.draw(st.sampled_from(group), label=name)
-        self.apply(a)
+        self.apply(data.draw(st.sampled_from(group), label=name) if len(group) > 1 else group[0])
 
     apply_kind.__name__ = name
     apply_kind.__qualname__ = f"ModelMachine.{name}"
-    apply_kind.__doc__ = f"Apply one enabled {kind.__name__}: {kind.__doc__}"
+    apply_kind.__doc__ = f"Apply an enabled {kind.__name__}. {kind.__doc__}"
     return rule(data=st.data())(precondition(enabled)(apply_kind))
 
 
@@ -240,34 +292,41 @@ del _kind
 
 
 def new_stats(track_witnesses: bool = True) -> dict:
-    """Counters a machine class accumulates over its test cases (mutable: the shell's bookkeeping)."""
-    return {"examples": 0, "rule_calls": 0, "steps": 0, "not_enabled": 0, "kinds": {},
-            "witnesses": frozenset(), "track_witnesses": track_witnesses}
+    """Counters a machine class accumulates over its test cases."""
+    return {"examples": 0, "rule_calls": 0, "steps": 0, "not_enabled": 0, "kinds": {}, "failures": 0,
+            "first_failure_at": None, "best_failure": None, "witnesses": frozenset(),
+            "track_witnesses": track_witnesses}
 
 
-def machine_for(cfg: ModelConfig, invariants=CATALOGUE, *, name: str | None = None,
-                track_witnesses: bool = True, focus: bool = True) -> type:
+def machine_for(cfg: ModelConfig, invariants=CATALOGUE, *, name: str = "IsrMachine", focus: bool = True,
+                track_witnesses: bool = True, provenance: dict | None = None, preset: str | None = None) -> type:
     """A fresh ``RuleBasedStateMachine`` class over ``cfg`` checking ``invariants`` after every step.
 
     Parameters
     ----------
     cfg : ModelConfig
-        The configuration the model runs under (e.g. ``preset("kafka-2.4").config``).
+        The configuration the model runs under, e.g. ``preset("kafka-2.4").config``.
     invariants : sequence of Invariant
-        What the single ``@invariant()`` checks (default: the whole catalogue).
-    name : str, optional
+        What the single ``@invariant()`` checks (default: the whole catalogue; ``sometimes``
+        witnesses in it are recorded, not checked).
+    name : str
         The class name (Hypothesis prints it in falsifying examples).
+    focus : bool
+        Leave out client requests whose only effect is an error bit (see the module docstring);
+        ``False`` offers every enabled action.
     track_witnesses : bool
         Record the ``sometimes`` witnesses reached, in ``Machine.stats["witnesses"]``.
-    focus : bool
-        Leave out client requests whose only effect is an error bit (requests to non-leaders, consumer
-        fetches with nothing to read); ``False`` offers every enabled action.
+    provenance : dict, optional
+        The attached trace's provenance (default ``{"engine": "hypothesis"}``).
+    preset : str, optional
+        The preset name to record in the attached trace (when ``cfg`` is that preset's config).
 
     Returns
     -------
     type
-        A subclass of ``ModelMachine``; ``Machine.TestCase`` is a unittest case for pytest, and
-        ``Machine.stats`` counts test cases, rule calls, steps and action kinds over its runs.
+        A subclass of ``ModelMachine``.  ``Machine.TestCase`` is a ``unittest.TestCase`` for pytest
+        (run under the loaded settings profile); ``Machine.stats`` counts test cases, rule calls,
+        steps, action kinds and failures over all its runs.
 
     Examples
     --------
@@ -276,15 +335,16 @@ def machine_for(cfg: ModelConfig, invariants=CATALOGUE, *, name: str | None = No
     """
     invariants = tuple(invariants)
     if invariants == CATALOGUE:
-        invariants = CATALOGUE  # identity lets check_state / check_transition take their fast path
-    attrs = {"cfg": cfg, "checked_invariants": invariants, "focus": focus, "stats": new_stats(track_witnesses), "last_failure": None,
-             "__module__": __name__}
-    return type(name or "IsrMachine", (ModelMachine,), attrs)
+        invariants = CATALOGUE  # the identical tuple: check_state / check_transition take their fast path
+    attrs = {"cfg": cfg, "checked_invariants": invariants, "focus": focus, "stats": new_stats(track_witnesses),
+             "provenance": dict(provenance or {"engine": "hypothesis"}), "preset_name": preset,
+             "last_failure": None, "deadline": None, "shrink_budget_s": None, "__module__": __name__}
+    return type(name, (ModelMachine,), attrs)
 
 
 # --------------------------------------------------------------------------- programmatic runs
 def trace_from_exception(e: BaseException) -> Trace | None:
-    """The archive-format trace attached as a note to an ``InvariantViolated`` (None if there is none)."""
+    """The archive-format trace a machine failure carries as a note (None if there is none)."""
     for note in getattr(e, "__notes__", ()):
         if note.startswith("{"):
             try:
@@ -294,6 +354,21 @@ def trace_from_exception(e: BaseException) -> Trace | None:
             if isinstance(data, dict) and data.get("format") == FORMAT:
                 return trace_from_json(data)
     return None
+
+
+def _caused_by_budget(e: BaseException) -> bool:
+    """BudgetExhausted itself, or an error Hypothesis raised while handling it.
+
+    Interrupting a test case mid-draw can make Hypothesis's choice tree see an inconsistent test case
+    and raise ``FlakyStrategyDefinition`` with the ``BudgetExhausted`` as its context.
+    """
+    seen = set()
+    while e is not None and id(e) not in seen:
+        if isinstance(e, BudgetExhausted):
+            return True
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return False
 
 
 def _find_violation(e: BaseException) -> InvariantViolated | None:
@@ -309,15 +384,25 @@ def _find_violation(e: BaseException) -> InvariantViolated | None:
 
 @dataclass
 class MachineRun:
-    """What ``run_machine`` found; unpacks as ``violation, actions = run_machine(...)``."""
+    """What ``run_machine`` found.  Unpacks as ``violation, actions = run_machine(...)``."""
 
+    config: ModelConfig
     violation: Violation | None
+    #: the failing actions as Hypothesis shrank them ([] when no test case failed)
     actions: list
+    #: the exception of the final (shrunk) failing test case, with the JSON trace as a note
     error: InvariantViolated | None = None
+    #: True when the budget stopped the run: generation ended early, or shrinking was cut short
+    #: (then ``actions`` is the shortest failing test case seen so far)
+    stopped_early: bool = False
+    provenance: dict = field(default_factory=dict)
     examples: int = 0
     rule_calls: int = 0
     steps: int = 0
+    failing_examples: int = 0
     seconds: float = 0.0
+    #: seconds from the start to the first failing test case (None: none failed)
+    seconds_to_find: float | None = None
     kinds: dict = field(default_factory=dict)
     witnesses: frozenset = frozenset()
 
@@ -326,12 +411,18 @@ class MachineRun:
 
     @property
     def trace(self) -> Trace | None:
-        """The JSON trace attached to the failure (None when the run passed)."""
-        return None if self.error is None else trace_from_exception(self.error)
+        """The failure as an archive-format trace: the attached note, if any (None when the run passed)."""
+        if self.error is not None:
+            found = trace_from_exception(self.error)
+            if found is not None:
+                return found
+        if self.violation is None:
+            return None
+        return failure_trace(self.config, self.violation, self.actions, self.provenance)
 
 
 def run_settings(max_examples: int, stateful_step_count: int, *, shrink: bool = True) -> Settings:
-    """Settings for one programmatic run: no database, no explain phase, quiet, one bug reported."""
+    """Settings of one programmatic run: no database, quiet, one failure reported, no explain phase."""
     phases = [Phase.generate, Phase.shrink] if shrink else [Phase.generate]
     return Settings(max_examples=max_examples, stateful_step_count=stateful_step_count, deadline=None,
                     database=None, derandomize=False, report_multiple_bugs=False, print_blob=False,
@@ -341,42 +432,68 @@ def run_settings(max_examples: int, stateful_step_count: int, *, shrink: bool = 
 
 
 def run_machine(cfg: ModelConfig, seed: int, max_examples: int = 100, stateful_step_count: int = 50,
-                invariants=CATALOGUE, *, shrink: bool = True, focus: bool = True) -> MachineRun:
-    """Run the machine for ``cfg`` with Hypothesis seeded by ``seed``; return the (shrunk) first violation.
+                invariants=CATALOGUE, *, shrink: bool = True, time_budget_s: float | None = None,
+                shrink_budget_s: float | None = None, focus: bool = True, preset: str | None = None) -> MachineRun:
+    """Run the machine for ``cfg`` with Hypothesis seeded by ``seed``; return the first violation, shrunk.
 
     Parameters
     ----------
     cfg : ModelConfig
     seed : int
-        Fixes Hypothesis's choices (``hypothesis.seed``); with no example database the run is
-        reproducible for a given Hypothesis version -- the archived JSON trace is what survives upgrades.
+        Fixes Hypothesis's choices (``hypothesis.seed``).  With no example database the run repeats
+        exactly for a given Hypothesis version and model; the JSON trace is what survives upgrades.
     max_examples, stateful_step_count : int
-        Test cases to try, and the number of steps in each.
+        Valid test cases to generate, and the number of steps in each.
     invariants : sequence of Invariant
     shrink : bool
-        Let Hypothesis shrink the failure (the default); ``False`` returns the first failing run as found.
+        Let Hypothesis shrink the failure (default); ``False`` returns the first failing test case.
+    time_budget_s : float, optional
+        Wall-clock budget for the whole run.  When it is spent before any failure, the run stops
+        and passes (``stopped_early``); when it is spent while shrinking, the shortest failing test
+        case seen so far is returned (``stopped_early``).
+    shrink_budget_s : float, optional
+        Seconds Hypothesis may spend after the first failure (shrinking a stateful failure replays
+        thousands of test cases: 10-100 s here); when spent, the shortest failure so far is returned.
     focus : bool
         See ``machine_for``.
+    preset : str, optional
+        Preset name recorded in the trace.
 
     Returns
     -------
     MachineRun
-        ``violation`` (None when every test case passed) and ``actions`` (the shrunk failing trace,
-        ``[]`` on a pass), plus the attached ``trace``, the exception and counters.  Unpacks as
-        ``violation, actions``.
+        ``violation`` (None when no test case failed), ``actions`` (the failing trace, ``[]`` on a
+        pass), ``trace`` (the attached archive-format trace), timings and counters.
     """
-    Machine = hypothesis_seed(seed)(machine_for(cfg, invariants, name="IsrMachine", focus=focus))
+    provenance = {"engine": "hypothesis", "hypothesis_version": hypothesis.__version__, "seed": seed,
+                  "max_examples": max_examples, "stateful_step_count": stateful_step_count, "focus": focus}
+    Machine = hypothesis_seed(seed)(machine_for(cfg, invariants, focus=focus, provenance=provenance, preset=preset))
     t0 = time.perf_counter()
+    if time_budget_s is not None:
+        Machine.deadline = t0 + time_budget_s
+    Machine.shrink_budget_s = shrink_budget_s
     error = None
+    stopped = False
     try:
         run_state_machine_as_test(Machine, settings=run_settings(max_examples, stateful_step_count, shrink=shrink))
-    except BaseException as e:  # noqa: BLE001 - anything but an invariant failure is re-raised below
-        error = _find_violation(e)
-        if error is None:
-            raise
+    except BaseException as e:  # the budget and invariant failures are results; anything else propagates
+        if _caused_by_budget(e):
+            stopped = True
+        else:
+            error = _find_violation(e)
+            if error is None:
+                raise
     seconds = time.perf_counter() - t0
     s = Machine.stats
-    return MachineRun(violation=None if error is None else error.violation,
-                      actions=[] if error is None else list(error.actions), error=error,
-                      examples=s["examples"], rule_calls=s["rule_calls"], steps=s["steps"], seconds=seconds,
+    if error is not None:
+        violation, actions = error.violation, list(error.actions)
+    elif s["best_failure"] is not None:
+        violation, actions = s["best_failure"][0], list(s["best_failure"][1])
+    else:
+        violation, actions = None, []
+    found_at = s["first_failure_at"]
+    return MachineRun(config=cfg, violation=violation, actions=actions, error=error, stopped_early=stopped,
+                      provenance=provenance, examples=s["examples"], rule_calls=s["rule_calls"], steps=s["steps"],
+                      failing_examples=s["failures"], seconds=seconds,
+                      seconds_to_find=None if found_at is None else found_at - t0,
                       kinds=dict(s["kinds"]), witnesses=s["witnesses"])

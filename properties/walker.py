@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from ..model import actions as A
 from ..model.config import ModelConfig
+from ..model.state import Partition
 from ..model.step import enabled_actions, initial_state, step
 from .invariants import CATALOGUE, Violation, check_state, check_transition, witnesses
 
@@ -79,37 +80,51 @@ def swarm_kinds(rng: random.Random, swarm: bool) -> frozenset:
     return frozenset(kinds)
 
 
+class Policy:
+    """One swarm draw: the kinds a run may use, its eager kinds and its broker weights, and the choice rule."""
+
+    __slots__ = ("rng", "kinds", "eager", "weights")
+
+    def __init__(self, cfg: ModelConfig, rng: random.Random, swarm: bool = True):
+        self.rng = rng
+        self.kinds = swarm_kinds(rng, swarm)
+        self.weights = [rng.choice(BROKER_WEIGHTS) for _ in range(cfg.n_brokers)] if swarm else None
+        self.eager = frozenset(k for k in EAGER_CANDIDATES if rng.random() < P_EAGER) if swarm else frozenset()
+
+    def choose(self, acts: tuple):
+        """An eager action if one is enabled (with probability EAGERNESS), else a kind, then an action of it."""
+        rng = self.rng
+        by_kind: dict = {}
+        urgent = []
+        for a in acts:
+            by_kind.setdefault(type(a), []).append(a)
+            if type(a) in self.eager:
+                urgent.append(a)
+        if urgent and rng.random() < EAGERNESS:
+            group = urgent
+        else:
+            group = list(by_kind.values())[rng.randrange(len(by_kind))]
+        if self.weights is not None and len(group) > 1:
+            w = self.weights
+            return rng.choices(group, [w[x.broker] if hasattr(x, "broker") else 1.0 for x in group])[0]
+        return group[rng.randrange(len(group))]
+
+
 def walk(cfg: ModelConfig, seed: int, max_steps: int, invariants=CATALOGUE, swarm: bool = True) -> WalkResult:
     """One seeded run: at most max_steps actions, stopping at the first violation or when nothing is enabled."""
-    rng = random.Random(seed)
-    kinds = swarm_kinds(rng, swarm)
-    weights = [rng.choice(BROKER_WEIGHTS) for _ in range(cfg.n_brokers)] if swarm else None
-    eager = frozenset(k for k in EAGER_CANDIDATES if rng.random() < P_EAGER) if swarm else frozenset()
+    policy = Policy(cfg, random.Random(seed), swarm)
     s = initial_state(cfg)
     trace = []
     counts: dict[str, int] = {}
     violation = None
     vs = check_state(cfg, s, 0, invariants)
     if vs:
-        return WalkResult(seed, 0, trace, vs[0], kinds, counts)
+        return WalkResult(seed, 0, trace, vs[0], policy.kinds, counts)
     for i in range(1, max_steps + 1):
-        acts = enabled_actions(cfg, s, kinds)
+        acts = enabled_actions(cfg, s, policy.kinds)
         if not acts:
             break
-        by_kind: dict = {}
-        urgent = []
-        for a in acts:
-            by_kind.setdefault(type(a), []).append(a)
-            if type(a) in eager:
-                urgent.append(a)
-        if urgent and rng.random() < EAGERNESS:
-            group = urgent
-        else:
-            group = list(by_kind.values())[rng.randrange(len(by_kind))]
-        if weights is not None and len(group) > 1:
-            a = rng.choices(group, [weights[x.broker] if hasattr(x, "broker") else 1.0 for x in group])[0]
-        else:
-            a = group[rng.randrange(len(group))]
+        a = policy.choose(acts)
         s2 = step(cfg, s, a)
         trace.append(a)
         name = type(a).__name__
@@ -119,4 +134,90 @@ def walk(cfg: ModelConfig, seed: int, max_steps: int, invariants=CATALOGUE, swar
         if vs:
             violation = vs[0]
             break
-    return WalkResult(seed, len(trace), trace, violation, kinds, counts, witnesses(cfg, s))
+    return WalkResult(seed, len(trace), trace, violation, policy.kinds, counts, witnesses(cfg, s))
+
+
+# --------------------------------------------------------------------------- guided search
+def novelty_key(s) -> tuple:
+    """A coarse abstraction of a state for novelty search: fault counters, epochs, roles, durability progress.
+
+    Coarse on purpose: a few hundred keys, so that the corpus keeps the states that opened a new situation
+    (first acknowledged write, a broker lacking it, a first crash, a leader change...) and not every offset.
+    """
+    g = s.ghost
+    lacking = 0
+    if g.acked:
+        rid, off, _e, _b, p = g.acked[0]
+        for br in s.brokers:
+            log = br.logs[p]
+            if log is not None:
+                entry = log.entry_at(off)
+                lacking += entry is None or entry[0] != rid
+    roles = tuple((br.alive, tuple(type(pt) is Partition and pt.leader == br.broker_id for pt in br.partitions))
+                  for br in s.brokers)
+    max_epoch = max((e for _p, e, _b in g.leaders), default=-1)
+    return (lacking, min(len(g.acked), 2), g.crashes, g.session_expirations, max_epoch, g.truncations > 0,
+            g.isr_shrinks > 0, g.isr_expands > 0, roles, len(s.controllers))
+
+
+@dataclass
+class SearchResult:
+    seed: int
+    steps: int
+    extensions: int
+    corpus_size: int
+    actions: list
+    violation: Violation | None
+    witnesses: frozenset = frozenset()
+    kind_counts: dict = field(default_factory=dict)
+
+
+def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 40, invariants=CATALOGUE,
+           p_restart: float = 0.3) -> SearchResult:
+    """Novelty-guided walks: extend saved states whose abstract key is rare; deterministic per seed.
+
+    Like a coverage-guided fuzzer's corpus: a state whose ``novelty_key`` was never seen is kept
+    (with its trace); each extension starts from the initial state (with probability p_restart) or
+    from a kept state chosen with weight 1 / (times its key was seen), and walks up to
+    extension_steps actions under a fresh swarm policy.  Because the model is pure, kept states are
+    reused directly, without replaying their traces.
+    """
+    rng = random.Random(seed)
+    s0 = initial_state(cfg)
+    vs = check_state(cfg, s0, 0, invariants)
+    if vs:
+        return SearchResult(seed, 0, 0, 1, [], vs[0])
+    key0 = novelty_key(s0)
+    corpus = [(s0, (), key0)]
+    seen = {key0: 1}
+    steps = 0
+    seen_witnesses: set = set()
+    counts: dict[str, int] = {}
+    for ext in range(1, extensions + 1):
+        if rng.random() < p_restart:
+            s, trace, _ = corpus[0]
+        else:
+            s, trace, _ = rng.choices(corpus, [1.0 / seen[k] for _s, _t, k in corpus])[0]
+        policy = Policy(cfg, random.Random(rng.getrandbits(63)))
+        for _ in range(extension_steps):
+            acts = enabled_actions(cfg, s, policy.kinds)
+            if not acts:
+                break
+            a = policy.choose(acts)
+            s2 = step(cfg, s, a)
+            trace = trace + (a,)
+            steps += 1
+            name = type(a).__name__
+            counts[name] = counts.get(name, 0) + 1
+            vs = check_transition(cfg, s, a, s2, len(trace), invariants)
+            s = s2
+            if vs:
+                return SearchResult(seed, steps, ext, len(corpus), list(trace), vs[0], frozenset(seen_witnesses),
+                                    counts)
+            key = novelty_key(s)
+            n = seen.get(key, 0)
+            if n == 0:
+                corpus.append((s, trace, key))
+                seen_witnesses |= witnesses(cfg, s)
+            seen[key] = n + 1
+    return SearchResult(seed, steps, extensions, len(corpus), [], None, frozenset(seen_witnesses), counts)
