@@ -161,8 +161,9 @@ def archive_counterexample(out: str, preset_name: str, trace) -> tuple[str, bool
               help="guided: novelty-guided walks over a corpus of saved states (one run = --extensions "
                    "extensions); walk: independent random walks (one run = one walk); hypothesis: the "
                    "rule-based state machine (one run = 100 test cases of --max-steps steps).")
-@click.option("--max-steps", default=120, show_default=True, type=click.IntRange(1),
-              help="Steps per walk (walk) or per extension (guided: 40 when not given).")
+@click.option("--max-steps", default=None, type=click.IntRange(1),
+              help="Steps per walk (walk, default 120), per extension (guided, default 40) or per test case "
+                   "(hypothesis, default 50).")
 @click.option("--extensions", default=2000, show_default=True, type=click.IntRange(1),
               help="Extensions per guided run.")
 @click.option("--invariant", "invariants", multiple=True, help="Check only these invariants (repeatable).")
@@ -200,6 +201,8 @@ def fuzz(preset_name, seed, runs, budget, engine, max_steps, extensions, invaria
     checked = tuple(BY_NAME[n] for n in invariants) if invariants else SAFETY
     if runs is None and budget is None:
         budget = 30.0
+    if max_steps is None:
+        max_steps = {"walk": 120, "guided": 40, "hypothesis": 50}[engine]
     t0 = time.monotonic()
     total_steps = n = 0
     kinds_seen: dict[str, int] = {}
@@ -214,12 +217,11 @@ def fuzz(preset_name, seed, runs, budget, engine, max_steps, extensions, invaria
             from .properties.machines import run_machine
 
             left = None if budget is None else max(budget - (time.monotonic() - t0), 1.0)
-            r = run_machine(p.config, run_seed, 100, min(max_steps, 100), checked, time_budget_s=left,
+            r = run_machine(p.config, run_seed, 100, max_steps, checked, time_budget_s=left,
                             shrink_budget_s=shrink_budget, preset=preset_name)
             r.kind_counts = dict(r.kinds)
         else:
-            ext_steps = max_steps if max_steps != 120 else 40
-            r = search(p.config, run_seed, extensions, ext_steps, checked)
+            r = search(p.config, run_seed, extensions, max_steps, checked)
         n += 1
         total_steps += r.steps
         for k, c in r.kind_counts.items():

@@ -140,7 +140,7 @@ def test_fuzz_bad_flag_is_a_usage_error():
 
 
 def test_fuzz_default_preset_finds_nothing_in_a_short_run(tmp_path):
-    r = run("fuzz", "--preset", "kafka-2.4", "--runs", "30", "--max-steps", "200", "--json",
+    r = run("fuzz", "--engine", "walk", "--preset", "kafka-2.4", "--runs", "30", "--max-steps", "200", "--json",
             "--out", str(tmp_path))
     assert r.exit_code == 0, r.output
     summary = json.loads(r.stdout)

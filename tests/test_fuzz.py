@@ -62,7 +62,8 @@ def test_shallow_breaking_presets_are_found_quickly(name):
 
 
 def test_fuzz_finds_shrinks_explains_and_archives_once(tmp_path):
-    args = ["fuzz", "--preset", "no-kafka-7128", "--runs", "500", "--out", str(tmp_path), "--json"]
+    args = ["fuzz", "--engine", "walk", "--preset", "no-kafka-7128", "--runs", "500", "--out", str(tmp_path),
+            "--json"]
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 1, r.output
     out = json.loads(r.stdout)
@@ -76,6 +77,14 @@ def test_fuzz_finds_shrinks_explains_and_archives_once(tmp_path):
     assert len(list(tmp_path.iterdir())) == 1, "re-running a campaign never duplicates a file"
     replayed = CliRunner().invoke(main, ["replay", str(files[0])])
     assert replayed.exit_code == 1 and "as expected" in replayed.output
+
+
+def test_fuzz_guided_engine_by_default(tmp_path):
+    r = CliRunner().invoke(main, ["fuzz", "--preset", "kafka-2.4", "--runs", "1", "--extensions", "100",
+                                  "--out", str(tmp_path), "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["engine"] == "guided" and 100 <= out["steps"] <= 100 * 40 and out["violation"] is None
 
 
 def test_fuzz_rejects_unknown_invariant():
