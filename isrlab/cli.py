@@ -146,7 +146,9 @@ def archive_counterexample(out: str, preset_name: str, trace) -> tuple[str, bool
         return existing[0], False
     path = os.path.join(out, name)
     trace.description = trace.description or f"found by isrlab fuzz --preset {preset_name}"
-    trace.provenance = dict(trace.provenance, replay=f"isrlab replay {path}")
+    # the replay command names the archive folder, never a machine's absolute path
+    shown = os.path.join(os.path.basename(os.path.normpath(out)), name)
+    trace.provenance = dict(trace.provenance, replay=f"isrlab replay {shown}")
     write_trace(path, trace)
     return path, True
 
