@@ -223,7 +223,8 @@ def fuzz(preset_name, seed, runs, budget, engine, max_steps, extensions, invaria
                             shrink_budget_s=shrink_budget, preset=preset_name)
             r.kind_counts = dict(r.kinds)
         else:
-            r = search(p.config, run_seed, extensions, max_steps, checked)
+            over = None if budget is None else (lambda: time.monotonic() - t0 >= budget)
+            r = search(p.config, run_seed, extensions, max_steps, checked, should_stop=over)
         n += 1
         total_steps += r.steps
         for k, c in r.kind_counts.items():

@@ -173,14 +173,16 @@ class SearchResult:
 
 
 def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 40, invariants=CATALOGUE,
-           p_restart: float = 0.3) -> SearchResult:
+           p_restart: float = 0.3, should_stop=None) -> SearchResult:
     """Novelty-guided walks: extend saved states whose abstract key is rare; deterministic per seed.
 
     Like a coverage-guided fuzzer's corpus: a state whose ``novelty_key`` was never seen is kept
     (with its trace); each extension starts from the initial state (with probability p_restart) or
     from a kept state chosen with weight 1 / (times its key was seen), and walks up to
     extension_steps actions under a fresh swarm policy.  Because the model is pure, kept states are
-    reused directly, without replaying their traces.
+    reused directly, without replaying their traces.  ``should_stop()`` (e.g. a wall-clock budget) is
+    asked between extensions; stopping early never changes what the completed extensions did, so a
+    violation found at extension k is found again by any run of the same seed with >= k extensions.
     """
     rng = random.Random(seed)
     s0 = initial_state(cfg)
@@ -194,6 +196,8 @@ def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 
     seen_witnesses: set = set()
     counts: dict[str, int] = {}
     for ext in range(1, extensions + 1):
+        if should_stop is not None and should_stop():
+            return SearchResult(seed, steps, ext - 1, len(corpus), [], None, frozenset(seen_witnesses), counts)
         if rng.random() < p_restart:
             s, trace, _ = corpus[0]
         else:

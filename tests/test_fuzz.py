@@ -122,3 +122,12 @@ def test_fuzz_hypothesis_engine_runs_the_machine(tmp_path):
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
     assert out["engine"] == "hypothesis" and out["steps"] > 100 and out["violation"] is None
+
+
+def test_guided_search_stops_between_extensions_when_asked():
+    from isrlab.properties.walker import search
+
+    cfg = preset("kafka-2.4").config
+    calls = []
+    r = search(cfg, 5, 10**6, 10, should_stop=lambda: calls.append(1) or len(calls) > 3)
+    assert r.extensions == 3 and r.violation is None and r.steps <= 30
