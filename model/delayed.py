@@ -32,13 +32,21 @@ def get_partition_or_error(br: Broker, p: int):
     return None, (E.NOT_LEADER_FOR_PARTITION if known else E.UNKNOWN_TOPIC_OR_PARTITION)
 
 
-def check_enough_replicas_reach_offset(cfg: ModelConfig, br: Broker, p: int, required_offset: int):
-    """Partition.checkEnoughReplicasReachOffset (Kafka 2.4.0, P7): (done, error)."""
+def leader_partition_or_error(br: Broker, p: int):
+    """getPartitionOrError(expectLeader = true) + Partition.leaderLogIfLocal (Kafka 2.4.0): the led Partition or an error."""
     part, error = get_partition_or_error(br, p)
     if part is None:
-        return True, error
+        return None, error
     if part.leader != br.broker_id:
-        return True, E.NOT_LEADER_FOR_PARTITION
+        return None, E.NOT_LEADER_FOR_PARTITION
+    return part, E.NONE
+
+
+def check_enough_replicas_reach_offset(cfg: ModelConfig, br: Broker, p: int, required_offset: int):
+    """Partition.checkEnoughReplicasReachOffset (Kafka 2.4.0, P7): (done, error)."""
+    part, error = leader_partition_or_error(br, p)
+    if part is None:
+        return True, error
     if br.logs[p].high_watermark >= required_offset:
         if cfg.min_insync_replicas <= len(part.isr):
             return True, E.NONE

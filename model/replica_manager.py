@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from . import errors as E
 from .config import ModelConfig
-from .delayed import (check_enough_replicas_reach_offset, get_partition_or_error, note_error, respond_produce,
-                      try_complete_delayed_produce)
+from .delayed import (check_enough_replicas_reach_offset, get_partition_or_error, leader_partition_or_error,
+                      note_error, respond_produce, try_complete_delayed_produce)
 from .log import append_as_leader, truncate_to
 from .partition import (create_log_if_not_exists, is_leader, make_follower, make_leader,
                         maybe_increment_leader_hw, maybe_shrink_isr, update_follower_fetch_state)
@@ -171,22 +171,12 @@ def stop_replicas(cfg: ModelConfig, s: ClusterState, br: Broker, req: StopReplic
 
 
 # --------------------------------------------------------------------------- produce
-def _leader_partition_or_error(br: Broker, p: int):
-    """ReplicaManager.getPartitionOrError(expectLeader = true) + leaderLogIfLocal (Kafka 2.4.0)."""
-    part, error = get_partition_or_error(br, p)
-    if part is None:
-        return None, error
-    if not is_leader(br, part):
-        return None, E.NOT_LEADER_FOR_PARTITION
-    return part, E.NONE
-
-
 def append_records(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, acks: int, n_records: int = 1) -> str:
     """ReplicaManager.appendRecords + Partition.appendRecordsToLeader (Kafka 2.4.0, P1-P6)."""
     if acks not in (-1, 0, 1):                                                        # P1
         note_error(s, E.INVALID_REQUIRED_ACKS)
         return E.INVALID_REQUIRED_ACKS
-    part, error = _leader_partition_or_error(br, p)                                   # P2
+    part, error = leader_partition_or_error(br, p)                                   # P2
     if part is None:
         note_error(s, error)
         return error
