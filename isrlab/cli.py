@@ -77,8 +77,9 @@ def _short(value, limit: int = 60) -> str:
 @click.option("--quiet", is_flag=True, help="Only the outcome, no step table.")
 def replay(file: str, as_json: bool, max_changes: int, quiet: bool) -> None:
     """Replay a trace FILE step by step, checking every invariant after every step."""
-    from .model.actions import action_to_json, describe
+    from .model.actions import action_to_json
     from .model.trace import TraceError, load_trace
+    from .properties.explain import step_table
     from .properties.replay import replay as run_replay
 
     try:
@@ -100,14 +101,7 @@ def replay(file: str, as_json: bool, max_changes: int, quiet: bool) -> None:
         click.echo(json.dumps(out, indent=1))
     else:
         if not quiet:
-            click.echo(f"{'step':>4}  {'action':<58} changes")
-            for r in result.steps:
-                shown = [f"{p}: {_short(o, 24)} -> {_short(n, 24)}" for p, o, n in r.changes[:max_changes]]
-                more = len(r.changes) - len(shown)
-                if more > 0:
-                    shown.append(f"(+{more} more)")
-                flag = "  !! " + ", ".join(v.invariant for v in r.violations) if r.violations else ""
-                click.echo(f"{r.index:>4}  {describe(r.action):<58} {'; '.join(shown)}{flag}")
+            click.echo("\n".join(step_table(result, max_changes)))
         for v in result.violations:
             click.echo(f"VIOLATION {v.invariant} at step {v.step}: {_short(v.facts, 200)}")
         for msg in result.check_failures:

@@ -61,17 +61,16 @@ def sentence(cfg, actions, v: Violation) -> str:
 
 
 def step_table(result: ReplayResult, max_changes: int = 4, width: int = 24) -> list[str]:
-    """| step | action | changed fields | lines, the violating step marked."""
+    """| step | action | changed fields | lines, each step where an invariant fails marked."""
     def short(x) -> str:
         t = json.dumps(x, separators=(",", ":"))
         return t if len(t) <= width else t[: width - 3] + "..."
 
-    first = {v.step for v in result.violations}
     lines = [f"{'step':>4}  {'action':<58} changes"]
     for r in result.steps:
         shown = [f"{p}: {short(o)} -> {short(n)}" for p, o, n in r.changes[:max_changes]]
         if len(r.changes) > max_changes:
             shown.append(f"(+{len(r.changes) - max_changes} more)")
-        mark = " <== " + ", ".join(v.invariant for v in r.violations) if r.index in first and r.violations else ""
+        mark = " <== " + ", ".join(v.invariant for v in r.violations) if r.violations else ""
         lines.append(f"{r.index:>4}  {describe(r.action):<58} {'; '.join(shown)}{mark}")
     return lines
