@@ -192,24 +192,27 @@ _SHOW = ("import json; from hypothesis import settings; from isrlab.properties i
          "'derandomize': s.derandomize, 'database': repr(s.database), 'deadline': repr(s.deadline)}))")
 
 
-def _show(profile: str | None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != profiles.ENV_VAR}
+def _show(profile: str | None, ci_env: bool = False) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in (profiles.ENV_VAR, "CI")}
+    if ci_env:
+        env["CI"] = "true"  # Hypothesis then loads its own CI settings as every profile's parent
     if profile is not None:
         env[profiles.ENV_VAR] = profile
     return subprocess.run([sys.executable, "-c", _SHOW], env=env, capture_output=True, text=True, timeout=120)
 
 
-def test_profile_is_selected_by_environment_variable():
-    ci = _show("ci")
+@pytest.mark.parametrize("ci_env", [False, True], ids=["local", "CI=true"])
+def test_profile_is_selected_by_environment_variable(ci_env):
+    ci = _show("ci", ci_env)
     assert ci.returncode == 0, ci.stderr
     got = json.loads(ci.stdout)
     assert got == {"name": "ci", "max_examples": 200, "steps": 50, "derandomize": True, "database": "None",
                    "deadline": "None"}
-    dev = json.loads(_show(None).stdout)
+    dev = json.loads(_show(None, ci_env).stdout)
     assert (dev["name"], dev["derandomize"], dev["max_examples"]) == ("dev", False, 100)
-    nightly = json.loads(_show("nightly").stdout)
+    nightly = json.loads(_show("nightly", ci_env).stdout)
     assert (nightly["name"], nightly["max_examples"], nightly["steps"]) == ("nightly", 2000, 100)
-    bad = _show("turbo")
+    bad = _show("turbo", ci_env)
     assert bad.returncode != 0 and "turbo" in bad.stderr and "dev, ci, nightly" in bad.stderr
 
 
