@@ -114,45 +114,51 @@ def replay(file: str, as_json: bool, max_changes: int, quiet: bool) -> None:
 
 
 # --------------------------------------------------------------------------- fuzz
-def archive_name(trace) -> tuple[str, str]:
-    """(file name, digest): the digest covers the config and the actions, so a counterexample is archived once."""
-    import datetime
-    import hashlib
+def _split_presets(names) -> tuple:
+    """The --preset values, with "all" for every preset and commas allowed; InputError for an unknown one."""
+    from .model.config import PRESETS, ConfigError, preset
 
-    from .model.actions import action_to_json
+    out: list[str] = []
+    for value in names or ("kafka-2.4",):
+        for name in (n.strip() for n in value.split(",")):
+            if not name:
+                continue
+            for n in (sorted(PRESETS) if name == "all" else [name]):
+                try:
+                    preset(n)
+                except ConfigError as e:
+                    raise InputError(str(e)) from None
+                if n not in out:
+                    out.append(n)
+    if not out:
+        raise InputError("no preset given")
+    return tuple(out)
 
-    key = {"config": trace.config.to_json(), "actions": [action_to_json(a) for a in trace.actions]}
-    digest = hashlib.blake2b(json.dumps(key, sort_keys=True).encode(), digest_size=6).hexdigest()
-    day = datetime.date.today().isoformat()
-    return f"{day}-{trace.preset}-{trace.violated}-{digest}.json", digest
 
-
-def archive_counterexample(out: str, preset_name: str, trace) -> tuple[str, bool]:
-    """Write the trace under out/ unless a file with the same digest is already there; (path, written)."""
-    import glob
-    import os
-
-    from .model.trace import write_trace
-
-    name, digest = archive_name(trace)
-    existing = sorted(glob.glob(os.path.join(glob.escape(out), f"*-{digest}.json")))
-    if existing:
-        return existing[0], False
-    path = os.path.join(out, name)
-    trace.description = trace.description or f"found by isrlab fuzz --preset {preset_name}"
-    # the replay command names the archive folder, never a machine's absolute path
-    shown = os.path.join(os.path.basename(os.path.normpath(out)), name)
-    trace.provenance = dict(trace.provenance, replay=f"isrlab replay {shown}")
-    write_trace(path, trace)
-    return path, True
+def _conf_pairs(pairs) -> dict:
+    conf = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"--conf expects KEY=VALUE, got {pair!r}")
+        conf[key.strip()] = value
+    return conf
 
 
 @main.command()
-@click.option("--preset", "preset_name", default="kafka-2.4", show_default=True, help="Preset to fuzz.")
+@click.option("--preset", "preset_names", multiple=True, metavar="NAME",
+              help="Preset to fuzz (repeatable, or comma-separated; 'all' for every preset). Default kafka-2.4.")
+@click.option("--master", default="local[*]", show_default=True,
+              help="Spark master: local[*] (embedded), local[N], spark://HOST:PORT, anything spark-submit "
+                   "accepts; 'none' runs in this process without Spark and stops at the first violation.")
+@click.option("--shards", default=None, type=click.IntRange(1),
+              help="Shards per preset (default: the cluster's parallelism).")
 @click.option("--seed", default=0, show_default=True, type=int, help="Campaign seed.")
-@click.option("--runs", default=None, type=click.IntRange(1), help="Number of runs (default: until the budget).")
-@click.option("--budget", default=None, type=click.FloatRange(min=0.1), help="Seconds to run (default 30 "
-              "when --runs is not given).")
+@click.option("--runs", default=None, type=click.IntRange(1),
+              help="Runs per preset, split over the shards (default: until the budget).")
+@click.option("--budget", default=None, type=click.FloatRange(min=0.1),
+              help="Seconds of fuzzing (default 30 when --runs is not given); on Spark, shared out over the "
+                   "tasks so that the campaign's fuzzing takes about this long.")
 @click.option("--engine", type=click.Choice(["guided", "walk", "hypothesis"]), default="guided", show_default=True,
               help="guided: novelty-guided walks over a corpus of saved states (one run = --extensions "
                    "extensions); walk: independent random walks (one run = one walk); hypothesis: the "
@@ -164,61 +170,129 @@ def archive_counterexample(out: str, preset_name: str, trace) -> tuple[str, bool
               help="Extensions per guided run.")
 @click.option("--invariant", "invariants", multiple=True, help="Check only these invariants (repeatable).")
 @click.option("--no-swarm", is_flag=True, help="Enable every action kind in every run.")
+@click.option("--run-seed", default=None, type=int,
+              help="Run exactly one run with this seed, in process (replays a campaign's run from its seed).")
 @click.option("--shrink-budget", default=20.0, show_default=True, type=click.FloatRange(min=0.0),
               help="Seconds to spend shrinking a counterexample.")
-@click.option("--out", default="counterexamples", show_default=True, type=click.Path(file_okay=False),
-              help="Folder the shrunk counterexample is archived in.")
+@click.option("--shrink-candidates", default=1, show_default=True, type=click.IntRange(1),
+              help="Violating runs shrunk per preset and invariant (Spark campaigns; the shortest first).")
+@click.option("--out", default="campaigns", show_default=True,
+              help="Folder (or hdfs://, s3a:// URI) under which a Spark campaign writes its Parquet tables.")
+@click.option("--archive", default="counterexamples", show_default=True, type=click.Path(file_okay=False),
+              help="Folder the shrunk counterexamples are archived in.")
+@click.option("--conf", "conf", multiple=True, metavar="KEY=VALUE", help="Spark configuration (repeatable).")
+@click.option("--expected", "check_expected", is_flag=True,
+              help="Exit 0 when every preset's outcome is the one it expects (a breaking preset broken, the "
+                   "others clean), 1 otherwise, instead of 1 on any violation.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable summary on stdout.")
-def fuzz(preset_name, seed, runs, budget, engine, max_steps, extensions, invariants, no_swarm, shrink_budget, out,
-         as_json) -> None:
-    """Seeded swarm random walks of a preset, every invariant checked after every step.
+def fuzz(preset_names, master, shards, seed, runs, budget, engine, max_steps, extensions, invariants, no_swarm,
+         run_seed, shrink_budget, shrink_candidates, out, archive, conf, check_expected, as_json) -> None:
+    """Fuzz presets: seeded swarm runs with every invariant checked after every step.
 
-    Stops at the first violation: shrinks it, prints the explained trace, archives it under --out
-    and exits 1. Exits 0 when the runs or the budget are used up without a violation.
+    By default a campaign on Spark (embedded local[*]): seeds sharded over the cluster, results as
+    Parquet tables under --out, violations deduplicated, shrunk, explained and archived under
+    --archive. With --master none, one process hunts until the first violation.
     """
-    import time
+    from .campaign import CampaignSpec
 
-    from .model.actions import ACTION_KINDS
-    from .model.config import ConfigError, preset
-    from .model.trace import Trace
-    from .properties.explain import sentence, step_table
-    from .properties.invariants import BY_NAME, SAFETY, WITNESSES, witnesses
-    from .properties.replay import replay as run_replay
-    from .properties.shrink import shrink
-    from .properties.walker import derive_seed, search, walk
-
-    try:
-        p = preset(preset_name)
-    except ConfigError as e:
-        raise InputError(str(e)) from None
-    unknown = [n for n in invariants if n not in BY_NAME or BY_NAME[n] not in SAFETY]
-    if unknown:
-        raise InputError(f"unknown invariant(s) {', '.join(unknown)} (known: {', '.join(i.name for i in SAFETY)})")
-    checked = tuple(BY_NAME[n] for n in invariants) if invariants else SAFETY
+    names = _split_presets(preset_names)
+    conf_map = _conf_pairs(conf)
     if runs is None and budget is None:
         budget = 30.0
-    if max_steps is None:
-        max_steps = {"walk": 120, "guided": 40, "hypothesis": 50}[engine]
+    in_process = master == "none" or run_seed is not None
+    if in_process and len(names) > 1:
+        raise InputError("--master none and --run-seed take one preset")
+    try:
+        spec = CampaignSpec(presets=names, seed=seed, engine=engine, shards=shards or 1, runs=runs,
+                            shard_budget_s=budget, max_steps=max_steps, extensions=extensions,
+                            invariants=tuple(invariants), swarm=not no_swarm)
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    if in_process:
+        _hunt(spec, names[0], run_seed, budget, runs, shrink_budget, archive, as_json)
+    else:
+        _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidates, out, archive, conf_map,
+                        check_expected, as_json)
+
+
+def _log(message: str) -> None:
+    click.echo(message, err=True)
+
+
+def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidates, out, archive, conf_map,
+                    check_expected, as_json) -> None:
+    """isrlab fuzz on Spark: the campaign pipeline of isrlab.sparkjob."""
+    import dataclasses
+    import shutil
+    import time
+
+    from . import sparkjob
+
     t0 = time.monotonic()
+    ship_dir = sparkjob.default_ship_dir()
+    try:
+        try:
+            spark = sparkjob.session(master, "isrlab fuzz", conf_map, ship_dir)
+        except Exception as e:  # a bad master URL or configuration: say so in one line
+            raise InputError(f"cannot start Spark on {master!r}: {str(e).splitlines()[0] if str(e) else e}") \
+                from None
+        started = time.monotonic() - t0
+        try:
+            parallelism = spark.sparkContext.defaultParallelism
+            n_shards = shards or parallelism
+            n_tasks = n_shards * len(spec.presets)
+            shard_budget = None if budget is None else max(0.5, budget * min(parallelism, n_tasks) / n_tasks)
+            spec = dataclasses.replace(spec, shards=n_shards, shard_budget_s=shard_budget)
+            if not sparkjob.is_loopback_master(master) and sparkjob.is_local_path(out):
+                _log(f"isrlab: note: on a multi-machine cluster --out {out} must be shared storage "
+                     f"(hdfs://, s3a://, NFS); a local path keeps each worker's part files on its own disk")
+            _log(f"isrlab: Spark {spark.version} on {master} ({parallelism} slots) started in {started:.1f} s; "
+                 f"{n_tasks} tasks")
+            result = sparkjob.run_campaign(spark, spec, out, archive, shrink_candidates, shrink_budget, log=_log)
+        finally:
+            spark.stop()
+    finally:
+        shutil.rmtree(ship_dir, ignore_errors=True)
+    summary = result.summary
+    summary["seconds"]["session_s"] = round(started, 3)
+    summary["seconds"]["total_s"] = round(time.monotonic() - t0, 3)
+    if as_json:
+        click.echo(json.dumps(summary, indent=1))
+    else:
+        for table in result.tables:
+            click.echo("\n".join(table))
+        click.echo("\n".join(sparkjob.summary_lines(summary)))
+    if check_expected:
+        sys.exit(EXIT_OK if summary["as_expected"] else EXIT_VIOLATION)
+    sys.exit(EXIT_VIOLATION if summary["violations"] else EXIT_OK)
+
+
+def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_json) -> None:
+    """isrlab fuzz --master none: one process, shard 0's seeds one after another, until the first violation."""
+    import time
+
+    from .archive import archive_counterexample, counterexample, shrink_run
+    from .campaign import run_one, run_seed as seed_of
+    from .model.actions import ACTION_KINDS
+    from .model.config import preset
+    from .properties.invariants import WITNESSES
+
+    p = preset(preset_name)
+    engine, max_steps = spec.engine, spec.steps
+    t0 = time.monotonic()
+    over = None if budget is None or run_seed is not None else (lambda: time.monotonic() - t0 >= budget)
     total_steps = n = 0
     kinds_seen: dict[str, int] = {}
     seen_witnesses: set[str] = set()
     found = None
     last_report = t0
-    while (runs is None or n < runs) and (budget is None or time.monotonic() - t0 < budget):
-        run_seed = derive_seed(seed, n)
-        if engine == "walk":
-            r = walk(p.config, run_seed, max_steps, checked, swarm=not no_swarm)
-        elif engine == "hypothesis":
-            from .properties.machines import run_machine
-
-            left = None if budget is None else max(budget - (time.monotonic() - t0), 1.0)
-            r = run_machine(p.config, run_seed, 100, max_steps, checked, time_budget_s=left,
-                            shrink_budget_s=shrink_budget, preset=preset_name)
-            r.kind_counts = dict(r.kinds)
-        else:
-            over = None if budget is None else (lambda: time.monotonic() - t0 >= budget)
-            r = search(p.config, run_seed, extensions, max_steps, checked, should_stop=over)
+    while True:
+        if run_seed is not None and n == 1:
+            break
+        if run_seed is None and ((runs is not None and n >= runs) or (over is not None and over())):
+            break
+        this_seed = run_seed if run_seed is not None else seed_of(spec.seed, 0, n)
+        r = run_one(spec, preset_name, this_seed, should_stop=over)
         n += 1
         total_steps += r.steps
         for k, c in r.kind_counts.items():
@@ -227,40 +301,34 @@ def fuzz(preset_name, seed, runs, budget, engine, max_steps, extensions, invaria
         now = time.monotonic()
         if now - last_report >= 2.0:
             last_report = now
-            click.echo(f"fuzz {preset_name}: {n} runs, {total_steps / (now - t0):,.0f} steps/s, "
-                       f"{len(kinds_seen)}/{len(ACTION_KINDS)} action kinds, "
-                       f"{len(seen_witnesses)}/{len(WITNESSES)} witnesses, 0 violations", err=True)
+            _log(f"fuzz {preset_name}: {n} runs, {total_steps / (now - t0):,.0f} steps/s, "
+                 f"{len(kinds_seen)}/{len(ACTION_KINDS)} action kinds, "
+                 f"{len(seen_witnesses)}/{len(WITNESSES)} witnesses, 0 violations")
         if r.violation is not None:
-            found = (run_seed, r)
+            found = (this_seed, r)
             break
     secs = time.monotonic() - t0
     summary = {"preset": preset_name, "engine": engine, "expected": p.expected, "breaks": list(p.breaks),
-               "campaign_seed": seed,
-               "runs": n, "steps": total_steps, "seconds": round(secs, 3),
+               "campaign_seed": spec.seed, "runs": n, "steps": total_steps, "seconds": round(secs, 3),
                "steps_per_second": round(total_steps / secs) if secs > 0 else None,
                "action_kinds_covered": sorted(kinds_seen), "witnesses": sorted(seen_witnesses),
                "violation": None}
     lines = []
     if found is not None:
-        run_seed, r = found
+        this_seed, r = found
         v = r.violation
-        sr = shrink(p.config, r.actions, v.invariant, time_budget_s=shrink_budget)
-        trace = Trace(config=p.config, actions=list(sr.actions), expect="violation", violated=v.invariant,
-                      preset=preset_name, provenance={"engine": engine, "campaign_seed": seed, "run_index": n - 1,
-                                                     "run_seed": run_seed, "max_steps": max_steps,
-                                                     "extensions": extensions if engine == "guided" else None,
-                                                     "swarm": not no_swarm, "original_length": len(r.actions),
-                                                     "shrunk_length": sr.shrunk_length})
-        result = run_replay(trace)
-        shrunk_v = next(x for x in result.violations if x.invariant == v.invariant)
-        trace.violation = shrunk_v.to_json()
-        trace.explanation = sentence(p.config, trace.actions, shrunk_v)
-        path, written = archive_counterexample(out, preset_name, trace)
-        summary["violation"] = shrunk_v.to_json()
+        sr = shrink_run(p.config, r.actions, v.invariant, shrink_budget)
+        provenance = {"engine": engine, "campaign_seed": spec.seed, "run_index": None if run_seed is not None else n - 1,
+                      "run_seed": this_seed, "max_steps": max_steps,
+                      "extensions": spec.extensions if engine == "guided" else None, "swarm": spec.swarm}
+        cx = counterexample(preset_name, p.config, sr.actions, v.invariant, provenance, len(r.actions),
+                            sr.seconds, not sr.stopped_early)
+        path, written = archive_counterexample(archive, preset_name, cx.trace)
+        summary["violation"] = cx.trace.violation
         summary.update(trace_file=path, newly_archived=written, original_length=len(r.actions),
-                       shrunk_length=sr.shrunk_length, shrink_seconds=round(sr.seconds, 3),
-                       explanation=trace.explanation)
-        lines = step_table(result)
+                       shrunk_length=cx.shrunk_length, shrink_seconds=round(sr.seconds, 3),
+                       explanation=cx.trace.explanation)
+        lines = cx.table
     if as_json:
         click.echo(json.dumps(summary, indent=1))
     else:

@@ -67,6 +67,8 @@ class WalkResult:
     kind_counts: dict = field(default_factory=dict)
     #: the SOMETIMES witnesses that held in the run's final state
     witnesses: frozenset = frozenset()
+    #: bit set over model.errors.ERROR_BIT: the error codes the run's responses carried
+    errors_seen: int = 0
 
 
 def swarm_kinds(rng: random.Random, swarm: bool) -> frozenset:
@@ -134,7 +136,8 @@ def walk(cfg: ModelConfig, seed: int, max_steps: int, invariants=CATALOGUE, swar
         if vs:
             violation = vs[0]
             break
-    return WalkResult(seed, len(trace), trace, violation, policy.kinds, counts, witnesses(cfg, s))
+    return WalkResult(seed, len(trace), trace, violation, policy.kinds, counts, witnesses(cfg, s),
+                      s.ghost.errors_seen)
 
 
 # --------------------------------------------------------------------------- guided search
@@ -170,6 +173,8 @@ class SearchResult:
     violation: Violation | None
     witnesses: frozenset = frozenset()
     kind_counts: dict = field(default_factory=dict)
+    #: bit set over model.errors.ERROR_BIT, over every state the search reached
+    errors_seen: int = 0
 
 
 def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 40, invariants=CATALOGUE,
@@ -195,9 +200,11 @@ def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 
     steps = 0
     seen_witnesses: set = set()
     counts: dict[str, int] = {}
+    errors = 0
     for ext in range(1, extensions + 1):
         if should_stop is not None and should_stop():
-            return SearchResult(seed, steps, ext - 1, len(corpus), [], None, frozenset(seen_witnesses), counts)
+            return SearchResult(seed, steps, ext - 1, len(corpus), [], None, frozenset(seen_witnesses), counts,
+                                errors)
         if rng.random() < p_restart:
             s, trace, _ = corpus[0]
         else:
@@ -215,13 +222,14 @@ def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 
             counts[name] = counts.get(name, 0) + 1
             vs = check_transition(cfg, s, a, s2, len(trace), invariants)
             s = s2
+            errors |= s.ghost.errors_seen
             if vs:
                 return SearchResult(seed, steps, ext, len(corpus), list(trace), vs[0], frozenset(seen_witnesses),
-                                    counts)
+                                    counts, errors)
             key = novelty_key(s)
             n = seen.get(key, 0)
             if n == 0:
                 corpus.append((s, trace, key))
                 seen_witnesses |= witnesses(cfg, s)
             seen[key] = n + 1
-    return SearchResult(seed, steps, extensions, len(corpus), [], None, frozenset(seen_witnesses), counts)
+    return SearchResult(seed, steps, extensions, len(corpus), [], None, frozenset(seen_witnesses), counts, errors)

@@ -131,17 +131,20 @@ def test_replay_violation_expected_but_missing_is_reported(tmp_path):
 
 
 def test_fuzz_unknown_preset_is_a_usage_error():
+    # checked before any Spark session starts, on the default master as in process
     assert "unknown preset" in _one_line_error(run("fuzz", "--preset", "kafka-9.9", "--runs", "1"))
+    assert "unknown preset" in _one_line_error(run("fuzz", "--master", "none", "--preset", "kafka-9.9"))
 
 
 def test_fuzz_bad_flag_is_a_usage_error():
-    r = run("fuzz", "--runs", "0")
+    r = run("fuzz", "--master", "none", "--runs", "0")
     assert r.exit_code == 2 and "Traceback" not in r.output
 
 
 def test_fuzz_default_preset_finds_nothing_in_a_short_run(tmp_path):
-    r = run("fuzz", "--engine", "walk", "--preset", "kafka-2.4", "--runs", "30", "--max-steps", "200", "--json",
-            "--out", str(tmp_path))
+    r = run("fuzz", "--master", "none", "--engine", "walk", "--preset", "kafka-2.4", "--runs", "30",
+            "--max-steps", "200", "--json",
+            "--archive", str(tmp_path))
     assert r.exit_code == 0, r.output
     summary = json.loads(r.stdout)
     assert summary["runs"] == 30 and summary["violation"] is None and summary["steps"] > 30 * 50

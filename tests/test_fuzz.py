@@ -62,7 +62,8 @@ def test_shallow_breaking_presets_are_found_quickly(name):
 
 
 def test_fuzz_finds_shrinks_explains_and_archives_once(tmp_path):
-    args = ["fuzz", "--engine", "walk", "--preset", "no-kafka-7128", "--runs", "500", "--out", str(tmp_path),
+    args = ["fuzz", "--master", "none", "--engine", "walk", "--preset", "no-kafka-7128", "--runs", "500",
+            "--archive", str(tmp_path),
             "--json"]
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 1, r.output
@@ -80,15 +81,16 @@ def test_fuzz_finds_shrinks_explains_and_archives_once(tmp_path):
 
 
 def test_fuzz_guided_engine_by_default(tmp_path):
-    r = CliRunner().invoke(main, ["fuzz", "--preset", "kafka-2.4", "--runs", "1", "--extensions", "100",
-                                  "--out", str(tmp_path), "--json"])
+    r = CliRunner().invoke(main, ["fuzz", "--master", "none", "--preset", "kafka-2.4", "--runs", "1",
+                                  "--extensions", "100",
+                                  "--archive", str(tmp_path), "--json"])
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
     assert out["engine"] == "guided" and 100 <= out["steps"] <= 100 * 40 and out["violation"] is None
 
 
 def test_fuzz_rejects_unknown_invariant():
-    r = CliRunner().invoke(main, ["fuzz", "--invariant", "nope", "--runs", "1"])
+    r = CliRunner().invoke(main, ["fuzz", "--master", "none", "--invariant", "nope", "--runs", "1"])
     assert r.exit_code == 2 and "unknown invariant" in r.output
 
 
@@ -117,8 +119,9 @@ def test_deep_breaking_presets_are_found_by_guided_search(name):
 
 
 def test_fuzz_hypothesis_engine_runs_the_machine(tmp_path):
-    r = CliRunner().invoke(main, ["fuzz", "--engine", "hypothesis", "--preset", "kafka-2.4", "--runs", "1",
-                                  "--max-steps", "30", "--out", str(tmp_path), "--json"])
+    r = CliRunner().invoke(main, ["fuzz", "--master", "none", "--engine", "hypothesis", "--preset", "kafka-2.4",
+                                  "--runs", "1",
+                                  "--max-steps", "30", "--archive", str(tmp_path), "--json"])
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
     assert out["engine"] == "hypothesis" and out["steps"] > 100 and out["violation"] is None

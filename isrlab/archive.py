@@ -1,0 +1,82 @@
+"""The counterexample archive: turn a failing run into a shrunk, explained, dated trace file, written once.
+
+Shared by ``isrlab fuzz`` in-process and by the Spark campaign driver.  A file's
+name ends with a digest of the trace's config and actions, so the same shrunk
+counterexample is archived once however many runs or campaigns find it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import glob
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+
+from .model.actions import action_to_json
+from .model.config import ModelConfig
+from .model.trace import Trace, write_trace
+from .properties.explain import sentence, step_table
+from .properties.replay import replay
+from .properties.shrink import shrink
+
+
+def trace_digest(config: ModelConfig, actions) -> str:
+    """12 hex digits over the config and the actions: the identity of a counterexample."""
+    key = {"config": config.to_json(), "actions": [action_to_json(a) for a in actions]}
+    return hashlib.blake2b(json.dumps(key, sort_keys=True).encode(), digest_size=6).hexdigest()
+
+
+def archive_name(trace: Trace) -> tuple[str, str]:
+    """(file name, digest) of a trace: ``YYYY-MM-DD-<preset>-<invariant>-<digest>.json``."""
+    digest = trace_digest(trace.config, trace.actions)
+    day = datetime.date.today().isoformat()
+    return f"{day}-{trace.preset}-{trace.violated}-{digest}.json", digest
+
+
+def archive_counterexample(out: str, preset_name: str, trace: Trace) -> tuple[str, bool]:
+    """Write the trace under out/ unless a file with the same digest is already there; (path, written)."""
+    name, digest = archive_name(trace)
+    existing = sorted(glob.glob(os.path.join(glob.escape(out), f"*-{digest}.json")))
+    if existing:
+        return existing[0], False
+    path = os.path.join(out, name)
+    trace.description = trace.description or f"found by isrlab fuzz --preset {preset_name}"
+    # the replay command names the archive folder, never a machine's absolute path
+    shown = os.path.join(os.path.basename(os.path.normpath(out)), name)
+    trace.provenance = dict(trace.provenance, replay=f"isrlab replay {shown}")
+    write_trace(path, trace)
+    return path, True
+
+
+@dataclass
+class Counterexample:
+    """A shrunk failing trace, replayed and explained, ready to archive."""
+
+    trace: Trace
+    digest: str
+    original_length: int
+    shrunk_length: int
+    shrink_seconds: float
+    shrink_complete: bool
+    #: the replay's step table (what changed at every step, and the violations)
+    table: list
+
+
+def shrink_run(config: ModelConfig, actions, invariant: str, time_budget_s: float | None):
+    """Shrink a failing run's actions (properties.shrink); the ShrinkResult."""
+    return shrink(config, list(actions), invariant, time_budget_s=time_budget_s)
+
+
+def counterexample(preset_name: str, config: ModelConfig, actions, invariant: str, provenance: dict,
+                   original_length: int, shrink_seconds: float = 0.0, shrink_complete: bool = True) -> Counterexample:
+    """Replay already-shrunk actions, attach the violation and its one-sentence explanation."""
+    trace = Trace(config=config, actions=list(actions), expect="violation", violated=invariant, preset=preset_name,
+                  provenance=dict(provenance, original_length=original_length, shrunk_length=len(actions)))
+    result = replay(trace)
+    found = next(x for x in result.violations if x.invariant == invariant)
+    trace.violation = found.to_json()
+    trace.explanation = sentence(config, trace.actions, found)
+    return Counterexample(trace, trace_digest(config, trace.actions), original_length, len(trace.actions),
+                          shrink_seconds, shrink_complete, step_table(result))

@@ -1,0 +1,233 @@
+"""A fuzz campaign's unit of work, without Spark: shard specs, seeds, one run, one shard, plain records.
+
+A campaign fuzzes one or several presets with one engine.  Its work is cut into
+tasks, one per (preset, shard); a task runs its shard's runs one after the other
+and returns plain records (dicts of str, int, float, bool, lists and maps of
+those: never a model object), which the Spark driver (``isrlab.sparkjob``) turns
+into DataFrames, and which the in-process mode prints directly.
+
+Seeds.  Run ``j`` of shard ``k`` has seed ``derive_seed(derive_seed(campaign_seed, k), j)``
+(a stable blake2b hash, ``properties.walker.derive_seed``): the same on every
+machine and in every process, different for every (shard, run), and independent
+of the preset, so that two presets of one campaign try the same seeds (a bug is
+found before the fix and gone after it on the very same walks).  A run is
+replayed from its seed alone with ``isrlab fuzz --master none --preset P
+--engine E --run-seed SEED`` (same ``--max-steps``/``--extensions``), and always
+from its archived trace.
+
+Determinism.  With ``runs`` (a fixed number of runs per shard) a task's records
+depend only on its spec: a task that Spark reruns after losing an executor
+returns exactly the records of an undisturbed attempt, so no seed is lost and
+none is counted twice.  With a time budget, how many runs a shard completes
+depends on the machine; every record still names its seed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import time
+from dataclasses import asdict, dataclass, field
+
+from .model.actions import action_to_json
+from .model.config import preset as get_preset
+from .model.errors import ERROR_BIT
+from .properties.invariants import BY_NAME, SAFETY
+from .properties.walker import derive_seed, search, walk
+
+ENGINES = ("guided", "walk", "hypothesis")
+#: Default steps per walk (walk), per extension (guided) or per test case (hypothesis).
+DEFAULT_MAX_STEPS = {"walk": 120, "guided": 40, "hypothesis": 50}
+#: Test cases per Hypothesis run.
+HYPOTHESIS_EXAMPLES = 100
+
+
+@dataclass(frozen=True)
+class CampaignSpec:
+    """Everything that decides what a campaign runs (and so its identity), nothing about where it runs."""
+
+    presets: tuple
+    seed: int = 0
+    engine: str = "guided"
+    shards: int = 2
+    #: runs per preset, split evenly over the shards (None: until the per-shard budget is spent)
+    runs: int | None = None
+    #: seconds per shard (None: until the runs are done)
+    shard_budget_s: float | None = None
+    max_steps: int | None = None
+    extensions: int = 2000
+    #: names of the safety invariants checked (empty: all of them)
+    invariants: tuple = ()
+    swarm: bool = True
+    #: a shard stops at its first violation
+    stop_on_violation: bool = False
+    #: violating traces a shard keeps per invariant (the others keep their seed and facts)
+    traces_per_invariant: int = 2
+    #: seconds Hypothesis may spend shrinking inside a run (hypothesis engine)
+    machine_shrink_budget_s: float = 5.0
+
+    def __post_init__(self):
+        if not self.presets:
+            raise ValueError("a campaign needs at least one preset")
+        for name in self.presets:
+            get_preset(name)  # ConfigError for an unknown name
+        if self.engine not in ENGINES:
+            raise ValueError(f"unknown engine {self.engine!r} (known: {', '.join(ENGINES)})")
+        if self.shards < 1:
+            raise ValueError("shards must be at least 1")
+        if self.runs is None and self.shard_budget_s is None:
+            raise ValueError("a campaign needs runs per shard or a budget")
+        unknown = [n for n in self.invariants if n not in BY_NAME or BY_NAME[n] not in SAFETY]
+        if unknown:
+            raise ValueError(f"unknown invariant(s) {', '.join(unknown)} "
+                             f"(known: {', '.join(i.name for i in SAFETY)})")
+
+    @property
+    def steps(self) -> int:
+        return self.max_steps or DEFAULT_MAX_STEPS[self.engine]
+
+    @property
+    def checked(self) -> tuple:
+        return tuple(BY_NAME[n] for n in self.invariants) if self.invariants else SAFETY
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["presets"] = list(self.presets)
+        d["invariants"] = list(self.invariants)
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> "CampaignSpec":
+        return cls(**dict(d, presets=tuple(d["presets"]), invariants=tuple(d["invariants"])))
+
+    def campaign_id(self) -> str:
+        """A stable name for the campaign's output folder: re-running the same campaign overwrites it."""
+        text = json.dumps(self.to_json(), sort_keys=True)
+        return f"seed{self.seed}-{hashlib.blake2b(text.encode(), digest_size=6).hexdigest()}"
+
+    def runs_for(self, shard: int) -> int | None:
+        """How many runs shard ``shard`` does (None: as many as its budget allows)."""
+        if self.runs is None:
+            return None
+        return self.runs // self.shards + (shard < self.runs % self.shards)
+
+    def tasks(self) -> list[tuple]:
+        """One (preset, shard, spec JSON) per task, in a stable order; plain data, cheap to ship."""
+        spec = json.dumps(self.to_json(), sort_keys=True)
+        return [(name, k, spec) for name in self.presets for k in range(self.shards)]
+
+
+def run_seed(campaign_seed: int, shard: int, index: int) -> int:
+    """The seed of run ``index`` of shard ``shard``: a stable hash, never shared by two (shard, run) pairs."""
+    return derive_seed(derive_seed(campaign_seed, shard), index)
+
+
+def error_names(bits: int) -> list[str]:
+    """The error names of an ``errors_seen`` bit set, sorted."""
+    return sorted(name for name, bit in ERROR_BIT.items() if bits & bit)
+
+
+@dataclass
+class RunOutcome:
+    """One run of an engine: what the in-process loop and the shard records are built from."""
+
+    seed: int
+    steps: int
+    actions: list
+    violation: object | None
+    kind_counts: dict = field(default_factory=dict)
+    witnesses: frozenset = frozenset()
+    errors_seen: int = 0
+
+
+def run_one(spec: CampaignSpec, preset_name: str, seed: int, should_stop=None) -> RunOutcome:
+    """One run of ``spec.engine`` on a preset with a given seed (the same call the in-process mode makes)."""
+    cfg = get_preset(preset_name).config
+    if spec.engine == "walk":
+        r = walk(cfg, seed, spec.steps, spec.checked, swarm=spec.swarm)
+        return RunOutcome(seed, r.steps, r.actions, r.violation, r.kind_counts, r.witnesses, r.errors_seen)
+    if spec.engine == "guided":
+        r = search(cfg, seed, spec.extensions, spec.steps, spec.checked, should_stop=should_stop)
+        return RunOutcome(seed, r.steps, r.actions, r.violation, r.kind_counts, r.witnesses, r.errors_seen)
+    from .properties.machines import run_machine
+
+    m = run_machine(cfg, seed, HYPOTHESIS_EXAMPLES, spec.steps, spec.checked,
+                    shrink_budget_s=spec.machine_shrink_budget_s, preset=preset_name)
+    return RunOutcome(seed, m.steps, m.actions, m.violation, dict(m.kinds), m.witnesses, 0)
+
+
+def executor_name() -> str:
+    """The host and the process that hosts this Python worker (on Spark: the executor's Python daemon)."""
+    return f"{socket.gethostname()}/{os.getppid()}"
+
+
+def run_shard(task: tuple, clock=time.monotonic) -> dict:
+    """Run one task's shard and return its record, with one record per run under ``runs``.
+
+    Plain data only.  ``task`` is ``(preset, shard, spec JSON)`` as ``CampaignSpec.tasks`` makes it.
+    """
+    preset_name, shard, spec_text = task
+    spec = CampaignSpec.from_json(json.loads(spec_text))
+    t0 = clock()
+    over = None
+    if spec.shard_budget_s is not None:
+        deadline = t0 + spec.shard_budget_s
+
+        def over() -> bool:
+            return clock() >= deadline
+
+    runs = []
+    kept: dict[str, int] = {}
+    steps = violations = 0
+    kinds: dict[str, int] = {}
+    errors = 0
+    j = 0
+    quota = spec.runs_for(shard)
+    while quota is None or j < quota:
+        if over is not None and over():
+            break
+        seed = run_seed(spec.seed, shard, j)
+        r = run_one(spec, preset_name, seed, should_stop=over)
+        v = r.violation
+        trace = None
+        if v is not None:
+            violations += 1
+            if kept.get(v.invariant, 0) < spec.traces_per_invariant:
+                kept[v.invariant] = kept.get(v.invariant, 0) + 1
+                trace = json.dumps([action_to_json(a) for a in r.actions], separators=(",", ":"))
+        runs.append({
+            "run_index": j,
+            "seed": seed,
+            "steps": r.steps,
+            "kind_counts": dict(sorted(r.kind_counts.items())),
+            "error_codes": error_names(r.errors_seen),
+            "witnesses": sorted(r.witnesses),
+            "violation": None if v is None else v.invariant,
+            "violation_step": None if v is None else v.step,
+            "violation_facts": None if v is None else json.dumps(v.facts, sort_keys=True, default=str),
+            "trace": trace,
+        })
+        steps += r.steps
+        for k, c in r.kind_counts.items():
+            kinds[k] = kinds.get(k, 0) + c
+        errors |= r.errors_seen
+        j += 1
+        if v is not None and spec.stop_on_violation:
+            break
+    seconds = clock() - t0
+    return {
+        "preset": preset_name,
+        "shard": shard,
+        "engine": spec.engine,
+        "executor": executor_name(),
+        "runs_done": len(runs),
+        "steps": steps,
+        "violations": violations,
+        "seconds": round(seconds, 6),
+        "steps_per_second": round(steps / seconds, 1) if seconds > 0 else 0.0,
+        "action_kinds": len(kinds),
+        "error_codes": len(error_names(errors)),
+        "runs": runs,
+    }

@@ -1,0 +1,402 @@
+"""The Spark side of a fuzz campaign: ship the code, run the shards, keep the results as Parquet, aggregate.
+
+The pipeline, for ``isrlab fuzz --master URL`` (``local[*]`` by default):
+
+1. ``session``: a SparkSession on the master.  The project's code reaches the
+   executors as a zip built from the running package at submit time
+   (``spark.submit.pyFiles``), so a multi-machine cluster needs nothing of ours
+   installed, only Python 3.11 on every worker (``PYSPARK_PYTHON`` names it; it
+   defaults to this interpreter).  The walk and guided engines need nothing but
+   the standard library on executors; the hypothesis engine needs Hypothesis there.
+2. Fuzz: one task per (preset, shard), ``campaign.run_shard`` on an executor,
+   returning plain records; written once as ``_shards_raw`` Parquet, so that each
+   shard's runs are counted from exactly one successful task attempt (a retried
+   task replaces a lost one, never adds to it).
+3. Tables: ``runs`` (one row per run, partitioned by preset) and ``shards`` (one
+   row per task), both Parquet under ``<out>/<campaign id>/``.  On a multi-machine
+   cluster ``--out`` must be shared storage (hdfs://, s3a://, NFS): a ``file:``
+   path would leave each worker's part files on its own disk.
+4. Aggregations in Spark: violations per preset and invariant, coverage of action
+   kinds and error codes, steps/s per executor, and the violating runs to shrink
+   (the shortest few per preset and invariant).
+5. Shrinking the candidates in parallel on the cluster; the driver then
+   deduplicates them by invariant and digest of the shrunk trace, explains them and
+   archives the distinct ones (``isrlab.archive``: atomic, never twice).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse
+
+from .campaign import CampaignSpec, run_shard
+
+#: Spark's JVM logging for campaigns: errors only (the driver's; executors keep Spark's default).
+LOG4J2 = Path(__file__).with_name("log4j2.properties")
+#: The JVM flags that halve a short-lived Spark JVM's start-up CPU (C1 only, serial GC).
+FAST_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
+# --------------------------------------------------------------------------- shipping the code
+def package_zip(dest_dir: str) -> str:
+    """Zip the running ``isrlab`` package (with model/, properties/, specs/) for executors; its path.
+
+    Built from wherever the package is imported from (a wheel install or an editable checkout,
+    whose subpackages live in other folders), so the executors run exactly the driver's code.
+    """
+    import importlib
+
+    path = os.path.join(dest_dir, "isrlab-code.zip")
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for pkg_name in ("isrlab", "isrlab.model", "isrlab.properties", "isrlab.specs"):
+            pkg = importlib.import_module(pkg_name)
+            root = list(pkg.__path__)[0]
+            prefix = pkg_name.replace(".", "/")
+            for name in sorted(os.listdir(root)):
+                full = os.path.join(root, name)
+                if os.path.isfile(full) and not name.endswith((".pyc", ".pyo")):
+                    z.write(full, f"{prefix}/{name}")
+    return path
+
+
+# --------------------------------------------------------------------------- the session
+def is_loopback_master(master: str) -> bool:
+    """True for Spark's embedded modes and for a cluster master on this machine's loopback address."""
+    if master.startswith("local"):
+        return True
+    host = urlparse(master).hostname or ""
+    return host in ("127.0.0.1", "localhost", "::1")
+
+
+def session(master: str, app_name: str, conf: dict | None = None, ship_dir: str | None = None):
+    """A SparkSession on ``master`` with the project's code shipped; user ``conf`` overrides our defaults."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    log_conf = f"-Dlog4j2.configurationFile={LOG4J2.as_uri()}"
+    settings = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",  # our progress line instead (isrlab.sparkjob.Progress)
+        "spark.sql.shuffle.partitions": "4",
+        "spark.driver.extraJavaOptions": f"{FAST_JVM} {log_conf}",
+        "spark.executor.extraJavaOptions": FAST_JVM,
+    }
+    if is_loopback_master(master):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        settings.update({"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"})
+    if ship_dir is not None:
+        settings["spark.submit.pyFiles"] = package_zip(ship_dir)
+    settings.update(conf or {})
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.master(master).appName(app_name)
+    for k, v in settings.items():
+        builder = builder.config(k, v)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+class Progress(threading.Thread):
+    """Our progress line on stderr every ``every`` seconds: tasks done, running and failed, steps so far."""
+
+    def __init__(self, sc, label: str, total: int, log, every: float = 2.0):
+        super().__init__(daemon=True)
+        self.sc, self.label, self.total, self.log, self.every = sc, label, total, log, every
+        self.stopped = threading.Event()
+        self.t0 = time.monotonic()
+
+    def run(self) -> None:
+        tracker = self.sc.statusTracker()
+        while not self.stopped.wait(self.every):
+            done = running = failed = 0
+            for sid in tracker.getActiveStageIds():
+                info = tracker.getStageInfo(sid)
+                if info is not None:
+                    done += info.numCompletedTasks
+                    running += info.numActiveTasks
+                    failed += info.numFailedTasks
+            self.log(f"{self.label}: {done}/{self.total} tasks done, {running} running, {failed} failed "
+                     f"attempts, {time.monotonic() - self.t0:.0f} s")
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.join()
+
+
+# --------------------------------------------------------------------------- schemas and rows
+def _schemas():
+    from pyspark.sql import types as T
+
+    run = T.StructType([
+        T.StructField("run_index", T.IntegerType(), False),
+        T.StructField("seed", T.LongType(), False),
+        T.StructField("steps", T.IntegerType(), False),
+        T.StructField("kind_counts", T.MapType(T.StringType(), T.IntegerType()), False),
+        T.StructField("error_codes", T.ArrayType(T.StringType()), False),
+        T.StructField("witnesses", T.ArrayType(T.StringType()), False),
+        T.StructField("violation", T.StringType(), True),
+        T.StructField("violation_step", T.IntegerType(), True),
+        T.StructField("violation_facts", T.StringType(), True),
+        T.StructField("trace", T.StringType(), True),
+    ])
+    shard = T.StructType([
+        T.StructField("preset", T.StringType(), False),
+        T.StructField("shard", T.IntegerType(), False),
+        T.StructField("engine", T.StringType(), False),
+        T.StructField("executor", T.StringType(), False),
+        T.StructField("runs_done", T.IntegerType(), False),
+        T.StructField("steps", T.LongType(), False),
+        T.StructField("violations", T.IntegerType(), False),
+        T.StructField("seconds", T.DoubleType(), False),
+        T.StructField("steps_per_second", T.DoubleType(), False),
+        T.StructField("action_kinds", T.IntegerType(), False),
+        T.StructField("error_codes", T.IntegerType(), False),
+        T.StructField("attempt", T.IntegerType(), False),
+        T.StructField("runs", T.ArrayType(run), False),
+    ])
+    return run, shard
+
+
+_RUN_FIELDS = ("run_index", "seed", "steps", "kind_counts", "error_codes", "witnesses", "violation",
+               "violation_step", "violation_facts", "trace")
+_SHARD_FIELDS = ("preset", "shard", "engine", "executor", "runs_done", "steps", "violations", "seconds",
+                 "steps_per_second", "action_kinds", "error_codes")
+
+
+def shard_row(task: tuple) -> tuple:
+    """Executor side: run a task's shard and return it as a row tuple in the shard schema's order.
+
+    ``attempt`` is Spark's attempt number of the task (0 unless Spark reran it, e.g. after losing
+    an executor): the records themselves do not depend on it.
+    """
+    from pyspark import TaskContext
+
+    rec = run_shard(task)
+    ctx = TaskContext.get()
+    runs = [tuple(r[f] for f in _RUN_FIELDS) for r in rec["runs"]]
+    return tuple(rec[f] for f in _SHARD_FIELDS) + (ctx.attemptNumber() if ctx is not None else 0, runs)
+
+
+def shrink_candidate(cand: tuple) -> dict:
+    """Executor side: shrink one violating run's trace; plain data back (actions as JSON)."""
+    from .archive import shrink_run, trace_digest
+    from .model.actions import action_from_json, action_to_json
+    from .model.config import preset as get_preset
+
+    preset_name, invariant, seed, trace_text, budget = cand
+    cfg = get_preset(preset_name).config
+    actions = [action_from_json(a) for a in json.loads(trace_text)]
+    sr = shrink_run(cfg, actions, invariant, budget)
+    return {"preset": preset_name, "invariant": invariant, "seed": seed, "original_length": len(actions),
+            "actions": json.dumps([action_to_json(a) for a in sr.actions]), "seconds": round(sr.seconds, 3),
+            "complete": not sr.stopped_early, "digest": trace_digest(cfg, sr.actions)}
+
+
+# --------------------------------------------------------------------------- storage helpers
+def is_local_path(path: str) -> bool:
+    scheme = urlparse(path).scheme
+    return scheme in ("", "file")
+
+
+def _local(path: str) -> str:
+    return urlparse(path).path if path.startswith("file:") else path
+
+
+def remove_tree(spark, path: str) -> None:
+    """Delete a folder of Parquet output, on the local disk or through Hadoop's FileSystem for URIs."""
+    if is_local_path(path):
+        shutil.rmtree(_local(path), ignore_errors=True)
+        return
+    jvm = spark.sparkContext._jvm
+    p = jvm.org.apache.hadoop.fs.Path(path)
+    p.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).delete(p, True)
+
+
+def _join(base: str, *parts: str) -> str:
+    return "/".join([base.rstrip("/"), *parts]) if not is_local_path(base) else os.path.join(base, *parts)
+
+
+# --------------------------------------------------------------------------- the campaign
+@dataclass
+class CampaignResult:
+    """What a campaign found: the summary (also written as summary.json) and the distinct counterexamples."""
+
+    summary: dict
+    counterexamples: list = field(default_factory=list)
+    #: per counterexample: its step table, for the printed report
+    tables: list = field(default_factory=list)
+
+
+def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candidates: int = 1,
+                 shrink_budget_s: float | None = 20.0, log=print) -> CampaignResult:
+    """Run ``spec`` on ``spark``'s cluster; write the tables under ``out``; archive counterexamples in ``archive``."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    from .archive import archive_counterexample, counterexample
+    from .model.actions import ACTION_KINDS, action_from_json
+    from .model.config import preset as get_preset
+    from .model.errors import ALL_ERRORS
+
+    sc = spark.sparkContext
+    cid = spec.campaign_id()
+    root = _join(out, cid)
+    raw_path, runs_path, shards_path = _join(root, "_shards_raw"), _join(root, "runs"), _join(root, "shards")
+    tasks = spec.tasks()
+    _run_schema, shard_schema = _schemas()
+    timings = {}
+
+    # -- fuzz: one task per (preset, shard), each attempt's rows replace a lost attempt's
+    t = time.monotonic()
+    sc.setJobDescription(f"isrlab campaign {cid}: fuzz {len(tasks)} shards")
+    progress = Progress(sc, f"campaign {cid}", len(tasks), log)
+    progress.start()
+    try:
+        rows = sc.parallelize(tasks, len(tasks)).map(shard_row)
+        raw_df = spark.createDataFrame(rows, shard_schema).withColumn("campaign", F.lit(cid))
+        raw_df.write.mode("overwrite").parquet(raw_path)
+    finally:
+        progress.stop()
+    timings["fuzz_s"] = time.monotonic() - t
+
+    # -- the two tables
+    t = time.monotonic()
+    sc.setJobDescription(f"isrlab campaign {cid}: tables")
+    raw = spark.read.parquet(raw_path)
+    (raw.select("campaign", "preset", "shard", "engine", F.explode("runs").alias("r"))
+        .select("campaign", "preset", "shard", "engine", "r.*")
+        .repartition("preset").write.mode("overwrite").partitionBy("preset").parquet(runs_path))
+    raw.drop("runs").coalesce(1).write.mode("overwrite").parquet(shards_path)
+    remove_tree(spark, raw_path)
+    timings["tables_s"] = time.monotonic() - t
+
+    # -- aggregations, in Spark
+    t = time.monotonic()
+    sc.setJobDescription(f"isrlab campaign {cid}: aggregations")
+    runs = spark.read.parquet(runs_path)
+    shards = spark.read.parquet(shards_path)
+    per_preset = {r["preset"]: r.asDict() for r in runs.groupBy("preset").agg(
+        F.count("*").alias("runs"), F.sum("steps").alias("steps"),
+        F.count("violation").alias("violating_runs")).collect()}
+    violations = [r.asDict() for r in runs.where(F.col("violation").isNotNull()).groupBy("preset", "violation").agg(
+        F.count("*").alias("runs"), F.min("violation_step").alias("shortest_step"),
+        F.min("seed").alias("example_seed")).orderBy("preset", "violation").collect()]
+    kinds = runs.select("preset", F.explode("kind_counts").alias("kind", "count"))
+    kind_rows = kinds.groupBy("preset", "kind").agg(F.sum("count").alias("count")).collect()
+    error_rows = runs.select("preset", F.explode("error_codes").alias("error")).distinct().collect()
+    executors = [r.asDict() for r in shards.groupBy("executor").agg(
+        F.count("*").alias("tasks"), F.sum("runs_done").alias("runs"), F.sum("steps").alias("steps"),
+        F.sum("seconds").alias("seconds")).orderBy("executor").collect()]
+    w = Window.partitionBy("preset", "violation").orderBy(F.length("trace"), "seed")
+    cands = (runs.where(F.col("trace").isNotNull()).withColumn("rank", F.row_number().over(w))
+             .where(F.col("rank") <= shrink_candidates).select("preset", "violation", "seed", "trace")
+             .orderBy("preset", "violation", "seed").collect())
+    timings["aggregate_s"] = time.monotonic() - t
+
+    # -- shrink the candidates on the cluster, deduplicate, explain and archive on the driver
+    t = time.monotonic()
+    shrunk = []
+    if cands:
+        sc.setJobDescription(f"isrlab campaign {cid}: shrink {len(cands)} counterexamples")
+        work = [(c["preset"], c["violation"], c["seed"], c["trace"], shrink_budget_s) for c in cands]
+        shrunk = sc.parallelize(work, len(work)).map(shrink_candidate).collect()
+    distinct: dict[tuple, dict] = {}
+    for s in sorted(shrunk, key=lambda x: (x["preset"], x["invariant"], len(json.loads(x["actions"])), x["seed"])):
+        distinct.setdefault((s["invariant"], s["digest"]), s)
+    found = []
+    tables = []
+    for s in distinct.values():
+        cfg = get_preset(s["preset"]).config
+        actions = [action_from_json(a) for a in json.loads(s["actions"])]
+        provenance = {"engine": spec.engine, "campaign": cid, "campaign_seed": spec.seed, "run_seed": s["seed"],
+                      "max_steps": spec.steps, "extensions": spec.extensions if spec.engine == "guided" else None,
+                      "swarm": spec.swarm}
+        cx = counterexample(s["preset"], cfg, actions, s["invariant"], provenance, s["original_length"],
+                            s["seconds"], s["complete"])
+        path, written = archive_counterexample(archive, s["preset"], cx.trace)
+        found.append({"preset": s["preset"], "invariant": s["invariant"], "run_seed": s["seed"],
+                      "original_length": s["original_length"], "shrunk_length": cx.shrunk_length,
+                      "shrink_seconds": s["seconds"], "digest": cx.digest, "file": path, "newly_archived": written,
+                      "explanation": cx.trace.explanation})
+        tables.append(cx.table)
+    timings["shrink_s"] = time.monotonic() - t
+
+    # -- the summary
+    presets = []
+    for name in spec.presets:
+        p = get_preset(name)
+        row = per_preset.get(name, {"runs": 0, "steps": 0, "violating_runs": 0})
+        broken = sorted({v["violation"] for v in violations if v["preset"] == name})
+        kinds_here = sorted({r["kind"] for r in kind_rows if r["preset"] == name})
+        errors_here = sorted({r["error"] for r in error_rows if r["preset"] == name})
+        if p.expected == "pass":
+            verdict = "ok" if not broken else "UNEXPECTED"
+        elif p.expected in broken and set(broken) <= set(p.breaks):
+            verdict = "ok"
+        else:
+            verdict = "UNEXPECTED" if set(broken) - set(p.breaks) else "not found"
+        presets.append({"preset": name, "expected": p.expected, "runs": row["runs"], "steps": int(row["steps"] or 0),
+                        "violating_runs": row["violating_runs"], "violated": broken, "verdict": verdict,
+                        "action_kinds": kinds_here, "error_codes": errors_here})
+    total_steps = sum(p["steps"] for p in presets)
+    for e in executors:
+        e["steps_per_second"] = round(e["steps"] / e["seconds"], 1) if e["seconds"] else None
+    summary = {
+        "campaign": cid, "spec": spec.to_json(), "master": sc.master, "spark_version": spark.version,
+        "default_parallelism": sc.defaultParallelism, "tasks": len(tasks), "output": root,
+        "runs": sum(p["runs"] for p in presets), "steps": total_steps,
+        "steps_per_second": round(total_steps / timings["fuzz_s"], 1) if timings["fuzz_s"] else None,
+        "seconds": {k: round(v, 3) for k, v in timings.items()},
+        "presets": presets, "violations": violations, "executors": executors,
+        "action_kinds_covered": sorted({r["kind"] for r in kind_rows}), "action_kinds_total": len(ACTION_KINDS),
+        "error_codes_covered": sorted({r["error"] for r in error_rows}), "error_codes_total": len(ALL_ERRORS),
+        "counterexamples": found,
+        "as_expected": all(p["verdict"] == "ok" for p in presets),
+    }
+    if is_local_path(root):
+        from .model.trace import write_atomic
+
+        write_atomic(os.path.join(_local(root), "summary.json"), json.dumps(summary, indent=1) + "\n")
+    return CampaignResult(summary, found, tables)
+
+
+def summary_lines(summary: dict) -> list[str]:
+    """The printed summary: one line per preset, then violations, executors and counterexamples."""
+    n_kinds, n_err = summary["action_kinds_total"], summary["error_codes_total"]
+    out = [f"campaign {summary['campaign']} on {summary['master']} ({summary['tasks']} tasks): "
+           f"{summary['runs']} runs, {summary['steps']} steps, {summary['steps_per_second']} steps/s while fuzzing; "
+           f"results in {summary['output']}",
+           f"{'preset':<22} {'expected':<20} {'runs':>7} {'steps':>10} {'viol.runs':>9} {'kinds':>6} "
+           f"{'errors':>6}  verdict"]
+    for p in summary["presets"]:
+        verdict = p["verdict"] + (f" ({', '.join(p['violated'])})" if p["violated"] else "")
+        out.append(f"{p['preset']:<22} {p['expected']:<20} {p['runs']:>7} {p['steps']:>10} {p['violating_runs']:>9} "
+                   f"{len(p['action_kinds']):>3}/{n_kinds:<2} {len(p['error_codes']):>3}/{n_err:<2}  {verdict}")
+    if summary["violations"]:
+        out.append(f"{'violations: preset':<22} {'invariant':<26} {'runs':>6} {'shortest':>8}  example seed")
+        for v in summary["violations"]:
+            out.append(f"{v['preset']:<22} {v['violation']:<26} {v['runs']:>6} {v['shortest_step']:>8}  "
+                       f"{v['example_seed']}")
+    out.append(f"{'executor':<28} {'tasks':>5} {'runs':>7} {'steps':>10} {'steps/s':>9}")
+    for e in summary["executors"]:
+        out.append(f"{e['executor']:<28} {e['tasks']:>5} {e['runs']:>7} {e['steps']:>10} {e['steps_per_second']:>9}")
+    for c in summary["counterexamples"]:
+        verb = "archived as" if c["newly_archived"] else "already archived as"
+        out.append(f"{c['preset']}: {c['invariant']} ({c['original_length']} steps shrunk to {c['shrunk_length']}) "
+                   f"{verb} {c['file']}")
+        out.append(f"  {c['explanation']}")
+    return out
+
+
+def default_ship_dir() -> str:
+    """A fresh temporary folder for the code zip of one campaign."""
+    return tempfile.mkdtemp(prefix="isrlab-ship-")

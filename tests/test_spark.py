@@ -1,0 +1,197 @@
+"""Fuzz campaigns on Spark: embedded local[2], the isrlab command, and a real standalone cluster.
+
+All Spark tests share one xdist group (``./run tests`` uses ``--dist loadgroup``), so they run in one
+pytest worker, one after the other: one local[2] session for the in-process tests, and each command
+line or cluster test in its own JVM.  A 2-core machine cannot run two Spark JVMs side by side well.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+from isrlab.campaign import CampaignSpec, run_seed, run_shard
+from isrlab.model.trace import load_trace
+from isrlab.properties.replay import replay
+
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
+
+ISRLAB = os.path.join(os.path.dirname(sys.executable), "isrlab")
+RUN_KEYS = ("run_index", "seed", "steps", "kind_counts", "error_codes", "witnesses", "violation", "violation_step",
+            "violation_facts", "trace")
+
+
+@pytest.fixture(scope="module")
+def spark(tmp_path_factory):
+    from isrlab import sparkjob
+
+    ship = tmp_path_factory.mktemp("ship")
+    s = sparkjob.session("local[2]", "isrlab-tests", {
+        "spark.sql.warehouse.dir": str(tmp_path_factory.mktemp("warehouse")),
+        "spark.local.dir": str(tmp_path_factory.mktemp("spark-local")),
+        "spark.default.parallelism": "2"}, str(ship))
+    yield s
+    s.stop()
+
+
+def _runs_by_shard(spark, root: str) -> dict:
+    """{(preset, shard): [run dicts in run order]} read back from a campaign's runs table."""
+    out: dict = {}
+    for row in spark.read.parquet(os.path.join(root, "runs")).collect():
+        d = row.asDict()
+        d["kind_counts"] = dict(d["kind_counts"])
+        out.setdefault((d["preset"], d["shard"]), []).append({k: d[k] for k in RUN_KEYS})
+    return {k: sorted(v, key=lambda r: r["run_index"]) for k, v in out.items()}
+
+
+def _expected_runs(spec: CampaignSpec, task: tuple) -> list:
+    """An undisturbed, Spark-free computation of one task's run records."""
+    return [{k: r[k] for k in RUN_KEYS} for r in run_shard(task)["runs"]]
+
+
+# --------------------------------------------------------------------------- embedded local[2], in process
+def test_campaign_on_local2_writes_tables_equal_to_the_shards_run_without_spark(spark, tmp_path):
+    from isrlab import sparkjob
+
+    spec = CampaignSpec(presets=("kafka-2.4", "no-kafka-7128"), engine="walk", shards=2, runs=301)
+    out, archive = str(tmp_path / "out"), str(tmp_path / "cx")
+    res = sparkjob.run_campaign(spark, spec, out, archive, log=lambda m: None)
+    s = res.summary
+    root = os.path.join(out, spec.campaign_id())
+    assert s["runs"] == 602 and s["tasks"] == 4
+    assert sorted(os.listdir(root)) == ["runs", "shards", "summary.json"]  # the raw table is gone
+    assert sorted(d for d in os.listdir(os.path.join(root, "runs")) if d.startswith("preset=")) == [
+        "preset=kafka-2.4", "preset=no-kafka-7128"]
+    got = _runs_by_shard(spark, root)
+    for task in spec.tasks():
+        preset_name, shard, _ = task
+        runs = got[(preset_name, shard)]
+        # shard 0 does 151 runs and shard 1 150: every seed once, in order, derived from (campaign, shard, run)
+        assert [r["run_index"] for r in runs] == list(range(spec.runs_for(shard)))
+        assert [r["seed"] for r in runs] == [run_seed(0, shard, j) for j in range(spec.runs_for(shard))]
+        assert runs == _expected_runs(spec, task)
+    verdicts = {p["preset"]: p for p in s["presets"]}
+    assert verdicts["kafka-2.4"]["verdict"] == "ok" and verdicts["kafka-2.4"]["violating_runs"] == 0
+    assert verdicts["no-kafka-7128"]["violated"] == ["isr_entry_condition"] and s["as_expected"]
+    assert sum(e["runs"] for e in s["executors"]) == 602 and all(e["steps_per_second"] > 0 for e in s["executors"])
+    assert {"Produce", "FetchRequest", "Tick"} <= set(s["action_kinds_covered"])
+    assert "NOT_LEADER_FOR_PARTITION" in s["error_codes_covered"]
+
+    # one distinct counterexample per (preset, invariant), shrunk, archived, replaying to the violation
+    (cx,) = s["counterexamples"]
+    assert cx["preset"] == "no-kafka-7128" and cx["newly_archived"] and cx["shrunk_length"] <= cx["original_length"]
+    trace = load_trace(cx["file"])
+    assert trace.violated == "isr_entry_condition" and trace.provenance["campaign"] == spec.campaign_id()
+    assert any(v.invariant == "isr_entry_condition" for v in replay(trace).violations)
+
+    # the same campaign again: the tables are overwritten, the counterexample is not archived twice
+    again = sparkjob.run_campaign(spark, spec, out, archive, log=lambda m: None)
+    assert again.summary["runs"] == 602 and spark.read.parquet(os.path.join(root, "runs")).count() == 602
+    assert not again.summary["counterexamples"][0]["newly_archived"] and len(os.listdir(archive)) == 1
+
+
+def test_hypothesis_engine_runs_inside_executors(spark, tmp_path):
+    from isrlab import sparkjob
+
+    spec = CampaignSpec(presets=("kafka-2.4",), engine="hypothesis", shards=2, runs=2, max_steps=20)
+    s = sparkjob.run_campaign(spark, spec, str(tmp_path / "out"), str(tmp_path / "cx"), log=lambda m: None).summary
+    assert s["runs"] == 2 and s["violations"] == [] and s["presets"][0]["steps"] > 2 * 100
+    assert "Produce" in s["action_kinds_covered"]
+
+
+def test_budget_campaign_stops_on_time_and_names_every_seed(spark, tmp_path):
+    from isrlab import sparkjob
+
+    spec = CampaignSpec(presets=("kafka-2.4",), engine="guided", shards=2, shard_budget_s=1.5, extensions=50)
+    s = sparkjob.run_campaign(spark, spec, str(tmp_path / "out"), str(tmp_path / "cx"), log=lambda m: None).summary
+    assert s["runs"] >= 2
+    got = _runs_by_shard(spark, s["output"])
+    for (_, shard), runs in got.items():
+        assert [r["seed"] for r in runs] == [run_seed(0, shard, j) for j in range(len(runs))]
+
+
+def test_code_zip_is_self_sufficient_on_a_bare_interpreter(tmp_path):
+    """Executors need only Python and the zip: run a shard from it with site-packages switched off (-S)."""
+    from isrlab.sparkjob import package_zip
+
+    path = package_zip(str(tmp_path))
+    names = zipfile.ZipFile(path).namelist()
+    assert {"isrlab/campaign.py", "isrlab/model/step.py", "isrlab/properties/walker.py",
+            "isrlab/trace.schema.json"} <= set(names)
+    task = CampaignSpec(presets=("kafka-2.4",), engine="walk", shards=1, runs=3).tasks()[0]
+    code = (f"import sys, json; sys.path.insert(0, {path!r}); import isrlab.campaign as c; "
+            f"r = c.run_shard({task!r}); print(json.dumps([c.__file__, r['runs_done']]))")
+    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    where, runs = json.loads(out.stdout)
+    assert where.startswith(path) and runs == 3
+
+
+# --------------------------------------------------------------------------- the command line, own JVM
+def test_fuzz_command_on_local2_checks_expectations(tmp_path):
+    args = [ISRLAB, "fuzz", "--master", "local[2]", "--preset", "kafka-2.4,kafka-0.11", "--engine", "walk",
+            "--runs", "200", "--out", str(tmp_path / "out"), "--archive", str(tmp_path / "cx"), "--json"]
+    r = subprocess.run(args + ["--expected"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    s = json.loads(r.stdout)
+    assert [p["verdict"] for p in s["presets"]] == ["ok", "ok"] and s["runs"] == 400
+    assert re.search(r"campaign seed0-\w+: \d+/4 tasks done", r.stderr), "no progress line"
+    assert os.path.exists(os.path.join(s["output"], "summary.json"))
+    assert len(os.listdir(tmp_path / "cx")) == 1
+
+
+def test_fuzz_command_bad_master_is_a_one_line_usage_error(tmp_path):
+    r = subprocess.run([ISRLAB, "fuzz", "--master", "nonsense://x", "--runs", "1", "--out", str(tmp_path)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert re.search(r"^isrlab: error: cannot start Spark on 'nonsense://x'", r.stderr, re.M)
+
+
+# --------------------------------------------------------------------------- a standalone cluster
+def test_standalone_campaign_survives_a_killed_worker(spark, tmp_path):
+    """A campaign on 1 master + 2 workers (127.0.0.1); one worker is SIGKILLed while its task runs.
+
+    Spark reruns the lost task on the other worker, and every shard's records equal the undisturbed
+    computation: no seed lost, none counted twice.
+    """
+    from isrlab.standalone import StandaloneCluster
+
+    spec = CampaignSpec(presets=("kafka-2.4", "no-kafka-7128"), engine="walk", shards=2, runs=1600)
+    out, archive = tmp_path / "out", tmp_path / "cx"
+    with StandaloneCluster(str(tmp_path / "cluster"), workers=2) as cluster:
+        assert cluster.status()["aliveworkers"] == 2
+        proc = subprocess.Popen(
+            [ISRLAB, "fuzz", "--master", cluster.master_url, "--preset", ",".join(spec.presets), "--engine", "walk",
+             "--shards", "2", "--runs", "1600", "--out", str(out), "--archive", str(archive), "--json",
+             "--conf", "spark.executor.memory=512m"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        killed = None
+        lines = []
+        for line in proc.stderr:
+            lines.append(line)
+            m = re.search(r"(\d+)/4 tasks done, (\d+) running", line)
+            if killed is None and m and int(m.group(2)) >= 2:
+                killed = cluster.kill_worker(1)
+        stdout = proc.stdout.read()
+        assert proc.wait(timeout=600) == 1, "".join(lines[-40:])  # no-kafka-7128 breaks
+        assert killed is not None, "the campaign never had two tasks running"
+        alive = cluster.status()["aliveworkers"]
+    s = json.loads(stdout)
+    assert s["runs"] == 3200 and s["master"] == cluster.master_url and alive <= 2
+    root = str(out / spec.campaign_id())
+    shards = {(r["preset"], r["shard"]): r.asDict() for r in spark.read.parquet(os.path.join(root, "shards")).collect()}
+    assert max(r["attempt"] for r in shards.values()) >= 1, "the killed worker's task was not rerun"
+    got = _runs_by_shard(spark, root)
+    for task in spec.tasks():
+        key = (task[0], task[1])
+        assert [r["run_index"] for r in got[key]] == list(range(800))
+        if shards[key]["attempt"] >= 1:  # the rerun shard: records equal an undisturbed computation
+            assert got[key] == _expected_runs(spec, task)
+    assert [c["preset"] for c in s["counterexamples"]] == ["no-kafka-7128"]
+
