@@ -63,6 +63,8 @@ class CampaignSpec:
     swarm: bool = True
     #: a shard stops at its first violation
     stop_on_violation: bool = False
+    #: a run goes on after a violation, without checking that invariant again (walk and guided)
+    keep_going: bool = True
     #: violating traces a shard keeps per invariant (the others keep their seed and facts)
     traces_per_invariant: int = 2
     #: seconds Hypothesis may spend shrinking inside a run (hypothesis engine)
@@ -135,27 +137,44 @@ class RunOutcome:
 
     seed: int
     steps: int
-    actions: list
-    violation: object | None
+    #: (Violation, its failing actions) for the first violation of each invariant, in the order found
+    violations: list
     kind_counts: dict = field(default_factory=dict)
     witnesses: frozenset = frozenset()
     errors_seen: int = 0
 
+    @property
+    def violation(self):
+        return self.violations[0][0] if self.violations else None
 
-def run_one(spec: CampaignSpec, preset_name: str, seed: int, should_stop=None) -> RunOutcome:
-    """One run of ``spec.engine`` on a preset with a given seed (the same call the in-process mode makes)."""
+    @property
+    def actions(self) -> list:
+        return self.violations[0][1] if self.violations else []
+
+
+def run_one(spec: CampaignSpec, preset_name: str, seed: int, should_stop=None,
+            keep_going: bool | None = None) -> RunOutcome:
+    """One run of ``spec.engine`` on a preset with a given seed (the same call the in-process mode makes).
+
+    ``keep_going`` (default: ``spec.keep_going``) lets walk and guided runs go on after a violation,
+    no longer checking the failed invariant, so that a shallow bug cannot hide a deeper one in the
+    same run; a Hypothesis run reports its first (shrunk) failure only.
+    """
     cfg = get_preset(preset_name).config
+    keep = spec.keep_going if keep_going is None else keep_going
     if spec.engine == "walk":
-        r = walk(cfg, seed, spec.steps, spec.checked, swarm=spec.swarm)
-        return RunOutcome(seed, r.steps, r.actions, r.violation, r.kind_counts, r.witnesses, r.errors_seen)
+        r = walk(cfg, seed, spec.steps, spec.checked, swarm=spec.swarm, keep_going=keep)
+        found = [(v, r.actions[:v.step]) for v in r.violations]
+        return RunOutcome(seed, r.steps, found, r.kind_counts, r.witnesses, r.errors_seen)
     if spec.engine == "guided":
-        r = search(cfg, seed, spec.extensions, spec.steps, spec.checked, should_stop=should_stop)
-        return RunOutcome(seed, r.steps, r.actions, r.violation, r.kind_counts, r.witnesses, r.errors_seen)
+        r = search(cfg, seed, spec.extensions, spec.steps, spec.checked, should_stop=should_stop, keep_going=keep)
+        return RunOutcome(seed, r.steps, list(r.violations), r.kind_counts, r.witnesses, r.errors_seen)
     from .properties.machines import run_machine
 
     m = run_machine(cfg, seed, HYPOTHESIS_EXAMPLES, spec.steps, spec.checked,
                     shrink_budget_s=spec.machine_shrink_budget_s, preset=preset_name)
-    return RunOutcome(seed, m.steps, m.actions, m.violation, dict(m.kinds), m.witnesses, 0)
+    found = [] if m.violation is None else [(m.violation, list(m.actions))]
+    return RunOutcome(seed, m.steps, found, dict(m.kinds), m.witnesses, 0)
 
 
 def executor_name() -> str:
@@ -180,7 +199,7 @@ def run_shard(task: tuple, clock=time.monotonic) -> dict:
 
     runs = []
     kept: dict[str, int] = {}
-    steps = violations = 0
+    steps = violating_runs = 0
     kinds: dict[str, int] = {}
     errors = 0
     j = 0
@@ -190,13 +209,15 @@ def run_shard(task: tuple, clock=time.monotonic) -> dict:
             break
         seed = run_seed(spec.seed, shard, j)
         r = run_one(spec, preset_name, seed, should_stop=over)
-        v = r.violation
-        trace = None
-        if v is not None:
-            violations += 1
+        found = []
+        for v, actions in r.violations:
+            trace = None
             if kept.get(v.invariant, 0) < spec.traces_per_invariant:
                 kept[v.invariant] = kept.get(v.invariant, 0) + 1
-                trace = json.dumps([action_to_json(a) for a in r.actions], separators=(",", ":"))
+                trace = json.dumps([action_to_json(a) for a in actions], separators=(",", ":"))
+            found.append({"invariant": v.invariant, "step": v.step,
+                          "facts": json.dumps(v.facts, sort_keys=True, default=str), "trace": trace})
+        violating_runs += bool(found)
         runs.append({
             "run_index": j,
             "seed": seed,
@@ -204,17 +225,15 @@ def run_shard(task: tuple, clock=time.monotonic) -> dict:
             "kind_counts": dict(sorted(r.kind_counts.items())),
             "error_codes": error_names(r.errors_seen),
             "witnesses": sorted(r.witnesses),
-            "violation": None if v is None else v.invariant,
-            "violation_step": None if v is None else v.step,
-            "violation_facts": None if v is None else json.dumps(v.facts, sort_keys=True, default=str),
-            "trace": trace,
+            "violation": found[0]["invariant"] if found else None,
+            "violations": found,
         })
         steps += r.steps
         for k, c in r.kind_counts.items():
             kinds[k] = kinds.get(k, 0) + c
         errors |= r.errors_seen
         j += 1
-        if v is not None and spec.stop_on_violation:
+        if found and spec.stop_on_violation:
             break
     seconds = clock() - t0
     return {
@@ -224,7 +243,7 @@ def run_shard(task: tuple, clock=time.monotonic) -> dict:
         "executor": executor_name(),
         "runs_done": len(runs),
         "steps": steps,
-        "violations": violations,
+        "violating_runs": violating_runs,
         "seconds": round(seconds, 6),
         "steps_per_second": round(steps / seconds, 1) if seconds > 0 else 0.0,
         "action_kinds": len(kinds),

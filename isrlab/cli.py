@@ -292,7 +292,7 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
         if run_seed is None and ((runs is not None and n >= runs) or (over is not None and over())):
             break
         this_seed = run_seed if run_seed is not None else seed_of(spec.seed, 0, n)
-        r = run_one(spec, preset_name, this_seed, should_stop=over)
+        r = run_one(spec, preset_name, this_seed, should_stop=over, keep_going=False)
         n += 1
         total_steps += r.steps
         for k, c in r.kind_counts.items():

@@ -144,9 +144,12 @@ def _schemas():
         T.StructField("error_codes", T.ArrayType(T.StringType()), False),
         T.StructField("witnesses", T.ArrayType(T.StringType()), False),
         T.StructField("violation", T.StringType(), True),
-        T.StructField("violation_step", T.IntegerType(), True),
-        T.StructField("violation_facts", T.StringType(), True),
-        T.StructField("trace", T.StringType(), True),
+        T.StructField("violations", T.ArrayType(T.StructType([
+            T.StructField("invariant", T.StringType(), False),
+            T.StructField("step", T.IntegerType(), False),
+            T.StructField("facts", T.StringType(), False),
+            T.StructField("trace", T.StringType(), True),
+        ])), False),
     ])
     shard = T.StructType([
         T.StructField("preset", T.StringType(), False),
@@ -155,7 +158,7 @@ def _schemas():
         T.StructField("executor", T.StringType(), False),
         T.StructField("runs_done", T.IntegerType(), False),
         T.StructField("steps", T.LongType(), False),
-        T.StructField("violations", T.IntegerType(), False),
+        T.StructField("violating_runs", T.IntegerType(), False),
         T.StructField("seconds", T.DoubleType(), False),
         T.StructField("steps_per_second", T.DoubleType(), False),
         T.StructField("action_kinds", T.IntegerType(), False),
@@ -166,9 +169,9 @@ def _schemas():
     return run, shard
 
 
-_RUN_FIELDS = ("run_index", "seed", "steps", "kind_counts", "error_codes", "witnesses", "violation",
-               "violation_step", "violation_facts", "trace")
-_SHARD_FIELDS = ("preset", "shard", "engine", "executor", "runs_done", "steps", "violations", "seconds",
+_RUN_FIELDS = ("run_index", "seed", "steps", "kind_counts", "error_codes", "witnesses", "violation")
+_VIOLATION_FIELDS = ("invariant", "step", "facts", "trace")
+_SHARD_FIELDS = ("preset", "shard", "engine", "executor", "runs_done", "steps", "violating_runs", "seconds",
                  "steps_per_second", "action_kinds", "error_codes")
 
 
@@ -182,7 +185,8 @@ def shard_row(task: tuple) -> tuple:
 
     rec = run_shard(task)
     ctx = TaskContext.get()
-    runs = [tuple(r[f] for f in _RUN_FIELDS) for r in rec["runs"]]
+    runs = [tuple(r[f] for f in _RUN_FIELDS) + ([tuple(v[f] for f in _VIOLATION_FIELDS) for v in r["violations"]],)
+            for r in rec["runs"]]
     return tuple(rec[f] for f in _SHARD_FIELDS) + (ctx.attemptNumber() if ctx is not None else 0, runs)
 
 
@@ -287,19 +291,21 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
     per_preset = {r["preset"]: r.asDict() for r in runs.groupBy("preset").agg(
         F.count("*").alias("runs"), F.sum("steps").alias("steps"),
         F.count("violation").alias("violating_runs")).collect()}
-    violations = [r.asDict() for r in runs.where(F.col("violation").isNotNull()).groupBy("preset", "violation").agg(
-        F.count("*").alias("runs"), F.min("violation_step").alias("shortest_step"),
-        F.min("seed").alias("example_seed")).orderBy("preset", "violation").collect()]
+    found = (runs.select("preset", "seed", F.explode("violations").alias("v"))
+             .select("preset", "seed", "v.invariant", "v.step", "v.trace"))
+    violations = [r.asDict() for r in found.groupBy("preset", "invariant").agg(
+        F.count("*").alias("runs"), F.min("step").alias("shortest_step"),
+        F.min_by("seed", "step").alias("example_seed")).orderBy("preset", "invariant").collect()]
     kinds = runs.select("preset", F.explode("kind_counts").alias("kind", "count"))
     kind_rows = kinds.groupBy("preset", "kind").agg(F.sum("count").alias("count")).collect()
     error_rows = runs.select("preset", F.explode("error_codes").alias("error")).distinct().collect()
     executors = [r.asDict() for r in shards.groupBy("executor").agg(
         F.count("*").alias("tasks"), F.sum("runs_done").alias("runs"), F.sum("steps").alias("steps"),
         F.sum("seconds").alias("seconds")).orderBy("executor").collect()]
-    w = Window.partitionBy("preset", "violation").orderBy(F.length("trace"), "seed")
-    cands = (runs.where(F.col("trace").isNotNull()).withColumn("rank", F.row_number().over(w))
-             .where(F.col("rank") <= shrink_candidates).select("preset", "violation", "seed", "trace")
-             .orderBy("preset", "violation", "seed").collect())
+    w = Window.partitionBy("preset", "invariant").orderBy(F.length("trace"), "seed")
+    cands = (found.where(F.col("trace").isNotNull()).withColumn("rank", F.row_number().over(w))
+             .where(F.col("rank") <= shrink_candidates).select("preset", "invariant", "seed", "trace")
+             .orderBy("preset", "invariant", "seed").collect())
     timings["aggregate_s"] = time.monotonic() - t
 
     # -- shrink the candidates on the cluster, deduplicate, explain and archive on the driver
@@ -307,7 +313,7 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
     shrunk = []
     if cands:
         sc.setJobDescription(f"isrlab campaign {cid}: shrink {len(cands)} counterexamples")
-        work = [(c["preset"], c["violation"], c["seed"], c["trace"], shrink_budget_s) for c in cands]
+        work = [(c["preset"], c["invariant"], c["seed"], c["trace"], shrink_budget_s) for c in cands]
         shrunk = sc.parallelize(work, len(work)).map(shrink_candidate).collect()
     distinct: dict[tuple, dict] = {}
     for s in sorted(shrunk, key=lambda x: (x["preset"], x["invariant"], len(json.loads(x["actions"])), x["seed"])):
@@ -335,7 +341,7 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
     for name in spec.presets:
         p = get_preset(name)
         row = per_preset.get(name, {"runs": 0, "steps": 0, "violating_runs": 0})
-        broken = sorted({v["violation"] for v in violations if v["preset"] == name})
+        broken = sorted({v["invariant"] for v in violations if v["preset"] == name})
         kinds_here = sorted({r["kind"] for r in kind_rows if r["preset"] == name})
         errors_here = sorted({r["error"] for r in error_rows if r["preset"] == name})
         if p.expected == "pass":
@@ -384,7 +390,7 @@ def summary_lines(summary: dict) -> list[str]:
     if summary["violations"]:
         out.append(f"{'violations: preset':<22} {'invariant':<26} {'runs':>6} {'shortest':>8}  example seed")
         for v in summary["violations"]:
-            out.append(f"{v['preset']:<22} {v['violation']:<26} {v['runs']:>6} {v['shortest_step']:>8}  "
+            out.append(f"{v['preset']:<22} {v['invariant']:<26} {v['runs']:>6} {v['shortest_step']:>8}  "
                        f"{v['example_seed']}")
     out.append(f"{'executor':<28} {'tasks':>5} {'runs':>7} {'steps':>10} {'steps/s':>9}")
     for e in summary["executors"]:

@@ -215,8 +215,9 @@ PRESETS: dict[str, Preset] = {
                "KAFKA-7128/7415/7164/6082/8400 in, clean elections only.", "2.4.0"),
         Preset("kafka-0.10.2", _BASE.replace(truncation="hw", **_PRE_21), "acked_durability",
                "Truncate to the (lagging) HW on becoming follower: an acknowledged record is lost when "
-               "the follower that truncated it is elected (KIP-101 scenario 1).", "0.10.2.0, KIP-101",
-               also_breaks=("isr_entry_condition", "hw_within_isr")),
+               "the follower that truncated it is elected (KIP-101 scenario 1). Before that, the ISR member "
+               "that truncated below the leader's HW already breaks the committed prefix.", "0.10.2.0, KIP-101",
+               also_breaks=("isr_entry_condition", "hw_within_isr", "committed_prefix", "consumer_safety")),
         Preset("kafka-0.11", _BASE.replace(truncation="kip101", **_PRE_21), "isr_entry_condition",
                "KIP-101 epochs without KIP-279 and the 2.1 fixes: a follower rejoins the ISR below the new "
                "leader's epoch start offset (KAFKA-7128).", "0.11.0, KAFKA-7128"),

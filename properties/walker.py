@@ -69,6 +69,8 @@ class WalkResult:
     witnesses: frozenset = frozenset()
     #: bit set over model.errors.ERROR_BIT: the error codes the run's responses carried
     errors_seen: int = 0
+    #: every violation found, the first of each invariant (more than one only with keep_going)
+    violations: list = field(default_factory=list)
 
 
 def swarm_kinds(rng: random.Random, swarm: bool) -> frozenset:
@@ -112,16 +114,23 @@ class Policy:
         return group[rng.randrange(len(group))]
 
 
-def walk(cfg: ModelConfig, seed: int, max_steps: int, invariants=CATALOGUE, swarm: bool = True) -> WalkResult:
-    """One seeded run: at most max_steps actions, stopping at the first violation or when nothing is enabled."""
+def walk(cfg: ModelConfig, seed: int, max_steps: int, invariants=CATALOGUE, swarm: bool = True,
+         keep_going: bool = False) -> WalkResult:
+    """One seeded run: at most max_steps actions, stopping at the first violation or when nothing is enabled.
+
+    With ``keep_going`` the run goes on after a violation, no longer checking the invariant that
+    failed, so that a shallow bug does not hide a deeper one; ``violations`` lists the first
+    violation of each invariant (the failing prefix of violation v is ``actions[:v.step]``).
+    """
     policy = Policy(cfg, random.Random(seed), swarm)
     s = initial_state(cfg)
     trace = []
     counts: dict[str, int] = {}
     violation = None
+    found: list = []
     vs = check_state(cfg, s, 0, invariants)
     if vs:
-        return WalkResult(seed, 0, trace, vs[0], policy.kinds, counts)
+        return WalkResult(seed, 0, trace, vs[0], policy.kinds, counts, violations=list(vs))
     for i in range(1, max_steps + 1):
         acts = enabled_actions(cfg, s, policy.kinds)
         if not acts:
@@ -134,10 +143,22 @@ def walk(cfg: ModelConfig, seed: int, max_steps: int, invariants=CATALOGUE, swar
         vs = check_transition(cfg, s, a, s2, i, invariants)
         s = s2
         if vs:
-            violation = vs[0]
-            break
+            if violation is None:
+                violation = vs[0]
+            found.extend(vs)
+            if not keep_going:
+                break
+            invariants = _without(invariants, vs)
+            if not invariants:
+                break
     return WalkResult(seed, len(trace), trace, violation, policy.kinds, counts, witnesses(cfg, s),
-                      s.ghost.errors_seen)
+                      s.ghost.errors_seen, found)
+
+
+def _without(invariants, violations) -> tuple:
+    """The invariants minus those that just failed (keep_going runs stop checking a failed invariant)."""
+    failed = {v.invariant for v in violations}
+    return tuple(inv for inv in invariants if inv.name not in failed)
 
 
 # --------------------------------------------------------------------------- guided search
@@ -175,10 +196,12 @@ class SearchResult:
     kind_counts: dict = field(default_factory=dict)
     #: bit set over model.errors.ERROR_BIT, over every state the search reached
     errors_seen: int = 0
+    #: (violation, its failing trace) for the first violation of each invariant (several only with keep_going)
+    violations: list = field(default_factory=list)
 
 
 def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 40, invariants=CATALOGUE,
-           p_restart: float = 0.3, should_stop=None) -> SearchResult:
+           p_restart: float = 0.3, should_stop=None, keep_going: bool = False) -> SearchResult:
     """Novelty-guided walks: extend saved states whose abstract key is rare; deterministic per seed.
 
     Like a coverage-guided fuzzer's corpus: a state whose ``novelty_key`` was never seen is kept
@@ -188,6 +211,8 @@ def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 
     reused directly, without replaying their traces.  ``should_stop()`` (e.g. a wall-clock budget) is
     asked between extensions; stopping early never changes what the completed extensions did, so a
     violation found at extension k is found again by any run of the same seed with >= k extensions.
+    With ``keep_going`` the search goes on after a violation without checking that invariant again
+    (``violations`` lists each invariant's first failure with its trace; ``actions`` is the first's).
     """
     rng = random.Random(seed)
     s0 = initial_state(cfg)
@@ -201,10 +226,16 @@ def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 
     seen_witnesses: set = set()
     counts: dict[str, int] = {}
     errors = 0
+    found: list = []
+
+    def result(ext_done: int) -> SearchResult:
+        first, first_trace = found[0] if found else (None, [])
+        return SearchResult(seed, steps, ext_done, len(corpus), list(first_trace), first, frozenset(seen_witnesses),
+                            counts, errors, list(found))
+
     for ext in range(1, extensions + 1):
         if should_stop is not None and should_stop():
-            return SearchResult(seed, steps, ext - 1, len(corpus), [], None, frozenset(seen_witnesses), counts,
-                                errors)
+            return result(ext - 1)
         if rng.random() < p_restart:
             s, trace, _ = corpus[0]
         else:
@@ -224,12 +255,14 @@ def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 
             s = s2
             errors |= s.ghost.errors_seen
             if vs:
-                return SearchResult(seed, steps, ext, len(corpus), list(trace), vs[0], frozenset(seen_witnesses),
-                                    counts, errors)
+                found.extend((v, list(trace)) for v in vs)
+                invariants = _without(invariants, vs)
+                if not keep_going or not invariants:
+                    return result(ext)
             key = novelty_key(s)
             n = seen.get(key, 0)
             if n == 0:
                 corpus.append((s, trace, key))
                 seen_witnesses |= witnesses(cfg, s)
             seen[key] = n + 1
-    return SearchResult(seed, steps, extensions, len(corpus), [], None, frozenset(seen_witnesses), counts, errors)
+    return result(extensions)

@@ -23,8 +23,7 @@ from isrlab.properties.replay import replay
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
 ISRLAB = os.path.join(os.path.dirname(sys.executable), "isrlab")
-RUN_KEYS = ("run_index", "seed", "steps", "kind_counts", "error_codes", "witnesses", "violation", "violation_step",
-            "violation_facts", "trace")
+RUN_KEYS = ("run_index", "seed", "steps", "kind_counts", "error_codes", "witnesses", "violation", "violations")
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +45,7 @@ def _runs_by_shard(spark, root: str) -> dict:
     for row in spark.read.parquet(os.path.join(root, "runs")).collect():
         d = row.asDict()
         d["kind_counts"] = dict(d["kind_counts"])
+        d["violations"] = [v.asDict() for v in d["violations"]]
         out.setdefault((d["preset"], d["shard"]), []).append({k: d[k] for k in RUN_KEYS})
     return {k: sorted(v, key=lambda r: r["run_index"]) for k, v in out.items()}
 
