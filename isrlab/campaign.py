@@ -189,6 +189,7 @@ def run_shard(task: tuple, clock=time.monotonic) -> dict:
     """
     preset_name, shard, spec_text = task
     spec = CampaignSpec.from_json(json.loads(spec_text))
+    started = time.time()  # wall clock for the report only (when the shards ran): never read by a run
     t0 = clock()
     over = None
     if spec.shard_budget_s is not None:
@@ -245,6 +246,8 @@ def run_shard(task: tuple, clock=time.monotonic) -> dict:
         "steps": steps,
         "violating_runs": violating_runs,
         "seconds": round(seconds, 6),
+        "started_unix": started,
+        "ended_unix": time.time(),
         "steps_per_second": round(steps / seconds, 1) if seconds > 0 else 0.0,
         "action_kinds": len(kinds),
         "error_codes": len(error_names(errors)),

@@ -160,6 +160,8 @@ def _schemas():
         T.StructField("steps", T.LongType(), False),
         T.StructField("violating_runs", T.IntegerType(), False),
         T.StructField("seconds", T.DoubleType(), False),
+        T.StructField("started_unix", T.DoubleType(), False),
+        T.StructField("ended_unix", T.DoubleType(), False),
         T.StructField("steps_per_second", T.DoubleType(), False),
         T.StructField("action_kinds", T.IntegerType(), False),
         T.StructField("error_codes", T.IntegerType(), False),
@@ -172,6 +174,7 @@ def _schemas():
 _RUN_FIELDS = ("run_index", "seed", "steps", "kind_counts", "error_codes", "witnesses", "violation")
 _VIOLATION_FIELDS = ("invariant", "step", "facts", "trace")
 _SHARD_FIELDS = ("preset", "shard", "engine", "executor", "runs_done", "steps", "violating_runs", "seconds",
+                 "started_unix", "ended_unix",
                  "steps_per_second", "action_kinds", "error_codes")
 
 
@@ -302,6 +305,8 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
     executors = [r.asDict() for r in shards.groupBy("executor").agg(
         F.count("*").alias("tasks"), F.sum("runs_done").alias("runs"), F.sum("steps").alias("steps"),
         F.sum("seconds").alias("seconds")).orderBy("executor").collect()]
+    span = shards.agg(F.min("started_unix").alias("a"), F.max("ended_unix").alias("b")).first()
+    timings["shards_span_s"] = (span["b"] - span["a"]) if span["a"] is not None else 0.0
     w = Window.partitionBy("preset", "invariant").orderBy(F.length("trace"), "seed")
     cands = (found.where(F.col("trace").isNotNull()).withColumn("rank", F.row_number().over(w))
              .where(F.col("rank") <= shrink_candidates).select("preset", "invariant", "seed", "trace")
@@ -361,6 +366,8 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
         "default_parallelism": sc.defaultParallelism, "tasks": len(tasks), "output": root,
         "runs": sum(p["runs"] for p in presets), "steps": total_steps,
         "steps_per_second": round(total_steps / timings["fuzz_s"], 1) if timings["fuzz_s"] else None,
+        "steps_per_second_in_shards": (round(total_steps / timings["shards_span_s"], 1)
+                                       if timings["shards_span_s"] else None),
         "seconds": {k: round(v, 3) for k, v in timings.items()},
         "presets": presets, "violations": violations, "executors": executors,
         "action_kinds_covered": sorted({r["kind"] for r in kind_rows}), "action_kinds_total": len(ACTION_KINDS),
@@ -379,7 +386,8 @@ def summary_lines(summary: dict) -> list[str]:
     """The printed summary: one line per preset, then violations, executors and counterexamples."""
     n_kinds, n_err = summary["action_kinds_total"], summary["error_codes_total"]
     out = [f"campaign {summary['campaign']} on {summary['master']} ({summary['tasks']} tasks): "
-           f"{summary['runs']} runs, {summary['steps']} steps, {summary['steps_per_second']} steps/s while fuzzing; "
+           f"{summary['runs']} runs, {summary['steps']} steps; {summary['steps_per_second_in_shards']} steps/s while "
+           f"the shards ran ({summary['steps_per_second']} over the whole fuzz job); "
            f"results in {summary['output']}",
            f"{'preset':<22} {'expected':<20} {'runs':>7} {'steps':>10} {'viol.runs':>9} {'kinds':>6} "
            f"{'errors':>6}  verdict"]
