@@ -348,5 +348,11 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
     sys.exit(EXIT_VIOLATION if found is not None else EXIT_OK)
 
 
+# --------------------------------------------------------------------------- prove (specs/, z3)
+from .prove_cmd import prove  # noqa: E402  (the command lives with its own module)
+
+main.add_command(prove)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

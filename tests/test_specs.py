@@ -1,0 +1,102 @@
+"""The z3 specifications: every claim has its expected answer and its model cross-check agrees."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from isrlab.prove_cmd import prove
+from isrlab.specs import crosscheck, induction as I, lag_window, propagation, report
+from isrlab.specs.core import COUNTEREXAMPLE, PROVED, WITNESS
+
+pytestmark = pytest.mark.unit
+
+
+def _assert_ok(claims):
+    bad = [(c.name, c.result, c.crosscheck) for c in claims if not c.ok]
+    assert not bad, bad
+
+
+def test_lag_window_claims_hold_and_replay_in_the_model():
+    claims = {c.name: c for c in lag_window.lag_claims()}
+    _assert_ok(claims.values())
+    assert claims["lag.upper_1.5x[L=10000]"].result == PROVED
+    reached = claims["lag.upper_reached[L=10000]"]
+    assert reached.result == WITNESS and reached.facts["r"] - reached.facts["c"] == 15000
+    assert reached.crosscheck.startswith("model agrees: removed at c+15000")
+    naive = claims["lag.naive_1.5x_from_catch_up"]
+    assert naive.result == COUNTEREXAMPLE and naive.facts["b"] > naive.facts["c"] + 10000
+    assert claims["lag.ge.lower_strict_fails"].facts["r"] - claims["lag.ge.lower_strict_fails"].facts["c"] == 10000
+
+
+def test_lag_crosscheck_detects_a_wrong_z3_answer():
+    """A witness that claims a removal one run early must be reported as an encoding bug."""
+    w = {"L": 10000, "P": 5000, "J": 0, "c": 0, "b": 0, "d": 10000, "r": 10000, "rp": 5000,
+         "ord_r": True, "ord_rp": True}
+    assert lag_window.crosscheck_removal(w).startswith("ENCODING BUG")
+
+
+@pytest.mark.parametrize("lag,jitter", [(10000, 0), (10000, 1000)])
+def test_model_sweep_reaches_but_never_exceeds_the_bound(lag, jitter):
+    c = lag_window.sweep(lag, jitter, phases=4)
+    assert c.ok, c.facts
+    assert c.facts["worst_removal_minus_c"] == lag + lag // 2 + jitter
+
+
+def test_propagation_claims_hold_and_replay_in_the_model():
+    claims = {c.name: c for c in propagation.propagation_claims()}
+    _assert_ok(claims.values())
+    assert "62500 ms" in claims["propagation.max_delay_reached"].crosscheck
+    assert propagation.sweep().facts["worst_delay"] == 7500
+
+
+def test_every_invariant_is_inductive_and_the_transitions_are_enabled():
+    claims = report.inductive_claims()
+    _assert_ok(claims)
+    hw = next(c for c in claims if c.name == "inductive.hw_within_isr")
+    assert set(hw.facts["matrix"]) == {"init", *I.H.TRANSITIONS}
+
+
+def test_a_mutant_gives_a_counterexample_to_induction():
+    r = I.check_step("IsrExpiration", "shrink_after_lag", "shrink_ge")
+    assert r.result == I.CTI
+    assert r.pre["now"] - r.pre[f"lcu{next(f for f in range(3) if r.pre[f'isr{f}'] and not r.post[f'isr{f}'])}"] == \
+        r.pre["L"]
+    assert I.check_step("IsrExpiration", "shrink_after_lag").result == I.PROVED
+
+
+@pytest.mark.parametrize("mutant", sorted(report.MUTANTS))
+def test_each_mutant_is_caught(mutant):
+    c = report.mutant_claim(mutant)
+    assert c.ok, (c.result, c.bound, c.crosscheck)
+    assert c.facts["cti"] is not None
+    if report.MUTANTS[mutant][2] is not None:
+        assert c.facts["bmc"]["k"] is not None and c.crosscheck.startswith("model agrees")
+
+
+def test_bmc_finds_the_smallest_depth():
+    b = I.bmc("hw_within_isr", "hw_max_not_min", 3)
+    assert b.k == 1 and [lab for lab, _ in b.trace] == ["init", "Produce"]
+    assert I.bmc("hw_within_isr", None, 3).k is None
+
+
+def test_bmc_replay_reports_a_disagreement_as_an_encoding_bug():
+    b = I.bmc("hw_within_isr", "hw_max_not_min", 3)
+    # the real model does not raise the HW past the followers: replaying without the mutant must disagree
+    assert crosscheck.replay_bmc(b.trace, None, "hw_within_isr").startswith("ENCODING BUG")
+
+
+def test_prove_cli_json_and_exit_code():
+    r = CliRunner().invoke(prove, ["--json", "--group", "propagation"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    assert data["failed"] == [] and any(c["claim"] == "propagation.quiet_reached" for c in data["claims"])
+
+
+def test_prove_cli_unknown_group_is_a_usage_error():
+    r = CliRunner(mix_stderr=False).invoke(prove, ["--group", "nope"]) if "mix_stderr" in \
+        CliRunner.__init__.__code__.co_varnames else CliRunner().invoke(prove, ["--group", "nope"])
+    assert r.exit_code == 2
+    assert "isrlab: error: unknown group(s) nope" in (r.stderr if hasattr(r, "stderr") else r.output)
