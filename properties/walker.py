@@ -166,22 +166,29 @@ def novelty_key(s) -> tuple:
     """A coarse abstraction of a state for novelty search: fault counters, epochs, roles, durability progress.
 
     Coarse on purpose: a few hundred keys, so that the corpus keeps the states that opened a new situation
-    (first acknowledged write, a broker lacking it, a first crash, a leader change...) and not every offset.
+    (first acknowledged write, a broker lacking it, such a broker in the ZooKeeper ISR the controller elects
+    from, a first crash, a leader change...) and not every offset.  Counting the ISR members that lack the
+    first acknowledged record cut the median steps to a lost write on kafka-0.10.2 from 127k to 110k
+    (8 seeds; found by 6 instead of 5 within 240k steps).
     """
     g = s.ghost
-    lacking = 0
+    lacking = lacking_in_isr = 0
     if g.acked:
         rid, off, _e, _b, p = g.acked[0]
+        zk_state = s.zk.partition_states[p]
+        isr = zk_state.isr if zk_state is not None else ()
         for br in s.brokers:
             log = br.logs[p]
             if log is not None:
                 entry = log.entry_at(off)
-                lacking += entry is None or entry[0] != rid
+                if entry is None or entry[0] != rid:
+                    lacking += 1
+                    lacking_in_isr += br.broker_id in isr
     roles = tuple((br.alive, tuple(type(pt) is Partition and pt.leader == br.broker_id for pt in br.partitions))
                   for br in s.brokers)
     max_epoch = max((e for _p, e, _b in g.leaders), default=-1)
-    return (lacking, min(len(g.acked), 2), g.crashes, g.session_expirations, max_epoch, g.truncations > 0,
-            g.isr_shrinks > 0, g.isr_expands > 0, roles, len(s.controllers))
+    return (lacking, lacking_in_isr, min(len(g.acked), 2), g.crashes, g.session_expirations, max_epoch,
+            g.truncations > 0, g.isr_shrinks > 0, g.isr_expands > 0, roles, len(s.controllers))
 
 
 @dataclass

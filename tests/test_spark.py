@@ -26,7 +26,7 @@ ISRLAB = os.path.join(os.path.dirname(sys.executable), "isrlab")
 RUN_KEYS = ("run_index", "seed", "steps", "kind_counts", "error_codes", "witnesses", "violation", "violations")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # one JVM for the whole run, even when other modules' tests interleave
 def spark(tmp_path_factory):
     from isrlab import sparkjob
 
