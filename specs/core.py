@@ -50,15 +50,20 @@ class Claim:
     facts: dict = field(default_factory=dict)
     #: "" (no cross-check), "model agrees: ...", or "ENCODING BUG: ..." (a failure).
     crosscheck: str = ""
+    #: the CTI decoded into model states and re-checked (``decode.recheck_cti``): "" when there is no CTI,
+    #: "CTI re-checked in model: ...", "CTI not replayable: ..." or "ENCODING BUG: ..." (a failure).
+    cti_check: str = ""
 
     @property
     def ok(self) -> bool:
-        return self.result == self.expected and not self.crosscheck.startswith("ENCODING BUG")
+        return (self.result == self.expected and not self.crosscheck.startswith("ENCODING BUG")
+                and not self.cti_check.startswith("ENCODING BUG"))
 
     def to_json(self) -> dict:
         return {"claim": self.name, "group": self.group, "statement": self.statement,
                 "expected": self.expected, "result": self.result, "ok": self.ok, "bound": self.bound,
-                "seconds": round(self.seconds, 3), "facts": self.facts, "crosscheck": self.crosscheck}
+                "seconds": round(self.seconds, 3), "facts": self.facts, "crosscheck": self.crosscheck,
+                "cti_check": self.cti_check}
 
 
 def new_solver() -> z3.Solver:

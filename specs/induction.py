@@ -115,11 +115,13 @@ def _violation(p, states, target):
     return z3.Not(H.INV_BY_NAME[target][0](p, states[-1]))
 
 
-def bmc(target: str, mutant: str | None, k_max: int = 12, leader_change: str | None = None) -> BmcResult:
+def bmc(target: str | None, mutant: str | None, k_max: int = 12, leader_change: str | None = None,
+        goal=None) -> BmcResult:
     """Smallest k <= k_max such that a run of k model-realizable transitions from the initial state violates
     ``target`` in its last state (or last step); without ``leader_change`` the leader stays broker 0
     (the relation ``crosscheck.replay_bmc`` maps one-to-one onto model actions); ``leader_change`` "session"
-    adds the model controller's election after the leader's session expires, "general" any clean election."""
+    adds the model controller's election after the leader's session expires (replayed too), "general" any
+    clean election.  ``goal(p, states)``, if given, is the condition to reach instead of a violation."""
     p = H.Params()
     states = [H.St("s0")]
     solver = new_solver()
@@ -142,7 +144,7 @@ def bmc(target: str, mutant: str | None, k_max: int = 12, leader_change: str | N
             solver.add(z3.Or(disj))
             states.append(t)
             choices.append(step_choices)
-        r = solver.check(_violation(p, states, target))
+        r = solver.check(goal(p, states) if goal is not None else _violation(p, states, target))
         if r == z3.sat:
             m = solver.model()
             trace = [("init", state_values(m, states[0]))]

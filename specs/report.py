@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from . import crosscheck, hw_isr as H, induction as I, lag_window, propagation
-from .core import COUNTEREXAMPLE, PROVED, UNKNOWN, WITNESS, Claim, Timer, new_solver
+import z3
 
-GROUPS = ("lag_window", "propagation", "inductive", "mutants")
+from . import crosscheck, decode, hw_isr as H, induction as I, lag_window, propagation
+from .core import COUNTEREXAMPLE, NO_WITNESS, PROVED, UNKNOWN, WITNESS, Claim, Timer, new_solver
+
+GROUPS = ("lag_window", "propagation", "inductive", "mutants", "leader_change")
 
 #: mutant -> (claim whose CTI it must produce, transitions it changes, BMC target, leader changes in the BMC)
 MUTANTS = {
     "expand_below_hw": ("hw_within_isr", ("FetchRequest", "IsrExpand"), "hw_within_isr", None),
+    # no BMC: reaching a violation needs four replicas, the encoding has three (NO_BMC_REASON)
     "expand_no_epoch_start": ("committed_durable", ("FetchRequest", "IsrExpand"), None, None),
     "hw_ignores_isr": ("hw_within_isr", ("Produce", "FetchRequest", "HwAdvance"), "hw_within_isr", None),
     "hw_max_not_min": ("hw_within_isr", ("Produce", "FetchRequest", "HwAdvance"), "hw_within_isr", None),
@@ -19,6 +22,9 @@ MUTANTS = {
     "caught_up_on_every_fetch": ("lag_sound", ("FetchRequest",), "lag_sound", None),
 }
 BMC_DEPTH = 10
+NO_BMC_REASON = ("BMC not run: with 3 replicas the model controller's election leaves the new leader alone in "
+                 "the ISR, whose HW then jumps to its LEO (M9), so no follower can rejoin below the epoch start; "
+                 "a frozen HW needs a 4th replica, and the encoding has 3")
 
 
 def timing_claims() -> list[Claim]:
@@ -41,9 +47,14 @@ def inductive_claims() -> list[Claim]:
             matrix = {}
             if name not in H.STEP_BY_NAME:
                 matrix["init"] = I.check_init(name).result
+            ctis = {}
             for tr in H.TRANSITIONS:
                 r = I.check_step(tr, name)
                 matrix[tr] = r.result if r.result != I.CTI else f"CTI ({r.label})"
+                if r.result == I.CTI:   # decoded into the model too: a real CTI must fail there as well
+                    ctis[r.label] = decode.recheck_cti(r, None)
+            bugs = [f"{lab}: {v}" for lab, v in ctis.items() if v.startswith("ENCODING BUG")]
+            claim.cti_check = bugs[0] if bugs else "; ".join(f"{lab}: {v}" for lab, v in ctis.items())
         claim.seconds = t.seconds
         failed = {k: v for k, v in matrix.items() if v != I.PROVED}
         claim.result = PROVED if not failed else (UNKNOWN if UNKNOWN in failed.values() else COUNTEREXAMPLE)
@@ -91,6 +102,10 @@ def mutant_claim(name: str) -> Claim:
         parts = [f"CTI {found.label}/{cti_claim}" if found else f"no CTI for {cti_claim}"]
         claim.facts = {"cti": None if found is None else {"transition": found.label, "claim": cti_claim,
                                                           "pre": found.pre, "post": found.post}}
+        if found is not None:
+            claim.cti_check = decode.recheck_cti(found, name)
+            parts.append(claim.cti_check.split(" (")[0] if claim.cti_check.startswith("CTI")
+                         else "CTI re-check: ENCODING BUG")
         bmc_ok = True
         if target is not None:
             b = I.bmc(target, name, BMC_DEPTH, leader_change)
@@ -101,7 +116,8 @@ def mutant_claim(name: str) -> Claim:
             if bmc_ok:
                 claim.crosscheck = crosscheck.replay_bmc(b.trace, name, target)
         else:
-            parts.append("BMC not run (needs a leader change the 3-broker model controller cannot make)")
+            parts.append("BMC not run (needs 4 replicas, see specs/README.md)")
+            claim.facts["bmc"] = {"target": None, "reason": NO_BMC_REASON}
         claim.result = UNKNOWN if unknown else COUNTEREXAMPLE if found and bmc_ok else PROVED
         claim.bound = "; ".join(parts)
     claim.seconds = t.seconds
@@ -112,8 +128,61 @@ def mutant_claims() -> list[Claim]:
     return [mutant_claim(name) for name in MUTANTS]
 
 
+# ============================================================================ BMC with leader changes
+def _truncated(states):
+    """Some replica's LEO went down at some step (only a FollowerTruncate does that)."""
+    steps = [z3.Or([t.f("leo", f) < s.f("leo", f) for f in H.REPLICAS]) for s, t in zip(states, states[1:])]
+    return z3.Or(steps) if steps else z3.BoolVal(False)
+
+
+def goal_deposed_leader_rejoins(p, states):
+    """The first leader (broker 0) lost the leadership, truncated its divergent suffix and rejoined the ISR."""
+    s = states[-1]
+    return z3.And(_truncated(states), s.l != 0, s.f("isr", 0))
+
+
+def goal_two_changes_then_hw(p, states):
+    """Two leader changes, a truncation, and the HW of the third leader epoch above 0."""
+    s = states[-1]
+    return z3.And(_truncated(states), s.epoch >= 2, s.at_leader("hw") >= 1)
+
+
+#: name -> (goal, statement, k_max)
+LEADER_CHANGE_WITNESSES = {
+    "deposed_leader_rejoins": (goal_deposed_leader_rejoins, "the deposed leader truncates and rejoins the ISR", 6),
+    "two_changes_then_hw": (goal_two_changes_then_hw, "two leader changes, a truncation, then the HW advances", 7),
+}
+
+
+def leader_change_claim(name: str) -> Claim:
+    """BMC over the model-realizable relation with the controller's election; the trace must replay in the model."""
+    goal, statement, k_max = LEADER_CHANGE_WITNESSES[name]
+    claim = Claim(f"leader_change.{name}", "leader_change", f"BMC with leader changes reaches: {statement} "
+                  "(real rules); the trace replays in the model", WITNESS)
+    with Timer() as t:
+        b = I.bmc(None, None, k_max, "session", goal=goal)
+        if b.unknown:
+            claim.result = UNKNOWN
+        elif b.k is None:
+            claim.result = NO_WITNESS
+            claim.bound = f"none up to k={k_max}"
+        else:
+            claim.result = WITNESS
+            claim.facts = {"k": b.k, "trace": [lab for lab, _ in b.trace]}
+            claim.crosscheck = crosscheck.replay_bmc(b.trace, None, None)
+            changes = sum(lab == "LeaderChange" for lab, _ in b.trace)
+            claim.bound = f"k={b.k}, {changes} leader change(s); " + (
+                "replayed in model" if claim.crosscheck.startswith("model agrees") else "REPLAY FAILED")
+    claim.seconds = t.seconds
+    return claim
+
+
+def leader_change_claims() -> list[Claim]:
+    return [leader_change_claim(name) for name in LEADER_CHANGE_WITNESSES]
+
+
 RUNNERS = {"lag_window": timing_claims, "propagation": propagation_claims, "inductive": inductive_claims,
-           "mutants": mutant_claims}
+           "mutants": mutant_claims, "leader_change": leader_change_claims}
 
 
 def run(groups=GROUPS) -> list[Claim]:

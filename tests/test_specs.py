@@ -8,7 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from isrlab.prove_cmd import prove
-from isrlab.specs import crosscheck, induction as I, lag_window, propagation, report
+from isrlab.properties.invariants import BY_NAME, check_state
+from isrlab.specs import crosscheck, decode, induction as I, lag_window, propagation, report
 from isrlab.specs.core import COUNTEREXAMPLE, PROVED, WITNESS
 
 pytestmark = pytest.mark.unit
@@ -72,6 +73,7 @@ def test_each_mutant_is_caught(mutant):
     c = report.mutant_claim(mutant)
     assert c.ok, (c.result, c.bound, c.crosscheck)
     assert c.facts["cti"] is not None
+    assert c.cti_check.startswith("CTI re-checked in model:"), c.cti_check
     if report.MUTANTS[mutant][2] is not None:
         assert c.facts["bmc"]["k"] is not None and c.crosscheck.startswith("model agrees")
 
@@ -100,3 +102,78 @@ def test_prove_cli_unknown_group_is_a_usage_error():
         CliRunner.__init__.__code__.co_varnames else CliRunner().invoke(prove, ["--group", "nope"])
     assert r.exit_code == 2
     assert "isrlab: error: unknown group(s) nope" in (r.stderr if hasattr(r, "stderr") else r.output)
+
+
+# ---------------------------------------------------------------------------- CTIs decoded into the model
+def _mutant_cti(mutant):
+    claim, transitions, _target, _lc = report.MUTANTS[mutant]
+    r = I.check_step(transitions[0], claim, mutant)
+    assert r.result == I.CTI, (mutant, r.result)
+    return r
+
+
+@pytest.mark.parametrize("mutant,verdict", [
+    ("shrink_ge", "CTI re-checked in model: isr_lag_window fails"),
+    ("hw_max_not_min", "CTI re-checked in model: hw_within_isr fails"),
+    ("expand_no_epoch_start", "CTI re-checked in model: isr_entry_condition fails"),
+])
+def test_cti_decodes_into_a_model_state_that_breaks_the_executable_invariant(mutant, verdict):
+    """Partition.isFollowerOutOfSync / maybeIncrementLeaderHW / isFollowerInSync (Kafka 2.4.0): the mutant's CTI fails in the model too."""
+    assert decode.recheck_cti(_mutant_cti(mutant), mutant) == verdict
+
+
+def test_decoded_pre_state_reads_back_and_satisfies_the_corresponding_invariants():
+    """Partition.maybeIncrementLeaderHW (Kafka 2.4.0): the decoded leader state is the CTI's, and HW <= ISR LEOs holds in it."""
+    cti = _mutant_cti("hw_ignores_isr")
+    v = dict(cti.pre)
+    cfg = decode.model_config(v)
+    s = decode.model_state(cfg, v)
+    seen = crosscheck.observe(s, v["l"])
+    assert {k: seen[k] for k in seen if k in v and k != "epoch"} == {k: v[k] for k in seen if k in v and k != "epoch"}
+    assert check_state(cfg, s, 0, tuple(BY_NAME[e] for e in decode.CORRESPONDING.values())) == []
+    assert s.zk.partition_states[0].leader == v["l"] == s.brokers[v["l"]].partitions[0].leader
+
+
+def test_cti_without_its_mutant_is_reported_as_an_encoding_bug():
+    """Partition.isFollowerOutOfSync (Kafka 2.4.0, strict >): the real model does not remove at exactly L, so the CTI disagrees."""
+    verdict = decode.recheck_cti(_mutant_cti("shrink_ge"), None)
+    assert verdict.startswith("ENCODING BUG: after IsrExpiration")
+
+
+def test_cti_without_executable_counterpart_still_compares_the_post_state():
+    """Replica.updateFetchState (Kafka 2.4.0, RS1-RS2): lag_sound is about ghost append times; the post-state must still match."""
+    verdict = decode.recheck_cti(_mutant_cti("caught_up_on_every_fetch"), "caught_up_on_every_fetch")
+    assert verdict.startswith("CTI re-checked in model: z3 post-state reproduced; lag_sound has no executable")
+    assert decode.recheck_cti(_mutant_cti("caught_up_on_every_fetch"), None).startswith("ENCODING BUG")
+
+
+def test_z3_invariant_evaluates_on_concrete_values():
+    """Partition.maybeIncrementLeaderHW (Kafka 2.4.0): hw_within_isr read off concrete values, both ways."""
+    v = dict(_mutant_cti("hw_max_not_min").pre)
+    assert decode.z3_holds("hw_within_isr", v)
+    l = v["l"]
+    f = next(i for i in range(3) if i != l)
+    v.update({f"isr{f}": True, f"leo{f}": v[f"hw{l}"] - 1})
+    assert not decode.z3_holds("hw_within_isr", v)
+
+
+# ---------------------------------------------------------------------------- BMC with leader changes
+def test_bmc_trace_with_leader_changes_replays_in_the_model():
+    """KafkaController.onBrokerFailure + Partition.makeLeader (Kafka 2.4.0, K2, M4-M9): two elections, a KIP-279 truncation."""
+    c = report.leader_change_claim("two_changes_then_hw")
+    assert c.ok, (c.result, c.crosscheck)
+    assert c.facts["trace"].count("LeaderChange") == 2
+    assert any(lab.startswith("FollowerTruncate") for lab in c.facts["trace"])
+    assert c.crosscheck.startswith("model agrees") and "2 leader change(s)" in c.crosscheck
+
+
+def test_leader_change_replay_detects_a_wrong_election():
+    """offlinePartitionLeaderElection (Kafka 2.4.0, K2): a trace naming another new leader than the model's is an encoding bug."""
+    b = I.bmc(None, None, 6, "session", goal=report.goal_deposed_leader_rejoins)
+    assert b.k == 4 and [lab for lab, _ in b.trace][2] == "LeaderChange"
+    bad = [(lab, dict(v)) for lab, v in b.trace]
+    wrong = 3 - bad[2][1]["l"]   # the other follower (leaders here are 1 or 2)
+    for _lab, v in bad[2:]:
+        v["l"] = wrong
+    assert crosscheck.replay_bmc(bad, None, None).startswith("ENCODING BUG: after step 2 (LeaderChange)")
+    assert crosscheck.replay_bmc(b.trace, None, None).startswith("model agrees")
