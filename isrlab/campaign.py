@@ -251,5 +251,6 @@ def run_shard(task: tuple, clock=time.monotonic) -> dict:
         "steps_per_second": round(steps / seconds, 1) if seconds > 0 else 0.0,
         "action_kinds": len(kinds),
         "error_codes": len(error_names(errors)),
+        "invariants": [inv.name for inv in spec.checked],
         "runs": runs,
     }

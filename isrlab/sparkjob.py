@@ -165,6 +165,7 @@ def _schemas():
         T.StructField("steps_per_second", T.DoubleType(), False),
         T.StructField("action_kinds", T.IntegerType(), False),
         T.StructField("error_codes", T.IntegerType(), False),
+        T.StructField("invariants", T.ArrayType(T.StringType()), False),
         T.StructField("attempt", T.IntegerType(), False),
         T.StructField("runs", T.ArrayType(run), False),
     ])
@@ -175,7 +176,7 @@ _RUN_FIELDS = ("run_index", "seed", "steps", "kind_counts", "error_codes", "witn
 _VIOLATION_FIELDS = ("invariant", "step", "facts", "trace")
 _SHARD_FIELDS = ("preset", "shard", "engine", "executor", "runs_done", "steps", "violating_runs", "seconds",
                  "started_unix", "ended_unix",
-                 "steps_per_second", "action_kinds", "error_codes")
+                 "steps_per_second", "action_kinds", "error_codes", "invariants")
 
 
 def shard_row(task: tuple) -> tuple:
