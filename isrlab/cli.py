@@ -11,16 +11,7 @@ import sys
 
 import click
 
-EXIT_OK, EXIT_VIOLATION, EXIT_USAGE = 0, 1, 2
-
-
-class InputError(click.ClickException):
-    """Bad input: one line on stderr, exit code 2."""
-
-    exit_code = EXIT_USAGE
-
-    def show(self, file=None) -> None:
-        click.echo(f"isrlab: error: {self.format_message()}", err=True)
+from .exits import EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, InputError  # noqa: F401  (re-exported)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -348,10 +339,14 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
     sys.exit(EXIT_VIOLATION if found is not None else EXIT_OK)
 
 
-# --------------------------------------------------------------------------- prove (specs/, z3)
-from .prove_cmd import prove  # noqa: E402  (the command lives with its own module)
+# --------------------------------------------------------------------------- prove, explore, explain
+# These commands live in their own modules; they import this one's names, so they come last.
+from .explore_cmd import explain, explore  # noqa: E402
+from .prove_cmd import prove  # noqa: E402
 
 main.add_command(prove)
+main.add_command(explore)
+main.add_command(explain)
 
 
 if __name__ == "__main__":  # pragma: no cover

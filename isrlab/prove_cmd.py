@@ -12,6 +12,8 @@ import time
 
 import click
 
+from .exits import EXIT_OK, EXIT_VIOLATION, InputError
+
 
 
 @click.command()
@@ -21,8 +23,6 @@ import click
                    "leader_change.")
 def prove(as_json: bool, groups: tuple) -> None:
     """Prove the timing bounds and inductive invariants with z3, cross-checked against the model."""
-    # imported here: cli.py imports this module to register the command, so a top-level import would be circular
-    from .cli import EXIT_OK, EXIT_VIOLATION, InputError
     from .specs.report import GROUPS, run
 
     unknown = [g for g in groups if g not in GROUPS]

@@ -1,0 +1,208 @@
+"""``isrlab explore`` (exhaustive BFS of a small configuration) and ``isrlab explain FILE`` (a picture).
+
+Click command objects only; ``isrlab/cli.py`` registers them with ``main.add_command``.  Same
+conventions as the rest of the CLI: results on stdout, logs on stderr, exit 0 when no violation,
+1 on a violation (or a failing liveness property), 2 on bad input with one ``isrlab: error:`` line.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from .exits import EXIT_OK, EXIT_VIOLATION, InputError
+
+
+@click.command("explore")
+@click.option("--preset", "preset_name", default="kafka-2.4", show_default=True, help="Preset to explore.")
+@click.option("--brokers", type=click.IntRange(1, 6), default=None, help="Number of brokers (caps the RF).")
+@click.option("--max-records", type=click.IntRange(0), default=2, show_default=True, help="Records produced.")
+@click.option("--max-epoch", type=click.IntRange(0), default=2, show_default=True,
+              help="Largest partition leader epoch (transitions writing a larger one are pruned).")
+@click.option("--max-crashes", type=click.IntRange(0), default=0, show_default=True, help="Broker crashes.")
+@click.option("--max-expirations", type=click.IntRange(0), default=0, show_default=True,
+              help="ZooKeeper session expirations of live brokers.")
+@click.option("--max-controller-epoch", type=click.IntRange(1), default=1, show_default=True,
+              help="Controller elections.")
+@click.option("--max-isr-changes", type=click.IntRange(0), default=2, show_default=True,
+              help="Leader ISR writes (shrinks + expansions).")
+@click.option("--max-depth", type=click.IntRange(0), default=None, help="Stop at this BFS depth.")
+@click.option("--max-states", type=click.IntRange(1), default=2_000_000, show_default=True,
+              help="Give up (incomplete) after this many distinct states.")
+@click.option("--acks", "acks", multiple=True, type=int, help="acks values produced (repeatable; default: the "
+              "preset's).")
+@click.option("--without", multiple=True, help="Action kinds never taken (repeatable), e.g. ConsumerFetch.")
+@click.option("--eager-tasks", is_flag=True, help="Run due scheduled tasks before anything else (reduction).")
+@click.option("--symmetry", is_flag=True, help="Deduplicate up to renaming brokers; report the reduction factor.")
+@click.option("--invariant", "invariants", multiple=True, help="Check only these invariants (repeatable).")
+@click.option("--all-violations", is_flag=True, help="Go on after a violation: the shortest trace of each invariant.")
+@click.option("--liveness", is_flag=True, help="Keep the state graph and check the liveness properties (SCCs).")
+@click.option("--out", default="counterexamples", show_default=True, type=click.Path(file_okay=False),
+              help="Folder the shortest counterexample is archived in.")
+@click.option("--no-archive", is_flag=True, help="Do not write the counterexample.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expirations, max_controller_epoch,
+            max_isr_changes, max_depth, max_states, acks, without, eager_tasks, symmetry, invariants,
+            all_violations, liveness, out, no_archive, as_json) -> None:
+    """Breadth-first search of every reachable state of a preset within explicit bounds.
+
+    Checks every safety invariant on every state and transition; on a violation prints and archives the
+    shortest trace to it (a minimal counterexample) and exits 1.
+    """
+    from .model.actions import ACTION_BY_NAME
+    from .model.config import ConfigError, preset
+    from .model.trace import Trace
+    from .properties.explain import sentence
+    from .properties.explore import (ExplorerError, LIVENESS, bounded_config, check_liveness, coverage,
+                                     explore as run_explore)
+    from .properties.invariants import BY_NAME, SAFETY
+    from .properties.replay import replay as run_replay
+
+    try:
+        p = preset(preset_name)
+        cfg = bounded_config(p.config, brokers, max_records, max_crashes, max_expirations, max_controller_epoch)
+        if acks:
+            cfg = cfg.replace(produce_acks=tuple(sorted(set(acks))))
+    except ConfigError as e:
+        raise InputError(str(e)) from None
+    unknown = [w for w in without if w not in ACTION_BY_NAME]
+    if unknown:
+        raise InputError(f"unknown action kind(s) {', '.join(unknown)}")
+    bad = [n for n in invariants if n not in BY_NAME or BY_NAME[n] not in SAFETY]
+    if bad:
+        raise InputError(f"unknown invariant(s) {', '.join(bad)} (known: {', '.join(i.name for i in SAFETY)})")
+    checked = tuple(BY_NAME[n] for n in invariants) if invariants else SAFETY
+
+    def progress(r):
+        click.echo(f"explore {preset_name}: {r.distinct_states:,} states, depth {r.depth}, "
+                   f"{r.states_per_second:,.0f} states/s", err=True)
+
+    try:
+        res = run_explore(cfg, max_leader_epoch=max_epoch, max_isr_changes=max_isr_changes, max_depth=max_depth,
+                          eager_tasks=eager_tasks, without=without, invariants=checked, symmetry=symmetry,
+                          stop_at_first=not all_violations, keep_graph=liveness, max_states=max_states,
+                          progress=progress)
+    except ExplorerError as e:
+        raise InputError(str(e)) from None
+    summary = {"preset": preset_name, "expected": p.expected, "config": cfg.to_json(),
+               "bounds": {"max_leader_epoch": max_epoch, "max_isr_changes": max_isr_changes, "max_depth": max_depth,
+                          "max_states": max_states, "eager_tasks": eager_tasks, "without": sorted(without)},
+               "symmetry": symmetry, "distinct_states": res.distinct_states, "transitions": res.transitions,
+               "pruned": res.pruned, "depth": res.depth, "complete": res.complete,
+               "seconds": round(res.seconds, 3), "states_per_second": round(res.states_per_second),
+               "kinds": res.kinds, "violations": []}
+    if symmetry:
+        full = run_explore(cfg, max_leader_epoch=max_epoch, max_isr_changes=max_isr_changes, max_depth=max_depth,
+                           eager_tasks=eager_tasks, without=without, invariants=checked,
+                           stop_at_first=not all_violations, max_states=max_states)
+        summary["states_without_symmetry"] = full.distinct_states
+        summary["symmetry_reduction"] = round(full.distinct_states / res.distinct_states, 3)
+    for name, f in res.found.items():
+        trace = Trace(config=cfg, actions=list(f.actions), expect="violation", violated=name, preset=preset_name,
+                      provenance={"engine": "explore", "bounds": summary["bounds"], "minimal": True,
+                                  "distinct_states": res.distinct_states})
+        rr = run_replay(trace)
+        v = next((x for x in rr.violations if x.invariant == name), f.violation)
+        trace.violation = v.to_json()
+        trace.explanation = sentence(cfg, trace.actions, v)
+        item = {"invariant": name, "length": len(f.actions), "violation": v.to_json(),
+                "explanation": trace.explanation, "actions": trace.to_json()["actions"]}
+        if not no_archive:
+            from .archive import archive_counterexample
+
+            path, written = archive_counterexample(out, preset_name, trace)
+            item.update(trace_file=path, newly_archived=written)
+        summary["violations"].append(item)
+    live_failed = False
+    if liveness:
+        summary["coverage"] = coverage(res)
+        summary["liveness"] = {}
+        for name, lasso in check_liveness(res).items():
+            summary["liveness"][name] = {"reference": LIVENESS[name][0], "statement": LIVENESS[name][1],
+                                         "holds": lasso is None,
+                                         "lasso": None if lasso is None else lasso.to_json()}
+            live_failed |= lasso is not None
+    if as_json:
+        click.echo(json.dumps(summary, indent=1))
+    else:
+        click.echo(f"{preset_name}: {res.distinct_states:,} distinct states, {res.transitions:,} transitions "
+                   f"({res.pruned:,} pruned), depth {res.depth}, {res.seconds:.1f} s "
+                   f"({summary['states_per_second']:,} states/s), "
+                   f"{'complete' if res.complete else 'INCOMPLETE (bounds or stop)'}")
+        if symmetry:
+            click.echo(f"symmetry: {summary['states_without_symmetry']:,} states without, reduction x"
+                       f"{summary['symmetry_reduction']}")
+        for item in summary["violations"]:
+            click.echo(f"VIOLATION {item['invariant']}: minimal trace of {item['length']} actions")
+            click.echo(item["explanation"])
+            if "trace_file" in item:
+                verb = "archived as" if item["newly_archived"] else "already archived as"
+                click.echo(f"{verb} {item['trace_file']}")
+        if liveness:
+            for name, r in summary["liveness"].items():
+                if r["holds"]:
+                    click.echo(f"liveness {name} ({r['reference']}): holds (no fair lasso within the bounds)")
+                else:
+                    la = r["lasso"]
+                    click.echo(f"liveness {name} ({r['reference']}): FAILS: lasso with a prefix of "
+                               f"{len(la['prefix'])} and a cycle of {len(la['cycle'])} actions")
+            cov = summary["coverage"]
+            click.echo(f"reachable: {len(cov['action_kinds'])} action kinds, errors {', '.join(cov['errors'])}; "
+                       f"witnesses {', '.join(cov['witnesses']) or 'none'}")
+        if not res.found:
+            click.echo(f"no violation (preset expects: {p.expected})")
+    sys.exit(EXIT_VIOLATION if (res.found or live_failed) else EXIT_OK)
+
+
+@click.command("explain")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--svg", "svg_out", type=click.Path(dir_okay=False), default=None, help="Write an SVG diagram here.")
+@click.option("--png", "png_out", type=click.Path(dir_okay=False), default=None, help="Write a PNG diagram here.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def explain(file, svg_out, png_out, as_json) -> None:
+    """Explain the trace FILE in one sentence and draw its space-time diagram (--svg / --png)."""
+    import os
+    import tempfile
+
+    from . import diagram
+    from .model.trace import TraceError, load_trace
+    from .properties.explain import sentence
+    from .properties.replay import replay as run_replay
+
+    if svg_out and png_out:
+        raise InputError("give either --svg or --png, not both")
+    try:
+        trace = load_trace(file)
+        result = run_replay(trace, with_changes=False)
+        d = diagram.build(trace)
+    except (TraceError, ValueError) as e:
+        raise InputError(str(e)) from None
+    wanted = [v for v in result.violations if trace.violated is None or v.invariant == trace.violated]
+    text = sentence(trace.config, trace.actions, wanted[0]) if wanted else \
+        f"No invariant fails in the {len(trace.actions)} steps of this trace."
+    written = None
+    if svg_out or png_out:
+        target = svg_out or png_out
+        if svg_out:
+            from .model.trace import write_atomic
+
+            write_atomic(svg_out, diagram.to_svg(d))
+        else:  # binary: same atomic discipline as write_atomic
+            folder = os.path.dirname(os.path.abspath(png_out))
+            os.makedirs(folder, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(diagram.to_png(d))
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, png_out)
+        written = target
+        click.echo(f"wrote {target}", err=True)
+    if as_json:
+        click.echo(json.dumps({"file": file, "explanation": text, "violation_step": d.violation_step,
+                               "lanes": d.lanes, "steps": len(d.events), "diagram": written}, indent=1))
+    else:
+        click.echo(text)
+    sys.exit(EXIT_VIOLATION if result.violations else EXIT_OK)

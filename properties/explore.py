@@ -1,0 +1,859 @@
+"""The exhaustive explorer: breadth-first search of every reachable state of a small configuration.
+
+The random engines (the walker, Hypothesis, Spark) sample; this engine enumerates, in the manner
+of TLC and stateright's BFS checker: every state reachable within explicit bounds is visited once,
+every safety invariant of the catalogue is checked on every state and every transition, and a
+violation comes with the *shortest* trace to it (breadth-first order: no shorter trace exists
+within the bounds and the abstractions below, so it is the yardstick for ``shrink.py``).  The
+state graph is then kept in networkx for liveness (strongly connected components), coverage and
+shortest paths.
+
+Dedup: by ``state_key``, a hashable tuple of plain ints, strings and tuples built by hand from
+the state records (about 10x cheaper than ``encode.fingerprint``'s canonical JSON, which is still
+used to name reported states across processes).  Python's ``hash`` of a ``str`` is salted per
+process, but a set's *membership* does not depend on the salt, and nothing here iterates over a
+set or dict whose order could depend on it: the BFS queue is FIFO over ``enabled_actions``'
+documented order, so state numbering, counts, traces and graphs are identical under any
+PYTHONHASHSEED (tested).
+
+Abstractions (each a bisimulation on the model's reachable states unless said otherwise; the
+explored state is always a concrete model state, so every trace reported replays through ``step``):
+
+* **Relative, truncated time.**  ``now`` is dropped from the key and every timestamp is stored
+  relative to it.  A past timestamp (``lastCaughtUpTimeMs``, ``lastFetchTimeMs``, the last ISR
+  change/propagation, the ghost's session start) is only ever compared as ``now - t > C`` or
+  ``now - t <= C`` for a configured C (replica.lag.time.max.ms, the 5000 ms blackout, the 60000 ms
+  max delay, plus the 2500 ms propagation slack of the ``isr_propagation_bound`` invariant), or
+  combined by ``max``; so every timestamp older than ``horizon_ms(cfg)`` (the largest such C plus 1)
+  is replaced by one "long ago" value.  Future due times (scheduled tasks, DelayedProduce deadlines)
+  are kept relative to ``now``; -1 sentinels stay as they are.
+* **Clock ticks only to the next moment something can fire.**  ``Tick`` cannot pass a scheduled
+  task's due time or a produce deadline (``step.tick_limit``); the explorer offers exactly one tick
+  per state, to the earliest future due time or deadline (``next_event_ms``), and drops the fixed
+  ``cfg.tick_ms`` sizes (with no live broker, and so nothing scheduled, it offers one tick of the
+  horizon).  With the relative clock this makes the space finite under the budgets: time only
+  takes the values of the scheduler's grid (every preset's periods, timeouts and start time are
+  multiples of 2500 ms).  What this loses: actions that happen strictly *between* two due instants.
+  Every comparison made *at* a due instant (ISR shrink at isr-expiration, the blackout and max-delay
+  rules at isr-change-propagation, checkpoints, produce timeouts) sees a timestamp taken at an
+  instant between two grid points exactly as one taken at the earlier grid point after its tasks,
+  so those behaviours are all kept.  The one rule evaluated at arbitrary instants is the HW's
+  inclusion of a follower *outside* the ISR that caught up recently (``now - lastCaughtUpTimeMs <=
+  replica.lag.time.max.ms`` in ``maybeIncrementLeaderHW``, evaluated on a fetch or produce): the
+  real clock can put two such events lag-epsilon or lag+epsilon apart, the grid only lag or
+  lag+2500.  So the explorer is exact for the grid-timed behaviours and an under-approximation
+  in that window; the walker, which ticks by 1000 ms as well, samples it.
+* **ZooKeeper versions as "current or stale".**  A cached partition-state zkVersion is only ever
+  compared for equality with ZooKeeper's current one, and new versions are fresh, so each cached
+  version is keyed as whether it equals ZooKeeper's (the version number itself grows without
+  bound in ISR shrink/expand cycles).
+* **isr_change_notification znodes as the set of partitions they name**: the controller reads
+  only that union and deletes them all; the sequence numbers are dropped.
+* **Ghost counters used only as flags** (ISR shrinks, expands, truncations) are saturated at 1;
+  ghost sets whose order carries no meaning (acked, consumed, leaders) are sorted.
+* **Symmetry (optional, ``symmetry=True``).**  Broker ids are interchangeable: nothing in the
+  model's rules depends on the numeric order of broker ids, only on the assignment (AR order),
+  which is state and is renamed with everything else.  The key of a state is then the least key
+  over every permutation of broker ids (n! of them), i.e. one representative per orbit.  The
+  catalogue's invariants are symmetric, so the orbit quotient preserves them and BFS depths; the
+  reduction factor is reported.  Refused for configurations that name brokers (racks, per-broker
+  isr-expiration phases).  Tested: the number of orbits among the states of a full exploration
+  equals the number of states a symmetric exploration finds.
+
+Bounds: ``max_records``, ``max_crashes``, ``max_session_expirations`` and ``max_controller_epoch``
+are the model's own budgets (``ModelConfig``); ``max_leader_epoch`` prunes every transition that
+writes a partition leader epoch above it (stateright's ``within_boundary``); ``max_depth`` stops the
+search at a depth (the result then says ``complete=False``).
+
+Liveness (reference section 3, L-a and L-c), on the networkx graph: a property "whenever C holds,
+eventually G holds or C stops holding" fails exactly when some reachable, *fair* cycle stays in
+states where C and not G hold.  We take the subgraph induced by those states, its strongly
+connected components (``networkx.strongly_connected_components``), and report a lasso (the BFS
+path to the component, then a cycle through it) for a component that admits a fair cycle.
+
+Fairness assumption (weak fairness, stated precisely): every *system* action instance -- each
+concrete ``ElectController(b)``, ``ControllerProcessBrokerChange(c)``,
+``ControllerProcessIsrChangeNotification(c)``, ``ControllerResign(c)``,
+``DeliverControlRequest(c, b)``, ``FetchRequest(b, p)``, ``FetchResponse(b, p)``,
+``OffsetsForLeaderEpoch(b, p)``, ``IsrExpiration(b)``, ``IsrChangePropagation(b)``,
+``HighWatermarkCheckpoint(b)``, ``DelayedProduceExpire(b, r)`` and ``ZkReconnect(b)`` -- and the
+clock (``Tick``, as one class: time diverges) that is enabled continuously from some point on is
+eventually taken.  Environment actions (``Produce``, ``ConsumerFetch``, ``FlushLog``,
+``BrokerCrash``, ``BrokerRestart``, ``ZkSessionExpire``) are not fair: a client may stop, a broker
+may stay down.  For weak fairness an SCC contains a fair cycle iff every fair class enabled in all
+of its states is taken on some edge inside it (then the cycle through every state and edge is
+fair), so no nested decomposition is needed.  A fair class whose transition leaves the bounds
+(pruned by ``max_leader_epoch``, or an ``ElectController`` blocked only by the controller-epoch
+budget) counts as enabled and never taken inside the component, so the bounds never manufacture a
+liveness failure: a lasso reported is a real fair lasso of the model (modulo the time shift of
+the relative clock), and "holds" means "no fair lasso within the bounds".
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+from ..model import actions as A
+from ..model import errors as E
+from ..model.config import ModelConfig
+from ..model.encode import fingerprint
+from ..model.requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
+from ..model.state import FetchState, Partition
+from ..model.step import enabled_actions, initial_state, step
+from .invariants import SAFETY, STATE, STEP, WITNESSES, Violation
+
+__all__ = [
+    "ExploreResult", "ExplorerError", "Lasso", "LIVENESS", "explore", "state_key", "horizon_ms",
+    "next_event_ms", "explorer_actions", "check_liveness", "coverage", "coverage_fraction", "bounded_config",
+    "FAIR_KINDS",
+]
+
+
+class ExplorerError(ValueError):
+    """A configuration the explorer cannot handle (reported in one line, exit 2)."""
+
+
+# =========================================================================== time
+def horizon_ms(cfg: ModelConfig) -> int:
+    """Past timestamps older than this many ms are indistinguishable (see the module docstring)."""
+    slack = cfg.isr_propagation_interval_ms + cfg.scheduler_jitter_ms
+    return max(cfg.replica_lag_time_max_ms, cfg.isr_change_blackout_ms + slack,
+               cfg.isr_change_max_delay_ms + slack) + 1
+
+
+def next_event_ms(cfg: ModelConfig, s) -> int | None:
+    """The earliest future instant at which a scheduled task becomes due (or may run late) or a produce
+    times out; None when nothing is scheduled (no live broker)."""
+    now, jitter = s.now, cfg.scheduler_jitter_ms
+    best = None
+    for br in s.brokers:
+        if not br.alive:
+            continue
+        dues = [br.next_isr_expiration_ms, br.next_isr_propagation_ms]
+        if br.hw_checkpoint_started:
+            dues.append(br.next_hw_checkpoint_ms)
+        for d in dues:
+            for t in ((d, d + jitter) if jitter else (d,)):
+                if t > now and (best is None or t < best):
+                    best = t
+        for dp in br.delayed_produces:
+            if dp.deadline_ms > now and (best is None or dp.deadline_ms < best):
+                best = dp.deadline_ms
+    return best
+
+
+#: the scheduler's actions: with ``eager_tasks`` one of them, when due, is taken before anything else.
+TASK_KINDS = (A.IsrExpiration, A.IsrChangePropagation, A.HighWatermarkCheckpoint, A.DelayedProduceExpire)
+
+
+def explorer_actions(cfg: ModelConfig, s, eager_tasks: bool = False, without=frozenset()) -> tuple:
+    """``enabled_actions`` with the clock abstraction: one tick, to the next moment something can fire.
+
+    ``eager_tasks``: a due scheduled task (the first in the documented order) is the only action offered,
+    so every task runs at the start of its instant (a reduction; see the module docstring).
+    ``without``: action classes left out (as a swarm run does).
+    """
+    acts = enabled_actions(cfg, s)
+    if without:
+        acts = tuple(a for a in acts if type(a) not in without)
+    if eager_tasks:
+        for a in acts:
+            if type(a) in TASK_KINDS:
+                return (a,)
+    nticks = 0
+    for a in acts:
+        if type(a) is A.Tick:
+            nticks += 1
+    if not nticks:
+        return acts
+    nxt = next_event_ms(cfg, s)
+    want = horizon_ms(cfg) if nxt is None else nxt - s.now
+    out = [a for a in acts if type(a) is not A.Tick]
+    if nxt is None or any(type(a) is A.Tick and a.ms == want for a in acts):
+        out.append(A.Tick(want))
+    return tuple(out)
+
+
+# =========================================================================== state key
+_FETCH_STATES = {"truncating": 0, "fetching": 1, "failed": 2}
+
+
+def horizons(cfg: ModelConfig) -> tuple:
+    """(lag, change, propagation): how far back each kind of past timestamp can still make a difference."""
+    slack = cfg.isr_propagation_interval_ms + cfg.scheduler_jitter_ms
+    return (cfg.replica_lag_time_max_ms + 1, cfg.isr_change_blackout_ms + slack + 1,
+            cfg.isr_change_max_delay_ms + slack + 1)
+
+
+def _same(t):
+    return t
+
+
+def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_changes=None, memo=None) -> tuple:
+    """The abstract key of s with broker ids renamed by pm (old -> new); inv is pm's inverse.
+
+    ``memo`` (identity renaming only): a dict reusing the sub-keys of brokers and controllers shared
+    with an earlier state (a step clones only what it changes), keyed by the record's identity and
+    everything else the sub-key reads (now, ZooKeeper's current versions, the frozen-ISR flag); the
+    record itself is kept in the entry so that its id cannot be reused while the entry lives.
+    """
+    now = s.now
+    h_lag, h_change, h_prop = horizon
+    g = s.ghost
+    # with the ISR-change budget used up, no broker's isr_change_set can fill again: a broker with an empty
+    # one never reads its last change / propagation times (nor the invariant its session start) again
+    isr_frozen = max_isr_changes is not None and g.isr_shrinks + g.isr_expands >= max_isr_changes
+    zk = s.zk
+    cur = tuple(None if st is None else st.zk_version for st in zk.partition_states)
+    n = len(inv)
+    identity = memo is not None
+
+    def past(t, h):
+        r = t - now
+        return r if r >= -h else -h - 1
+
+    def fut(t):
+        return t - now if t >= 0 else -1
+
+    if identity:
+        ids = ordered = lid = _same
+    else:
+        def ids(t):
+            return tuple(sorted([pm[x] for x in t]))
+
+        def ordered(t):
+            return tuple([pm[x] for x in t])
+
+        def lid(x):
+            return pm[x] if x >= 0 else x
+
+    def liace(p, st):
+        if st is None:
+            return (0,)
+        return (1, lid(st.leader), st.leader_epoch, ids(st.isr), st.controller_epoch, st.zk_version == cur[p])
+
+    def request(r):
+        t = type(r)
+        if t is LeaderAndIsrRequest:
+            return (0, lid(r.controller_id), r.controller_epoch, r.broker_epoch,
+                    tuple((q.partition, q.controller_epoch, lid(q.leader), q.leader_epoch, ids(q.isr),
+                           q.zk_version == cur[q.partition], ordered(q.replicas), q.is_new)
+                          for q in r.partition_states))
+        if t is UpdateMetadataRequest:
+            return (1, lid(r.controller_id), r.controller_epoch, r.broker_epoch,
+                    tuple((q.partition, q.controller_epoch, lid(q.leader), q.leader_epoch, ids(q.isr),
+                           q.zk_version == cur[q.partition], ordered(q.replicas))
+                          for q in r.partition_states), ids(r.live_brokers))
+        if t is StopReplicaRequest:
+            return (2, lid(r.controller_id), r.controller_epoch, r.broker_epoch, r.delete_partitions, r.partitions)
+        raise TypeError(f"unknown request {r!r}")  # pragma: no cover
+
+    def broker_key(br):
+        parts = []
+        for p, part in enumerate(br.partitions):
+            if part is None:
+                parts.append((0,))
+            elif type(part) is Partition:
+                parts.append((2, ordered(part.assigned_replicas), ids(part.isr), lid(part.leader), part.leader_epoch,
+                              part.leader_epoch_start_offset, cur[p] is not None and part.zk_version == cur[p],
+                              part.controller_epoch,
+                              tuple([(lid(r.broker_id), r.log_end_offset, r.log_start_offset,
+                                      r.last_fetch_leader_log_end_offset, past(r.last_fetch_time_ms, h_lag),
+                                      past(r.last_caught_up_time_ms, h_lag)) for r in part.remote_replicas])))
+            else:
+                parts.append((1,))
+        logs = tuple([(0,) if log is None else
+                      (1, log.log_start_offset, log.entries, log.high_watermark, log.recovery_point, log.epoch_cache)
+                      for log in br.logs])
+        fetchers = []
+        for f in br.fetchers:
+            if f is None:
+                fetchers.append((0,))
+            else:
+                r = f.inflight
+                fetchers.append((1, lid(f.leader), f.leader_epoch, f.fetch_offset, _FETCH_STATES[f.state],
+                                 (0,) if r is None else
+                                 (1, r.error, r.fetch_offset, r.entries, r.high_watermark, r.log_start_offset)))
+        md = br.metadata
+        quiet = isr_frozen and not br.isr_change_set
+        return (
+            br.alive, br.broker_epoch, br.controller_epoch, tuple(parts), logs, tuple(fetchers),
+            tuple([-1 if h is None else h for h in br.hw_checkpoint]), br.hw_checkpoint_started,
+            ids(md.alive_brokers),
+            tuple([(0,) if m is None else (1, lid(m.leader), m.leader_epoch, ids(m.isr), ordered(m.replicas))
+                   for m in md.partitions]),
+            fut(br.next_isr_expiration_ms), fut(br.next_isr_propagation_ms), fut(br.next_hw_checkpoint_ms),
+            br.isr_change_set,
+            1 if quiet else past(br.last_isr_change_ms, h_change),
+            1 if quiet else past(br.last_isr_propagation_ms, h_prop),
+            tuple([(dp.request_id, dp.partition, dp.required_offset, dp.first_offset, dp.record_ids,
+                    fut(dp.deadline_ms)) for dp in br.delayed_produces]),
+        )
+
+    def controller_key(c):
+        return (lid(c.broker_id), c.epoch, c.epoch_zk_version, tuple([c.live_brokers[inv[j]] for j in range(n)]),
+                tuple([liace(p, st) for p, st in enumerate(c.partition_states)]),
+                tuple([tuple([request(r) for r in c.queues[inv[j]]]) for j in range(n)]))
+
+    if identity:
+        if len(memo) > 400_000:
+            memo.clear()
+        brokers = []
+        for br in s.brokers:
+            mk = (id(br), now, cur, isr_frozen)
+            hit = memo.get(mk)
+            if hit is None:
+                hit = memo[mk] = (br, broker_key(br))
+            brokers.append(hit[1])
+        ctrls = []
+        for c in s.controllers:
+            mk = (id(c), cur)
+            hit = memo.get(mk)
+            if hit is None:
+                hit = memo[mk] = (c, controller_key(c))
+            ctrls.append(hit[1])
+    else:
+        brokers = [broker_key(s.brokers[inv[j]]) for j in range(n)]
+        ctrls = sorted(controller_key(c) for c in s.controllers)
+    notified = tuple(sorted({p for _seq, ps in zk.isr_change_notifications for p in ps}))
+    zkk = (lid(zk.controller), zk.controller_epoch, zk.controller_epoch_zk_version,
+           tuple([ordered(a) for a in zk.assignment]),
+           tuple([liace(p, st) for p, st in enumerate(zk.partition_states)]), notified,
+           tuple([zk.registrations[inv[j]] for j in range(n)]),
+           tuple([zk.sessions[inv[j]] for j in range(n)]), zk.next_czxid)
+    since = []
+    for j in range(n):
+        br = s.brokers[inv[j]]
+        t = g.session_since[inv[j]]
+        # read only as max(t, last change) and max(t, last propagation), by the invariant: dominated, it is moot
+        if (t <= br.last_isr_change_ms and t <= br.last_isr_propagation_ms) or (isr_frozen and not br.isr_change_set):
+            since.append(1)
+        else:
+            since.append(past(t, h_prop))
+    gk = (g.next_record_id, g.next_request_id, g.produced,
+          tuple(sorted([(rid, off, e, lid(b), p) for rid, off, e, b, p in g.acked])), g.consumed,
+          tuple(sorted({(p, e, lid(b)) for p, e, b in g.leaders})), g.unclean_elections, g.crashes,
+          g.lossy_crashes, g.session_expirations, min(g.flushes, cfg.max_flushes),
+          g.isr_shrinks, g.isr_expands, min(g.truncations, 1), tuple(since))
+    return (tuple(brokers), zkk, tuple(ctrls), gk)
+
+
+def _identity(n: int) -> tuple:
+    return tuple(range(n))
+
+
+def state_key(cfg: ModelConfig, s, symmetry: bool = False, max_isr_changes: int | None = None) -> tuple:
+    """The hashable dedup key of s under the explorer's abstractions (least over broker permutations if
+    ``symmetry``).  Deterministic: a tuple of ints, bools, strings and tuples, no hash involved."""
+    n = len(s.brokers)
+    h = horizons(cfg)
+    if not symmetry:
+        ident = _identity(n)
+        return _key(cfg, s, ident, ident, h, max_isr_changes, {})
+    best = None
+    for perm in itertools.permutations(range(n)):
+        inv = [0] * n
+        for o, nw in enumerate(perm):
+            inv[nw] = o
+        k = _key(cfg, s, perm, tuple(inv), h, max_isr_changes)
+        if best is None or k < best:
+            best = k
+    return best
+
+
+def _check_symmetric(cfg: ModelConfig) -> None:
+    if cfg.racks:
+        raise ExplorerError("symmetry reduction needs interchangeable brokers, but the config names racks")
+    if cfg.isr_expiration_phase_ms and len(set(cfg.isr_expiration_phase_ms)) > 1:
+        raise ExplorerError("symmetry reduction needs interchangeable brokers, but isr_expiration_phase_ms differ")
+
+
+# =========================================================================== bounds
+def bounded_config(cfg: ModelConfig, brokers: int | None = None, max_records: int | None = None,
+                   max_crashes: int | None = None, max_session_expirations: int | None = None,
+                   max_controller_epoch: int | None = None) -> ModelConfig:
+    """cfg with the explorer's bounds applied (brokers also caps the replication factor)."""
+    changes = {}
+    if brokers is not None:
+        changes.update(n_brokers=brokers, replication_factor=min(cfg.replication_factor, brokers))
+        if cfg.racks:
+            changes["racks"] = ()
+        if cfg.isr_expiration_phase_ms:
+            changes["isr_expiration_phase_ms"] = ()
+    for name, value in (("max_records", max_records), ("max_crashes", max_crashes),
+                        ("max_session_expirations", max_session_expirations),
+                        ("max_controller_epoch", max_controller_epoch)):
+        if value is not None:
+            changes[name] = value
+    return cfg.replace(**changes) if changes else cfg
+
+
+def _out_of_bounds(s, max_leader_epoch, max_isr_changes) -> bool:
+    if max_isr_changes is not None and s.ghost.isr_shrinks + s.ghost.isr_expands > max_isr_changes:
+        return True
+    if max_leader_epoch is None:
+        return False
+    for st in s.zk.partition_states:
+        if st is not None and st.leader_epoch > max_leader_epoch:
+            return True
+    return False
+
+
+# =========================================================================== result
+@dataclass
+class Found:
+    """The first (shortest) violation of one invariant."""
+
+    violation: Violation
+    state: int           # id of the violating state
+    actions: list        # the shortest trace, ending with the violating step
+
+
+@dataclass
+class ExploreResult:
+    config: ModelConfig
+    symmetry: bool
+    max_leader_epoch: int | None
+    max_depth: int | None
+    max_isr_changes: int | None = None
+    eager_tasks: bool = False
+    without: tuple = ()
+    distinct_states: int = 0
+    transitions: int = 0
+    pruned: int = 0               # transitions that left the bounds
+    depth: int = 0                # the largest BFS depth of a state
+    complete: bool = False        # every reachable state within the bounds expanded
+    seconds: float = 0.0
+    found: dict = field(default_factory=dict)      # invariant name -> Found, in order of discovery
+    #: the graph: per state id, its parent id and the action from it (BFS tree) and its depth
+    parent: list = field(default_factory=list)
+    via: list = field(default_factory=list)
+    depths: list = field(default_factory=list)
+    states: list | None = None    # representatives (kept when keep_graph)
+    edges: list | None = None     # (u, v, action) with v = -1 for a pruned transition
+    kinds: dict = field(default_factory=dict)      # action kind -> transitions taken
+    errors_seen: int = 0
+    witnesses: frozenset = frozenset()
+
+    @property
+    def violation(self) -> Found | None:
+        return next(iter(self.found.values()), None)
+
+    @property
+    def states_per_second(self) -> float:
+        return self.distinct_states / self.seconds if self.seconds > 0 else float("inf")
+
+    def trace_to(self, i: int) -> list:
+        out = []
+        while self.parent[i] >= 0:
+            out.append(self.via[i])
+            i = self.parent[i]
+        out.reverse()
+        return out
+
+    def graph(self):
+        """The state graph as a networkx DiGraph: nodes are state ids (attribute ``depth``), each edge carries
+        ``actions``, the list of actions between its two states (pruned transitions are left out)."""
+        import networkx as nx
+
+        if self.edges is None:
+            raise ExplorerError("the state graph was not kept (keep_graph=False)")
+        g = nx.DiGraph()
+        g.add_nodes_from((i, {"depth": d}) for i, d in enumerate(self.depths))
+        for u, v, a in self.edges:
+            if v < 0:
+                continue
+            data = g.get_edge_data(u, v)
+            if data is None:
+                g.add_edge(u, v, actions=[a])
+            else:
+                data["actions"].append(a)
+        return g
+
+
+# =========================================================================== the search
+def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_changes: int | None = None,
+            max_depth: int | None = None, eager_tasks: bool = False, without=(),
+            invariants=SAFETY, symmetry: bool = False, stop_at_first: bool = True, keep_graph: bool = False,
+            max_states: int | None = None, progress=None) -> ExploreResult:
+    """Breadth-first search of every state reachable from ``initial_state(cfg)`` within the bounds.
+
+    Parameters
+    ----------
+    cfg : the model configuration, budgets included (see ``bounded_config``).
+    max_leader_epoch : prune transitions writing a partition leader epoch above this (None: no bound).
+    max_isr_changes : prune transitions making a leader's ISR writes (shrinks + expansions) exceed this.
+    max_depth : expand no state at this depth (None: no bound).
+    eager_tasks : run a due scheduled task before any other action (a reduction, see the module docstring).
+    without : action classes (or their names) never taken, e.g. ``("ConsumerFetch",)``.
+    invariants : the ALWAYS invariants to check (state ones on every new state, step ones on every transition).
+    symmetry : deduplicate up to renaming brokers.
+    stop_at_first : stop at the first violation (else record the first violation of each invariant and go on).
+    keep_graph : keep the representative states and every edge (for ``graph``, liveness and coverage).
+    max_states : stop (incomplete) after this many distinct states.
+    progress : called as ``progress(result)`` about every 50,000 states.
+
+    Returns
+    -------
+    ExploreResult; ``found`` maps each violated invariant to its shortest counterexample.
+    """
+    if symmetry:
+        _check_symmetric(cfg)
+    without = frozenset(A.ACTION_BY_NAME[w] if isinstance(w, str) else w for w in without)
+    t0 = time.perf_counter()
+    state_checks = tuple(inv for inv in invariants if inv.scope == STATE)
+    step_checks = tuple(inv for inv in invariants if inv.scope == STEP)
+    n = cfg.n_brokers
+    h = horizons(cfg)
+    if symmetry:
+        def key(s):
+            return state_key(cfg, s, True, max_isr_changes)
+    else:
+        ident = _identity(n)
+        memo: dict = {}
+
+        def key(s):
+            return _key(cfg, s, ident, ident, h, max_isr_changes, memo)
+
+    res = ExploreResult(cfg, symmetry, max_leader_epoch, max_depth, max_isr_changes, eager_tasks,
+                        tuple(sorted(k.__name__ for k in without)))
+    s0 = initial_state(cfg)
+    seen = {key(s0): 0}
+    frontier = [s0]
+    res.parent.append(-1)
+    res.via.append(None)
+    res.depths.append(0)
+    if keep_graph:
+        res.states = [s0]
+        res.edges = []
+    found = res.found
+    kinds: dict = {}
+    errors = s0.ghost.errors_seen
+    wit = set(inv.name for inv in WITNESSES if inv.check(cfg, s0))
+
+    def note(inv_name, facts, sid, actions):
+        if inv_name not in found:
+            found[inv_name] = Found(Violation(inv_name, len(actions), facts), sid, actions)
+
+    for inv in state_checks:
+        facts = inv.check(cfg, s0)
+        if facts is not None:
+            note(inv.name, facts, 0, [])
+    queue = deque([0])
+    states_by_id = {0: s0}  # frontier states only (dropped once expanded)
+    stopped = bool(found) and stop_at_first
+    complete = not stopped
+    edges = res.edges
+    parent, via, depths = res.parent, res.via, res.depths
+    last_progress = 0
+    while queue and not stopped:
+        i = queue.popleft()
+        s = states_by_id.pop(i)
+        d = depths[i]
+        if max_depth is not None and d >= max_depth:
+            complete = False
+            continue
+        for a in explorer_actions(cfg, s, eager_tasks, without):
+            t = step(cfg, s, a)
+            res.transitions += 1
+            kname = type(a).__name__
+            kinds[kname] = kinds.get(kname, 0) + 1
+            if _out_of_bounds(t, max_leader_epoch, max_isr_changes):
+                res.pruned += 1
+                if edges is not None:
+                    edges.append((i, -1, a))
+                continue
+            errors |= t.ghost.errors_seen   # not in the key (coverage only): gathered on every transition
+            k = key(t)
+            j = seen.get(k)
+            for inv in step_checks:
+                if inv.name in found:
+                    continue
+                facts = inv.check(cfg, s, a, t)
+                if facts is not None:
+                    tr = res.trace_to(i) + [a]
+                    jj = j
+                    if jj is None:  # record the post state so the trace can be shown and replayed
+                        jj = len(parent)
+                    note(inv.name, facts, jj, tr)
+            if j is None:
+                j = len(parent)
+                seen[k] = j
+                parent.append(i)
+                via.append(a)
+                depths.append(d + 1)
+                if d + 1 > res.depth:
+                    res.depth = d + 1
+                states_by_id[j] = t
+                queue.append(j)
+                if keep_graph:
+                    res.states.append(t)
+                if len(wit) < len(WITNESSES):
+                    for inv in WITNESSES:
+                        if inv.name not in wit and inv.check(cfg, t):
+                            wit.add(inv.name)
+                for inv in state_checks:
+                    if inv.name in found:
+                        continue
+                    facts = inv.check(cfg, t)
+                    if facts is not None:
+                        note(inv.name, facts, j, res.trace_to(j))
+            if edges is not None:
+                edges.append((i, j, a))
+            if found and stop_at_first:
+                stopped = True
+                break
+            if stop_at_first is False and len(found) == len(invariants):
+                stopped = True
+                break
+        if max_states is not None and len(parent) >= max_states:
+            stopped = True
+        if progress is not None and len(parent) - last_progress >= 50_000:
+            last_progress = len(parent)
+            res.distinct_states = len(parent)
+            res.seconds = time.perf_counter() - t0
+            progress(res)
+    res.complete = complete and not stopped and not queue
+    if stopped and not found:
+        res.complete = False
+    res.distinct_states = len(parent)
+    res.kinds = dict(sorted(kinds.items()))
+    res.errors_seen = errors
+    res.witnesses = frozenset(wit)
+    res.seconds = time.perf_counter() - t0
+    return res
+
+
+# =========================================================================== coverage
+def _bits_to_errors(bits: int) -> list:
+    return [name for name in E.ALL_ERRORS if bits & E.ERROR_BIT[name]]
+
+
+def coverage(res: ExploreResult) -> dict:
+    """What the exhaustive search found reachable: action kinds, error codes, witnesses and protocol branches.
+
+    Branches are the ghost's protocol events (an ISR shrink, an ISR expansion, a truncation, an unclean
+    election, a crash that lost data, an acknowledged write, a consumed record) that some state reaches.
+    """
+    branches = set()
+    for s in (res.states or ()):
+        g = s.ghost
+        for name, on in (("isr_shrink", g.isr_shrinks), ("isr_expand", g.isr_expands),
+                         ("truncation", g.truncations), ("unclean_election", g.unclean_elections),
+                         ("lossy_crash", g.lossy_crashes), ("acked", len(g.acked)), ("consumed", len(g.consumed)),
+                         ("session_expiry", g.session_expirations), ("crash", g.crashes)):
+            if on:
+                branches.add(name)
+    return {"action_kinds": sorted(res.kinds), "errors": _bits_to_errors(res.errors_seen),
+            "witnesses": sorted(res.witnesses), "branches": sorted(branches)}
+
+
+def coverage_fraction(reachable: dict, kinds=(), errors_bits: int = 0, witnesses=()) -> dict:
+    """A random engine's coverage as a fraction of the reachable set: {"action_kinds": (hit, reachable), ...}."""
+    out = {}
+    for name, got in (("action_kinds", set(kinds)), ("errors", set(_bits_to_errors(errors_bits))),
+                      ("witnesses", set(witnesses))):
+        reach = set(reachable[name])
+        out[name] = (len(got & reach), len(reach))
+    return out
+
+
+# =========================================================================== liveness
+FAIR_KINDS = frozenset({
+    A.ElectController, A.ControllerProcessBrokerChange, A.ControllerProcessIsrChangeNotification,
+    A.ControllerResign, A.DeliverControlRequest, A.FetchRequest, A.FetchResponse, A.OffsetsForLeaderEpoch,
+    A.IsrExpiration, A.IsrChangePropagation, A.HighWatermarkCheckpoint, A.DelayedProduceExpire, A.ZkReconnect,
+    A.Tick,
+})
+
+
+def _fair_class(a):
+    return "Tick" if type(a) is A.Tick else a
+
+
+def _fair_enabled(cfg: ModelConfig, s, eager_tasks: bool, without) -> set:
+    """The fair classes enabled in s, counting an ElectController blocked only by the controller-epoch budget."""
+    # enabledness in the model itself: the eager-task reduction hides actions in states where a task is due,
+    # which must not make them look intermittently disabled
+    out = {_fair_class(a) for a in explorer_actions(cfg, s, False, without) if type(a) in FAIR_KINDS}
+    zk = s.zk
+    if zk.controller == -1 and zk.controller_epoch >= cfg.max_controller_epoch:
+        hosts = {c.broker_id for c in s.controllers}
+        for br in s.brokers:
+            if br.alive and zk.sessions[br.broker_id] and br.broker_id not in hosts:
+                out.add(A.ElectController(br.broker_id))
+    return out
+
+
+def _leader_of(s, p):
+    """(broker, Partition, log) of the live broker leading p in ZooKeeper's current leader epoch, or None."""
+    st = s.zk.partition_states[p]
+    if st is None or st.leader < 0:
+        return None
+    br = s.brokers[st.leader]
+    part = br.partitions[p] if br.alive else None
+    if type(part) is Partition and part.leader == br.broker_id and part.leader_epoch == st.leader_epoch \
+            and br.logs[p] is not None:
+        return br, part, br.logs[p]
+    return None
+
+
+def hw_reaches_leo_bad(cfg, s, p) -> bool:
+    """L-a's "C and not G": p has a leader whose every ISR follower is live and fetching from it in its epoch,
+    and the leader's HW is below its LEO."""
+    led = _leader_of(s, p)
+    if led is None:
+        return False
+    br, part, log = led
+    if log.high_watermark >= log.log_end_offset:
+        return False
+    for f in part.isr:
+        if f == br.broker_id:
+            continue
+        fb = s.brokers[f]
+        fs = fb.fetchers[p] if fb.alive else None
+        if type(fs) is not FetchState or fs.leader != br.broker_id or fs.leader_epoch != part.leader_epoch:
+            return False
+    return True
+
+
+def partition_has_leader_bad(cfg, s, p) -> bool:
+    """L-c's "C and not G": some member of p's ZooKeeper ISR is live with a live session (eligible), and no live
+    broker leads p in ZooKeeper's current leader epoch."""
+    st = s.zk.partition_states[p]
+    if st is None:
+        return False
+    if not any(s.brokers[b].alive and s.zk.sessions[b] for b in st.isr):
+        return False
+    return _leader_of(s, p) is None
+
+
+#: name -> (reference id, statement, predicate(cfg, s, p) for "C and not G")
+LIVENESS = {
+    "hw_reaches_leo": ("L-a", "with every ISR follower live and fetching, the leader's HW reaches its LEO",
+                       hw_reaches_leo_bad),
+    "partition_has_leader": ("L-c", "a partition with a live ISR member eventually has a leader",
+                             partition_has_leader_bad),
+}
+
+
+@dataclass
+class Lasso:
+    """A fair cycle staying in "C and not G": the prefix reaches the cycle's first state, the cycle returns to a
+    state with the same key (same state up to the relative clock's shift)."""
+
+    prop: str
+    partition: int
+    prefix: list
+    cycle: list
+    component_size: int
+
+    def to_json(self) -> dict:
+        return {"property": self.prop, "partition": self.partition, "component_size": self.component_size,
+                "prefix": [A.action_to_json(a) for a in self.prefix],
+                "cycle": [A.action_to_json(a) for a in self.cycle]}
+
+
+def check_liveness(res: ExploreResult, names=tuple(LIVENESS)) -> dict:
+    """For each liveness property: None if no fair cycle violates it within the bounds, else a Lasso."""
+    import networkx as nx
+
+    if res.states is None:
+        raise ExplorerError("liveness needs the state graph (explore with keep_graph=True)")
+    cfg = res.config
+    g = res.graph()
+    # per state: fair classes enabled, and those taken only by transitions that left the bounds
+    pruned_from: dict = {}
+    for u, v, a in res.edges:
+        if v < 0 and type(a) in FAIR_KINDS:
+            pruned_from.setdefault(u, set()).add(_fair_class(a))
+    out = {}
+    for name in names:
+        _ref, _stmt, bad = LIVENESS[name]
+        result = None
+        for p in range(cfg.n_partitions):
+            nodes = [i for i, s in enumerate(res.states) if bad(cfg, s, p)]
+            sub = g.subgraph(nodes)
+            comps = [sorted(c) for c in nx.strongly_connected_components(sub)]
+            comps.sort(key=lambda c: (min(res.depths[x] for x in c), c[0]))
+            for comp in comps:
+                if len(comp) == 1 and not sub.has_edge(comp[0], comp[0]):
+                    continue
+                lasso = _fair_lasso(res, g, sub, comp, pruned_from, name, p)
+                if lasso is not None:
+                    result = lasso
+                    break
+            if result is not None:
+                break
+        out[name] = result
+    return out
+
+
+def _fair_lasso(res, g, sub, comp, pruned_from, name, p):
+    import networkx as nx
+
+    cfg = res.config
+    members = set(comp)
+    wo = frozenset(A.ACTION_BY_NAME[w] for w in res.without)
+    enabled = {i: _fair_enabled(cfg, res.states[i], res.eager_tasks, wo) | pruned_from.get(i, set()) for i in comp}
+    taken: dict = {}   # fair class -> first edge (u, v, action) inside the component taking it
+    for u in comp:
+        for v in sorted(sub.successors(u)):
+            if v not in members:
+                continue
+            for a in g.edges[u, v]["actions"]:
+                if type(a) in FAIR_KINDS:
+                    taken.setdefault(_fair_class(a), (u, v, a))
+    classes = set().union(*enabled.values())
+    always = [c for c in classes if all(c in enabled[i] for i in comp)]
+    for c in always:   # weak fairness: continuously enabled, so it must be taken inside the component
+        if c not in taken:
+            return None
+    entry = min(comp, key=lambda i: (res.depths[i], i))
+    waypoints = []   # ("edge", (u, v, a)) or ("state", i): what the cycle must pass through
+    for c in sorted(classes, key=_class_order):
+        if c in taken:
+            waypoints.append(("edge", taken[c]))
+        else:
+            off = min(i for i in comp if c not in enabled[i])
+            waypoints.append(("state", off))
+    cyc_actions = []
+    cur = entry
+    inner = sub.subgraph(comp)
+
+    def walk_to(x):
+        nonlocal cur
+        path = nx.shortest_path(inner, cur, x)
+        for u, v in zip(path, path[1:]):
+            cyc_actions.append(g.edges[u, v]["actions"][0])
+        cur = x
+
+    for kind, w in waypoints:
+        if kind == "edge":
+            u, v, a = w
+            walk_to(u)
+            cyc_actions.append(a)
+            cur = v
+        else:
+            walk_to(w)
+    walk_to(entry)
+    if not cyc_actions:  # a self-loop component with nothing fair enabled
+        cyc_actions.append(g.edges[entry, entry]["actions"][0])
+    return Lasso(name, p, res.trace_to(entry), cyc_actions, len(comp))
+
+
+def _class_order(c):
+    if c == "Tick":
+        return (len(A.ACTION_TYPES), ())
+    return (A.ACTION_TYPES.index(type(c)), tuple(A.action_to_json(c).values())[1:])
+
+
+def state_fingerprint(res: ExploreResult, i: int) -> str:
+    """The stable fingerprint (encode.fingerprint) of state i, replayed from its BFS trace."""
+    s = initial_state(res.config)
+    for a in res.trace_to(i):
+        s = step(res.config, s, a)
+    return fingerprint(s)

@@ -1,0 +1,178 @@
+"""The exhaustive explorer: pinned state counts, minimal counterexamples, determinism, symmetry, liveness, CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from isrlab.explore_cmd import explore as explore_cmd
+from isrlab.model import actions as A
+from isrlab.model.config import preset
+from isrlab.model.step import enabled_actions, initial_state, step
+from isrlab.model.trace import load_trace
+from isrlab.properties.explore import (LIVENESS, ExplorerError, bounded_config, check_liveness, coverage,
+                                       explore, explorer_actions, next_event_ms, state_key)
+from isrlab.properties.invariants import BY_NAME
+from isrlab.properties.shrink import first_violation
+
+PINS = json.loads((Path(__file__).parent / "explore_pins.json").read_text())["entries"]
+
+
+def _run(entry, **extra):
+    cfg = bounded_config(preset(entry["preset"]).config, entry["brokers"], entry["max_records"], entry["max_crashes"],
+                         entry["max_session_expirations"], entry["max_controller_epoch"])
+    cfg = cfg.replace(produce_acks=tuple(entry["produce_acks"]))
+    kw = dict(max_leader_epoch=entry["max_leader_epoch"], max_isr_changes=entry["max_isr_changes"],
+              eager_tasks=entry["eager_tasks"], without=tuple(entry["without"]))
+    kw.update(extra)
+    return cfg, kw, explore(cfg, **kw)
+
+
+def _id(e):
+    return f"{e['preset']}-b{e['brokers']}-r{e['max_records']}-{'eager' if e['eager_tasks'] else 'full'}"
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("entry", PINS, ids=_id)
+def test_pinned_counts_and_results(entry):
+    cfg, kw, r = _run(entry)
+    if entry["expected"] == "pass":
+        assert r.complete and not r.found
+        assert (r.distinct_states, r.depth) == (entry["distinct_states"], entry["depth"])
+    else:
+        assert list(r.found) == [entry["expected"]]
+        f = r.found[entry["expected"]]
+        assert len(f.actions) == entry["min_length"]
+        # the trace replays through step and breaks the invariant at its last step ...
+        hit = first_violation(cfg, f.actions, entry["expected"])
+        assert hit is not None and hit[0] == len(f.actions)
+        # ... and it is minimal: nothing breaks any invariant one level shallower
+        shallower = explore(cfg, **kw, max_depth=len(f.actions) - 1)
+        assert not shallower.found
+
+
+@pytest.mark.unit
+def test_counts_do_not_depend_on_the_hash_seed():
+    code = ("import json;from isrlab.model.config import preset;from isrlab.properties.explore import *;"
+            "from isrlab.model.actions import action_to_json as j;"
+            "c=bounded_config(preset('crash-loses-unflushed').config,1,1,1,0,2).replace(produce_acks=(-1,));"
+            "r=explore(c,max_leader_epoch=1,max_isr_changes=0,eager_tasks=True,without=('ConsumerFetch',),"
+            "stop_at_first=False);"
+            "print(json.dumps([r.distinct_states,r.transitions,[j(a) for a in r.violation.actions],"
+            "[[u,v,j(a)] for u,v,a in []]]))")
+    outs = set()
+    for seed in ("0", "1", "12345"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        outs.add(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                                check=True).stdout)
+    assert len(outs) == 1
+
+
+@pytest.mark.unit
+def test_one_tick_to_the_next_due_time():
+    cfg = preset("kafka-2.4").config
+    s = initial_state(cfg)
+    while True:  # run the tasks due at the start
+        tasks = [a for a in enabled_actions(cfg, s) if type(a) in (A.IsrExpiration, A.IsrChangePropagation)]
+        if not tasks:
+            break
+        s = step(cfg, s, tasks[0])
+    ticks = [a for a in explorer_actions(cfg, s) if type(a) is A.Tick]
+    assert ticks == [A.Tick(next_event_ms(cfg, s) - s.now)] == [A.Tick(cfg.isr_propagation_interval_ms)]
+    # the model itself also offers the configured 1000 ms tick; the explorer does not
+    assert A.Tick(1000) in enabled_actions(cfg, s)
+
+
+@pytest.mark.unit
+def test_key_is_relative_to_the_clock():
+    cfg = preset("kafka-2.4").config
+    s = initial_state(cfg)
+    later = s._clone(None)
+    later.now = s.now + 7 * 2500
+    later.brokers = tuple(b._clone(None) for b in s.brokers)
+    for b in later.brokers:
+        b.next_isr_expiration_ms += 7 * 2500
+        b.next_isr_propagation_ms += 7 * 2500
+        b.last_isr_change_ms += 7 * 2500
+        b.last_isr_propagation_ms += 7 * 2500
+    g = later.ghost = s.ghost._clone(None)
+    g.session_since = tuple(t + 7 * 2500 for t in g.session_since)
+    assert state_key(cfg, later) == state_key(cfg, s)
+    later.brokers[0].next_isr_expiration_ms += 2500
+    assert state_key(cfg, later) != state_key(cfg, s)
+
+
+@pytest.mark.unit
+def test_symmetry_counts_orbits():
+    cfg = bounded_config(preset("kafka-2.4").config, 2, 0, 0, 0, 1)
+    kw = dict(max_leader_epoch=0, max_isr_changes=0, eager_tasks=True, without=("ConsumerFetch",), max_depth=14)
+    full = explore(cfg, keep_graph=True, **kw)
+    sym = explore(cfg, symmetry=True, **kw)
+    orbits = {state_key(cfg, s, symmetry=True) for s in full.states}
+    assert sym.distinct_states == len(orbits) <= full.distinct_states
+    with pytest.raises(ExplorerError):
+        explore(preset("kafka-2.4").config.replace(racks=("a", "b", "c")), symmetry=True, max_depth=1)
+
+
+@pytest.mark.unit
+def test_liveness_holds_and_a_lasso_when_fetching_is_unfair():
+    cfg = bounded_config(preset("kafka-2.4").config, 1, 1, 1, 0, 2).replace(produce_acks=(-1,))
+    r = explore(cfg, max_leader_epoch=1, max_isr_changes=0, eager_tasks=True, without=("ConsumerFetch",),
+                keep_graph=True)
+    assert r.complete and check_liveness(r) == {name: None for name in LIVENESS}
+    cov = coverage(r)
+    assert {"Produce", "BrokerCrash", "DeliverControlRequest"} <= set(cov["action_kinds"])
+    assert "acked" in cov["witnesses"] and "NONE" in cov["errors"]
+    # a controller that never delivers requests is allowed if DeliverControlRequest is not fair: leaving it
+    # out of the model makes "the partition eventually has a leader" fail, with a replayable lasso
+    r2 = explore(cfg, max_leader_epoch=1, max_isr_changes=0, eager_tasks=True,
+                 without=("ConsumerFetch", "DeliverControlRequest"), keep_graph=True)
+    lasso = check_liveness(r2)["partition_has_leader"]
+    assert lasso is not None and lasso.cycle
+    bad = LIVENESS["partition_has_leader"][2]
+    s = initial_state(cfg)
+    for a in lasso.prefix:
+        s = step(cfg, s, a)
+    start = state_key(cfg, s, max_isr_changes=0)
+    for a in lasso.cycle:
+        assert bad(cfg, s, 0)
+        s = step(cfg, s, a)
+        assert s is not None
+    assert state_key(cfg, s, max_isr_changes=0) == start
+
+
+@pytest.mark.scenario
+def test_cli_explore_breaks_and_archives(tmp_path):
+    args = ["--preset", "crash-loses-unflushed", "--brokers", "1", "--max-records", "1", "--max-epoch", "1",
+            "--max-crashes", "1", "--max-controller-epoch", "2", "--max-isr-changes", "0", "--acks", "-1",
+            "--without", "ConsumerFetch", "--eager-tasks", "--out", str(tmp_path), "--json"]
+    res = CliRunner().invoke(explore_cmd, args)
+    assert res.exit_code == 1, res.output
+    out = json.loads(res.stdout)
+    (v,) = out["violations"]
+    assert v["invariant"] == "acked_durability" and v["length"] == 15
+    trace = load_trace(v["trace_file"])
+    assert trace.provenance["engine"] == "explore" and trace.violated == "acked_durability"
+    assert first_violation(trace.config, trace.actions, "acked_durability")[0] == 15
+
+
+@pytest.mark.scenario
+def test_cli_explore_pass_and_bad_input(tmp_path):
+    ok = CliRunner().invoke(explore_cmd, ["--preset", "kafka-2.4", "--brokers", "1", "--max-records", "1",
+                                          "--max-epoch", "1", "--max-crashes", "1", "--max-controller-epoch", "2",
+                                          "--max-isr-changes", "0", "--acks", "-1", "--without", "ConsumerFetch",
+                                          "--eager-tasks", "--liveness", "--out", str(tmp_path)])
+    assert ok.exit_code == 0, ok.output
+    assert "388 distinct states" in ok.stdout and "complete" in ok.stdout
+    assert "liveness hw_reaches_leo (L-a): holds" in ok.stdout
+    assert not list(tmp_path.iterdir())
+    for bad in (["--preset", "nope"], ["--without", "Nope"], ["--invariant", "nope"]):
+        r = CliRunner().invoke(explore_cmd, bad)
+        assert r.exit_code == 2
+        assert r.stderr.startswith("isrlab: error:") and r.stderr.count("\n") == 1
