@@ -28,10 +28,15 @@ ISRLAB = os.path.join(os.path.dirname(sys.executable), "isrlab")
 
 
 def in_process(spec: CampaignSpec) -> dict:
-    t = time.perf_counter()
-    rec = run_shard(spec.tasks()[0])
-    secs = time.perf_counter() - t
-    return {"runs": rec["runs_done"], "steps": rec["steps"], "seconds": secs}
+    """Shard 0 in this process, best of two (the first pays for imports and warm caches)."""
+    best = None
+    for _ in range(2):
+        t = time.perf_counter()
+        rec = run_shard(spec.tasks()[0])
+        secs = time.perf_counter() - t
+        if best is None or secs < best["seconds"]:
+            best = {"runs": rec["runs_done"], "steps": rec["steps"], "seconds": secs}
+    return best
 
 
 def campaign(master: str, args, work: str, extra=()) -> dict:
