@@ -252,7 +252,8 @@ PRESETS: dict[str, Preset] = {
                "replica.lag.time.max.ms=30000, the 2.5+ default (KIP-537).", "KIP-537"),
         Preset("crash-loses-unflushed", _BASE.replace(crash_loses_unflushed_data=True), "acked_durability",
                "Unclean crashes lose the unflushed log suffix: with min.insync.replicas=1 two crashes "
-               "lose an acknowledged record (KIP-101 scenario 2, KIP-966).", "KIP-966"),
+               "lose an acknowledged record (KIP-101 scenario 2, KIP-966); a consumer may already have read "
+               "it.", "KIP-966", also_breaks=("consumer_safety",)),
     )
 }
 

@@ -156,3 +156,14 @@ def test_keep_going_walk_finds_the_same_first_violation_and_more():
             assert got is not None and got[0] == v.step
         return
     pytest.fail("no kafka-0.10.2 walk with two different violations in 2,900 seeds")
+
+
+def test_campaign_verdicts_tell_contradictions_from_bugs_not_found():
+    from isrlab.sparkjob import preset_verdict
+
+    passing, breaking = preset("kafka-2.4"), preset("kafka-0.10.2")
+    assert preset_verdict(passing, []) == "ok"
+    assert preset_verdict(passing, ["acked_durability"]) == "UNEXPECTED"
+    assert preset_verdict(breaking, ["acked_durability", "committed_prefix"]) == "ok"
+    assert preset_verdict(breaking, ["isr_entry_condition"]) == "not found"
+    assert preset_verdict(breaking, ["acked_durability", "log_matching"]) == "UNEXPECTED"
