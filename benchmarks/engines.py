@@ -39,6 +39,13 @@ def time_to_violation(engine: str, name: str, seed: int, cap: float, max_steps: 
     inv = (BY_NAME[p.expected],)
     t0 = time.perf_counter()
     i = 0
+    if engine == "hypothesis":
+        from isrlab.properties.machines import run_machine
+
+        m = run_machine(p.config, seed, 100000, 60, inv, time_budget_s=cap, shrink_budget_s=10.0, preset=name)
+        if m.violation is None:
+            return None, None
+        return m.seconds_to_find, m
     while time.perf_counter() - t0 < cap:
         if engine == "walk":
             r = walk(p.config, derive_seed(seed, i), max_steps, inv)
@@ -55,7 +62,8 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--cap", type=float, default=120.0, help="seconds per seed before giving up")
     ap.add_argument("--max-steps", type=int, default=120)
-    ap.add_argument("--engines", nargs="*", default=["guided", "walk"])
+    ap.add_argument("--engines", nargs="*", default=["guided", "walk"],
+                    help="guided, walk, hypothesis (the machine with its settle macro, Hypothesis-shrunk)")
     ap.add_argument("--presets", nargs="*", default=sorted(n for n, p in PRESETS.items() if p.expected != "pass"))
     args = ap.parse_args()
     cfg = preset("kafka-2.4").config

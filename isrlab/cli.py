@@ -200,6 +200,10 @@ def fuzz(preset_names, master, shards, seed, runs, budget, engine, max_steps, ex
                             invariants=tuple(invariants), swarm=not no_swarm)
     except ValueError as e:
         raise InputError(str(e)) from None
+    if not in_process and any(c in out for c in "[]{}*?"):
+        # Hadoop reads these as glob patterns: the tables would be written but could not be read back
+        raise InputError(f"--out {out!r} contains a glob character ([]{{}}*?), which Spark's file system reads "
+                         f"as a pattern; choose another folder name")
     if in_process:
         _hunt(spec, names[0], run_seed, budget, runs, shrink_budget, archive, as_json)
     else:

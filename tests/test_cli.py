@@ -149,3 +149,8 @@ def test_fuzz_default_preset_finds_nothing_in_a_short_run(tmp_path):
     summary = json.loads(r.stdout)
     assert summary["runs"] == 30 and summary["violation"] is None and summary["steps"] > 30 * 50
     assert not list(tmp_path.iterdir())
+
+
+def test_fuzz_out_with_a_glob_character_is_refused_before_spark_starts(tmp_path):
+    msg = _one_line_error(run("fuzz", "--runs", "1", "--out", str(tmp_path / "out[local-2]")))
+    assert "glob character" in msg
