@@ -17,7 +17,7 @@ from isrlab.model.config import preset
 from isrlab.model.step import enabled_actions, initial_state, step
 from isrlab.model.trace import load_trace
 from isrlab.properties.explore import (LIVENESS, ExplorerError, bounded_config, check_liveness, coverage,
-                                       explore, explorer_actions, next_event_ms, state_key)
+                                       explore, explorer_actions, fast_keyer, next_event_ms, state_key)
 from isrlab.properties.invariants import BY_NAME
 from isrlab.properties.shrink import first_violation
 
@@ -106,6 +106,108 @@ def test_key_is_relative_to_the_clock():
     assert state_key(cfg, later) == state_key(cfg, s)
     later.brokers[0].next_isr_expiration_ms += 2500
     assert state_key(cfg, later) != state_key(cfg, s)
+
+
+@pytest.mark.unit
+def test_fast_key_partitions_states_like_state_key():
+    # the explorer dedups by fast_keyer; state_key is the definition.  On every transition of a small search
+    # (the concrete successor, not only the representative kept), two states get the same fast key iff they
+    # get the same state_key; a tiny memo forces the memo to be dropped and rebuilt many times.
+    cfg = bounded_config(preset("kafka-2.4").config, 2, 1, 1, 1, 2).replace(produce_acks=(-1,))
+    r = explore(cfg, max_leader_epoch=2, max_isr_changes=2, without=("ConsumerFetch", "Produce"),
+                keep_graph=True, invariants=(), max_states=4000)
+    assert r.distinct_states >= 4000
+    fast = fast_keyer(cfg, 2, memo_limit=50)
+    by_fast, by_slow = {}, {}
+
+    def pair(t):
+        a, b = fast(t), state_key(cfg, t, max_isr_changes=2)
+        assert by_fast.setdefault(a, b) == b and by_slow.setdefault(b, a) == a
+
+    for s in r.states:
+        pair(s)
+    assert len(by_fast) == len(by_slow) == r.distinct_states
+    merged = 0
+    for u, v, a in r.edges:
+        if v >= 0:
+            t = step(cfg, r.states[u], a)
+            pair(t)
+            merged += t is not r.states[v]
+    assert merged > 1000 and len(by_fast) == r.distinct_states
+
+
+def _perturbed(s):
+    """Copies of s with one clock- or version-dependent field moved (what the fast key computes per state)."""
+    import dataclasses
+
+    from isrlab.model.state import Partition
+
+    def clone(mut):
+        t = s._clone(None)
+        t.brokers = tuple(b._clone(None) for b in s.brokers)
+        t.ghost = s.ghost._clone(None)
+        t.zk = s.zk._clone(None)
+        mut(t)
+        return t
+
+    def part(t, b, fn):
+        br = t.brokers[b]
+        if type(br.partitions[0]) is Partition:
+            pp = br.partitions[0]._clone(None)
+            pp.remote_replicas = tuple(r._clone(None) for r in pp.remote_replicas)
+            br.partitions = (pp,)
+            fn(pp)
+
+    out = []
+    for b in range(len(s.brokers)):
+        for d in (-2500, 2500, -100_000):
+            out.append(clone(lambda t: setattr(t.brokers[b], "last_isr_change_ms", t.brokers[b].last_isr_change_ms + d)))
+            out.append(clone(lambda t: setattr(t.brokers[b], "last_isr_propagation_ms",
+                                               t.brokers[b].last_isr_propagation_ms + d)))
+            out.append(clone(lambda t: setattr(t.brokers[b], "next_hw_checkpoint_ms",
+                                               t.brokers[b].next_hw_checkpoint_ms + d)))
+            out.append(clone(lambda t: setattr(t.ghost, "session_since",
+                                               tuple(x + d * (i == b) for i, x in enumerate(t.ghost.session_since)))))
+            out.append(clone(lambda t: part(t, b, lambda pp: [setattr(r, "last_caught_up_time_ms",
+                                                                       r.last_caught_up_time_ms + d)
+                                                               for r in pp.remote_replicas])))
+            out.append(clone(lambda t: setattr(t.brokers[b], "delayed_produces", tuple(
+                dataclasses.replace(dp, deadline_ms=dp.deadline_ms + d) for dp in t.brokers[b].delayed_produces))))
+        out.append(clone(lambda t: part(t, b, lambda pp: setattr(pp, "zk_version", pp.zk_version + 1))))
+    out.append(clone(lambda t: setattr(t.zk, "partition_states", tuple(
+        st if st is None else dataclasses.replace(st, zk_version=st.zk_version + 1) for st in t.zk.partition_states))))
+    out.append(clone(lambda t: setattr(t, "now", t.now + 2500)))
+    return out
+
+
+@pytest.mark.unit
+def test_fast_key_agrees_with_state_key_on_perturbed_states():
+    # the fields read per state (timestamps relative to now, "cached zkVersion is current" flags, session
+    # starts, the ISR-frozen shortcut) moved one at a time: the fast key changes exactly when state_key does
+    cfg = bounded_config(preset("kafka-2.4").config, 2, 1, 1, 1, 2).replace(produce_acks=(-1,))
+    r = explore(cfg, max_leader_epoch=2, max_isr_changes=1, without=("ConsumerFetch",), keep_graph=True,
+                invariants=(), max_states=600)
+    changed = same = 0
+    for s in r.states[::3]:
+        for t in _perturbed(s):
+            fast = fast_keyer(cfg, 1)
+            eq_slow = state_key(cfg, s, max_isr_changes=1) == state_key(cfg, t, max_isr_changes=1)
+            assert (fast(s) == fast(t)) == eq_slow
+            changed += not eq_slow
+            same += eq_slow
+    assert changed > 1000 and same > 1000
+
+
+@pytest.mark.unit
+def test_search_pauses_the_cyclic_collector_and_leaves_no_cycles():
+    import gc
+
+    cfg = bounded_config(preset("kafka-2.4").config, 2, 1, 0, 1, 1).replace(produce_acks=(-1,))
+    assert gc.isenabled()
+    gc.collect()
+    explore(cfg, max_leader_epoch=1, max_isr_changes=1, eager_tasks=True, max_states=2000)
+    assert gc.isenabled()
+    assert gc.collect() == 0    # nothing the paused collector should have found
 
 
 @pytest.mark.unit
