@@ -106,9 +106,9 @@ from ..model import errors as E
 from ..model.config import ModelConfig
 from ..model.encode import fingerprint
 from ..model.requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
-from ..model.state import FetchState, Partition
+from ..model.state import Partition
 from ..model.step import enabled_actions, initial_state, step
-from .invariants import SAFETY, STATE, STEP, WITNESSES, Violation
+from .invariants import LIVENESS as LIVENESS_CATALOGUE, SAFETY, STATE, STEP, WITNESSES, Violation
 
 __all__ = [
     "ExploreResult", "ExplorerError", "Lasso", "LIVENESS", "explore", "state_key", "horizon_ms",
@@ -900,56 +900,9 @@ def _fair_enabled(cfg: ModelConfig, s, eager_tasks: bool, without) -> set:
     return out
 
 
-def _leader_of(s, p):
-    """(broker, Partition, log) of the live broker leading p in ZooKeeper's current leader epoch, or None."""
-    st = s.zk.partition_states[p]
-    if st is None or st.leader < 0:
-        return None
-    br = s.brokers[st.leader]
-    part = br.partitions[p] if br.alive else None
-    if type(part) is Partition and part.leader == br.broker_id and part.leader_epoch == st.leader_epoch \
-            and br.logs[p] is not None:
-        return br, part, br.logs[p]
-    return None
-
-
-def hw_reaches_leo_bad(cfg, s, p) -> bool:
-    """L-a's "C and not G": p has a leader whose every ISR follower is live and fetching from it in its epoch,
-    and the leader's HW is below its LEO."""
-    led = _leader_of(s, p)
-    if led is None:
-        return False
-    br, part, log = led
-    if log.high_watermark >= log.log_end_offset:
-        return False
-    for f in part.isr:
-        if f == br.broker_id:
-            continue
-        fb = s.brokers[f]
-        fs = fb.fetchers[p] if fb.alive else None
-        if type(fs) is not FetchState or fs.leader != br.broker_id or fs.leader_epoch != part.leader_epoch:
-            return False
-    return True
-
-
-def partition_has_leader_bad(cfg, s, p) -> bool:
-    """L-c's "C and not G": some member of p's ZooKeeper ISR is live with a live session (eligible), and no live
-    broker leads p in ZooKeeper's current leader epoch."""
-    st = s.zk.partition_states[p]
-    if st is None:
-        return False
-    if not any(s.brokers[b].alive and s.zk.sessions[b] for b in st.isr):
-        return False
-    return _leader_of(s, p) is None
-
-
-#: name -> (reference id, statement, predicate(cfg, s, p) for "C and not G")
-LIVENESS = {
-    "hw_reaches_leo": ("L-a", "with every ISR follower live and fetching, the leader's HW reaches its LEO",
-                       hw_reaches_leo_bad),
-    "partition_has_leader": ("L-c", "a partition with a live ISR member eventually has a leader",
-                             partition_has_leader_bad),
-}
+#: name -> (reference id, statement, predicate(cfg, s, p) for "C and not G"): the catalogue's EVENTUALLY
+#: properties (properties.invariants.LIVENESS), in the form the SCC check takes.
+LIVENESS = {lv.name: (lv.reference, lv.statement, lv.pending) for lv in LIVENESS_CATALOGUE}
 
 
 @dataclass

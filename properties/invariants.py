@@ -8,7 +8,9 @@ Two scopes:
 
 Kinds follow stateright: ``always`` (must hold at every step), ``sometimes`` (a
 witness that some state of a run or campaign must reach, so that a run in which
-nothing happens cannot pass).  A failing check returns the facts of its first
+nothing happens cannot pass), ``eventually`` (``LIVENESS``: whenever a condition
+holds, a goal is eventually reached; refuted only by a fair cycle of the state
+graph, which the explorer checks).  A failing check returns the facts of its first
 counterexample as data; ``explain.py`` renders text.  Engines call
 ``check_initial`` once and ``check_transition`` after every step.
 
@@ -25,10 +27,11 @@ from typing import Callable
 
 from ..model import actions as A
 from ..model import errors as E
-from ..model.state import ClusterState, Partition
+from ..model.state import ClusterState, FetchState, Partition
 
 ALWAYS = "always"
 SOMETIMES = "sometimes"
+EVENTUALLY = "eventually"
 STATE = "state"
 STEP = "step"
 
@@ -464,6 +467,78 @@ CATALOGUE: tuple[Invariant, ...] = (
 )
 
 BY_NAME = {inv.name: inv for inv in CATALOGUE}
+
+
+# --------------------------------------------------------------------------- EVENTUALLY (liveness)
+@dataclass(frozen=True, slots=True)
+class Liveness:
+    """An EVENTUALLY property "whenever C holds, G eventually holds, unless C stops holding" of one partition.
+
+    ``pending(cfg, s, p)`` is "C and not G".  It fails on a fair cycle of reachable states on which
+    ``pending`` holds throughout: only a graph search can see that (``properties.explore.check_liveness``,
+    SCCs of the state graph, with the fairness it states); random engines cannot refute it.
+    """
+
+    name: str
+    reference: str
+    statement: str
+    source: str
+    pending: Callable
+    kind: str = EVENTUALLY
+
+
+def _zk_leader_of(s, p):
+    """(broker, Partition, log) of the live broker leading p in ZooKeeper's current leader epoch, or None."""
+    st = s.zk.partition_states[p]
+    if st is None or st.leader < 0:
+        return None
+    br = s.brokers[st.leader]
+    part = br.partitions[p] if br.alive else None
+    if type(part) is Partition and part.leader == br.broker_id and part.leader_epoch == st.leader_epoch \
+            and br.logs[p] is not None:
+        return br, part, br.logs[p]
+    return None
+
+
+def hw_reaches_leo_bad(cfg, s, p) -> bool:
+    """L-a's "C and not G": p has a leader whose every ISR follower is live and fetching from it in its epoch,
+    and the leader's HW is below its LEO."""
+    led = _zk_leader_of(s, p)
+    if led is None:
+        return False
+    br, part, log = led
+    if log.high_watermark >= log.log_end_offset:
+        return False
+    for f in part.isr:
+        if f == br.broker_id:
+            continue
+        fb = s.brokers[f]
+        fs = fb.fetchers[p] if fb.alive else None
+        if type(fs) is not FetchState or fs.leader != br.broker_id or fs.leader_epoch != part.leader_epoch:
+            return False
+    return True
+
+
+def partition_has_leader_bad(cfg, s, p) -> bool:
+    """L-c's "C and not G": some member of p's ZooKeeper ISR is live with a live session (eligible), and no live
+    broker leads p in ZooKeeper's current leader epoch."""
+    st = s.zk.partition_states[p]
+    if st is None:
+        return False
+    if not any(s.brokers[b].alive and s.zk.sessions[b] for b in st.isr):
+        return False
+    return _zk_leader_of(s, p) is None
+
+
+#: The catalogue's EVENTUALLY properties (section 3 of the reference: L-a, L-c).
+LIVENESS: tuple[Liveness, ...] = (
+    Liveness("hw_reaches_leo", "L-a", "with every ISR follower live and fetching, the leader's HW reaches its LEO",
+             "Partition.maybeIncrementLeaderHW after updateFollowerFetchState (Kafka 2.4.0); reference L-a",
+             hw_reaches_leo_bad),
+    Liveness("partition_has_leader", "L-c", "a partition with a live ISR member eventually has a leader",
+             "KafkaController.onReplicasBecomeOffline / OfflinePartitionLeaderElectionStrategy (Kafka 2.4.0); "
+             "reference L-c", partition_has_leader_bad),
+)
 SAFETY = tuple(inv for inv in CATALOGUE if inv.kind == ALWAYS)
 WITNESSES = tuple(inv for inv in CATALOGUE if inv.kind == SOMETIMES)
 _STATE = tuple(inv for inv in SAFETY if inv.scope == STATE)

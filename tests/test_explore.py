@@ -278,3 +278,10 @@ def test_cli_explore_pass_and_bad_input(tmp_path):
         r = CliRunner().invoke(explore_cmd, bad)
         assert r.exit_code == 2
         assert r.stderr.startswith("isrlab: error:") and r.stderr.count("\n") == 1
+
+
+def test_liveness_properties_are_the_catalogues_eventually_entries():
+    from isrlab.properties.invariants import EVENTUALLY, LIVENESS as CATALOGUE_LIVENESS
+
+    assert [lv.name for lv in CATALOGUE_LIVENESS] == list(LIVENESS)
+    assert all(lv.kind == EVENTUALLY and LIVENESS[lv.name][2] is lv.pending for lv in CATALOGUE_LIVENESS)
