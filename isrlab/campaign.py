@@ -57,7 +57,7 @@ class CampaignSpec:
     #: seconds per shard (None: until the runs are done)
     shard_budget_s: float | None = None
     max_steps: int | None = None
-    extensions: int = 2000
+    extensions: int = 6000
     #: names of the safety invariants checked (empty: all of them)
     invariants: tuple = ()
     swarm: bool = True
