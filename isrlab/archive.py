@@ -19,7 +19,6 @@ from .model.config import ModelConfig
 from .model.trace import Trace, write_trace
 from .properties.explain import sentence, step_table
 from .properties.replay import replay
-from .properties.shrink import shrink
 
 
 def trace_digest(config: ModelConfig, actions) -> str:
@@ -62,11 +61,6 @@ class Counterexample:
     shrink_complete: bool
     #: the replay's step table (what changed at every step, and the violations)
     table: list
-
-
-def shrink_run(config: ModelConfig, actions, invariant: str, time_budget_s: float | None):
-    """Shrink a failing run's actions (properties.shrink); the ShrinkResult."""
-    return shrink(config, list(actions), invariant, time_budget_s=time_budget_s)
 
 
 def counterexample(preset_name: str, config: ModelConfig, actions, invariant: str, provenance: dict,

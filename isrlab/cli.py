@@ -268,11 +268,12 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
     """isrlab fuzz --master none: one process, shard 0's seeds one after another, until the first violation."""
     import time
 
-    from .archive import archive_counterexample, counterexample, shrink_run
+    from .archive import archive_counterexample, counterexample
     from .campaign import run_one, run_seed as seed_of
     from .model.actions import ACTION_KINDS
     from .model.config import preset
     from .properties.invariants import WITNESSES
+    from .properties.shrink import shrink
 
     p = preset(preset_name)
     engine, max_steps = spec.engine, spec.steps
@@ -314,7 +315,7 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
     if found is not None:
         this_seed, r = found
         v = r.violation
-        sr = shrink_run(p.config, r.actions, v.invariant, shrink_budget)
+        sr = shrink(p.config, r.actions, v.invariant, time_budget_s=shrink_budget)
         provenance = {"engine": engine, "campaign_seed": spec.seed, "run_index": None if run_seed is not None else n - 1,
                       "run_seed": this_seed, "max_steps": max_steps,
                       "extensions": spec.extensions if engine == "guided" else None, "swarm": spec.swarm}

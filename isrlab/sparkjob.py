@@ -26,6 +26,7 @@ The pipeline, for ``isrlab fuzz --master URL`` (``local[*]`` by default):
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -136,7 +137,9 @@ class Progress(threading.Thread):
 
 
 # --------------------------------------------------------------------------- schemas and rows
+@functools.cache
 def _schemas():
+    """(run schema, shard schema): the tables' columns, and the order shard_row lays its tuples out in."""
     from pyspark.sql import types as T
 
     run = T.StructType([
@@ -175,13 +178,6 @@ def _schemas():
     return run, shard
 
 
-_RUN_FIELDS = ("run_index", "seed", "steps", "kind_counts", "error_codes", "witnesses", "violation")
-_VIOLATION_FIELDS = ("invariant", "step", "facts", "trace")
-_SHARD_FIELDS = ("preset", "shard", "engine", "executor", "runs_done", "steps", "violating_runs", "seconds",
-                 "started_unix", "ended_unix",
-                 "steps_per_second", "action_kinds", "error_codes", "invariants")
-
-
 def shard_row(task: tuple) -> tuple:
     """Executor side: run a task's shard and return it as a row tuple in the shard schema's order.
 
@@ -190,23 +186,28 @@ def shard_row(task: tuple) -> tuple:
     """
     from pyspark import TaskContext
 
+    run_schema, shard_schema = _schemas()
+    violation_fields = run_schema["violations"].dataType.elementType.names
     rec = run_shard(task)
     ctx = TaskContext.get()
-    runs = [tuple(r[f] for f in _RUN_FIELDS) + ([tuple(v[f] for f in _VIOLATION_FIELDS) for v in r["violations"]],)
-            for r in rec["runs"]]
-    return tuple(rec[f] for f in _SHARD_FIELDS) + (ctx.attemptNumber() if ctx is not None else 0, runs)
+    rec["attempt"] = ctx.attemptNumber() if ctx is not None else 0
+    for r in rec["runs"]:
+        r["violations"] = [tuple(v[f] for f in violation_fields) for v in r["violations"]]
+    rec["runs"] = [tuple(r[f] for f in run_schema.names) for r in rec["runs"]]
+    return tuple(rec[f] for f in shard_schema.names)
 
 
 def shrink_candidate(cand: tuple) -> dict:
     """Executor side: shrink one violating run's trace; plain data back (actions as JSON)."""
-    from .archive import shrink_run, trace_digest
+    from .archive import trace_digest
     from .model.actions import action_from_json, action_to_json
     from .model.config import preset as get_preset
+    from .properties.shrink import shrink
 
     preset_name, invariant, seed, trace_text, budget = cand
     cfg = get_preset(preset_name).config
     actions = [action_from_json(a) for a in json.loads(trace_text)]
-    sr = shrink_run(cfg, actions, invariant, budget)
+    sr = shrink(cfg, actions, invariant, time_budget_s=budget)
     return {"preset": preset_name, "invariant": invariant, "seed": seed, "original_length": len(actions),
             "actions": json.dumps([action_to_json(a) for a in sr.actions]), "seconds": round(sr.seconds, 3),
             "complete": not sr.stopped_early, "digest": trace_digest(cfg, sr.actions)}
@@ -298,9 +299,9 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
     per_preset = {r["preset"]: r.asDict() for r in runs.groupBy("preset").agg(
         F.count("*").alias("runs"), F.sum("steps").alias("steps"),
         F.count("violation").alias("violating_runs")).collect()}
-    found = (runs.select("preset", "seed", F.explode("violations").alias("v"))
+    violations_df = (runs.select("preset", "seed", F.explode("violations").alias("v"))
              .select("preset", "seed", "v.invariant", "v.step", "v.trace"))
-    violations = [r.asDict() for r in found.groupBy("preset", "invariant").agg(
+    violations = [r.asDict() for r in violations_df.groupBy("preset", "invariant").agg(
         F.count("*").alias("runs"), F.min("step").alias("shortest_step"),
         F.min_by("seed", "step").alias("example_seed")).orderBy("preset", "invariant").collect()]
     kinds = runs.select("preset", F.explode("kind_counts").alias("kind", "count"))
@@ -312,7 +313,7 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
     span = shards.agg(F.min("started_unix").alias("a"), F.max("ended_unix").alias("b")).first()
     timings["shards_span_s"] = (span["b"] - span["a"]) if span["a"] is not None else 0.0
     w = Window.partitionBy("preset", "invariant").orderBy(F.length("trace"), "seed")
-    cands = (found.where(F.col("trace").isNotNull()).withColumn("rank", F.row_number().over(w))
+    cands = (violations_df.where(F.col("trace").isNotNull()).withColumn("rank", F.row_number().over(w))
              .where(F.col("rank") <= shrink_candidates).select("preset", "invariant", "seed", "trace")
              .orderBy("preset", "invariant", "seed").collect())
     timings["aggregate_s"] = time.monotonic() - t
