@@ -214,6 +214,11 @@ def trigger_online_partition_state_change(cfg: ModelConfig, s: ClusterState, c: 
     batch.send_requests_to_brokers()
 
 
+def isr_without_replica(isr: tuple, r: int) -> tuple:
+    """KafkaController.doRemoveReplicasFromIsr (Kafka 2.4.0): drop r from the ISR, but never the last member."""
+    return isr if len(isr) == 1 else tuple(x for x in isr if x != r)
+
+
 def remove_replicas_from_isr(cfg: ModelConfig, s: ClusterState, c: Controller, dead: tuple) -> None:
     """ReplicaStateMachine OfflineReplica via doRemoveReplicasFromIsr (Kafka 2.4.0, K5): keep the last ISR member."""
     _read_partition_states(s, c)
@@ -228,8 +233,8 @@ def remove_replicas_from_isr(cfg: ModelConfig, s: ClusterState, c: Controller, d
             if st is None or r not in st.isr or st.controller_epoch > c.epoch:
                 continue
             new_leader = NO_LEADER if st.leader == r else st.leader
-            new_isr = st.isr if len(st.isr) == 1 else tuple(x for x in st.isr if x != r)
-            new = LeaderIsrAndControllerEpoch(new_leader, st.leader_epoch + 1, new_isr, c.epoch, st.zk_version + 1)
+            new = LeaderIsrAndControllerEpoch(new_leader, st.leader_epoch + 1, isr_without_replica(st.isr, r), c.epoch,
+                                              st.zk_version + 1)
             write_partition_state(cfg, s, c, p, new, st.zk_version)
             batch.add_leader_and_isr_request_for_brokers(
                 tuple(x for x in assignment if x != r and c.is_live(x)), p, new, assignment, False)

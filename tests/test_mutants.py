@@ -456,27 +456,7 @@ def mut_election_outside_isr_keeps_isr(monkeypatch):
 
 def mut_isr_removal_empties_isr(monkeypatch):
     """doRemoveReplicasFromIsr without 'keep the last member': removing the last ISR member empties the ISR."""
-    def remove_replicas_from_isr(cfg, s, c, dead):
-        controller._read_partition_states(s, c)
-        batch = controller.ControllerBrokerRequestBatch(cfg, s, c)
-        batch.new_batch()
-        for r in dead:
-            for p, assignment in enumerate(s.zk.assignment):
-                if r not in assignment:
-                    continue
-                batch.add_stop_replica_request_for_brokers((r,), p, False)
-                st = c.partition_states[p]
-                if st is None or r not in st.isr or st.controller_epoch > c.epoch:
-                    continue
-                new_leader = NO_LEADER if st.leader == r else st.leader
-                new_isr = tuple(x for x in st.isr if x != r)
-                new = LeaderIsrAndControllerEpoch(new_leader, st.leader_epoch + 1, new_isr, c.epoch,
-                                                  st.zk_version + 1)
-                controller.write_partition_state(cfg, s, c, p, new, st.zk_version)
-                batch.add_leader_and_isr_request_for_brokers(
-                    tuple(x for x in assignment if x != r and c.is_live(x)), p, new, assignment, False)
-        batch.send_requests_to_brokers()
-    patch(monkeypatch, "remove_replicas_from_isr", remove_replicas_from_isr, controller)
+    patch(monkeypatch, "isr_without_replica", lambda isr, r: tuple(x for x in isr if x != r), controller)
 
 
 # =========================================================================== traces
