@@ -29,6 +29,9 @@ from .exits import EXIT_OK, EXIT_VIOLATION, InputError
 @click.option("--max-isr-changes", type=click.IntRange(0), default=2, show_default=True,
               help="Leader ISR writes (shrinks + expansions).")
 @click.option("--max-depth", type=click.IntRange(0), default=None, help="Stop at this BFS depth.")
+@click.option("--max-time", "max_time", type=click.IntRange(0), default=None,
+              help="Model time bound in ms from the start: no clock tick past it (a bound, so the search "
+              "can complete; not with --liveness).")
 @click.option("--max-states", type=click.IntRange(1), default=2_000_000, show_default=True,
               help="Give up (incomplete) after this many distinct states.")
 @click.option("--acks", "acks", multiple=True, type=int, help="acks values produced (repeatable; default: the "
@@ -44,7 +47,7 @@ from .exits import EXIT_OK, EXIT_VIOLATION, InputError
 @click.option("--no-archive", is_flag=True, help="Do not write the counterexample.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expirations, max_controller_epoch,
-            max_isr_changes, max_depth, max_states, acks, without, eager_tasks, symmetry, invariants,
+            max_isr_changes, max_depth, max_time, max_states, acks, without, eager_tasks, symmetry, invariants,
             all_violations, liveness, out, no_archive, as_json) -> None:
     """Breadth-first search of every reachable state of a preset within explicit bounds.
 
@@ -81,21 +84,21 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
 
     try:
         res = run_explore(cfg, max_leader_epoch=max_epoch, max_isr_changes=max_isr_changes, max_depth=max_depth,
-                          eager_tasks=eager_tasks, without=without, invariants=checked, symmetry=symmetry,
+                          max_time_ms=max_time, eager_tasks=eager_tasks, without=without, invariants=checked, symmetry=symmetry,
                           stop_at_first=not all_violations, keep_graph=liveness, max_states=max_states,
                           progress=progress)
     except ExplorerError as e:
         raise InputError(str(e)) from None
     summary = {"preset": preset_name, "expected": p.expected, "config": cfg.to_json(),
                "bounds": {"max_leader_epoch": max_epoch, "max_isr_changes": max_isr_changes, "max_depth": max_depth,
-                          "max_states": max_states, "eager_tasks": eager_tasks, "without": sorted(without)},
+                          "max_time_ms": max_time, "max_states": max_states, "eager_tasks": eager_tasks, "without": sorted(without)},
                "symmetry": symmetry, "distinct_states": res.distinct_states, "transitions": res.transitions,
                "pruned": res.pruned, "depth": res.depth, "complete": res.complete,
                "seconds": round(res.seconds, 3), "states_per_second": round(res.states_per_second),
                "kinds": res.kinds, "violations": []}
     if symmetry:
         full = run_explore(cfg, max_leader_epoch=max_epoch, max_isr_changes=max_isr_changes, max_depth=max_depth,
-                           eager_tasks=eager_tasks, without=without, invariants=checked,
+                           max_time_ms=max_time, eager_tasks=eager_tasks, without=without, invariants=checked,
                            stop_at_first=not all_violations, max_states=max_states)
         summary["states_without_symmetry"] = full.distinct_states
         summary["symmetry_reduction"] = round(full.distinct_states / res.distinct_states, 3)

@@ -66,8 +66,12 @@ explored state is always a concrete model state, so every trace reported replays
 
 Bounds: ``max_records``, ``max_crashes``, ``max_session_expirations`` and ``max_controller_epoch``
 are the model's own budgets (``ModelConfig``); ``max_leader_epoch`` prunes every transition that
-writes a partition leader epoch above it (stateright's ``within_boundary``); ``max_depth`` stops the
-search at a depth (the result then says ``complete=False``).
+writes a partition leader epoch above it (stateright's ``within_boundary``); ``max_time_ms`` prunes every
+clock tick past that many ms after the start (the time left then joins the key, and timestamps too young
+to reach any threshold before the deadline, or due after it, are merged: ``young_limits``); ``max_depth``
+stops the search at a depth (the result then says ``complete=False``).  Why a time bound: without one the
+relative clock keeps a 2-broker, 1-record, fault-free kafka-2.4 search growing to 1.8M states (depth 136),
+each grid step multiplying the combinations of fetch, caught-up, ISR-change and propagation ages.
 
 Liveness (reference section 3, L-a and L-c), on the networkx graph: a property "whenever C holds,
 eventually G holds or C stops holding" fails exactly when some reachable, *fair* cycle stays in
@@ -193,18 +197,47 @@ def horizons(cfg: ModelConfig) -> tuple:
             cfg.isr_change_max_delay_ms + slack + 1)
 
 
+#: key markers: a past timestamp too young to reach any threshold it is compared with before the time bound's
+#: deadline (all such are alike), the same for a session start, and a due time or deadline after it (never reached)
+YOUNG, YOUNG_SINCE, LATE = 1, 2, -2
+
+
+def young_limits(cfg: ModelConfig, now: int, deadline: int | None) -> tuple:
+    """(y_lag, y_change, y_prop, y_since, left): with a time bound, a timestamp t with t - now >= y_kind is "young".
+
+    Every past timestamp is only compared as ``now' - t > C`` (or ``<=``) at instants ``now' <= deadline``, for C
+    among its kind's constants, or combined with another of its kind by ``max`` (a later time: a young one wins and
+    stays young).  If ``now - t + left <= C_min`` no comparison can come out true before the deadline, so all such
+    t are alike (a bisimulation, like the "long ago" truncation; ``left = deadline - now``).  The smallest constant
+    per kind: replica.lag.time.max.ms for the fetch and caught-up times (Partition.maybeShrinkIsr, the HW's
+    lag allowance, the timing invariant); the 5000 ms blackout for the last ISR change; the 60000 ms max delay for
+    the last propagation; blackout plus the invariant's slack for a session start (read only through ``max`` with
+    those two by isr_propagation_bound).  Without a deadline nothing is young (the limits are above any r <= 0).
+    """
+    if deadline is None:
+        return 1, 1, 1, 1, None
+    left = deadline - now
+    slack = cfg.isr_propagation_interval_ms + cfg.scheduler_jitter_ms
+    return (left - cfg.replica_lag_time_max_ms, left - cfg.isr_change_blackout_ms, left - cfg.isr_change_max_delay_ms,
+            left - cfg.isr_change_blackout_ms - slack, left)
+
+
 def _same(t):
     return t
 
 
-def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_changes=None, identity=False) -> tuple:
+def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_changes=None, identity=False,
+         deadline: int | None = None) -> tuple:
     """The abstract key of s with broker ids renamed by pm (old -> new); inv is pm's inverse.
 
     The definition of the explorer's state abstraction (``fast_keyer`` computes an equivalent key faster).
-    ``identity``: pm is the identity (skips the renaming).
+    ``identity``: pm is the identity (skips the renaming).  ``deadline``: the time bound's last instant
+    (``explore(max_time_ms=...)``): the time left is then part of the key, and timestamps too young to
+    reach any threshold before it, or due after it, are merged (see ``young_limits``).
     """
     now = s.now
     h_lag, h_change, h_prop = horizon
+    y_lag, y_change, y_prop, y_since, left = young_limits(cfg, now, deadline)
     g = s.ghost
     # with the ISR-change budget used up, no broker's isr_change_set can fill again: a broker with an empty
     # one never reads its last change / propagation times (nor the invariant its session start) again
@@ -213,12 +246,16 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
     cur = tuple(None if st is None else st.zk_version for st in zk.partition_states)
     n = len(inv)
 
-    def past(t, h):
+    def past(t, h, y):
         r = t - now
+        if r >= y:
+            return YOUNG
         return r if r >= -h else -h - 1
 
     def fut(t):
-        return t - now if t >= 0 else -1
+        if t < 0:
+            return -1
+        return LATE if left is not None and t - now > left else t - now
 
     if identity:
         ids = ordered = lid = _same
@@ -263,8 +300,8 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
                               part.leader_epoch_start_offset, cur[p] is not None and part.zk_version == cur[p],
                               part.controller_epoch,
                               tuple([(lid(r.broker_id), r.log_end_offset, r.log_start_offset,
-                                      r.last_fetch_leader_log_end_offset, past(r.last_fetch_time_ms, h_lag),
-                                      past(r.last_caught_up_time_ms, h_lag)) for r in part.remote_replicas])))
+                                      r.last_fetch_leader_log_end_offset, past(r.last_fetch_time_ms, h_lag, y_lag),
+                                      past(r.last_caught_up_time_ms, h_lag, y_lag)) for r in part.remote_replicas])))
             else:
                 parts.append((1,))
         logs = tuple([(0,) if log is None else
@@ -289,8 +326,8 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
                    for m in md.partitions]),
             fut(br.next_isr_expiration_ms), fut(br.next_isr_propagation_ms), fut(br.next_hw_checkpoint_ms),
             br.isr_change_set,
-            1 if quiet else past(br.last_isr_change_ms, h_change),
-            1 if quiet else past(br.last_isr_propagation_ms, h_prop),
+            1 if quiet else past(br.last_isr_change_ms, h_change, y_change),
+            1 if quiet else past(br.last_isr_propagation_ms, h_prop, y_prop),
             tuple([(dp.request_id, dp.partition, dp.required_offset, dp.first_offset, dp.record_ids,
                     fut(dp.deadline_ms)) for dp in br.delayed_produces]),
         )
@@ -320,33 +357,34 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
         if (t <= br.last_isr_change_ms and t <= br.last_isr_propagation_ms) or (isr_frozen and not br.isr_change_set):
             since.append(1)
         else:
-            since.append(past(t, h_prop))
+            since.append(YOUNG_SINCE if t - now >= y_since else past(t, h_prop, 1))
     gk = (g.next_record_id, g.next_request_id, g.produced,
           tuple(sorted([(rid, off, e, lid(b), p) for rid, off, e, b, p in g.acked])), g.consumed,
           tuple(sorted({(p, e, lid(b)) for p, e, b in g.leaders})), g.unclean_elections, g.crashes,
           g.lossy_crashes, g.session_expirations, min(g.flushes, cfg.max_flushes),
           g.isr_shrinks, g.isr_expands, min(g.truncations, 1), tuple(since))
-    return (tuple(brokers), zkk, tuple(ctrls), gk)
+    return (tuple(brokers), zkk, tuple(ctrls), gk, None if deadline is None else deadline - now)
 
 
 def _identity(n: int) -> tuple:
     return tuple(range(n))
 
 
-def state_key(cfg: ModelConfig, s, symmetry: bool = False, max_isr_changes: int | None = None) -> tuple:
+def state_key(cfg: ModelConfig, s, symmetry: bool = False, max_isr_changes: int | None = None,
+              deadline: int | None = None) -> tuple:
     """The hashable dedup key of s under the explorer's abstractions (least over broker permutations if
     ``symmetry``).  Deterministic: a tuple of ints, bools, strings and tuples, no hash involved."""
     n = len(s.brokers)
     h = horizons(cfg)
     if not symmetry:
         ident = _identity(n)
-        return _key(cfg, s, ident, ident, h, max_isr_changes, True)
+        return _key(cfg, s, ident, ident, h, max_isr_changes, True, deadline)
     best = None
     for perm in itertools.permutations(range(n)):
         inv = [0] * n
         for o, nw in enumerate(perm):
             inv[nw] = o
-        k = _key(cfg, s, perm, tuple(inv), h, max_isr_changes)
+        k = _key(cfg, s, perm, tuple(inv), h, max_isr_changes, deadline=deadline)
         if best is None or k < best:
             best = k
     return best
@@ -370,8 +408,9 @@ class _Interner:
         return v
 
 
-def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit: int = 200_000):
-    """A function s -> key that partitions states exactly as ``state_key(cfg, s, False, max_isr_changes)``
+def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit: int = 200_000,
+               deadline: int | None = None):
+    """A function s -> key that partitions states exactly as ``state_key(cfg, s, False, max_isr_changes, deadline)``
     does (tested), about 5x faster, for the explorer's dedup set.
 
     How: ``state_key`` rebuilds a nested tuple from every record of every state.  Here each record's
@@ -433,6 +472,7 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
         if e[2] == ctx:
             return e[3]
         static, versions, ptimes, dues, last_change, last_prop, deadlines, empty = e[1]
+        y_lag, y_change, y_prop, y_since, left = young_limits(cfg, now, deadline)
         out = [static]
         add = out.append
         for p, v in enumerate(versions):
@@ -441,27 +481,27 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
                 add(c is not None and v == c)
                 for t_fetch, t_caught in ptimes[p]:
                     r = t_fetch - now
-                    add(r if r >= -h_lag else -h_lag - 1)
+                    add(YOUNG if r >= y_lag else r if r >= -h_lag else -h_lag - 1)
                     r = t_caught - now
-                    add(r if r >= -h_lag else -h_lag - 1)
+                    add(YOUNG if r >= y_lag else r if r >= -h_lag else -h_lag - 1)
         for t in dues:
-            add(t - now if t >= 0 else -1)
+            add(-1 if t < 0 else LATE if left is not None and t - now > left else t - now)
         for t in deadlines:
-            add(t - now if t >= 0 else -1)
+            add(-1 if t < 0 else LATE if left is not None and t - now > left else t - now)
         if isr_frozen and empty:
             add(1)
             add(1)
             add(1)
         else:
             r = last_change - now
-            add(r if r >= -h_change else -h_change - 1)
+            add(YOUNG if r >= y_change else r if r >= -h_change else -h_change - 1)
             r = last_prop - now
-            add(r if r >= -h_prop else -h_prop - 1)
+            add(YOUNG if r >= y_prop else r if r >= -h_prop else -h_prop - 1)
             if since_b <= last_change and since_b <= last_prop:
                 add(1)
             else:
                 r = since_b - now
-                add(r if r >= -h_prop else -h_prop - 1)
+                add(YOUNG_SINCE if r >= y_since else r if r >= -h_prop else -h_prop - 1)
         k = intern_context(tuple(out))
         e[2] = ctx
         e[3] = k
@@ -561,6 +601,8 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
             add(broker_key(br, now, cur, isr_frozen, since[b]))
         for c in s.controllers:
             add(ctrl_key(c, cur))
+        if deadline is not None:
+            add(deadline - now)
         return tuple(out)
 
     return key
@@ -621,6 +663,7 @@ class ExploreResult:
     max_leader_epoch: int | None
     max_depth: int | None
     max_isr_changes: int | None = None
+    max_time_ms: int | None = None
     eager_tasks: bool = False
     without: tuple = ()
     distinct_states: int = 0
@@ -678,7 +721,7 @@ class ExploreResult:
 
 # =========================================================================== the search
 def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_changes: int | None = None,
-            max_depth: int | None = None, eager_tasks: bool = False, without=(),
+            max_depth: int | None = None, max_time_ms: int | None = None, eager_tasks: bool = False, without=(),
             invariants=SAFETY, symmetry: bool = False, stop_at_first: bool = True, keep_graph: bool = False,
             max_states: int | None = None, progress=None) -> ExploreResult:
     """Breadth-first search of every state reachable from ``initial_state(cfg)`` within the bounds.
@@ -689,6 +732,9 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
     max_leader_epoch : prune transitions writing a partition leader epoch above this (None: no bound).
     max_isr_changes : prune transitions making a leader's ISR writes (shrinks + expansions) exceed this.
     max_depth : expand no state at this depth (None: no bound).
+    max_time_ms : prune every clock tick past this many ms after the start (None: no bound).  A bound like the
+        others (the result is complete within it); the time left is then part of the state key.  ``check_liveness``
+        refuses such a result: its fairness needs time to diverge.
     eager_tasks : run a due scheduled task before any other action (a reduction, see the module docstring).
     without : action classes (or their names) never taken, e.g. ``("ConsumerFetch",)``.
     invariants : the ALWAYS invariants to check (state ones on every new state, step ones on every transition).
@@ -711,28 +757,29 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, eager_tasks, without, invariants,
+        return _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eager_tasks, without, invariants,
                         symmetry, stop_at_first, keep_graph, max_states, progress)
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
-def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, eager_tasks, without, invariants, symmetry,
+def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eager_tasks, without, invariants, symmetry,
              stop_at_first, keep_graph, max_states, progress) -> ExploreResult:
     without = frozenset(A.ACTION_BY_NAME[w] if isinstance(w, str) else w for w in without)
     t0 = time.perf_counter()
     state_checks = tuple(inv for inv in invariants if inv.scope == STATE)
     step_checks = tuple(inv for inv in invariants if inv.scope == STEP)
+    s0 = initial_state(cfg)
+    deadline = None if max_time_ms is None else s0.now + max_time_ms
     if symmetry:
         def key(s):
-            return state_key(cfg, s, True, max_isr_changes)
+            return state_key(cfg, s, True, max_isr_changes, deadline)
     else:
-        key = fast_keyer(cfg, max_isr_changes)
+        key = fast_keyer(cfg, max_isr_changes, deadline=deadline)
 
-    res = ExploreResult(cfg, symmetry, max_leader_epoch, max_depth, max_isr_changes, eager_tasks,
+    res = ExploreResult(cfg, symmetry, max_leader_epoch, max_depth, max_isr_changes, max_time_ms, eager_tasks,
                         tuple(sorted(k.__name__ for k in without)))
-    s0 = initial_state(cfg)
     seen = {key(s0): 0}
     frontier = [s0]
     res.parent.append(-1)
@@ -773,7 +820,7 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, eager_tasks, wit
             res.transitions += 1
             kname = type(a).__name__
             kinds[kname] = kinds.get(kname, 0) + 1
-            if _out_of_bounds(t, max_leader_epoch, max_isr_changes):
+            if _out_of_bounds(t, max_leader_epoch, max_isr_changes) or (deadline is not None and t.now > deadline):
                 res.pruned += 1
                 if edges is not None:
                     edges.append((i, -1, a))
@@ -928,6 +975,8 @@ def check_liveness(res: ExploreResult, names=tuple(LIVENESS)) -> dict:
 
     if res.states is None:
         raise ExplorerError("liveness needs the state graph (explore with keep_graph=True)")
+    if res.max_time_ms is not None:
+        raise ExplorerError("liveness needs time to diverge: explore without a time bound (--max-time)")
     cfg = res.config
     g = res.graph()
     # per state: fair classes enabled, and those taken only by transitions that left the bounds

@@ -249,6 +249,69 @@ def test_liveness_holds_and_a_lasso_when_fetching_is_unfair():
     assert state_key(cfg, s, max_isr_changes=0) == start
 
 
+@pytest.mark.unit
+@pytest.mark.parametrize("max_time_ms", [10_000, 20_000])
+def test_fast_key_partitions_like_state_key_under_a_time_bound(max_time_ms):
+    cfg = bounded_config(preset("kafka-2.4").config, 2, 1, 0, 0, 1).replace(produce_acks=(-1,))
+    r = explore(cfg, max_leader_epoch=1, max_isr_changes=1, max_time_ms=max_time_ms, eager_tasks=True,
+                without=("ConsumerFetch",), keep_graph=True, invariants=(), max_states=6000)
+    s0 = r.states[0]
+    deadline = s0.now + max_time_ms
+    fast = fast_keyer(cfg, 1, memo_limit=50, deadline=deadline)
+    by_fast, by_slow = {}, {}
+    for u, v, a in r.edges[:20000]:
+        if v >= 0:
+            t = step(cfg, r.states[u], a)
+            k1, k2 = fast(t), state_key(cfg, t, max_isr_changes=1, deadline=deadline)
+            assert by_fast.setdefault(k1, k2) == k2 and by_slow.setdefault(k2, k1) == k1
+    assert len(by_fast) > 1000
+    # the time left is part of the key: the same state seen with another deadline gets another key
+    assert state_key(cfg, s0, deadline=deadline) != state_key(cfg, s0, deadline=deadline + 2500)
+
+
+def _protocol_view(s):
+    """What a state says apart from time: logs, HWs, partition roles, ZooKeeper's partition states, acks."""
+    from isrlab.model.state import Partition
+
+    brokers = tuple((br.alive, tuple(None if lg is None else (lg.entries, lg.high_watermark) for lg in br.logs),
+                     tuple((p.leader, p.leader_epoch, p.isr) if type(p) is Partition else p is None
+                           for p in br.partitions)) for br in s.brokers)
+    zk = tuple(None if st is None else (st.leader, st.leader_epoch, st.isr) for st in s.zk.partition_states)
+    return brokers, zk, tuple(sorted(s.ghost.acked))
+
+
+@pytest.mark.unit
+def test_time_bound_merging_of_young_timestamps_loses_no_behaviour(monkeypatch):
+    # Under a time bound, timestamps that cannot reach any threshold before the deadline (and due times after
+    # it) are merged.  Against the same bounded search without that merging, every protocol situation (logs,
+    # HWs, roles, ZooKeeper's state, acks) is reached all the same, with fewer states; and ISR shrinks happen.
+    import isrlab.properties.explore as X
+
+    cfg = bounded_config(preset("kafka-2.4").config, 2, 1, 0, 0, 1).replace(produce_acks=(-1,))
+    kw = dict(max_leader_epoch=1, max_isr_changes=1, max_time_ms=15_000, eager_tasks=True,
+              without=("ConsumerFetch",), keep_graph=True)
+    merged = explore(cfg, **kw)
+    with monkeypatch.context() as m:   # nothing young, nothing late: only the time left joins the key
+        m.setattr(X, "young_limits", lambda cfg_, now, deadline: (1, 1, 1, 1, None))
+        plain = explore(cfg, **kw)
+    assert merged.complete and plain.complete and not merged.found and not plain.found
+    assert merged.distinct_states < plain.distinct_states
+    assert {_protocol_view(s) for s in merged.states} == {_protocol_view(s) for s in plain.states}
+    assert merged.witnesses == plain.witnesses and "Tick" in merged.kinds
+    assert any(s.ghost.isr_shrinks for s in merged.states)
+
+
+@pytest.mark.unit
+def test_time_bound_prunes_ticks_and_refuses_liveness():
+    cfg = bounded_config(preset("kafka-2.4").config, 2, 1, 0, 0, 1).replace(produce_acks=(-1,))
+    r = explore(cfg, max_leader_epoch=1, max_isr_changes=1, max_time_ms=0, eager_tasks=True,
+                without=("ConsumerFetch",), keep_graph=True)
+    assert r.complete and r.pruned > 0
+    assert all(s.now == r.states[0].now for s in r.states)
+    with pytest.raises(ExplorerError, match="time to diverge"):
+        check_liveness(r)
+
+
 @pytest.mark.scenario
 def test_cli_explore_breaks_and_archives(tmp_path):
     args = ["--preset", "crash-loses-unflushed", "--brokers", "1", "--max-records", "1", "--max-epoch", "1",
