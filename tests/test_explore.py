@@ -29,13 +29,15 @@ def _run(entry, **extra):
                          entry["max_session_expirations"], entry["max_controller_epoch"])
     cfg = cfg.replace(produce_acks=tuple(entry["produce_acks"]))
     kw = dict(max_leader_epoch=entry["max_leader_epoch"], max_isr_changes=entry["max_isr_changes"],
-              eager_tasks=entry["eager_tasks"], without=tuple(entry["without"]))
+              eager_tasks=entry["eager_tasks"], without=tuple(entry["without"]),
+              max_time_ms=entry.get("max_time_ms"))
     kw.update(extra)
     return cfg, kw, explore(cfg, **kw)
 
 
 def _id(e):
-    return f"{e['preset']}-b{e['brokers']}-r{e['max_records']}-{'eager' if e['eager_tasks'] else 'full'}"
+    bound = f"-t{e['max_time_ms']}" if e.get("max_time_ms") is not None else ""
+    return f"{e['preset']}-b{e['brokers']}-r{e['max_records']}-{'eager' if e['eager_tasks'] else 'full'}{bound}"
 
 
 @pytest.mark.unit
