@@ -53,6 +53,8 @@ class Claim:
     #: the CTI decoded into model states and re-checked (``decode.recheck_cti``): "" when there is no CTI,
     #: "CTI re-checked in model: ...", "CTI not replayable: ..." or "ENCODING BUG: ..." (a failure).
     cti_check: str = ""
+    #: the BMC trace with every state ([(transition label, state values)]); not in the JSON (facts has its labels)
+    bmc_trace: list = field(default_factory=list, repr=False)
 
     @property
     def ok(self) -> bool:

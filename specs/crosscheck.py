@@ -1,13 +1,14 @@
 """Replaying z3's BMC traces of ``hw_isr`` in the executable model, under the same mutant.
 
 Correspondence (kafka-2.4 preset with L = 10000, J = 0 and every broker's isr-expiration phase = the
-trace's initial ``nexp - start_time_ms``; brokers 0-2 are the encoding's replicas, the controller is
-broker 2, or broker 3 (hosting no replica) when the trace changes the leader; ``l`` = current leader):
+trace's initial ``nexp - start_time_ms``; brokers 0..n-1 are the encoding's n replicas (3, or 4 for the
+bit-blasted BMC of ``deep_bmc``), the controller is broker n-1, or broker n (hosting no replica) when the
+trace changes the leader; ``l`` = current leader):
 
 =====================  =================================================================
 abstract step          model actions
 =====================  =================================================================
-initial state          ElectController(c), every control request delivered, OffsetsForLeaderEpoch(1), (2)
+initial state          ElectController(c), every control request delivered, OffsetsForLeaderEpoch(f) per follower
 Produce                Produce(l, 0, acks=1)
 FetchRequest(f)        FetchRequest(f, 0)
 FetchResponse(f)       FetchResponse(f, 0)
@@ -27,10 +28,15 @@ epoch start offset, the ISR, each replica's LEO and HW, the leader's Replica fie
 lastCaughtUpTimeMs, lastFetchLeaderLogEndOffset, lastFetchTimeMs), in-flight fetch responses (end
 offset, HW), the clock, the next isr-expiration due time and the common-prefix lengths of the logs.
 A difference is an encoding bug.  At the end the executable invariant that corresponds to the violated
-claim (``CHECKED_BY``) must fail on the model too.
+claim (``CHECKED_BY``) must fail on the model too.  ``committed_durable`` speaks of the ghost C (the
+largest HW ever exposed), which the model does not keep; its replay reads C off the replayed model states
+(the largest HW any replica had at any step) and requires an ISR member of the last state to hold fewer of
+the leader's records than that, besides ``isr_entry_condition`` (the KAFKA-7128 entry rule) failing.
 """
 
 from __future__ import annotations
+
+import itertools
 
 from ..model import actions as A
 from ..model.config import ModelConfig
@@ -48,7 +54,7 @@ CHECKED_BY = {
     "shrink_after_lag": "isr_lag_window",
     "lag_bound": None,            # a time bound: the model state is compared; no executable invariant states it
     "lag_sound": None,            # about ghost append times, which the model does not keep
-    "committed_durable": None,
+    "committed_durable": "isr_entry_condition",   # and C read off the replayed states (``_durability_broken``)
 }
 
 
@@ -62,15 +68,17 @@ def _lcp(a, b) -> int:
 
 
 def observe(s, leader: int | None = None) -> dict:
-    """The abstract state's fields read off a model state (leader: ZooKeeper's leader of the partition)."""
+    """The abstract state's fields read off a model state (leader: ZooKeeper's leader of the partition); the
+    replicas are the partition's assigned replicas, brokers 0..n-1."""
     z = s.zk.partition_states[0]
+    n = len(s.zk.assignment[0])
     if leader is None:
         leader = z.leader
     part = s.brokers[leader].partitions[0]
     out = {"now": s.now, "nexp": s.brokers[leader].next_isr_expiration_ms, "l": leader,
            "estart": part.leader_epoch_start_offset, "epoch": z.leader_epoch}
     logs = [br.logs[0] for br in s.brokers]
-    for i in range(3):
+    for i in range(n):
         out[f"isr{i}"] = i in part.isr
         out[f"leo{i}"] = logs[i].log_end_offset
         out[f"hw{i}"] = logs[i].high_watermark
@@ -87,7 +95,7 @@ def observe(s, leader: int | None = None) -> dict:
             if resp is not None:
                 out[f"rend{i}"] = resp.fetch_offset + len(resp.entries)
                 out[f"rhw{i}"] = resp.high_watermark
-    for i, j in ((0, 1), (0, 2), (1, 2)):
+    for i, j in itertools.combinations(range(n), 2):
         out[f"ag{i}{j}"] = _lcp(logs[i], logs[j])
     return out
 
@@ -131,23 +139,38 @@ def finish_truncation(d: Driver, f: int, rounds: int = 4) -> None:
     raise ReplayError(f"broker {f} still truncating after {rounds} OffsetsForLeaderEpoch rounds")
 
 
+def _durability_broken(seen: list, final: dict, n: int) -> str | None:
+    """INV committed_durable (I4/I1) on the replayed model states: C is the largest HW any replica had in any; some
+    ISR member of the last state must hold fewer of the leader's records than C (a description, else None)."""
+    exposed = max(v[f"hw{i}"] for v in seen for i in range(n))
+    l = final["l"]
+    for f in range(n):
+        held = final[f"leo{f}"] if f == l else final[f"ag{min(f, l)}{max(f, l)}"]
+        if final[f"isr{f}"] and held < exposed:
+            return (f"broker {f} is in the ISR holding {held} of the leader's records, below HW {exposed} "
+                    "exposed earlier")
+    return None
+
+
 def replay_bmc(trace: list, mutant: str | None, target: str | None) -> str:
     """Replay a BMC trace in the model (under ``mutant``); a verdict sentence.
 
-    A trace with a ``LeaderChange`` runs on four brokers with the controller on broker 3, which hosts no
-    replica, so the leader's session expiry never moves the controller (the encoding's three replicas are
-    brokers 0-2).  After a leader change every follower whose log is a prefix of the new leader's finishes
-    its OffsetsForLeaderEpoch round at once (it changes nothing the abstraction sees); a diverged one stays
-    Truncating until the trace's ``FollowerTruncate``.
+    The encoding's n replicas (3, or 4) are brokers 0..n-1 with the controller on broker n-1.  A trace with a
+    ``LeaderChange`` runs on n+1 brokers with the controller on broker n, which hosts no replica, so the
+    leader's session expiry never moves the controller.  After a leader change every follower whose log is
+    a prefix of the new leader's finishes its OffsetsForLeaderEpoch round at once (it changes nothing the
+    abstraction sees); a diverged one stays Truncating until the trace's ``FollowerTruncate``.
     """
     with_change = any(lab == "LeaderChange" for lab, _ in trace)
     init = trace[0][1]
+    replicas = sum(1 for key in init if key.startswith("leo"))
     base = ModelConfig()
     phase = init["nexp"] - base.start_time_ms
-    n = 4 if with_change else 3
-    controller = 3 if with_change else 2
-    cfg = base.replace(n_brokers=n, replica_lag_time_max_ms=BMC_LAG, scheduler_jitter_ms=BMC_JITTER,
-                       isr_expiration_phase_ms=(phase,) * n, max_session_expirations=len(trace))
+    n = replicas + 1 if with_change else replicas
+    controller = replicas if with_change else replicas - 1
+    cfg = base.replace(n_brokers=n, replication_factor=replicas, replica_lag_time_max_ms=BMC_LAG,
+                       scheduler_jitter_ms=BMC_JITTER, isr_expiration_phase_ms=(phase,) * n,
+                       max_session_expirations=len(trace))
     with installed(mutant, cfg) as cfg:
         d = Driver(cfg)
         d.manual.add(0)
@@ -158,6 +181,7 @@ def replay_bmc(trace: list, mutant: str | None, target: str | None) -> str:
                 return f"ENCODING BUG: initial states differ {diff}"
             pre = d.s
             leader = 0
+            seen = [observe(d.s)]
             for i, (label, values) in enumerate(trace[1:], 1):
                 pre = d.s
                 if label == "Tick":
@@ -165,7 +189,7 @@ def replay_bmc(trace: list, mutant: str | None, target: str | None) -> str:
                 elif label == "LeaderChange":
                     d.run_due()
                     leader = change_leader(d, leader, controller)
-                    for f in range(3):
+                    for f in range(replicas):
                         if f != leader and values[f"leo{f}"] == values[f"ag{min(f, leader)}{max(f, leader)}"]:
                             finish_truncation(d, f)
                 elif label.startswith("FollowerTruncate"):
@@ -174,7 +198,8 @@ def replay_bmc(trace: list, mutant: str | None, target: str | None) -> str:
                 else:
                     d.run_due()
                     d.do(*_action_for(label, leader))
-                diff = differences(values, observe(d.s))
+                seen.append(observe(d.s))
+                diff = differences(values, seen[-1])
                 if diff:
                     return f"ENCODING BUG: after step {i} ({label}) abstract vs model differ: {diff}"
         except ReplayError as e:
@@ -187,4 +212,11 @@ def replay_bmc(trace: list, mutant: str | None, target: str | None) -> str:
         vs = check_transition(cfg, pre, d.actions[-1], d.s, len(d.actions), (BY_NAME[inv],))
         if not vs:
             return f"ENCODING BUG: the model reproduces the trace but {inv} holds at its end"
-        return f"model agrees: {len(d.actions)} model actions, then the executable {inv} fails: {vs[0].facts}"
+        extra = ""
+        if target == "committed_durable":
+            lost = _durability_broken(seen, seen[-1], replicas)
+            if lost is None:
+                return "ENCODING BUG: the model reproduces the trace but every ISR member holds every exposed record"
+            extra = f"; {lost}"
+        return (f"model agrees: {len(d.actions)} model actions, then the executable {inv} fails: "
+                f"{vs[0].facts}{extra}")

@@ -1,11 +1,14 @@
 """Inductive invariants of one partition's replication (3 replicas, any number of records), with z3.
 
+Every state, invariant and transition takes the number of replicas from the state (``St(tag, n)``, ``N``
+= 3 unless told); only the bit-blasted BMC of ``deep_bmc`` uses four (``expand_no_epoch_start``).
+
 The state is the leader's side of ``kafka.cluster.Partition`` (Kafka 2.4.0) plus what the
 followers' logs look like, abstracted so that the number of records is symbolic:
 
 * ``leo[i]``, ``hw[i]``: each replica's log end offset and high watermark;
 * ``ag[i,j]``: the length of the longest common prefix of the logs of i and j (records are unique,
-  so an append never extends a common prefix, and three logs make ``ag`` an ultrametric);
+  so an append never extends a common prefix, and the logs make ``ag`` an ultrametric);
 * ``l``, ``epoch``, ``estart``: the leader, its leader epoch and leaderEpochStartOffset;
 * ``isr[i]``; per remote replica the leader's ``Replica`` fields ``rleo`` (logEndOffset),
   ``lcu`` (lastCaughtUpTimeMs), ``lfleo`` (lastFetchLeaderLogEndOffset), ``lft`` (lastFetchTimeMs);
@@ -39,24 +42,35 @@ PER = ("isr", "alive", "leo", "hw", "rleo", "lcu", "lfleo", "lft", "behind", "in
 SCALARS = ("l", "epoch", "estart", "now", "nexp", "C")
 
 
-class St:
-    """The z3 variables of one state."""
+def pick(sel, values):
+    """``values[sel]`` as an If-chain on the integer ``sel`` (the last value when no earlier index matches)."""
+    acc = values[-1]
+    for i in reversed(range(len(values) - 1)):
+        acc = z3.If(sel == i, values[i], acc)
+    return acc
 
-    def __init__(self, tag: str):
+
+class St:
+    """The z3 variables of one state (``n`` replicas, ``N`` unless told)."""
+
+    def __init__(self, tag: str, n: int = N, ghost_at: bool = True):
         self.tag = tag
+        self.n = n
+        self.R = range(n)
         self.v: dict = {}
         for name in PER:
-            for i in REPLICAS:
+            for i in self.R:
                 key = f"{name}{i}"
                 self.v[key] = (z3.Bool if name in ("isr", "alive", "inflight") else z3.Int)(f"{key}_{tag}")
-        for i, j in PAIRS:
+        for i, j in itertools.combinations(self.R, 2):
             self.v[f"ag{i}{j}"] = z3.Int(f"ag{i}{j}_{tag}")
         for name in SCALARS:
             self.v[name] = z3.Int(f"{name}_{tag}")
-        self.v["at"] = z3.Array(f"at_{tag}", z3.IntSort(), z3.IntSort())
+        if ghost_at:   # the append-time ghost (only lag_sound and lag_previous_fetch read it)
+            self.v["at"] = z3.Array(f"at_{tag}", z3.IntSort(), z3.IntSort())
 
     def __getattr__(self, name):
-        if name in ("tag", "v"):
+        if name in ("tag", "v", "n", "R"):
             raise AttributeError(name)
         return self.v[name]
 
@@ -70,10 +84,10 @@ class St:
 
     def at_leader(self, name: str):
         """``name`` of the leader: If-chain on l."""
-        return z3.If(self.l == 0, self.f(name, 0), z3.If(self.l == 1, self.f(name, 1), self.f(name, 2)))
+        return pick(self.l, [self.f(name, i) for i in self.R])
 
     def ag_leader(self, i: int):
-        return z3.If(self.l == 0, self.ag(i, 0), z3.If(self.l == 1, self.ag(i, 1), self.ag(i, 2)))
+        return pick(self.l, [self.ag(i, j) for j in self.R])
 
     def is_leader(self, i: int):
         return self.l == i
@@ -102,27 +116,27 @@ def zmin(a, b):
 # ============================================================================ invariants
 def _followers(s: St, body):
     """body(f) for every replica f that is not the leader."""
-    return z3.And([z3.Implies(s.l != f, body(f)) for f in REPLICAS])
+    return z3.And([z3.Implies(s.l != f, body(f)) for f in s.R])
 
 
 def inv_log_offsets(p, s):
     """Log.updateHighWatermark (Kafka 2.4.0, I5): 0 <= HW <= LEO on every replica."""
-    return z3.And([z3.And(0 <= s.f("hw", i), s.f("hw", i) <= s.f("leo", i)) for i in REPLICAS])
+    return z3.And([z3.And(0 <= s.f("hw", i), s.f("hw", i) <= s.f("leo", i)) for i in s.R])
 
 
 def inv_prefix_lengths(p, s):
-    """Common prefixes of three logs: bounded by both LEOs, and an ultrametric (abstraction well-formedness)."""
+    """Common prefixes of the logs: bounded by both LEOs, and an ultrametric (abstraction well-formedness)."""
     out = []
-    for i, j in PAIRS:
+    for i, j in itertools.combinations(s.R, 2):
         out += [0 <= s.ag(i, j), s.ag(i, j) <= s.f("leo", i), s.ag(i, j) <= s.f("leo", j)]
-    for i, j, k in itertools.permutations(REPLICAS, 3):
+    for i, j, k in itertools.permutations(s.R, 3):
         out.append(s.ag(i, k) >= zmin(s.ag(i, j), s.ag(j, k)))
     return z3.And(out)
 
 
 def inv_leader_in_isr(p, s):
     """Partition ISR holds the leader (I6); leaderEpochStartOffset <= leader LEO."""
-    return z3.And(0 <= s.l, s.l < N, s.at_leader("isr"), 0 <= s.estart, s.estart <= s.at_leader("leo"))
+    return z3.And(0 <= s.l, s.l < s.n, s.at_leader("isr"), 0 <= s.estart, s.estart <= s.at_leader("leo"))
 
 
 def inv_remote_leo_is_prefix(p, s):
@@ -136,7 +150,7 @@ def inv_inflight_response(p, s):
     return z3.And([z3.Implies(s.f("inflight", f), z3.And(
         s.l != f, s.ag_leader(f) == s.f("leo", f), s.f("leo", f) <= s.f("rend", f),
         s.f("rend", f) <= s.at_leader("leo"), 0 <= s.f("rhw", f), s.f("rhw", f) <= s.f("rend", f),
-        s.f("rhw", f) <= s.C)) for f in REPLICAS])
+        s.f("rhw", f) <= s.C)) for f in s.R])
 
 
 def inv_hw_below_isr_remote_leo(p, s):
@@ -147,29 +161,29 @@ def inv_hw_below_isr_remote_leo(p, s):
 
 def inv_committed_bounds(p, s):
     """Ghost C (largest HW ever exposed): every replica's HW <= C, and C <= max(leader HW, epoch start)."""
-    return z3.And([s.f("hw", i) <= s.C for i in REPLICAS] + [0 <= s.C, s.C <= zmax(s.at_leader("hw"), s.estart)])
+    return z3.And([s.f("hw", i) <= s.C for i in s.R] + [0 <= s.C, s.C <= zmax(s.at_leader("hw"), s.estart)])
 
 
 def inv_committed_durable(p, s):
     """I4/I1 core: every ISR member holds the leader's log up to every HW ever exposed (C)."""
-    return z3.And([z3.Implies(s.f("isr", f), s.ag_leader(f) >= s.C) for f in REPLICAS])
+    return z3.And([z3.Implies(s.f("isr", f), s.ag_leader(f) >= s.C) for f in s.R])
 
 
 def inv_hw_within_isr(p, s):
     """GOAL hw_within_isr: the leader's HW <= the LEO of every ISR member (Partition.maybeIncrementLeaderHW)."""
-    return z3.And([z3.Implies(s.f("isr", f), s.at_leader("hw") <= s.f("leo", f)) for f in REPLICAS])
+    return z3.And([z3.Implies(s.f("isr", f), s.at_leader("hw") <= s.f("leo", f)) for f in s.R])
 
 
 def inv_committed_prefix(p, s):
     """GOAL committed_prefix (StrongIsr): every ISR member holds the leader's records below its HW."""
-    return z3.And([z3.Implies(s.f("isr", f), s.ag_leader(f) >= s.at_leader("hw")) for f in REPLICAS])
+    return z3.And([z3.Implies(s.f("isr", f), s.ag_leader(f) >= s.at_leader("hw")) for f in s.R])
 
 
 def inv_clock(p, s):
     """lastCaughtUpTimeMs, lastFetchTimeMs and the ghost behind-since are in [0, now]; the task is never late by
     more than J and next due at most P ahead (KafkaScheduler fixed rate)."""
     out = [s.nexp <= s.now + p.P, s.now <= s.nexp + p.J]
-    for f in REPLICAS:
+    for f in s.R:
         out += [0 <= s.f("lcu", f), s.f("lcu", f) <= s.now, 0 <= s.f("lft", f), s.f("lft", f) <= s.now,
                 s.f("behind", f) <= s.now]
     return z3.And(out)
@@ -185,12 +199,12 @@ def _lag_reference(p, s, f):
 
 def inv_lag_next_run(p, s):
     """The next isr-expiration run is due by max(lastCaughtUpTimeMs + L, behind since) + P for a lagging ISR follower."""
-    return z3.And([z3.Implies(_behind_isr(s, f), s.nexp <= _lag_reference(p, s, f) + p.P) for f in REPLICAS])
+    return z3.And([z3.Implies(_behind_isr(s, f), s.nexp <= _lag_reference(p, s, f) + p.P) for f in s.R])
 
 
 def inv_lag_bound(p, s):
     """GOAL lag_bound: a lagging ISR follower is out by max(lastCaughtUpTimeMs + L, behind since) + P + J."""
-    return z3.And([z3.Implies(_behind_isr(s, f), s.now <= _lag_reference(p, s, f) + p.P + p.J) for f in REPLICAS])
+    return z3.And([z3.Implies(_behind_isr(s, f), s.now <= _lag_reference(p, s, f) + p.P + p.J) for f in s.R])
 
 
 def _missing(s, f, lower, o):
@@ -244,12 +258,12 @@ def _removed(s, t, f):
 
 def step_shrink_only_out_of_sync(p, s, t):
     """STEP shrink_only_out_of_sync (SH3, KAFKA-7152): a follower at the leader's LEO is never removed."""
-    return z3.And([z3.Implies(_removed(s, t, f), s.f("rleo", f) != s.at_leader("leo")) for f in REPLICAS])
+    return z3.And([z3.Implies(_removed(s, t, f), s.f("rleo", f) != s.at_leader("leo")) for f in s.R])
 
 
 def step_shrink_after_lag(p, s, t):
     """STEP shrink_after_lag (SH3): a follower is removed only when now - lastCaughtUpTimeMs > L (strict)."""
-    return z3.And([z3.Implies(_removed(s, t, f), s.now - s.f("lcu", f) > p.L) for f in REPLICAS])
+    return z3.And([z3.Implies(_removed(s, t, f), s.now - s.f("lcu", f) > p.L) for f in s.R])
 
 
 STEP_PROPERTIES = (
@@ -261,12 +275,14 @@ STEP_BY_NAME = dict(STEP_PROPERTIES)
 
 # ============================================================================ transitions
 class Step:
-    """A transition under construction: its guard and the new values of the fields it changes."""
+    """A transition under construction: its guard, the new values of the fields it changes, and its own variables
+    (``fresh``: chosen by the transition, part of neither state)."""
 
     def __init__(self, s: St):
         self.s = s
         self.guard: list = []
         self.new: dict = {}
+        self.fresh: list = []
 
     def get(self, key):
         return self.new.get(key, self.s.v[key])
@@ -279,10 +295,10 @@ class Step:
 
     def leader(self, name):
         s = self.s
-        return z3.If(s.l == 0, self.getf(name, 0), z3.If(s.l == 1, self.getf(name, 1), self.getf(name, 2)))
+        return pick(s.l, [self.getf(name, i) for i in s.R])
 
     def set_leader(self, name, value):
-        for i in REPLICAS:
+        for i in self.s.R:
             self.set(f"{name}{i}", z3.If(self.s.l == i, value, self.getf(name, i)))
 
     def relation(self, t: St):
@@ -296,7 +312,7 @@ def maybe_increment_leader_hw(p, st: Step, mutant: str | None):
     leo = st.leader("leo")
     new_hw = leo
     if mutant != "hw_max_not_min":
-        for f in REPLICAS:
+        for f in s.R:
             in_window = s.now - st.getf("lcu", f) <= p.L
             counted = in_window if mutant == "hw_ignores_isr" else z3.Or(in_window, st.getf("isr", f))
             new_hw = z3.If(z3.And(s.l != f, counted, st.getf("rleo", f) < new_hw), st.getf("rleo", f), new_hw)
@@ -313,8 +329,9 @@ def t_produce(p, s, mutant=None, bmc=False, f=None):
         st.guard.append(s.at_leader("alive"))
     leo = s.at_leader("leo")
     st.set_leader("leo", leo + 1)
-    st.set("at", z3.Store(s.at, leo, s.now))
-    for g in REPLICAS:
+    if "at" in s.v:
+        st.set("at", z3.Store(s.at, leo, s.now))
+    for g in s.R:
         caught_up = z3.And(s.l != g, s.f("isr", g), s.f("rleo", g) == leo)
         st.set(f"behind{g}", z3.If(caught_up, s.now, s.f("behind", g)))
     maybe_increment_leader_hw(p, st, mutant)
@@ -368,7 +385,7 @@ def t_fetch_request(p, s, mutant=None, bmc=False, f=0):
     hw_step.new = dict(st.new)
     maybe_increment_leader_hw(p, hw_step, mutant)
     changed = fetch_offset != s.f("rleo", f)
-    for key in [f"hw{i}" for i in REPLICAS] + ["C"]:
+    for key in [f"hw{i}" for i in s.R] + ["C"]:
         st.set(key, z3.If(changed, hw_step.get(key), s.v[key]))
     return st
 
@@ -383,7 +400,7 @@ def t_fetch_response(p, s, mutant=None, bmc=False, f=0):
     end = s.f("rend", f)
     st.set(f"inflight{f}", z3.BoolVal(False))
     st.set(f"leo{f}", end)
-    for g in REPLICAS:
+    for g in s.R:
         if g != f:
             st.set(f"ag{min(f, g)}{max(f, g)}", z3.If(s.l == g, end, zmin(s.ag_leader(g), end)))
     st.set(f"hw{f}", zmin(s.f("rhw", f), end))
@@ -408,7 +425,7 @@ def t_isr_expiration(p, s, mutant=None, bmc=False, f=None):
         st.guard.append(s.at_leader("alive"))
     earlier = z3.BoolVal(False)
     any_out = z3.BoolVal(False)
-    for g in REPLICAS:
+    for g in s.R:
         out = z3.And(s.l != g, s.f("isr", g), out_of_sync(p, s, g, mutant))
         if mutant == "shrink_one_at_a_time":
             out = z3.And(out, z3.Not(earlier))
@@ -418,7 +435,7 @@ def t_isr_expiration(p, s, mutant=None, bmc=False, f=None):
     hw_step = Step(s)
     hw_step.new = dict(st.new)
     maybe_increment_leader_hw(p, hw_step, mutant)
-    for key in [f"hw{i}" for i in REPLICAS] + ["C"]:
+    for key in [f"hw{i}" for i in s.R] + ["C"]:
         st.set(key, z3.If(any_out, hw_step.get(key), s.v[key]))
     st.set("nexp", s.nexp + p.P)
     return st
@@ -449,7 +466,7 @@ def t_truncate(p, s, mutant=None, bmc=False, f=0):
     to = s.ag_leader(f)
     st.set(f"leo{f}", to)
     st.set(f"hw{f}", zmin(s.f("hw", f), to))
-    for g in REPLICAS:
+    for g in s.R:
         if g != f:
             st.set(f"ag{min(f, g)}{max(f, g)}", z3.If(s.l == g, s.ag(f, g), zmin(s.ag(f, g), to)))
     return st
@@ -459,36 +476,47 @@ def t_tick(p, s, mutant=None, bmc=False, f=None):
     """Tick: logical time passes, never beyond a due isr-expiration run plus the jitter (KafkaScheduler)."""
     st = Step(s)
     delta = z3.Int(f"delta_{s.tag}")
+    st.fresh.append(delta)
     st.guard += [delta >= 1, s.now + delta <= s.nexp + p.J]
     st.set("now", s.now + delta)
     return st
+
+
+def _first(conds):
+    """The index of the first true condition (the last index when none before it is true)."""
+    acc = z3.IntVal(len(conds) - 1)
+    for i in reversed(range(len(conds) - 1)):
+        acc = z3.If(conds[i], i, acc)
+    return acc
 
 
 def t_leader_change(p, s, mutant=None, bmc=False, f=None):
     """KafkaController election (K2, epoch + 1) then Partition.makeLeader (M4, M7, M8, M9; HW kept, M10)."""
     st = Step(s)
     nl = z3.Int(f"newleader_{s.tag}")
-    nisr = [z3.Bool(f"newisr{i}_{s.tag}") for i in REPLICAS]
+    nisr = [z3.Bool(f"newisr{i}_{s.tag}") for i in s.R]
     nnexp = z3.Int(f"newnexp_{s.tag}")
+    st.fresh += [nl, nnexp, *nisr]
     if bmc:
         # the leader's ZooKeeper session expires: the controller elects the first other ISR member in AR order
         # and drops the old leader from the ISR; the old leader stays up and becomes a follower
-        others = [z3.And(s.f("isr", i), s.l != i) for i in REPLICAS]
-        st.guard += [z3.Or(others), nl == z3.If(others[0], 0, z3.If(others[1], 1, 2)),
+        others = [z3.And(s.f("isr", i), s.l != i) for i in s.R]
+        st.guard += [z3.Or(others), nl == _first(others),
                      nnexp == z3.If(s.nexp == s.now, s.now + p.P, s.nexp)]
-        st.guard += [nisr[i] == others[i] for i in REPLICAS]
+        st.guard += [nisr[i] == others[i] for i in s.R]
     else:
-        st.guard += [0 <= nl, nl < N, s.now - p.J <= nnexp, nnexp <= s.now + p.P]
-        for i in REPLICAS:
+        st.guard += [0 <= nl, nl < s.n, s.now - p.J <= nnexp, nnexp <= s.now + p.P]
+        for i in s.R:
             st.guard += [z3.Implies(nisr[i], s.f("isr", i)), z3.Implies(nl == i, nisr[i])]
     new_leader = nl != s.l
     st.set("l", nl)
     st.set("epoch", s.epoch + 1)
-    st.set("estart", z3.If(nl == 0, s.f("leo", 0), z3.If(nl == 1, s.f("leo", 1), s.f("leo", 2))))
+    st.set("estart", pick(nl, [s.f("leo", i) for i in s.R]))
     st.set("nexp", nnexp)
-    st.set("at", z3.K(z3.IntSort(), s.now))
+    if "at" in s.v:
+        st.set("at", z3.K(z3.IntSort(), s.now))
     leader_leo = s.at_leader("leo")
-    for i in REPLICAS:
+    for i in s.R:
         st.set(f"isr{i}", nisr[i])
         st.set(f"rleo{i}", z3.If(new_leader, -1, s.f("rleo", i)))
         st.set(f"lfleo{i}", z3.If(new_leader, -1, leader_leo))
@@ -502,16 +530,16 @@ def t_leader_change(p, s, mutant=None, bmc=False, f=None):
 
 def _make_leader_hw(p, st: Step, nl, mutant):
     s = st.s
-    leo = z3.If(nl == 0, s.f("leo", 0), z3.If(nl == 1, s.f("leo", 1), s.f("leo", 2)))
+    leo = pick(nl, [s.f("leo", i) for i in s.R])
     new_hw = leo
     if mutant != "hw_max_not_min":
-        for f in REPLICAS:
+        for f in s.R:
             in_window = s.now - st.getf("lcu", f) <= p.L
             counted = in_window if mutant == "hw_ignores_isr" else z3.Or(in_window, st.getf("isr", f))
             new_hw = z3.If(z3.And(nl != f, counted, st.getf("rleo", f) < new_hw), st.getf("rleo", f), new_hw)
-    hw = z3.If(nl == 0, s.f("hw", 0), z3.If(nl == 1, s.f("hw", 1), s.f("hw", 2)))
+    hw = pick(nl, [s.f("hw", i) for i in s.R])
     raised = zmax(hw, new_hw)
-    for i in REPLICAS:
+    for i in s.R:
         st.set(f"hw{i}", z3.If(nl == i, raised, s.f("hw", i)))
     st.set("C", zmax(s.C, raised))
     return st
@@ -535,7 +563,7 @@ def instances(name, p, s, mutant=None, bmc=False):
     """[(label, Step)] for a transition: one per follower for per-follower transitions."""
     build, per_follower, _ = TRANSITIONS[name]
     if per_follower:
-        return [(f"{name}({f})", build(p, s, mutant, bmc, f)) for f in REPLICAS]
+        return [(f"{name}({f})", build(p, s, mutant, bmc, f)) for f in s.R]
     return [(name, build(p, s, mutant, bmc))]
 
 
@@ -550,11 +578,11 @@ T0 = 1_000_000
 def initial(p, s):
     """Broker 0 leads epoch 0 with ISR (0, 1, 2) after makeLeader at start_time_ms (M7, M8); logs empty."""
     c = [s.l == 0, s.epoch == 0, s.estart == 0, s.now == T0, s.C == 0, s.nexp >= s.now, s.nexp <= s.now + p.P,
-         s.at == z3.K(z3.IntSort(), s.now)]
-    for i in REPLICAS:
+         ] + ([s.at == z3.K(z3.IntSort(), s.now)] if "at" in s.v else [])
+    for i in s.R:
         c += [s.f("isr", i), s.f("alive", i), s.f("leo", i) == 0, s.f("hw", i) == 0, s.f("rleo", i) == -1,
               s.f("lcu", i) == s.now, s.f("lfleo", i) == -1, s.f("lft", i) == 0, s.f("behind", i) == s.now,
               z3.Not(s.f("inflight", i)), s.f("rend", i) == 0, s.f("rhw", i) == 0]
-    for i, j in PAIRS:
+    for i, j in itertools.combinations(s.R, 2):
         c.append(s.ag(i, j) == 0)
     return c

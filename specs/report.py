@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import z3
 
-from . import crosscheck, decode, hw_isr as H, induction as I, lag_window, propagation
+from . import crosscheck, decode, deep_bmc, hw_isr as H, induction as I, lag_window, propagation
 from .core import COUNTEREXAMPLE, NO_WITNESS, PROVED, UNKNOWN, WITNESS, Claim, Timer, new_solver
 
 GROUPS = ("lag_window", "propagation", "inductive", "mutants", "leader_change")
@@ -12,8 +12,8 @@ GROUPS = ("lag_window", "propagation", "inductive", "mutants", "leader_change")
 #: mutant -> (claim whose CTI it must produce, transitions it changes, BMC target, leader changes in the BMC)
 MUTANTS = {
     "expand_below_hw": ("hw_within_isr", ("FetchRequest", "IsrExpand"), "hw_within_isr", None),
-    # no BMC: reaching a violation needs four replicas, the encoding has three (NO_BMC_REASON)
-    "expand_no_epoch_start": ("committed_durable", ("FetchRequest", "IsrExpand"), None, None),
+    # a reachable violation needs 4 replicas and two elections (DEEP_BMC)
+    "expand_no_epoch_start": ("committed_durable", ("FetchRequest", "IsrExpand"), "committed_durable", "session"),
     "hw_ignores_isr": ("hw_within_isr", ("Produce", "FetchRequest", "HwAdvance"), "hw_within_isr", None),
     "hw_max_not_min": ("hw_within_isr", ("Produce", "FetchRequest", "HwAdvance"), "hw_within_isr", None),
     "shrink_no_leo_guard": ("shrink_only_out_of_sync", ("IsrExpiration",), "shrink_only_out_of_sync", None),
@@ -22,9 +22,11 @@ MUTANTS = {
     "caught_up_on_every_fetch": ("lag_sound", ("FetchRequest",), "lag_sound", None),
 }
 BMC_DEPTH = 10
-NO_BMC_REASON = ("BMC not run: with 3 replicas the model controller's election leaves the new leader alone in "
-                 "the ISR, whose HW then jumps to its LEO (M9), so no follower can rejoin below the epoch start; "
-                 "a frozen HW needs a 4th replica, and the encoding has 3")
+#: mutant -> replicas, for the mutants whose BMC runs bit-blasted (``deep_bmc``): with 3 replicas the model
+#: controller's election leaves the new leader alone in the ISR and M9 raises its HW to its LEO, so no
+#: follower can rejoin below an exposed HW; a 4th replica that has not fetched yet keeps the HW frozen, and
+#: the shortest such run (10 steps) is beyond the integer BMC
+DEEP_BMC = {"expand_no_epoch_start": 4}
 
 
 def timing_claims() -> list[Claim]:
@@ -108,20 +110,35 @@ def mutant_claim(name: str) -> Claim:
                          else "CTI re-check: ENCODING BUG")
         bmc_ok = True
         if target is not None:
-            b = I.bmc(target, name, BMC_DEPTH, leader_change)
+            deep = name in DEEP_BMC
+            if deep:
+                b = deep_bmc.bmc(target, name, BMC_DEPTH, leader_change, DEEP_BMC[name])
+            else:
+                b = I.bmc(target, name, BMC_DEPTH, leader_change)
             bmc_ok = b.k is not None
             parts.append(f"BMC {target} k={b.k}" if bmc_ok else f"BMC {target}: none up to k={BMC_DEPTH}")
             unknown = unknown or b.unknown
             claim.facts["bmc"] = {"target": target, "k": b.k, "trace": [lab for lab, _ in b.trace]}
+            claim.bmc_trace = b.trace
+            if deep:
+                claim.facts["bmc"].update(replicas=DEEP_BMC[name], unsat_depths=b.unsat_depths, width=b.width,
+                                          problems=b.problems, solver_seconds=b.seconds)
+                changes = sum(lab == "LeaderChange" for lab, _ in b.trace)
+                parts[-1] += (f" ({DEEP_BMC[name]} replicas, {changes} leader changes, bit-blasted; depths "
+                              f"{_depths(b.unsat_depths)} unsat)" if not b.problems else f" ({'; '.join(b.problems)})")
             if bmc_ok:
                 claim.crosscheck = crosscheck.replay_bmc(b.trace, name, target)
-        else:
-            parts.append("BMC not run (needs 4 replicas, see specs/README.md)")
-            claim.facts["bmc"] = {"target": None, "reason": NO_BMC_REASON}
         claim.result = UNKNOWN if unknown else COUNTEREXAMPLE if found and bmc_ok else PROVED
         claim.bound = "; ".join(parts)
     claim.seconds = t.seconds
     return claim
+
+
+def _depths(ds: list) -> str:
+    """[0, 1, ..., 9] as "0-9" (the depths are consecutive from 0 by construction)."""
+    if not ds:
+        return "none"
+    return f"{ds[0]}-{ds[-1]}" if ds == list(range(ds[0], ds[-1] + 1)) else ", ".join(map(str, ds))
 
 
 def mutant_claims() -> list[Claim]:

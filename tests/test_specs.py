@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
+import z3
 from click.testing import CliRunner
 
 from isrlab.prove_cmd import prove
 from isrlab.properties.invariants import BY_NAME, check_state
-from isrlab.specs import crosscheck, decode, induction as I, lag_window, propagation, report
+from isrlab.specs import crosscheck, decode, deep_bmc, induction as I, lag_window, propagation, report
 from isrlab.specs.core import COUNTEREXAMPLE, PROVED, WITNESS
 
 pytestmark = pytest.mark.unit
@@ -68,14 +70,107 @@ def test_a_mutant_gives_a_counterexample_to_induction():
     assert I.check_step("IsrExpiration", "shrink_after_lag").result == I.PROVED
 
 
-@pytest.mark.parametrize("mutant", sorted(report.MUTANTS))
+@functools.lru_cache(maxsize=None)
+def _mutant_claim(mutant):
+    """Each mutant's claim is computed once per process (the 4-replica BMC takes about 20 s)."""
+    return report.mutant_claim(mutant)
+
+
+#: the tests that read expand_no_epoch_start's claim run on one xdist worker, so it is computed once
+DEEP = pytest.mark.xdist_group("deep_bmc")
+
+
+@pytest.mark.parametrize("mutant", [pytest.param(m, marks=DEEP) if m in report.DEEP_BMC else m
+                                    for m in sorted(report.MUTANTS)])
 def test_each_mutant_is_caught(mutant):
-    c = report.mutant_claim(mutant)
+    c = _mutant_claim(mutant)
     assert c.ok, (c.result, c.bound, c.crosscheck)
     assert c.facts["cti"] is not None
     assert c.cti_check.startswith("CTI re-checked in model:"), c.cti_check
-    if report.MUTANTS[mutant][2] is not None:
-        assert c.facts["bmc"]["k"] is not None and c.crosscheck.startswith("model agrees")
+    assert report.MUTANTS[mutant][2] is not None   # every mutant has a BMC run
+    assert c.facts["bmc"]["k"] is not None and c.crosscheck.startswith("model agrees")
+    assert len(c.bmc_trace) == c.facts["bmc"]["k"] + 1
+
+
+@DEEP
+def test_expand_no_epoch_start_bmc_reaches_a_lost_committed_record_with_four_replicas():
+    """Partition.isFollowerInSync without KAFKA-7128 (Kafka 2.4.0, EX2): a follower rejoins below an exposed HW, at the smallest k."""
+    c = _mutant_claim("expand_no_epoch_start")
+    b = c.facts["bmc"]
+    assert b["target"] == "committed_durable" and b["replicas"] == 4 and b["problems"] == []
+    assert b["k"] == 10 and b["unsat_depths"] == list(range(b["k"]))   # every smaller depth refuted
+    assert b["trace"].count("LeaderChange") == 2 and b["trace"][-1].startswith("FetchRequest(")
+    pre, post = c.bmc_trace[-2][1], c.bmc_trace[-1][1]
+    f, l = int(b["trace"][-1][len("FetchRequest("):-1]), post["l"]
+    assert not pre[f"isr{f}"] and post[f"isr{f}"]
+    assert pre[f"hw{l}"] <= post[f"leo{f}"] < post["estart"]           # LEO >= HW holds, the epoch start check fails
+    assert post[f"ag{min(f, l)}{max(f, l)}"] < post["C"]               # it lacks a record below an exposed HW
+    assert "isr_entry_condition fails" in c.crosscheck and "below HW" in c.crosscheck, c.crosscheck
+    assert "k=10 (4 replicas, 2 leader changes, bit-blasted; depths 0-9 unsat)" in c.bound
+
+
+@DEEP
+def test_four_replica_trace_without_the_mutant_is_an_encoding_bug():
+    """Partition.isFollowerInSync (Kafka 2.4.0, EX2 with KAFKA-7128): the real model keeps the follower out; the replay disagrees."""
+    trace = _mutant_claim("expand_no_epoch_start").bmc_trace
+    verdict = crosscheck.replay_bmc(trace, None, "committed_durable")
+    assert verdict.startswith(f"ENCODING BUG: after step {len(trace) - 1} ({trace[-1][0]})"), verdict
+    f = int(trace[-1][0][len("FetchRequest("):-1])
+    assert f"'isr{f}': (True, False)" in verdict   # z3's mutant admits it, the real model does not
+
+
+@DEEP
+def test_bit_blasted_run_is_rechecked_in_the_integer_relation():
+    """Partition.maybeIncrementLeaderHW (Kafka 2.4.0, HW1-HW3): the decoded run is an integer run; with C lowered it is not."""
+    trace = _mutant_claim("expand_no_epoch_start").bmc_trace
+    k = len(trace) - 1
+    u = deep_bmc.Unrolling("committed_durable", "expand_no_epoch_start", 4, "session", k)
+    assert deep_bmc.integer_recheck(u, k, trace)
+    tampered = [(lab, dict(v)) for lab, v in trace]
+    tampered[-1][1]["C"] = 0
+    assert not deep_bmc.integer_recheck(u, k, tampered)
+
+
+@pytest.mark.parametrize("mutant,k_max", [("hw_max_not_min", 3), ("hw_ignores_isr", 7)])
+def test_bit_blasted_bmc_agrees_with_the_integer_bmc(mutant, k_max):
+    """Partition.maybeIncrementLeaderHW (Kafka 2.4.0, HW1-HW3) mutated: both BMCs find the same smallest k; the run replays."""
+    ib = I.bmc("hw_within_isr", mutant, k_max)
+    db = deep_bmc.bmc("hw_within_isr", mutant, k_max, None, 3, lemmas=("clock",))
+    assert ib.k is not None and db.k == ib.k and db.unsat_depths == list(range(ib.k))
+    assert deep_bmc.bmc("hw_within_isr", mutant, k_max, None, 3, ("clock",), first_without=()).k == ib.k
+    assert crosscheck.replay_bmc(db.trace, mutant, "hw_within_isr").startswith("model agrees")
+    assert deep_bmc.bmc("hw_within_isr", None, 3, None, 3).k is None   # the real rules: no violation
+
+
+def test_strengthening_lemmas_are_proved_and_a_broken_one_is_refused():
+    """Partition.isFollowerInSync without KAFKA-7128 (Kafka 2.4.0, EX2): the lemmas are proved; committed_durable is refused."""
+    assert deep_bmc.prove_lemmas("committed_durable", "expand_no_epoch_start", 4, "session") == []
+    failures = deep_bmc.prove_lemmas("hw_within_isr", "expand_no_epoch_start", 4, "session",
+                                     deep_bmc.STRENGTHENING + ("committed_durable",))
+    assert failures and all(f.startswith("FetchRequest(") for f in failures), failures
+
+
+def test_bit_vector_image_has_the_integer_models_and_refuses_unbounded_terms():
+    """BitVecImage: the width holds every term's interval (x + y here), so the image has the integer models; one bit less wraps."""
+    x, y = z3.Ints("x y")
+    bounds = {"x": (0, 100), "y": (0, 100)}
+    f = z3.And(x + y <= 100, x - y >= -50)
+
+    def same_models(image):
+        as_int = {v: z3.BV2Int(z3.BitVec(str(v), image.width), is_signed=True) for v in (x, y)}
+        s = z3.Solver()
+        s.add([z3.And(lo <= as_int[v], as_int[v] <= hi) for v, (lo, hi) in zip((x, y), bounds.values())])
+        s.add(image.bv(f) != z3.substitute(f, *as_int.items()))
+        return s.check() == z3.unsat
+
+    image = deep_bmc.BitVecImage(bounds)
+    image.interval(f)
+    assert image.width == 9 and same_models(image)
+    narrow = deep_bmc.BitVecImage(bounds)
+    narrow.width = image.width - 1
+    assert not same_models(narrow)
+    with pytest.raises(ValueError, match="has no bounds"):
+        deep_bmc.BitVecImage({"x": (0, 1)}).interval(x + y > 0)
 
 
 def test_bmc_finds_the_smallest_depth():
