@@ -77,6 +77,8 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
     if bad:
         raise InputError(f"unknown invariant(s) {', '.join(bad)} (known: {', '.join(i.name for i in SAFETY)})")
     checked = tuple(BY_NAME[n] for n in invariants) if invariants else SAFETY
+    if liveness and max_time is not None:
+        raise InputError("--liveness needs time to diverge: drop --max-time")
 
     def progress(r):
         click.echo(f"explore {preset_name}: {r.distinct_states:,} states, depth {r.depth}, "

@@ -339,7 +339,8 @@ def test_cli_explore_pass_and_bad_input(tmp_path):
     assert "388 distinct states" in ok.stdout and "complete" in ok.stdout
     assert "liveness hw_reaches_leo (L-a): holds" in ok.stdout
     assert not list(tmp_path.iterdir())
-    for bad in (["--preset", "nope"], ["--without", "Nope"], ["--invariant", "nope"]):
+    for bad in (["--preset", "nope"], ["--without", "Nope"], ["--invariant", "nope"],
+                ["--max-time", "0", "--liveness"]):
         r = CliRunner().invoke(explore_cmd, bad)
         assert r.exit_code == 2
         assert r.stderr.startswith("isrlab: error:") and r.stderr.count("\n") == 1
