@@ -239,6 +239,7 @@ class BmcResult(_IntBmcResult):
     problems: list = field(default_factory=list)       # why the answer is unknown (lemmas not proved, ...)
     width: int = 0
     seconds: dict = field(default_factory=dict)        # depth -> SAT seconds (both queries)
+    found_without: tuple = ()                          # the transitions left out by the query that found the run
 
 
 class Unrolling:
@@ -357,7 +358,8 @@ def bmc(target: str, mutant: str | None, k_max: int, leader_change: str | None =
     out.width = image.width
     for k in range(k_max + 1):
         out.seconds[k] = 0.0
-        for q in ([firsts[k]] if first_without and k > 0 else []) + [queries[k]]:
+        tries = ([(firsts[k], tuple(first_without))] if first_without and k > 0 else []) + [(queries[k], ())]
+        for q, left_out in tries:
             solver = z3.Then(*TACTIC).solver()
             solver.set("timeout", TIMEOUT_MS)
             solver.add(image.bv(q))
@@ -375,7 +377,7 @@ def bmc(target: str, mutant: str | None, k_max: int, leader_change: str | None =
                 out.unknown = True   # a bug of BitVecImage
                 out.problems = [f"depth {k}: the bit-vector model is not a model of the integer formula"]
                 return out
-            out.k, out.trace = k, trace
+            out.k, out.trace, out.found_without = k, trace, left_out
             out.params = {"L": BMC_LAG, "P": BMC_LAG // 2, "J": BMC_JITTER}
             return out
         out.unsat_depths.append(k)   # the whole relation has no such run of k steps

@@ -122,7 +122,8 @@ def mutant_claim(name: str) -> Claim:
             claim.bmc_trace = b.trace
             if deep:
                 claim.facts["bmc"].update(replicas=DEEP_BMC[name], unsat_depths=b.unsat_depths, width=b.width,
-                                          problems=b.problems, solver_seconds=b.seconds)
+                                          problems=b.problems, solver_seconds=b.seconds,
+                                          found_without=list(b.found_without))
                 changes = sum(lab == "LeaderChange" for lab, _ in b.trace)
                 parts[-1] += (f" ({DEEP_BMC[name]} replicas, {changes} leader changes, bit-blasted; depths "
                               f"{_depths(b.unsat_depths)} unsat)" if not b.problems else f" ({'; '.join(b.problems)})")
