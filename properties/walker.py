@@ -163,32 +163,123 @@ def _without(invariants, violations) -> tuple:
 
 # --------------------------------------------------------------------------- guided search
 def novelty_key(s) -> tuple:
-    """A coarse abstraction of a state for novelty search: fault counters, epochs, roles, durability progress.
+    """A coarse abstraction of a state for novelty search: ``(cell, detail)``.
 
-    Coarse on purpose: a few hundred keys, so that the corpus keeps the states that opened a new situation
-    (first acknowledged write, a broker lacking it, such a broker in the ZooKeeper ISR the controller elects
-    from, a first crash, a leader change...) and not every offset.  Counting the ISR members that lack the
-    first acknowledged record cut the median steps to a lost write on kafka-0.10.2 from 127k to 110k
-    (8 seeds; found by 6 instead of 5 within 240k steps).
+    ``cell`` is durability progress and fault history: how many replicas lack the first acknowledged
+    record and how many of those are in the ZooKeeper ISR the controller elects from, whether anything
+    was acknowledged, the crash and session-expiry counters, and whether a follower ever truncated a
+    record, a leader ever shrank or expanded its ISR.  ``detail`` is the configuration the cluster is
+    in: the highest leader epoch, which live brokers believe they lead which partition, how many
+    controller instances exist.  Coarse on purpose (a few hundred cells, a few thousand keys), so that
+    the corpus keeps the states that opened a new situation (first acknowledged write, a broker lacking
+    it, such a broker in the ISR, a first crash, a leader change...) and not every offset.  Counting the
+    ISR members that lack the first acknowledged record cut the median steps to a lost write on
+    kafka-0.10.2 from 127k to 110k (8 seeds, under the old one-level schedule).
     """
     g = s.ghost
+    brokers = s.brokers
     lacking = lacking_in_isr = 0
     if g.acked:
         rid, off, _e, _b, p = g.acked[0]
         zk_state = s.zk.partition_states[p]
         isr = zk_state.isr if zk_state is not None else ()
-        for br in s.brokers:
+        for br in brokers:
             log = br.logs[p]
             if log is not None:
-                entry = log.entry_at(off)
-                if entry is None or entry[0] != rid:
+                entries = log.entries
+                i = off - log.log_start_offset
+                if not (0 <= i < len(entries) and entries[i][0] == rid):
                     lacking += 1
-                    lacking_in_isr += br.broker_id in isr
-    roles = tuple((br.alive, tuple(type(pt) is Partition and pt.leader == br.broker_id for pt in br.partitions))
-                  for br in s.brokers)
-    max_epoch = max((e for _p, e, _b in g.leaders), default=-1)
-    return (lacking, lacking_in_isr, min(len(g.acked), 2), g.crashes, g.session_expirations, max_epoch,
-            g.truncations > 0, g.isr_shrinks > 0, g.isr_expands > 0, roles, len(s.controllers))
+                    if br.broker_id in isr:
+                        lacking_in_isr += 1
+    # roles as bits, broker by broker: alive, then "believes it leads partition p" for each p
+    roles = 0
+    for br in brokers:
+        b = br.broker_id
+        roles = roles << 1 | br.alive
+        for pt in br.partitions:
+            roles = roles << 1 | (type(pt) is Partition and pt.leader == b)
+    leaders = g.leaders
+    max_epoch = max([e for _p, e, _b in leaders]) if leaders else -1
+    cell = (lacking, lacking_in_isr, min(len(g.acked), 2), g.crashes, g.session_expirations,
+            g.truncations > 0, g.isr_shrinks > 0, g.isr_expands > 0)
+    return cell, (max_epoch, roles, len(s.controllers))
+
+
+def trace_of(node) -> list:
+    """The actions of a parent-pointer trace, first to last.
+
+    The guided search shares trace prefixes between corpus entries: a trace is ``None`` (empty) or
+    ``(parent, action)``, so extending it by one step costs O(1) instead of copying a tuple, and a
+    list is only materialised for a violation.
+    """
+    out = []
+    while node is not None:
+        node, a = node
+        out.append(a)
+    out.reverse()
+    return out
+
+
+class _Sampler:
+    """Weighted choice among a growing list of items in O(log n), weights changeable (a Fenwick tree).
+
+    ``pick(u)`` with ``u`` uniform in [0, 1) returns index i with probability weight[i] / total;
+    deterministic (the same sequence of add/set/pick calls gives the same answers in any process).
+    """
+
+    __slots__ = ("tree", "weights")
+
+    def __init__(self) -> None:
+        self.tree = [0.0]      # 1-based Fenwick tree over self.weights
+        self.weights = []
+
+    def __len__(self) -> int:
+        return len(self.weights)
+
+    def add(self, w: float) -> int:
+        """Append an item of weight w; returns its index."""
+        i = len(self.weights) + 1
+        self.weights.append(0.0)
+        # node i covers (i - lowbit(i), i]: sum the children already present
+        total, j, low = 0.0, i - 1, i - (i & -i)
+        while j > low:
+            total += self.tree[j]
+            j -= j & -j
+        self.tree.append(total)
+        self.set(i - 1, w)
+        return i - 1
+
+    def set(self, index: int, w: float) -> None:
+        delta = w - self.weights[index]
+        self.weights[index] = w
+        i, n, tree = index + 1, len(self.tree), self.tree
+        while i < n:
+            tree[i] += delta
+            i += i & -i
+
+    def total(self) -> float:
+        i, t, tree = len(self.weights), 0.0, self.tree
+        while i > 0:
+            t += tree[i]
+            i -= i & -i
+        return t
+
+    def pick(self, u: float) -> int:
+        target = u * self.total()
+        pos, tree, n = 0, self.tree, len(self.weights)
+        step = 1 << n.bit_length()
+        while step:
+            nxt = pos + step
+            if nxt <= n and tree[nxt] <= target:
+                pos = nxt
+                target -= tree[nxt]
+            step >>= 1
+        return min(pos, n - 1)
+
+
+#: A cell's weight is (1 + times it was chosen) ** -CELL_DECAY: every cell keeps a share, new cells more.
+CELL_DECAY = 0.5
 
 
 @dataclass
@@ -205,71 +296,110 @@ class SearchResult:
     errors_seen: int = 0
     #: (violation, its failing trace) for the first violation of each invariant (several only with keep_going)
     violations: list = field(default_factory=list)
+    #: distinct novelty cells (the first half of ``novelty_key``) the corpus covers
+    cells: int = 0
 
 
 def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 40, invariants=CATALOGUE,
            p_restart: float = 0.3, should_stop=None, keep_going: bool = False) -> SearchResult:
-    """Novelty-guided walks: extend saved states whose abstract key is rare; deterministic per seed.
+    """Novelty-guided walks over a corpus of saved states, scheduled by cell; deterministic per seed.
 
     Like a coverage-guided fuzzer's corpus: a state whose ``novelty_key`` was never seen is kept
     (with its trace); each extension starts from the initial state (with probability p_restart) or
-    from a kept state chosen with weight 1 / (times its key was seen), and walks up to
-    extension_steps actions under a fresh swarm policy.  Because the model is pure, kept states are
-    reused directly, without replaying their traces.  ``should_stop()`` (e.g. a wall-clock budget) is
-    asked between extensions; stopping early never changes what the completed extensions did, so a
-    violation found at extension k is found again by any run of the same seed with >= k extensions.
-    With ``keep_going`` the search goes on after a violation without checking that invariant again
-    (``violations`` lists each invariant's first failure with its trace; ``actions`` is the first's).
+    from a kept state, and walks up to extension_steps actions under a fresh swarm policy.  Because
+    the model is pure, kept states are reused directly, without replaying their traces.
+
+    Scheduling is two-level, as in Go-Explore's cell selection: first a cell (the durability and
+    fault part of the key) with weight (1 + times chosen) ** -CELL_DECAY, then uniformly one of the
+    cell's kept states (which differ in leaders, epochs and controllers).  The one-level schedule it
+    replaces chose a kept state with weight 1 / (times its key was seen): most keys are transient
+    configurations seen once or twice, so that long tail took nearly all the energy, and the few states
+    from which a deep bug is a short walk away starved (in one kafka-0.10.2 run, 4 such states out of
+    1,962 had 0.03% of the weight and were extended 4 times in 1,578 extensions).  With cells, a
+    configuration tail only splits its own cell's share.
+
+    ``should_stop()`` (e.g. a wall-clock budget) is asked between extensions; stopping early never
+    changes what the completed extensions did, so a violation found at extension k is found again by
+    any run of the same seed with >= k extensions.  With ``keep_going`` the search goes on after a
+    violation without checking that invariant again (``violations`` lists each invariant's first
+    failure with its trace; ``actions`` is the first's).
+
+    Traces are parent pointers (``trace_of``), materialised only for a violation.  Every random
+    choice comes from random.Random(seed) in a fixed order, and every dict is keyed by tuples of ints
+    and bools and only iterated in insertion order, so a seed gives the same search in any process.
     """
     rng = random.Random(seed)
     s0 = initial_state(cfg)
     vs = check_state(cfg, s0, 0, invariants)
     if vs:
-        return SearchResult(seed, 0, 0, 1, [], vs[0])
+        return SearchResult(seed, 0, 0, 1, [], vs[0], cells=1)
     key0 = novelty_key(s0)
-    corpus = [(s0, (), key0)]
-    seen = {key0: 1}
+    # the corpus, one entry per key: state, parent-pointer trace, trace length
+    states, traces, lengths = [s0], [None], [0]
+    seen = {key0}
+    cell_index = {key0[0]: 0}     # cell -> its index in cell_members and in the sampler
+    cell_members = [[0]]          # kept states per cell, in the order found
+    cell_chosen = [0]
+    sampler = _Sampler()
+    sampler.add(1.0)
     steps = 0
     seen_witnesses: set = set()
-    counts: dict[str, int] = {}
+    by_type: dict = {}
     errors = 0
     found: list = []
 
     def result(ext_done: int) -> SearchResult:
         first, first_trace = found[0] if found else (None, [])
-        return SearchResult(seed, steps, ext_done, len(corpus), list(first_trace), first, frozenset(seen_witnesses),
-                            counts, errors, list(found))
+        counts = {k.__name__: n for k, n in by_type.items()}
+        return SearchResult(seed, steps, ext_done, len(states), list(first_trace), first, frozenset(seen_witnesses),
+                            counts, errors, list(found), len(cell_members))
 
     for ext in range(1, extensions + 1):
         if should_stop is not None and should_stop():
             return result(ext - 1)
         if rng.random() < p_restart:
-            s, trace, _ = corpus[0]
+            i = 0
         else:
-            s, trace, _ = rng.choices(corpus, [1.0 / seen[k] for _s, _t, k in corpus])[0]
+            c = sampler.pick(rng.random())
+            n = cell_chosen[c] = cell_chosen[c] + 1
+            sampler.set(c, (1.0 + n) ** -CELL_DECAY)
+            members = cell_members[c]
+            i = members[rng.randrange(len(members))] if len(members) > 1 else members[0]
+        s, node, length = states[i], traces[i], lengths[i]
         policy = Policy(cfg, random.Random(rng.getrandbits(63)))
+        kinds, choose = policy.kinds, policy.choose
         for _ in range(extension_steps):
-            acts = enabled_actions(cfg, s, policy.kinds)
+            acts = enabled_actions(cfg, s, kinds)
             if not acts:
                 break
-            a = policy.choose(acts)
+            a = choose(acts)
             s2 = step(cfg, s, a)
-            trace = trace + (a,)
+            node = (node, a)
+            length += 1
             steps += 1
-            name = type(a).__name__
-            counts[name] = counts.get(name, 0) + 1
-            vs = check_transition(cfg, s, a, s2, len(trace), invariants)
+            t = type(a)
+            by_type[t] = by_type.get(t, 0) + 1
+            vs = check_transition(cfg, s, a, s2, length, invariants)
             s = s2
             errors |= s.ghost.errors_seen
             if vs:
-                found.extend((v, list(trace)) for v in vs)
+                found.extend((v, trace_of(node)) for v in vs)
                 invariants = _without(invariants, vs)
                 if not keep_going or not invariants:
                     return result(ext)
             key = novelty_key(s)
-            n = seen.get(key, 0)
-            if n == 0:
-                corpus.append((s, trace, key))
+            if key not in seen:
+                seen.add(key)
+                j = len(states)
+                states.append(s)
+                traces.append(node)
+                lengths.append(length)
+                c = cell_index.get(key[0])
+                if c is None:
+                    cell_index[key[0]] = sampler.add(1.0)
+                    cell_members.append([j])
+                    cell_chosen.append(0)
+                else:
+                    cell_members[c].append(j)
                 seen_witnesses |= witnesses(cfg, s)
-            seen[key] = n + 1
     return result(extensions)

@@ -167,3 +167,96 @@ def test_campaign_verdicts_tell_contradictions_from_bugs_not_found():
     assert preset_verdict(breaking, ["acked_durability", "committed_prefix"]) == "ok"
     assert preset_verdict(breaking, ["isr_entry_condition"]) == "not found"
     assert preset_verdict(breaking, ["acked_durability", "log_matching"]) == "UNEXPECTED"
+
+
+# --------------------------------------------------------------------------- the guided search's machinery
+def test_parent_pointer_trace_equals_the_naive_trace():
+    import random
+
+    from isrlab.model.step import enabled_actions
+    from isrlab.properties.walker import Policy, trace_of
+
+    cfg = preset("kafka-0.10.2").config
+    assert trace_of(None) == []
+    policy = Policy(cfg, random.Random(3))
+    s, node, naive = initial_state(cfg), None, ()
+    shared = None
+    for i in range(150):
+        acts = enabled_actions(cfg, s, policy.kinds)
+        if not acts:
+            break
+        a = policy.choose(acts)
+        s = step(cfg, s, a)
+        node, naive = (node, a), naive + (a,)
+        assert trace_of(node) == list(naive)
+        if i == 40:
+            shared = (node, list(naive))
+    assert len(naive) > 40
+    # a prefix another trace was extended from is unchanged: nodes are shared, never mutated
+    assert trace_of(shared[0]) == shared[1]
+
+
+def test_guided_violation_traces_replay_to_their_own_step():
+    from isrlab.properties.shrink import first_violation
+    from isrlab.properties.walker import search
+
+    cfg = preset("kafka-0.10.2").config
+    r = search(cfg, derive_seed(0, 0), 1500, 40, keep_going=True)
+    assert len(r.violations) >= 2 and r.violation == r.violations[0][0] and r.actions == r.violations[0][1]
+    for v, trace in r.violations:
+        assert v.step == len(trace)
+        got = first_violation(cfg, trace, v.invariant)
+        assert got is not None and got[0] == v.step
+
+
+def test_sampler_picks_in_proportion_to_its_weights():
+    import random
+
+    from isrlab.properties.walker import _Sampler
+
+    rng = random.Random(7)
+    sampler, weights = _Sampler(), []
+    for i in range(70):
+        weights.append(rng.random() + 0.01)
+        assert sampler.add(weights[-1]) == i
+        if i % 3 == 0:
+            j = rng.randrange(len(weights))
+            weights[j] = (2 + i) ** -0.5
+            sampler.set(j, weights[j])
+        total = sum(weights)
+        assert sampler.total() == pytest.approx(total) and len(sampler) == len(weights)
+        below = 0.0
+        for k, w in enumerate(weights):  # the middle of each item's interval picks that item
+            assert sampler.pick((below + w / 2) / total) == k
+            below += w
+    assert sampler.pick(0.0) == 0 and sampler.pick(0.999999999) == len(weights) - 1
+
+
+_SEARCH_SUMMARY = (
+    "import json\n"
+    "from isrlab.model.actions import action_to_json\n"
+    "from isrlab.model.config import preset\n"
+    "from isrlab.properties.walker import search\n"
+    "r = search(preset('kafka-0.10.2').config, 11, 400, 40, keep_going=True)\n"
+    "print(json.dumps({'steps': r.steps, 'corpus': r.corpus_size, 'cells': r.cells, 'kinds': r.kind_counts,\n"
+    "                  'errors': r.errors_seen, 'witnesses': sorted(r.witnesses),\n"
+    "                  'violations': [[v.invariant, v.step, [action_to_json(a) for a in t]] for v, t in r.violations]}))\n"
+)
+
+
+def test_guided_search_is_the_same_under_any_hash_seed(tmp_path):
+    """Same seed and config, same search, in another process with another PYTHONHASHSEED."""
+    import os
+    import subprocess
+    import sys
+
+    outs = []
+    for hash_seed in ("0", "4242"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        out = subprocess.run([sys.executable, "-c", _SEARCH_SUMMARY], env=env, cwd=tmp_path, capture_output=True,
+                             text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        outs.append(out.stdout)
+    assert outs[0] == outs[1]
+    got = json.loads(outs[0])
+    assert got["violations"] and got["cells"] > 10 and got["corpus"] > got["cells"]
