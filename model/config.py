@@ -220,7 +220,10 @@ PRESETS: dict[str, Preset] = {
                also_breaks=("isr_entry_condition", "hw_within_isr", "committed_prefix", "consumer_safety")),
         Preset("kafka-0.11", _BASE.replace(truncation="kip101", **_PRE_21), "isr_entry_condition",
                "KIP-101 epochs without KIP-279 and the 2.1 fixes: a follower rejoins the ISR below the new "
-               "leader's epoch start offset (KAFKA-7128).", "0.11.0, KAFKA-7128"),
+               "leader's epoch start offset (KAFKA-7128). After fast leader failovers the logs also diverge "
+               "(KIP-279): a follower asking for an epoch its new leader never had is told the start of the "
+               "leader's next epoch and keeps records the leader does not have below it.",
+               "0.11.0, KAFKA-7128, KIP-279", also_breaks=("log_matching", "committed_prefix")),
         Preset("kafka-2.0", _BASE.replace(**_PRE_21), "isr_entry_condition",
                "KIP-279 truncation without the 2.1 fixes: a lagging new leader's HW lets a follower rejoin "
                "the ISR without its leader epoch's records (KAFKA-7128).", "2.0.0, KAFKA-7128"),
