@@ -49,7 +49,7 @@ def machine_rate(cfg, examples: int, macros: bool) -> float:
     return r.steps / r.seconds
 
 
-def time_to_violation(engine: str, name: str, seed: int, cap: float, max_steps: int, extensions: int = 500):
+def time_to_violation(engine: str, name: str, seed: int, cap: float, max_steps: int, extensions: int = 6000):
     """(seconds to the first violation or None, the run that found it or None, steps run, seconds run)."""
     p = preset(name)
     inv = (BY_NAME[p.expected],)
@@ -80,7 +80,9 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--cap", type=float, default=120.0, help="seconds per seed before giving up")
     ap.add_argument("--max-steps", type=int, default=120)
-    ap.add_argument("--extensions", type=int, default=500, help="guided: extensions per run (a new seed after each)")
+    ap.add_argument("--extensions", type=int, default=6000,
+                    help="guided: extensions per run (a new seed after each; the CLI's default)")
+    ap.add_argument("--first-seed", type=int, default=0, help="campaign seeds first-seed .. first-seed + seeds - 1")
     ap.add_argument("--engines", nargs="*", default=["guided", "walk"],
                     help="guided, walk, hypothesis (the machine with its settle macro, Hypothesis-shrunk)")
     ap.add_argument("--presets", nargs="*", default=sorted(n for n, p in PRESETS.items() if p.expected != "pass"))
@@ -95,7 +97,7 @@ def main() -> None:
     print(f"time to first violation over {args.seeds} campaign seeds (cap {args.cap:.0f} s), shrunk length:")
     for engine, name in [(e, n) for n in args.presets for e in args.engines]:
         times, lengths, misses, steps, seconds = [], [], 0, 0, 0.0
-        for seed in range(args.seeds):
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
             t, r, n, dt = time_to_violation(engine, name, seed, args.cap, args.max_steps, args.extensions)
             steps += n
             seconds += dt
