@@ -226,7 +226,9 @@ PRESETS: dict[str, Preset] = {
                "0.11.0, KAFKA-7128, KIP-279", also_breaks=("log_matching", "committed_prefix")),
         Preset("kafka-2.0", _BASE.replace(**_PRE_21), "isr_entry_condition",
                "KIP-279 truncation without the 2.1 fixes: a lagging new leader's HW lets a follower rejoin "
-               "the ISR without its leader epoch's records (KAFKA-7128).", "2.0.0, KAFKA-7128"),
+               "the ISR without its leader epoch's records (KAFKA-7128). KIP-320 is not in 2.0 either, so "
+               "KAFKA-6880's divergence (see no-kip-320) is reachable.", "2.0.0, KAFKA-7128",
+               also_breaks=("log_matching", "committed_prefix")),
         Preset("no-kafka-7128", _BASE.replace(kafka_7128=False), "isr_entry_condition",
                "KAFKA-7128 off: a follower rejoins the ISR below the new leader's epoch start offset (only "
                "LEO >= a lagging HW is required). Electing it can lose acknowledged records, but that needs "
@@ -234,11 +236,18 @@ PRESETS: dict[str, Preset] = {
                "KAFKA-7128"),
         Preset("no-kafka-7415", _BASE.replace(kafka_7415=False), "pass",
                "KAFKA-7415 off: the new leader's epoch is only cached at its first append.", "KAFKA-7415"),
-        Preset("no-kafka-7164", _BASE.replace(kafka_7164=False, kip_320=False), "pass",
-               "KAFKA-7164 off: a follower that sees a new epoch of the same leader skips truncation.",
-               "KAFKA-7164"),
-        Preset("no-kip-320", _BASE.replace(kip_320=False), "pass",
-               "KIP-320 off: fetches carry no current leader epoch, so nothing is fenced by epoch.", "KIP-320"),
+        Preset("no-kafka-7164", _BASE.replace(kafka_7164=False, kip_320=False), "log_matching",
+               "KAFKA-7164 off: a follower that sees a new epoch of the same leader skips truncation and "
+               "appends the new epoch's records on top of records the leader truncated. KIP-320, which "
+               "subsumes the fix, is off too, so KAFKA-6880's divergence (see no-kip-320) is reachable as well.",
+               "KAFKA-7164", also_breaks=("committed_prefix",)),
+        Preset("no-kip-320", _BASE.replace(kip_320=False), "log_matching",
+               "KIP-320 off: fetches carry no current leader epoch, so nothing is fenced by epoch. A follower "
+               "cut off from the controller (its ZooKeeper session expired) keeps fetching from a broker that "
+               "has since truncated and leads again in a later epoch, and appends that epoch's records on top "
+               "of records the leader no longer has: the logs diverge (KAFKA-6880, KIP-320's motivation). "
+               "Once the leader takes it back into the ISR the committed prefix breaks as well.",
+               "KIP-320, KAFKA-6880", also_breaks=("committed_prefix",)),
         Preset("no-kafka-6082", _BASE.replace(kafka_6082=False), "pass",
                "KAFKA-6082 off: a zombie controller's ZooKeeper writes are not fenced by the epoch znode.",
                "KAFKA-6082"),
