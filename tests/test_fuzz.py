@@ -170,7 +170,7 @@ def test_campaign_verdicts_tell_contradictions_from_bugs_not_found():
     assert preset_verdict(passing, ["acked_durability"]) == "UNEXPECTED"
     assert preset_verdict(breaking, ["acked_durability", "committed_prefix"]) == "ok"
     assert preset_verdict(breaking, ["isr_entry_condition"]) == "not found"
-    assert preset_verdict(breaking, ["acked_durability", "log_matching"]) == "UNEXPECTED"
+    assert preset_verdict(breaking, ["acked_durability", "one_leader_per_epoch"]) == "UNEXPECTED"
 
 
 # --------------------------------------------------------------------------- the guided search's machinery
