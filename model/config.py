@@ -217,7 +217,8 @@ PRESETS: dict[str, Preset] = {
                "Truncate to the (lagging) HW on becoming follower: an acknowledged record is lost when "
                "the follower that truncated it is elected (KIP-101 scenario 1). Before that, the ISR member "
                "that truncated below the leader's HW already breaks the committed prefix, and replicas' logs "
-               "can diverge (KIP-101 scenario 2; without KIP-320 also KAFKA-6880's).", "0.10.2.0, KIP-101",
+               "can diverge (KIP-101 scenario 2: the fuzzer's trace diverges with KIP-320 switched on as well).",
+               "0.10.2.0, KIP-101",
                also_breaks=("isr_entry_condition", "hw_within_isr", "committed_prefix", "consumer_safety",
                             "log_matching")),
         Preset("kafka-0.11", _BASE.replace(truncation="kip101", **_PRE_21), "isr_entry_condition",
