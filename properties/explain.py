@@ -31,10 +31,17 @@ def sentence(cfg, actions, v: Violation) -> str:
     if v.invariant == "acked_durability":
         acked_at = _first_step(cfg, actions, lambda s: any(x[0] == f["record"] for x in s.ghost.acked))
         led_at = _first_step(cfg, actions, lambda s: (f["partition"], f["leader_epoch"], f["leader"]) in s.ghost.leaders)
+        head = (f"Offset {f['offset']} of partition {f['partition']} (record {f['record']}) was acknowledged to an "
+                f"acks=all producer at step {acked_at}; however broker {f['leader']}")
+        if led_at is not None and acked_at is not None and led_at < acked_at:
+            # the leader of that epoch already led when the write was acknowledged: it lost the record since
+            # (an unclean crash, then leading the same epoch again after a restart)
+            found = "no longer has it" if f["found"] is None else f"has record {f['found']} there instead"
+            return (f"{head}, leader in epoch {f['leader_epoch']} since step {led_at}, {found} at step {v.step}: "
+                    f"an acknowledged write was lost.")
         found = "without it" if f["found"] is None else f"with record {f['found']} there instead"
-        return (f"Offset {f['offset']} of partition {f['partition']} (record {f['record']}) was acknowledged to an "
-                f"acks=all producer at step {acked_at}; however broker {f['leader']} became leader in epoch "
-                f"{f['leader_epoch']} at step {led_at} {found}: an acknowledged write was lost.")
+        return (f"{head} became leader in epoch {f['leader_epoch']} at step {led_at} {found}: an acknowledged "
+                f"write was lost.")
     if v.invariant == "consumer_safety":
         if "records" in f:
             return (f"A consumer read two different records {f['records']} at offset {f['offset']} of partition "

@@ -47,3 +47,26 @@ def test_every_breaking_preset_has_an_archived_counterexample():
     missing = [(name, p.expected) for name, p in PRESETS.items()
                if p.expected != "pass" and (name, p.expected) not in archived]
     assert not missing, f"no archived counterexample for {missing}"
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+def test_stored_explanation_is_what_explain_says_today(path):
+    """The one sentence in each file is the explainer's sentence for its trace and violation (kept in step)."""
+    from isrlab.properties.explain import sentence
+    from isrlab.properties.invariants import Violation
+
+    trace = load_trace(str(path))
+    assert trace.explanation == sentence(trace.config, trace.actions, Violation(**trace.violation))
+
+
+def test_a_leader_that_lost_an_acknowledged_record_in_its_own_epoch_is_explained_as_such():
+    """Acknowledged at step 16 by broker 0, which has led epoch 0 since step 3: the sentence must not say it
+    'became leader at step 3 without it' (the record did not exist then), but that it no longer has it."""
+    from isrlab.properties.explain import sentence
+    from isrlab.properties.invariants import Violation
+
+    trace = load_trace(str(ARCHIVE / "2026-11-22-crash-loses-unflushed-acked_durability-42d14fe9fb83.json"))
+    text = sentence(trace.config, trace.actions, Violation(**trace.violation))
+    assert "acknowledged to an acks=all producer at step 16" in text
+    assert "broker 0, leader in epoch 0 since step 3, no longer has it at step 22" in text
+    assert "became leader" not in text
