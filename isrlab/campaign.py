@@ -174,7 +174,7 @@ def run_one(spec: CampaignSpec, preset_name: str, seed: int, should_stop=None,
     m = run_machine(cfg, seed, HYPOTHESIS_EXAMPLES, spec.steps, spec.checked,
                     shrink_budget_s=spec.machine_shrink_budget_s, preset=preset_name)
     found = [] if m.violation is None else [(m.violation, list(m.actions))]
-    return RunOutcome(seed, m.steps, found, dict(m.kinds), m.witnesses, 0)
+    return RunOutcome(seed, m.steps, found, dict(m.kinds), m.witnesses, m.errors_seen)
 
 
 def executor_name() -> str:

@@ -253,6 +253,7 @@ class ModelMachine(RuleBasedStateMachine):
         self.trace.append(a)
         self._groups = None
         stats["steps"] += 1
+        stats["errors_seen"] |= post.ghost.errors_seen
         kinds = stats["kinds"]
         name = type(a).__name__
         kinds[name] = kinds.get(name, 0) + 1
@@ -385,7 +386,7 @@ def swarm_walk(self, seed: int, steps: int) -> None:
 def new_stats(track_witnesses: bool = True) -> dict:
     """Counters a machine class accumulates over its test cases."""
     return {"examples": 0, "rule_calls": 0, "steps": 0, "not_enabled": 0, "kinds": {}, "failures": 0,
-            "first_failure_at": None, "best_failure": None, "witnesses": frozenset(),
+            "first_failure_at": None, "best_failure": None, "witnesses": frozenset(), "errors_seen": 0,
             "track_witnesses": track_witnesses}
 
 
@@ -503,6 +504,8 @@ class MachineRun:
     seconds_to_find: float | None = None
     kinds: dict = field(default_factory=dict)
     witnesses: frozenset = frozenset()
+    #: the error codes any applied action produced, as a bit set over ``model.errors.ERROR_BIT``
+    errors_seen: int = 0
 
     def __iter__(self):
         return iter((self.violation, self.actions))
@@ -635,4 +638,4 @@ def run_machine(cfg: ModelConfig, seed: int, max_examples: int = 100, stateful_s
                       provenance=provenance, examples=s["examples"], rule_calls=s["rule_calls"], steps=s["steps"],
                       failing_examples=s["failures"], seconds=seconds,
                       seconds_to_find=None if found_at is None else found_at - t0,
-                      kinds=dict(s["kinds"]), witnesses=s["witnesses"])
+                      kinds=dict(s["kinds"]), witnesses=s["witnesses"], errors_seen=s["errors_seen"])

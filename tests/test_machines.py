@@ -359,3 +359,15 @@ def test_run_machine_does_not_depend_on_which_modules_are_loaded():
         assert out.returncode == 0, out.stderr
         outs.append(json.loads(out.stdout))
     assert outs[0] == outs[1] and outs[0][1] > 100
+
+
+def test_machine_reports_the_error_codes_its_actions_produced():
+    """Error-code coverage of a machine run (campaigns' coverage table includes the hypothesis engine)."""
+    from isrlab.campaign import CampaignSpec, error_names, run_one
+
+    run = run_machine(preset("kafka-2.4").config, seed=1, max_examples=40, stateful_step_count=30)
+    names = error_names(run.errors_seen)
+    assert "NOT_LEADER_FOR_PARTITION" in names and "STALE_CONTROLLER_EPOCH" in names
+    spec = CampaignSpec(presets=("kafka-2.4",), engine="hypothesis", runs=1, max_steps=20)
+    out = run_one(spec, "kafka-2.4", 1)
+    assert out.errors_seen != 0 and error_names(out.errors_seen)
