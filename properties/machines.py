@@ -558,7 +558,8 @@ def run_settings(max_examples: int, stateful_step_count: int, *, shrink: bool = 
     the same run under pytest's profile, in a Spark executor and on the command line.
     """
     phases = [Phase.generate, Phase.shrink] if shrink else [Phase.generate]
-    return Settings(parent=Settings.get_profile("default"), max_examples=max_examples, stateful_step_count=stateful_step_count, deadline=None,
+    return Settings(parent=Settings.get_profile("default"), max_examples=max_examples,
+                    stateful_step_count=stateful_step_count, deadline=None,
                     database=None, derandomize=False, report_multiple_bugs=False, print_blob=False,
                     phases=phases, verbosity=Verbosity.quiet,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,

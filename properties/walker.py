@@ -192,9 +192,8 @@ def novelty_key(s) -> tuple:
         for br in brokers:
             log = br.logs[p]
             if log is not None:
-                entries = log.entries
-                i = off - log.log_start_offset
-                if not (0 <= i < len(entries) and entries[i][0] == rid):
+                entry = log.entry_at(off)
+                if entry is None or entry[0] != rid:
                     lacking += 1
                     if br.broker_id in isr:
                         lacking_in_isr += 1

@@ -151,13 +151,22 @@ class BitVecImage:
         self._iv: dict = {}
         self._bv: dict = {}
 
-    def interval(self, e) -> tuple:
+    @staticmethod
+    def _memo(cache: dict, e, compute):
+        """compute(e), once per z3 term: keyed by the term's id, checked by structural equality."""
         key = e.get_id()
-        hit = self._iv.get(key)
+        hit = cache.get(key)
         if hit is not None and hit[0].eq(e):
             return hit[1]
+        out = compute(e)
+        cache[key] = (e, out)
+        return out
+
+    def interval(self, e) -> tuple:
+        return self._memo(self._iv, e, self._interval_widening)
+
+    def _interval_widening(self, e):
         iv = self._interval(e)
-        self._iv[key] = (e, iv)
         if iv is not None:
             self.width = max(self.width, max(abs(iv[0]), abs(iv[1]) + 1).bit_length() + 1)
         return iv
@@ -195,13 +204,7 @@ class BitVecImage:
         raise ValueError(f"no bit-vector image for {e.decl()} in {e}")
 
     def bv(self, e):
-        key = e.get_id()
-        hit = self._bv.get(key)
-        if hit is not None and hit[0].eq(e):
-            return hit[1]
-        out = self._bv_of(e)
-        self._bv[key] = (e, out)
-        return out
+        return self._memo(self._bv, e, self._bv_of)
 
     def _bv_of(self, e):
         w = self.width
