@@ -200,6 +200,27 @@ def test_parent_pointer_trace_equals_the_naive_trace():
     assert trace_of(shared[0]) == shared[1]
 
 
+def test_novelty_cells_mark_a_follower_whose_log_diverges_below_its_fetch_offset():
+    """The cell's divergence level along the archived KAFKA-6880 trace (no-kip-320, 38 actions).
+
+    Step 20: the zombie follower (broker 1) appends a record from broker 0's stale response that
+    ZooKeeper's leader (broker 2) lacks: level 1.  Step 25: broker 0 truncates that record as
+    broker 2's follower while broker 1 still fetches from broker 0: level 2, until the violation.
+    """
+    from pathlib import Path
+
+    from isrlab.model.trace import load_trace
+    from isrlab.properties.walker import novelty_key
+
+    (path,) = Path(__file__).resolve().parent.parent.glob("counterexamples/*-no-kip-320-log_matching-*.json")
+    t = load_trace(str(path))
+    s, levels = initial_state(t.config), []
+    for a in t.actions:
+        s = step(t.config, s, a)
+        levels.append(novelty_key(s)[0][-1])
+    assert levels == [0] * 19 + [1] * 5 + [2] * 14
+
+
 def test_guided_violation_traces_replay_to_their_own_step():
     from isrlab.properties.shrink import first_violation
     from isrlab.properties.walker import search
