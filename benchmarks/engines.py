@@ -38,7 +38,30 @@ no-kip-320             22.69 s (1.87-125.0)  10/10  38         -
 no-kafka-7164          15.22 s (0.34-114.8)  10/10  38         -
 =====================  ======================================  ======================================
 
-Steps/s on kafka-2.4 with every invariant checked, same runs: walker 16,557-18,932; Hypothesis
+Then two changes to the guided search's cells (walker.novelty_key and search): the divergence level
+(a follower holding records its fetch leader, or ZooKeeper's leader, lacks below its fetch offset)
+and a cell weight that falls with the steps that reached the cell (** -0.75).  Same held-out seeds
+10-19, cap 120 s, one process on the 2-core machine, load 1-2:
+
+=====================  ======================================
+preset                 guided (10 seeds)
+=====================  ======================================
+crash-loses-unflushed  0.29 s (0.07-1.32)    10/10  24
+kafka-0.10.2           0.27 s (0.10-1.36)    10/10  28
+kafka-0.11             0.31 s (0.04-2.16)    10/10  14
+kafka-2.0              0.25 s (0.06-2.42)    10/10  14
+no-kafka-7128          0.43 s (0.07-2.97)    10/10  14
+no-kip-320             3.62 s (0.08-7.03)    10/10  38
+no-kafka-7164          2.84 s (0.43-5.93)    10/10  40
+=====================  ======================================
+
+In steps (load-independent, campaign seeds 0-11 or 0-39) the same change took KAFKA-6880's
+divergence from 539k to 71k steps (no-kip-320) and from 1.12M to 90k (no-kafka-7164), and
+kafka-0.10.2's lost write from 28.5k to 13.3k (40 seeds); the walker.py docstrings give each step.
+Walker steps/s in that run: 18,888; the machine 2,269 with one-kind rules (8.3x), 5,827 with the
+macros (3.2x).
+
+Steps/s on kafka-2.4 with every invariant checked, earlier runs: walker 16,557-18,932; Hypothesis
 machine with one rule per action kind 1,626-1,746 (walker/machine 10.2-10.8x), with the settle and
 swarm macros 4,737-5,157 (3.2-4.0x: the macros step the model without a rule draw per step).  The
 machine finds kafka-0.10.2 by test-case count, not in this time-bounded form: seeds 6, 7 and 8
