@@ -225,13 +225,17 @@ PRESETS: dict[str, Preset] = {
                "KIP-101 epochs without KIP-279 and the 2.1 fixes: a follower rejoins the ISR below the new "
                "leader's epoch start offset (KAFKA-7128). After fast leader failovers the logs also diverge "
                "(KIP-279): a follower asking for an epoch its new leader never had is told the start of the "
-               "leader's next epoch and keeps records the leader does not have below it.",
-               "0.11.0, KAFKA-7128, KIP-279", also_breaks=("log_matching", "committed_prefix")),
+               "leader's next epoch and keeps records the leader does not have below it. KIP-320 is not in "
+               "0.11 either, so KAFKA-6880's divergence and data loss (see no-kip-320) are reachable.",
+               "0.11.0, KAFKA-7128, KIP-279",
+               also_breaks=("log_matching", "committed_prefix", "acked_durability", "consumer_safety",
+                            "hw_within_isr")),
         Preset("kafka-2.0", _BASE.replace(**_PRE_21), "isr_entry_condition",
                "KIP-279 truncation without the 2.1 fixes: a lagging new leader's HW lets a follower rejoin "
                "the ISR without its leader epoch's records (KAFKA-7128). KIP-320 is not in 2.0 either, so "
-               "KAFKA-6880's divergence (see no-kip-320) is reachable.", "2.0.0, KAFKA-7128",
-               also_breaks=("log_matching", "committed_prefix")),
+               "KAFKA-6880's divergence and data loss (see no-kip-320) are reachable.", "2.0.0, KAFKA-7128",
+               also_breaks=("log_matching", "committed_prefix", "acked_durability", "consumer_safety",
+                            "hw_within_isr")),
         Preset("no-kafka-7128", _BASE.replace(kafka_7128=False), "isr_entry_condition",
                "KAFKA-7128 off: a follower rejoins the ISR below the new leader's epoch start offset (only "
                "LEO >= a lagging HW is required). Electing it can lose acknowledged records, but that needs "
@@ -242,15 +246,20 @@ PRESETS: dict[str, Preset] = {
         Preset("no-kafka-7164", _BASE.replace(kafka_7164=False, kip_320=False), "log_matching",
                "KAFKA-7164 off: a follower that sees a new epoch of the same leader skips truncation and "
                "appends the new epoch's records on top of records the leader truncated. KIP-320, which "
-               "subsumes the fix, is off too, so KAFKA-6880's divergence (see no-kip-320) is reachable as well.",
-               "KAFKA-7164", also_breaks=("committed_prefix",)),
+               "subsumes the fix, is off too, so KAFKA-6880's divergence and data loss (see no-kip-320) are "
+               "reachable as well.",
+               "KAFKA-7164", also_breaks=("committed_prefix", "acked_durability", "consumer_safety", "hw_within_isr")),
         Preset("no-kip-320", _BASE.replace(kip_320=False), "log_matching",
                "KIP-320 off: fetches carry no current leader epoch, so nothing is fenced by epoch. A follower "
                "cut off from the controller (its ZooKeeper session expired) keeps fetching from a broker that "
                "has since truncated and leads again in a later epoch, and appends that epoch's records on top "
                "of records the leader no longer has: the logs diverge (KAFKA-6880, KIP-320's motivation). "
-               "Once the leader takes it back into the ISR the committed prefix breaks as well.",
-               "KIP-320, KAFKA-6880", also_breaks=("committed_prefix",)),
+               "Once the leader takes it back into the ISR the committed prefix breaks as well; the HW then "
+               "counts a record that follower does not have, so electing it loses an acknowledged write "
+               "(KAFKA-6880's data loss) that a consumer may have read, and when it finally truncates, an "
+               "ISR member's LEO is below the leader's HW.",
+               "KIP-320, KAFKA-6880",
+               also_breaks=("committed_prefix", "acked_durability", "consumer_safety", "hw_within_isr")),
         Preset("no-kafka-6082", _BASE.replace(kafka_6082=False), "pass",
                "KAFKA-6082 off: a zombie controller's ZooKeeper writes are not fenced by the epoch znode.",
                "KAFKA-6082"),
@@ -268,7 +277,10 @@ PRESETS: dict[str, Preset] = {
         Preset("crash-loses-unflushed", _BASE.replace(crash_loses_unflushed_data=True), "acked_durability",
                "Unclean crashes lose the unflushed log suffix: with min.insync.replicas=1 two crashes "
                "lose an acknowledged record (KIP-101 scenario 2, KIP-966); a consumer may already have read "
-               "it.", "KIP-966", also_breaks=("consumer_safety",)),
+               "it. A leader that lost its unflushed suffix and leads again in the same epoch (a controller "
+               "failover re-sends the epoch ZooKeeper holds) writes other records at the same offsets under "
+               "the same epoch as its followers' copies, so the logs stop matching too.",
+               "KIP-966", also_breaks=("consumer_safety", "log_matching")),
     )
 }
 
