@@ -241,8 +241,12 @@ PRESETS: dict[str, Preset] = {
                "LEO >= a lagging HW is required). Electing it can lose acknowledged records, but that needs "
                "four replicas (the new leader's HW stays frozen only while another ISR member has not fetched).",
                "KAFKA-7128"),
-        Preset("no-kafka-7415", _BASE.replace(kafka_7415=False), "pass",
-               "KAFKA-7415 off: the new leader's epoch is only cached at its first append.", "KAFKA-7415"),
+        Preset("no-kafka-7415", _BASE.replace(kafka_7415=False), "hw_within_isr",
+               "KAFKA-7415 off: the new leader's epoch is only cached at its first append. Until then it "
+               "answers an OffsetsForLeaderEpoch for a later epoch than its cache knows with UNDEFINED, and "
+               "the follower falls back to truncating to its own HW, below committed records it held: a "
+               "broker that still leads an older epoch keeps it in its ISR with an LEO below its HW.",
+               "KAFKA-7415"),
         Preset("no-kafka-7164", _BASE.replace(kafka_7164=False, kip_320=False), "log_matching",
                "KAFKA-7164 off: a follower that sees a new epoch of the same leader skips truncation and "
                "appends the new epoch's records on top of records the leader truncated. KIP-320, which "

@@ -25,6 +25,14 @@ def _first_step(cfg, actions, predicate) -> int | None:
     return None
 
 
+def _state_after(cfg, actions, n: int):
+    """The state after the first n actions."""
+    s = initial_state(cfg)
+    for a in actions[:n]:
+        s = step(cfg, s, a)
+    return s
+
+
 def sentence(cfg, actions, v: Violation) -> str:
     """One sentence saying what broke, with the steps that establish it."""
     f = v.facts
@@ -59,6 +67,15 @@ def sentence(cfg, actions, v: Violation) -> str:
     if v.invariant == "log_matching":
         return (f"At step {v.step} brokers {f['brokers'][0]} and {f['brokers'][1]} agree on offset "
                 f"{f['matched_offset']}'s epoch but differ at offset {f['offset']}: {f['entries']}.")
+    if v.invariant == "hw_within_isr":
+        state = _state_after(cfg, actions, v.step)
+        own = state.brokers[f["leader"]].partitions[f["partition"]].leader_epoch
+        zk = state.zk.partition_states[f["partition"]]
+        stale = (f" (it still leads epoch {own}; ZooKeeper is at epoch {zk.leader_epoch})"
+                 if zk is not None and zk.leader_epoch > own else "")
+        return (f"At step {v.step} broker {f['follower']}, a member of leader {f['leader']}'s ISR {f['isr']}, has LEO "
+                f"{f['follower_log_end_offset']}, below that leader's HW {f['high_watermark']}{stale}: an ISR member "
+                f"lacks records the leader counts as committed.")
     if v.invariant == "fetch_fencing":
         return (f"At step {v.step} leader {f['leader']} answered follower {f['follower']}'s fetch with {f['error']} "
                 f"yet changed its state for that follower (LEO {f['log_end_offset_before']} -> "
