@@ -70,3 +70,22 @@ def test_a_leader_that_lost_an_acknowledged_record_in_its_own_epoch_is_explained
     assert "acknowledged to an acks=all producer at step 16" in text
     assert "broker 0, leader in epoch 0 since step 3, no longer has it at step 22" in text
     assert "became leader" not in text
+
+
+def test_kafka_7415_counterexample_is_gone_with_the_fix():
+    """The archived no-kafka-7415 trace, replayed with KAFKA-7415 on: every action is still enabled, and at
+    the violating step the follower truncated only its uncommitted record (LEO 1, the zombie leader's HW)."""
+    from isrlab.model.step import initial_state, step
+    from isrlab.properties.shrink import first_violation
+
+    (path,) = ARCHIVE.glob("*-no-kafka-7415-hw_within_isr-*.json")
+    trace = load_trace(str(path))
+    assert first_violation(trace.config, trace.actions, "hw_within_isr") is not None
+    fixed = trace.config.replace(kafka_7415=True)
+    s = initial_state(fixed)
+    for a in trace.actions:
+        s = step(fixed, s, a)
+        assert s is not None, f"{a} is not enabled with KAFKA-7415"
+    v = trace.violation["facts"]
+    assert s.brokers[v["follower"]].logs[v["partition"]].log_end_offset == v["high_watermark"]
+    assert first_violation(fixed, trace.actions, "hw_within_isr") is None
