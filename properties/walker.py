@@ -170,8 +170,9 @@ def novelty_key(s) -> tuple:
     was acknowledged, the crash and session-expiry counters, and whether a follower ever truncated a
     record, a leader ever shrank or expanded its ISR, how many live followers fetch under a stale
     leader epoch (0, 1, 2+), and how far a follower's log diverges below its fetch offset
-    (``_divergence``: 0, 1, 2).  ``detail`` is the configuration the cluster is in: the highest leader epoch, which live brokers believe they lead which partition, how many
-    controller instances exist.  Coarse on purpose (a few hundred cells, a few thousand keys), so that
+    (``_divergence``: 0, 1, 2).  ``detail`` is the configuration the cluster is in: the highest
+    leader epoch, which live brokers believe they lead which partition, how many controller
+    instances exist.  Coarse on purpose (a few hundred cells, a few thousand keys), so that
     the corpus keeps the states that opened a new situation (first acknowledged write, a broker lacking
     it, such a broker in the ISR, a first crash, a leader change...) and not every offset.  Counting the
     ISR members that lack the first acknowledged record cut the median steps to a lost write on
@@ -204,9 +205,10 @@ def novelty_key(s) -> tuple:
                     lacking += 1
                     if br.broker_id in isr:
                         lacking_in_isr += 1
-    # roles as bits, broker by broker: alive, then "believes it leads partition p" for each p; and how
-    # many live followers fetch under a leader epoch older than ZooKeeper's (a view the controller has
-    # not refreshed: a lost session, a request not yet delivered)
+    # roles as bits, broker by broker: alive, then "believes it leads partition p" for each p; how many
+    # live followers fetch under a leader epoch older than ZooKeeper's (a view the controller has not
+    # refreshed: a lost session, a request not yet delivered); and the highest divergence level
+    # of a live follower's log below its fetch offset
     roles = stale = diverged = 0
     states = s.zk.partition_states
     for br in brokers:
@@ -231,7 +233,7 @@ def novelty_key(s) -> tuple:
 
 
 def _divergence(brokers, log, p: int, f, zk_state) -> int:
-    """How far a follower's log disagrees below its fetch offset: 2 with its fetch leader's, 1 with ZooKeeper's leader's.
+    """How far a follower's log disagrees below its fetch offset: 2 with its fetch leader's, 1 with ZK's leader's.
 
     The precondition of every log divergence (KIP-101, KIP-279, KAFKA-6880, KAFKA-7164): a follower
     holds, below the offset it fetches from, records that the leader it fetches from does not have,
