@@ -89,3 +89,33 @@ def test_kafka_7415_counterexample_is_gone_with_the_fix():
     v = trace.violation["facts"]
     assert s.brokers[v["follower"]].logs[v["partition"]].log_end_offset == v["high_watermark"]
     assert first_violation(fixed, trace.actions, "hw_within_isr") is None
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_counterexample_is_gone_on_kafka_2_4(path):
+    """Found before the fix, gone after it: each archived trace replayed on kafka-2.4 (every fix in).
+
+    The presets differ from kafka-2.4 only in protocol flags, so the same actions apply.  Every action stays
+    enabled and the recorded invariant holds throughout, except for kafka-0.10.2's traces: under epoch
+    truncation a new follower must send OffsetsForLeaderEpoch before it fetches, so their first fetch after
+    becoming a follower is not enabled there (which is the fix: truncation no longer goes by the HW).
+    """
+    from isrlab.model.config import preset
+    from isrlab.model.state import TRUNCATING
+    from isrlab.model.step import initial_state, step
+    from isrlab.properties.shrink import first_violation
+
+    trace = load_trace(str(path))
+    fixed = preset("kafka-2.4").config
+    differing = {f for f in fixed.__dataclass_fields__ if getattr(fixed, f) != getattr(trace.config, f)}
+    assert differing <= {"truncation", "kip_320", "kafka_7128", "kafka_7415", "kafka_7164", "kafka_6082", "kip_380",
+                         "crash_loses_unflushed_data"}, differing
+    s = initial_state(fixed)
+    for a in trace.actions:
+        after = step(fixed, s, a)
+        if after is None:
+            assert trace.config.truncation == "hw", f"{a} is not enabled on kafka-2.4"
+            assert type(a).__name__ == "FetchRequest" and s.brokers[a.broker].fetchers[a.partition].state == TRUNCATING
+            return
+        s = after
+    assert first_violation(fixed, trace.actions, trace.violated) is None
