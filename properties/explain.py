@@ -62,8 +62,9 @@ def sentence(cfg, actions, v: Violation) -> str:
                 f"{f['leader_epoch_start_offset']} (HW {f['high_watermark']}): an ISR member lacks records the "
                 f"leader had when its epoch began.")
     if v.invariant == "committed_prefix":
+        held = "nothing" if f["follower_entry"] is None else f["follower_entry"]
         return (f"At step {v.step} leader {f['leader']} has HW {f['high_watermark']} but ISR member {f['follower']} "
-                f"holds {f['follower_entry']} instead of {f['leader_entry']} at offset {f['offset']}.")
+                f"holds {held} instead of {f['leader_entry']} at offset {f['offset']}.")
     if v.invariant == "log_matching":
         return (f"At step {v.step} brokers {f['brokers'][0]} and {f['brokers'][1]} agree on offset "
                 f"{f['matched_offset']}'s epoch but differ at offset {f['offset']}: {f['entries']}.")
@@ -80,8 +81,61 @@ def sentence(cfg, actions, v: Violation) -> str:
         return (f"At step {v.step} leader {f['leader']} answered follower {f['follower']}'s fetch with {f['error']} "
                 f"yet changed its state for that follower (LEO {f['log_end_offset_before']} -> "
                 f"{f['log_end_offset_after']}).")
+    other = _SENTENCES.get(v.invariant)
+    if other is not None:
+        return f"At step {v.step} {other(f, cfg)}."
     facts = json.dumps(f, separators=(", ", ": "))
     return f"Invariant {v.invariant} failed at step {v.step}: {facts}."
+
+
+def _epochs(f, cfg) -> str:
+    what = "controller epoch" if "controller_epoch_before" in f else "leader epoch"
+    kind = "controller_epoch" if "controller_epoch_before" in f else "leader_epoch"
+    where = "ZooKeeper's" if f.get("where") == "zookeeper" else f"broker {f['broker']}'s"
+    return f"{where} {what} went back from {f[kind + '_before']} to {f[kind + '_after']}"
+
+
+def _lag_window(f, cfg) -> str:
+    lag, since = cfg.replica_lag_time_max_ms, f["now"] - f["last_caught_up_time_ms"]
+    if f["bound"] == "lower":
+        return (f"leader {f['leader']}'s ISR expiration removed follower {f['follower']}, which was not out of sync "
+                f"(last caught up {since} ms before, LEO {f['follower_log_end_offset']} against the leader's "
+                f"{f['leader_log_end_offset']}; replica.lag.time.max.ms is {lag})")
+    return (f"leader {f['leader']}'s ISR expiration kept follower {f['follower']}, last caught up {since} ms before, "
+            f"beyond replica.lag.time.max.ms ({lag})")
+
+
+#: one clause per invariant whose facts need no replay (the sentence is "At step N <clause>.")
+_SENTENCES = {
+    "log_offsets": lambda f, cfg: (f"broker {f['broker']}'s log breaks 0 <= log start <= HW <= LEO: log start "
+                                   f"{f['log_start_offset']}, HW {f['high_watermark']}, LEO {f['log_end_offset']}"),
+    "isr_well_formed": lambda f, cfg: (f"{'ZooKeeper' if f['where'] == 'zookeeper' else 'leader ' + str(f['leader'])}"
+                                       f" holds ISR {f['isr']} with "
+                                       f"{'no leader' if f['leader'] < 0 else 'leader ' + str(f['leader'])} for "
+                                       f"assignment {f['assignment']}: an ISR must be non-empty, within the "
+                                       f"assignment and hold its leader"),
+    "one_leader_per_epoch": lambda f, cfg: (f"brokers {f['leaders'][0]} and {f['leaders'][1]} have both become "
+                                            f"leader of partition {f['partition']} in leader epoch "
+                                            f"{f['leader_epoch']}"),
+    "epoch_cache_monotonic": lambda f, cfg: (f"broker {f['broker']}'s leader-epoch cache {f['epoch_cache']} does not "
+                                             f"have strictly increasing epochs and start offsets"),
+    "isr_propagation_bound": lambda f, cfg: (f"broker {f['broker']} still has not written its ISR changes "
+                                             f"{f['pending']} to ZooKeeper (last change at "
+                                             f"{f['last_isr_change_ms']} ms, last propagation at "
+                                             f"{f['last_isr_propagation_ms']} ms, now {f['now']} ms)"),
+    "leader_hw_monotonic": lambda f, cfg: (f"leader {f['broker']}'s HW went back from {f['high_watermark_before']} "
+                                           f"to {f['high_watermark_after']} within its tenure in epoch "
+                                           f"{f['leader_epoch']}"),
+    "epochs_monotonic": _epochs,
+    "stale_controller_epoch_refused": lambda f, cfg: (f"broker {f['broker']} accepted a {f['request']} from "
+                                                      f"controller epoch {f['request_controller_epoch']} although it "
+                                                      f"had seen epoch {f['broker_controller_epoch']} (it changed "
+                                                      f"{f['changed']})"),
+    "min_isr_promise": lambda f, cfg: (f"leader {f['leader']} acknowledged record {f['record']} at offset "
+                                       f"{f['offset']} to an acks=all producer with ISR {f['isr']}, smaller than "
+                                       f"min.insync.replicas={f['min_insync_replicas']}"),
+    "isr_lag_window": _lag_window,
+}
 
 
 def step_table(result: ReplayResult, max_changes: int = 4, width: int = 24) -> list[str]:

@@ -31,6 +31,7 @@ from isrlab.model.encode import encode
 from isrlab.model.state import NO_LEADER, FetchResponseData, LeaderIsrAndControllerEpoch
 from isrlab.model.step import enabled_actions, initial_state, step, tick_limit
 from isrlab.model.trace import load_trace
+from isrlab.properties.explain import sentence
 from isrlab.properties.invariants import BY_NAME, SAFETY, check_state, check_transition
 
 pytestmark = pytest.mark.unit
@@ -717,6 +718,9 @@ def test_invariant_catches_mutant(case: Case, monkeypatch):
     assert broken.violation.invariant == case.invariant
     got = {k: broken.violation.facts.get(k) for k in case.facts}
     assert got == case.facts, f"violation facts {broken.violation.facts}"
+    # and explain has a sentence of its own for it (not the generic one with the raw facts)
+    said = sentence(cfg, actions[:broken.steps], broken.violation)
+    assert not said.startswith("Invariant ") and "{" not in said and f"step {broken.violation.step}" in said, said
 
 
 @pytest.mark.parametrize("trace", [t_lagging_isr_member, t_hw_drops_within_tenure, lambda: scenario("16-")],
