@@ -89,10 +89,9 @@ def sentence(cfg, actions, v: Violation) -> str:
 
 
 def _epochs(f, cfg) -> str:
-    what = "controller epoch" if "controller_epoch_before" in f else "leader epoch"
     kind = "controller_epoch" if "controller_epoch_before" in f else "leader_epoch"
     where = "ZooKeeper's" if f.get("where") == "zookeeper" else f"broker {f['broker']}'s"
-    return f"{where} {what} went back from {f[kind + '_before']} to {f[kind + '_after']}"
+    return f"{where} {kind.replace('_', ' ')} went back from {f[kind + '_before']} to {f[kind + '_after']}"
 
 
 def _lag_window(f, cfg) -> str:
