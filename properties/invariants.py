@@ -204,10 +204,13 @@ def log_matching(cfg, s: ClusterState):
             a_id, a = logs[i]
             for j in range(i + 1, len(logs)):
                 b_id, b = logs[j]
+                if a.log_start_offset == b.log_start_offset:
+                    ea, eb = a.entries, b.entries
+                    n = min(len(ea), len(eb))
+                    if ea[:n] == eb[:n]:
+                        continue      # equal overlaps cannot break it (one C-level compare)
                 lo = max(a.log_start_offset, b.log_start_offset)
                 hi = min(a.log_end_offset, b.log_end_offset)
-                if a.read(lo, hi) == b.read(lo, hi):
-                    continue          # equal overlaps cannot break it (one C-level compare)
                 matched = None
                 for o in range(hi - 1, lo - 1, -1):
                     ea, eb = a.entry_at(o), b.entry_at(o)
