@@ -10,7 +10,7 @@ wants to change is cloned once (``_clone``) and re-linked into its (already
 cloned) parent; unchanged branches stay shared with the previous state, as in
 stateright's ``Arc``/``Cow`` states.  The token tells a record cloned in this
 step from one still shared with the input, so a record is never cloned twice
-and no change is lost.  ``tests/test_model_pure.py`` checks on random walks
+and no change is lost.  ``tests/test_model_core.py`` checks on random walks
 that a step never changes its input state.
 """
 

@@ -32,6 +32,40 @@ def test_step_never_changes_its_input(preset_config):
             assert canonical_json(again) == canonical_json(s2), f"{a} is not deterministic"
 
 
+
+def _records(node, seen=None):
+    """Every state record reachable from node (through fields, tuples and lists)."""
+    from isrlab.model.node import Node
+
+    seen = set() if seen is None else seen
+    if isinstance(node, Node):
+        if id(node) in seen:
+            return
+        seen.add(id(node))
+        yield node
+        for name in node._FIELDS:
+            yield from _records(getattr(node, name), seen)
+    elif isinstance(node, (tuple, list)):
+        for x in node:
+            yield from _records(x, seen)
+
+
+def test_clone_copies_every_field_and_owns_the_token():
+    """The generated _clone of each record class is a shallow copy of all its fields, owned by the new token."""
+    classes = set()
+    for s, _a, s2 in random_states(SMALL, 3, 300):
+        for r in _records(s2):
+            tok = object()
+            c = r._clone(tok)
+            assert type(c) is type(r) and c is not r and c._tok is tok
+            assert c == r
+            for name in r._FIELDS:
+                assert getattr(c, name) is getattr(r, name), f"{type(r).__name__}.{name} was not shared"
+            classes.add(type(r).__name__)
+    assert {"ClusterState", "Broker", "Partition", "Replica", "Log", "FetchState", "ZooKeeper", "Controller",
+            "Ghost"} <= classes
+
+
 def test_enabled_actions_equals_the_guard_based_definition(preset_config):
     cfg = preset_config.replace(n_partitions=2)
     for seed in range(2):
