@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import random
+from bisect import bisect
+from itertools import accumulate
 from dataclasses import dataclass, field
 
 from ..model import actions as A
@@ -108,9 +110,11 @@ class Policy:
             group = urgent
         else:
             group = list(by_kind.values())[rng.randrange(len(by_kind))]
-        if self.weights is not None and len(group) > 1:
-            w = self.weights
-            return rng.choices(group, [w[x.broker] if hasattr(x, "broker") else 1.0 for x in group])[0]
+        w = self.weights
+        if w is not None and len(group) > 1:
+            # random.choices(group, weights) written out (same draws, same result) without its checks
+            cum = list(accumulate([w[x.broker] if hasattr(x, "broker") else 1.0 for x in group]))
+            return group[bisect(cum, rng.random() * (cum[-1] + 0.0), 0, len(group) - 1)]
         return group[rng.randrange(len(group))]
 
 
