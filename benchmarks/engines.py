@@ -65,6 +65,28 @@ kafka-0.10.2's lost write from 28.5k to 13.3k (40 seeds); the walker.py docstrin
 Walker steps/s in that run: 18,888; the machine 2,269 with one-kind rules (8.3x), 5,827 with the
 macros (3.2x).
 
+Then four speed-ups that leave every search step for step the same (the same seeds give the same
+traces): each record's ``_clone`` generated field by field, ``enabled_actions``'s tables found by
+the config's identity instead of its hash, log_matching's equal-overlap check, and the weighted
+choice written out.  Same held-out seeds 10-19, cap 120 s, one process on the 2-core machine,
+load about 1:
+
+=====================  ======================================  ==========
+preset                 guided (10 seeds)                       steps/s
+=====================  ======================================  ==========
+crash-loses-unflushed  0.21 s (0.08-0.97)    10/10  24         32,491
+kafka-0.10.2           0.24 s (0.12-1.20)    10/10  28         33,211
+kafka-0.11             0.18 s (0.03-1.56)    10/10  14         37,882
+kafka-2.0              0.18 s (0.05-1.43)    10/10  14         37,017
+no-kafka-7128          0.35 s (0.05-1.90)    10/10  14         33,758
+no-kip-320             2.45 s (0.05-4.31)    10/10  38         41,416
+no-kafka-7164          2.38 s (0.42-5.11)    10/10  40         32,686
+no-kafka-7415          20.70 s (0.78-49.35)  10/10  42         42,134
+=====================  ======================================  ==========
+
+Walker steps/s in that run 29,585; the machine 1,856 with one-kind rules (15.9x), 6,500 with the
+macros (4.6x).  (That run predates the written-out weighted choice, which added about 5% more.)
+
 Steps/s on kafka-2.4 with every invariant checked, earlier runs: walker 16,557-18,932; Hypothesis
 machine with one rule per action kind 1,626-1,746 (walker/machine 10.2-10.8x), with the settle and
 swarm macros 4,737-5,157 (3.2-4.0x: the macros step the model without a rule draw per step).  The
