@@ -389,6 +389,14 @@ def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 
     no-kafka-7164 46k) but not over 6-11, and worse on the others over seeds 0-19 (kafka-0.10.2
     24.0k, kafka-0.11 13.7k, no-kafka-7128 21.0k); 0.5 did no better than 0 on KAFKA-6880 (seeds 0-5).
 
+    Tried and not kept, median steps to the first violation over campaign seeds 0-7 (kept settings:
+    no-kip-320 67k, no-kafka-7164 127k, no-kafka-7415 377k): a cell field for a zombie leader (a live
+    broker leading an epoch older than ZooKeeper's) 133k / - / 597k; a zombie whose ISR holds a member
+    with a lower HW 130k / - / 304k; cell weight times (1 + nonzero fault and progress fields) 100k /
+    45k / 372k, squared 119k for no-kip-320; 20 or 80 steps per extension 122k or 121k on no-kip-320
+    (20: 83k on no-kafka-7164); 1,000 / 2,000 / 60,000 extensions per run on no-kafka-7415 782k / 256k
+    / 600k.  Each is within the seed-to-seed spread (a factor of 10 within one setting) or worse.
+
     ``should_stop()`` (e.g. a wall-clock budget) is asked between extensions; stopping early never
     changes what the completed extensions did, so a violation found at extension k is found again by
     any run of the same seed with >= k extensions.  With ``keep_going`` the search goes on after a
