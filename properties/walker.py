@@ -13,8 +13,8 @@ from __future__ import annotations
 import hashlib
 import random
 from bisect import bisect
-from itertools import accumulate
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 from ..model import actions as A
 from ..model.config import ModelConfig
