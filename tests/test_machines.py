@@ -374,3 +374,49 @@ def test_machine_reports_the_error_codes_its_actions_produced():
     spec = CampaignSpec(presets=("kafka-2.4",), engine="hypothesis", runs=1, max_steps=20)
     out = run_one(spec, "kafka-2.4", 1)
     assert out.errors_seen != 0 and error_names(out.errors_seen)
+
+
+def _raised(make, context=None, cause=None):
+    """An exception from make(), raised with the given context and cause, caught and returned."""
+    try:
+        try:
+            if context is not None:
+                raise context
+        except BaseException:
+            if cause is not None:
+                raise make() from cause
+            raise make()
+        raise make()
+    except BaseException as e:
+        return e
+
+
+def test_budget_is_recognised_through_any_cause_context_or_group():
+    """A Flaky error Hypothesis raises while a BudgetExhausted unwinds counts as the budget, however it is linked."""
+    from hypothesis.errors import FlakyStrategyDefinition
+
+    from isrlab.properties.machines import BudgetExhausted, _caused_by_budget
+
+    flaky = lambda: FlakyStrategyDefinition("stopped drawing earlier")  # noqa: E731
+    assert _caused_by_budget(BudgetExhausted())
+    assert _caused_by_budget(_raised(flaky, context=BudgetExhausted()))
+    # an explicit cause hides the context from `__cause__ or __context__`; both links are searched
+    assert _caused_by_budget(_raised(flaky, context=BudgetExhausted(), cause=ValueError("inner")))
+    assert _caused_by_budget(BaseExceptionGroup("two", [ValueError("x"), BudgetExhausted()]))
+    assert not _caused_by_budget(_raised(flaky, context=ValueError("x")))
+    assert not _caused_by_budget(ValueError("x"))
+
+
+def test_a_flaky_error_after_the_deadline_is_the_budget_and_before_it_is_not():
+    """Past the deadline every rule raises BudgetExhausted, so a replay ending early is the budget's doing."""
+    import time
+
+    from hypothesis.errors import FlakyStrategyDefinition
+
+    from isrlab.properties.machines import _caused_by_budget
+
+    e = FlakyStrategyDefinition("The second run stopped drawing earlier than the first run")
+    assert _caused_by_budget(e, deadline=time.perf_counter() - 1.0)
+    assert not _caused_by_budget(e, deadline=time.perf_counter() + 60.0)
+    assert not _caused_by_budget(e, deadline=None)
+    assert not _caused_by_budget(ValueError("not Hypothesis's"), deadline=time.perf_counter() - 1.0)
