@@ -18,7 +18,7 @@ from itertools import accumulate
 
 from ..model import actions as A
 from ..model.config import ModelConfig
-from ..model.state import Partition
+from ..model.state import TRUNCATING, Partition
 from ..model.step import enabled_actions, initial_state, step
 from .invariants import CATALOGUE, Violation, check_state, check_transition, witnesses
 
@@ -173,8 +173,9 @@ def novelty_key(s) -> tuple:
     record and how many of those are in the ZooKeeper ISR the controller elects from, whether anything
     was acknowledged, the crash and session-expiry counters, and whether a follower ever truncated a
     record, a leader ever shrank or expanded its ISR, how many live followers fetch under a stale
-    leader epoch (0, 1, 2+), and how far a follower's log diverges below its fetch offset
-    (``_divergence``: 0, 1, 2).  ``detail`` is the configuration the cluster is in: the highest
+    leader epoch (0, 1, 2+), how far a follower's log diverges below its fetch offset
+    (``_divergence``: 0, 1, 2), and whether a member of a leader's ISR is truncating with its HW
+    below that leader's (``_truncating_below_hw``).  ``detail`` is the configuration the cluster is in: the highest
     leader epoch, which live brokers believe they lead which partition, how many controller
     instances exist.  Coarse on purpose (a few hundred cells, a few thousand keys), so that
     the corpus keeps the states that opened a new situation (first acknowledged write, a broker lacking
@@ -192,7 +193,15 @@ def novelty_key(s) -> tuple:
     no-kafka-7128 11.8k -> 13.1k (within noise), crash-loses-unflushed 7.6k -> 12.1k (mean 8.5k ->
     11.4k: the extra cells thin out the energy a lossy crash needs).  Counting only followers in the
     fetching state (not truncating) gave the same figures within noise.  Cost: none measurable
-    (guided steps/s on kafka-2.4 18.2k before, 18.4k after).
+    (guided steps/s on kafka-2.4 18.2k before, 18.4k after).  The truncating-below-HW field cut
+    KAFKA-7415's truncation below the HW from 753k to 195k median steps (campaign seeds 0-19; mean
+    825k -> 409k; Mann-Whitney p = 0.02).  Along a search the parts are common (zombie leaders with
+    a HW in about a fifth of the states, a follower about to get an UNDEFINED answer in 1-2%, a
+    truncating ISR member with a lower HW in about 0.4%) but all three at once only a few times, one
+    step from the violation.  Over the same seeds no-kip-320 went 72k -> 122k (mean 94k -> 125k,
+    p = 0.23, within noise), no-kafka-7164 85k -> 86k, and the five shallow presets moved within
+    noise (kafka-0.10.2 unchanged, kafka-0.11 and kafka-2.0 5.7k -> 7.6k, crash-loses-unflushed
+    5.7k -> 6.9k, no-kafka-7128 27.9k -> 22.6k).
     """
     g = s.ghost
     brokers = s.brokers
@@ -232,8 +241,37 @@ def novelty_key(s) -> tuple:
     leaders = g.leaders
     max_epoch = max([e for _p, e, _b in leaders]) if leaders else -1
     cell = (lacking, lacking_in_isr, min(len(g.acked), 2), g.crashes, g.session_expirations,
-            g.truncations > 0, g.isr_shrinks > 0, g.isr_expands > 0, min(stale, 2), diverged)
+            g.truncations > 0, g.isr_shrinks > 0, g.isr_expands > 0, min(stale, 2), diverged,
+            _truncating_below_hw(brokers))
     return cell, (max_epoch, roles, len(s.controllers))
+
+
+def _truncating_below_hw(brokers) -> bool:
+    """Whether a member of a leader's ISR is truncating while its own HW is below that leader's HW.
+
+    The state one step before an ISR member's LEO can fall below its leader's HW (``hw_within_isr``):
+    a truncation is the only way a log shrinks, and one that falls back to the member's own HW (an
+    UNDEFINED OffsetsForLeaderEpoch answer, KAFKA-7415) lands below the leader's.  Every broker that
+    believes it leads counts, zombies included, as in the invariant.
+    """
+    for br in brokers:
+        if not br.alive:
+            continue
+        b = br.broker_id
+        for p, pt in enumerate(br.partitions):
+            if type(pt) is not Partition or pt.leader != b:
+                continue
+            hw = br.logs[p].high_watermark
+            if hw <= 0:
+                continue
+            for m in pt.isr:
+                if m == b:
+                    continue
+                member = brokers[m]
+                f = member.fetchers[p] if member.alive else None
+                if f is not None and f.state == TRUNCATING and member.logs[p].high_watermark < hw:
+                    return True
+    return False
 
 
 def _divergence(brokers, log, p: int, f, zk_state) -> int:
@@ -389,7 +427,8 @@ def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 
     no-kafka-7164 46k) but not over 6-11, and worse on the others over seeds 0-19 (kafka-0.10.2
     24.0k, kafka-0.11 13.7k, no-kafka-7128 21.0k); 0.5 did no better than 0 on KAFKA-6880 (seeds 0-5).
 
-    Tried and not kept, median steps to the first violation over campaign seeds 0-7 (kept settings:
+    Tried and not kept, median steps to the first violation over campaign seeds 0-7 (the settings
+    before the truncating-below-HW cell field:
     no-kip-320 67k, no-kafka-7164 127k, no-kafka-7415 377k): a cell field for a zombie leader (a live
     broker leading an epoch older than ZooKeeper's) 133k / - / 597k; a zombie whose ISR holds a member
     with a lower HW 130k / - / 304k; cell weight times (1 + nonzero fault and progress fields) 100k /

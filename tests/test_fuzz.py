@@ -217,8 +217,29 @@ def test_novelty_cells_mark_a_follower_whose_log_diverges_below_its_fetch_offset
     s, levels = initial_state(t.config), []
     for a in t.actions:
         s = step(t.config, s, a)
-        levels.append(novelty_key(s)[0][-1])
+        levels.append(novelty_key(s)[0][9])  # the cell's divergence level
     assert levels == [0] * 19 + [1] * 5 + [2] * 14
+
+
+def test_novelty_cells_mark_an_isr_member_truncating_below_its_leaders_hw():
+    """The cell's last field along the archived KAFKA-7415 trace (no-kafka-7415, 34 actions).
+
+    Steps 32-33: broker 1, still in zombie leader 0's ISR with HW 0 below broker 0's HW 1, has become
+    broker 2's follower and is truncating; step 34 is its OffsetsForLeaderEpoch, answered UNDEFINED,
+    which truncates it to its HW (the violation), and it no longer truncates.
+    """
+    from pathlib import Path
+
+    from isrlab.model.trace import load_trace
+    from isrlab.properties.walker import novelty_key
+
+    (path,) = Path(__file__).resolve().parent.parent.glob("counterexamples/*-no-kafka-7415-hw_within_isr-*.json")
+    t = load_trace(str(path))
+    s, marks = initial_state(t.config), []
+    for a in t.actions:
+        s = step(t.config, s, a)
+        marks.append(novelty_key(s)[0][-1])
+    assert marks == [False] * 31 + [True, True, False]
 
 
 def test_guided_violation_traces_replay_to_their_own_step():
