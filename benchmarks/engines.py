@@ -87,6 +87,29 @@ no-kafka-7415          20.70 s (0.78-49.35)  10/10  42         42,134
 Walker steps/s in that run 29,585; the machine 1,856 with one-kind rules (15.9x), 6,500 with the
 macros (4.6x).  (That run predates the written-out weighted choice, which added about 5% more.)
 
+Then the cell field for an ISR member truncating below its leader's HW (walker.novelty_key), same
+seeds and conditions:
+
+=====================  ======================================  ==========
+preset                 guided (10 seeds)                       steps/s
+=====================  ======================================  ==========
+crash-loses-unflushed  0.16 s (0.06-0.25)    10/10  26         44,374
+kafka-0.10.2           0.19 s (0.08-0.74)    10/10  28         47,892
+kafka-0.11             0.24 s (0.03-2.00)    10/10  17         45,689
+kafka-2.0              0.25 s (0.03-2.00)    10/10  17         45,647
+no-kafka-7128          0.68 s (0.04-1.42)    10/10  16         45,497
+no-kip-320             3.04 s (0.34-8.81)    10/10  40         42,179
+no-kafka-7164          3.42 s (0.34-13.28)   10/10  41         37,861
+no-kafka-7415          4.30 s (0.76-31.42)   10/10  43         40,159
+=====================  ======================================  ==========
+
+Walker 33,841 steps/s; the machine 2,596 with one-kind rules (13.0x), 8,315 with the macros (4.1x).
+The Hypothesis machine (settle + swarm, seeds 0-4, cap 60 s, Hypothesis-shrunk length) in a run
+beside it: crash-loses-unflushed 4.58 s (2.25-6.62) 5/5 16, kafka-0.11 3.45 s (0.29-9.75) 5/5 14,
+kafka-2.0 2.82 s (0.33-7.36) 5/5 14, no-kafka-7128 3.99 s (0.31-8.48) 5/5 16, kafka-0.10.2 2 of 5
+within 60 s (36.7 s first) 26, no-kafka-7415 1 of 5 (9.8 s) 45; no-kip-320 and no-kafka-7164 are
+out of its reach (properties/machines.py).
+
 Steps/s on kafka-2.4 with every invariant checked, earlier runs: walker 16,557-18,932; Hypothesis
 machine with one rule per action kind 1,626-1,746 (walker/machine 10.2-10.8x), with the settle and
 swarm macros 4,737-5,157 (3.2-4.0x: the macros step the model without a rule draw per step).  The
