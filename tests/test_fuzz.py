@@ -222,11 +222,13 @@ def test_novelty_cells_mark_a_follower_whose_log_diverges_below_its_fetch_offset
 
 
 def test_novelty_cells_mark_an_isr_member_truncating_below_its_leaders_hw():
-    """The cell's last field along the archived KAFKA-7415 trace (no-kafka-7415, 34 actions).
+    """The cell's last field along the archived KAFKA-7415 trace (no-kafka-7415, 32 actions).
 
-    Steps 32-33: broker 1, still in zombie leader 0's ISR with HW 0 below broker 0's HW 1, has become
-    broker 2's follower and is truncating; step 34 is its OffsetsForLeaderEpoch, answered UNDEFINED,
-    which truncates it to its HW (the violation), and it no longer truncates.
+    Broker 0's session expired at step 19, and it still leads epoch 0 with ISR [0, 1, 2] and HW 1.
+    Steps 22-26: broker 2, with HW 0, is broker 1's follower and truncating.  Step 31: broker 1,
+    with HW 0, becomes broker 2's follower and truncates.  Step 32 is broker 1's
+    OffsetsForLeaderEpoch.  It is answered UNDEFINED and truncates broker 1 to its HW, which is the
+    violation; after it broker 1 no longer truncates.
     """
     from pathlib import Path
 
@@ -239,7 +241,7 @@ def test_novelty_cells_mark_an_isr_member_truncating_below_its_leaders_hw():
     for a in t.actions:
         s = step(t.config, s, a)
         marks.append(novelty_key(s)[0][-1])
-    assert marks == [False] * 31 + [True, True, False]
+    assert marks == [False] * 21 + [True] * 5 + [False] * 4 + [True, False]
 
 
 def test_guided_violation_traces_replay_to_their_own_step():
