@@ -200,6 +200,22 @@ def test_parent_pointer_trace_equals_the_naive_trace():
     assert trace_of(shared[0]) == shared[1]
 
 
+def _cell_field_along(name: str, index: int) -> list:
+    """Field ``index`` of the novelty cell after each step of the archived trace ``*-{name}-*.json``."""
+    from pathlib import Path
+
+    from isrlab.model.trace import load_trace
+    from isrlab.properties.walker import novelty_key
+
+    (path,) = Path(__file__).resolve().parent.parent.glob(f"counterexamples/*-{name}-*.json")
+    t = load_trace(str(path))
+    s, out = initial_state(t.config), []
+    for a in t.actions:
+        s = step(t.config, s, a)
+        out.append(novelty_key(s)[0][index])
+    return out
+
+
 def test_novelty_cells_mark_a_follower_whose_log_diverges_below_its_fetch_offset():
     """The cell's divergence level along the archived KAFKA-6880 trace (no-kip-320, 38 actions).
 
@@ -207,17 +223,7 @@ def test_novelty_cells_mark_a_follower_whose_log_diverges_below_its_fetch_offset
     ZooKeeper's leader (broker 2) lacks: level 1.  Step 25: broker 0 truncates that record as
     broker 2's follower while broker 1 still fetches from broker 0: level 2, until the violation.
     """
-    from pathlib import Path
-
-    from isrlab.model.trace import load_trace
-    from isrlab.properties.walker import novelty_key
-
-    (path,) = Path(__file__).resolve().parent.parent.glob("counterexamples/*-no-kip-320-log_matching-*.json")
-    t = load_trace(str(path))
-    s, levels = initial_state(t.config), []
-    for a in t.actions:
-        s = step(t.config, s, a)
-        levels.append(novelty_key(s)[0][9])  # the cell's divergence level
+    levels = _cell_field_along("no-kip-320-log_matching", 9)  # the cell's divergence level
     assert levels == [0] * 19 + [1] * 5 + [2] * 14
 
 
@@ -230,17 +236,7 @@ def test_novelty_cells_mark_an_isr_member_truncating_below_its_leaders_hw():
     OffsetsForLeaderEpoch.  It is answered UNDEFINED and truncates broker 1 to its HW, which is the
     violation; after it broker 1 no longer truncates.
     """
-    from pathlib import Path
-
-    from isrlab.model.trace import load_trace
-    from isrlab.properties.walker import novelty_key
-
-    (path,) = Path(__file__).resolve().parent.parent.glob("counterexamples/*-no-kafka-7415-hw_within_isr-*.json")
-    t = load_trace(str(path))
-    s, marks = initial_state(t.config), []
-    for a in t.actions:
-        s = step(t.config, s, a)
-        marks.append(novelty_key(s)[0][-1])
+    marks = _cell_field_along("no-kafka-7415-hw_within_isr", -1)
     assert marks == [False] * 21 + [True] * 5 + [False] * 4 + [True, False]
 
 
