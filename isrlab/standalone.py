@@ -41,6 +41,17 @@ class ClusterError(RuntimeError):
     """The cluster did not come up (its logs are named in the message)."""
 
 
+class DaemonExited(ClusterError):
+    """A daemon this cluster started exited while the cluster was coming up."""
+
+
+#: Tries at starting the master, each on two newly picked ports.  A port free when picked can be taken
+#: before the master binds it (another test's Spark UI, say); the master is told not to drift to the
+#: next port (spark.port.maxRetries=0), since its URL and /json/ endpoint are read from the ports
+#: picked here, so it exits instead and is started again.
+MASTER_ATTEMPTS = 3
+
+
 class StandaloneCluster:
     """One master and ``workers`` workers of ``cores`` cores and ``memory`` each, on 127.0.0.1."""
 
@@ -63,6 +74,10 @@ class StandaloneCluster:
         env.update(SPARK_HOME=spark_home(), SPARK_LOCAL_IP="127.0.0.1", SPARK_NO_DAEMONIZE="1",
                    PYSPARK_PYTHON=env.get("PYSPARK_PYTHON", sys.executable))
         env.pop("SPARK_CONF_DIR", None)
+        # no drifting to another port (see MASTER_ATTEMPTS), and no REST submission server (unused; it
+        # would take the fixed port 6066)
+        env["SPARK_MASTER_OPTS"] = (env.get("SPARK_MASTER_OPTS", "")
+                                    + " -Dspark.port.maxRetries=0 -Dspark.master.rest.enabled=false").strip()
         return env
 
     def _spawn(self, name: str, args: list[str]) -> subprocess.Popen:
@@ -73,12 +88,27 @@ class StandaloneCluster:
                                 cwd=self.work_dir, start_new_session=True)
 
     def start(self) -> "StandaloneCluster":
+        """Start the master, then the workers, and wait for them; on any failure stop what was started."""
+        try:
+            return self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self) -> "StandaloneCluster":
         os.makedirs(self.work_dir, exist_ok=True)
-        self.port, self.ui_port = free_port(), free_port()
-        self.master = self._spawn("master", [
-            "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(self.port),
-            "--webui-port", str(self.ui_port)])
-        self._wait(lambda st: st.get("status") == "ALIVE", "the master")
+        for attempt in range(MASTER_ATTEMPTS):
+            self.port, self.ui_port = free_port(), free_port()
+            self.master = self._spawn("master" if attempt == 0 else f"master-{attempt}", [
+                "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(self.port),
+                "--webui-port", str(self.ui_port)])
+            try:
+                self._wait(lambda st: st.get("status") == "ALIVE", "the master")
+                break
+            except DaemonExited:
+                if attempt == MASTER_ATTEMPTS - 1:
+                    raise
+                self.stop()  # closes its log; the next try starts on two new ports
         for i in range(self.n_workers):
             wdir = os.path.join(self.work_dir, f"worker-{i}")
             os.makedirs(wdir, exist_ok=True)
@@ -99,16 +129,14 @@ class StandaloneCluster:
         while time.monotonic() < deadline:
             for p in [self.master, *self.workers]:
                 if p is not None and p.poll() is not None:
-                    self.stop()
-                    raise ClusterError(f"a Spark daemon exited (code {p.returncode}) while waiting for {what}; "
+                    raise DaemonExited(f"a Spark daemon exited (code {p.returncode}) while waiting for {what}; "
                                        f"logs in {self.work_dir}")
             try:
                 if ready(self.status()):
                     return
-            except OSError:
+            except (OSError, ValueError):  # not listening yet, or another server holds the port (not JSON)
                 pass
             time.sleep(0.5)
-        self.stop()
         raise ClusterError(f"{what} not up within {self.start_timeout_s:.0f} s; logs in {self.work_dir}")
 
     def kill_worker(self, i: int) -> int:

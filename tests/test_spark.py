@@ -158,6 +158,38 @@ def test_fuzz_command_bad_master_is_a_one_line_usage_error(tmp_path):
 
 
 # --------------------------------------------------------------------------- a standalone cluster
+def test_standalone_master_started_again_when_its_ui_port_is_taken(tmp_path, monkeypatch):
+    """The UI port picked for the master is held by another HTTP server (answering HTML, not JSON).
+
+    The master does not drift to another port (spark.port.maxRetries=0): it exits, and the cluster starts
+    it again on new ports, which the non-JSON answer in the meantime does not disturb.
+    """
+    import http.server
+    import threading
+
+    from isrlab import standalone
+
+    foreign = http.server.HTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=foreign.serve_forever, daemon=True).start()
+    taken, real, calls = foreign.server_address[1], standalone.free_port, []
+
+    def free_port():
+        calls.append(1)
+        return taken if len(calls) == 2 else real()  # the first master's UI port
+
+    monkeypatch.setattr(standalone, "free_port", free_port)
+    try:
+        with standalone.StandaloneCluster(str(tmp_path / "cluster"), workers=1) as cluster:
+            assert cluster.ui_port != taken
+            assert cluster.status()["status"] == "ALIVE" and cluster.status()["aliveworkers"] == 1
+            master = cluster.master
+        assert master.poll() is not None  # stopped with the cluster
+        assert (tmp_path / "cluster" / "master-1.log").exists()
+    finally:
+        foreign.shutdown()
+        foreign.server_close()
+
+
 def test_standalone_campaign_survives_a_killed_worker(spark, tmp_path):
     """A campaign on 1 master + 2 workers (127.0.0.1); one worker is SIGKILLed while its task runs.
 
