@@ -189,7 +189,7 @@ def test_parent_pointer_trace_equals_the_naive_trace():
         acts = enabled_actions(cfg, s, policy.kinds)
         if not acts:
             break
-        a = policy.choose(acts)
+        a = policy.choose(acts, s)
         s = step(cfg, s, a)
         node, naive = (node, a), naive + (a,)
         assert trace_of(node) == list(naive)
@@ -238,6 +238,37 @@ def test_novelty_cells_mark_an_isr_member_truncating_below_its_leaders_hw():
     """
     marks = _cell_field_along("no-kafka-7415-hw_within_isr", -1)
     assert marks == [False] * 21 + [True] * 5 + [False] * 4 + [True, False]
+
+
+def test_a_targeted_run_aims_its_faults_at_the_leader_and_the_controller():
+    """Along the archived KAFKA-6880 trace, the role holders are the controller and the brokers that believe they
+    lead; a targeted policy crashes each of them TARGET_WEIGHT times as often as another broker, an untargeted one
+    as often."""
+    import random
+    from pathlib import Path
+
+    from isrlab.model import actions as A
+    from isrlab.model.trace import load_trace
+    from isrlab.properties.walker import TARGET_WEIGHT, Policy, role_holders
+
+    (path,) = Path(__file__).resolve().parent.parent.glob("counterexamples/*-no-kip-320-log_matching-*.json")
+    t = load_trace(str(path))
+    s, holders = initial_state(t.config), []
+    for a in t.actions:
+        s = step(t.config, s, a)
+        holders.append(sorted(role_holders(s)))
+    # step 1: broker 1 is controller; step 3: broker 0 leads epoch 0; step 9: broker 0 crashes; step 10: broker
+    # 1's session expires (no controller, no leader); step 11: broker 2 is controller, then leader; step 29: its
+    # session expires and it still believes it leads (a zombie); step 30: broker 0 is controller
+    assert holders[0] == [1] and holders[2] == [0, 1] and holders[8] == [1] and holders[9] == []
+    assert holders[10] == [2] and holders[28] == [2] and holders[-1] == [0, 2]
+    crashes = tuple(A.BrokerCrash(b, clean) for b in range(3) for clean in (True, False))
+    for targeted in (True, False):
+        policy = Policy(t.config, random.Random(7))
+        policy.kinds, policy.weights, policy.targeted = frozenset({A.BrokerCrash}), [1.0, 1.0, 1.0], targeted
+        share = sum(policy.choose(crashes, s).broker in (0, 2) for _ in range(3000)) / 3000
+        expected = 2 * TARGET_WEIGHT / (2 * TARGET_WEIGHT + 1) if targeted else 2 / 3
+        assert abs(share - expected) < 0.04, (targeted, share)
 
 
 def test_guided_violation_traces_replay_to_their_own_step():

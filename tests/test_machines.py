@@ -293,7 +293,7 @@ def test_swarm_walk_applies_policy_chosen_enabled_actions_checking_each_step():
         acts = enabled_actions(cfg, s, policy.kinds)
         if not acts:
             break
-        expected.append(policy.choose(acts))
+        expected.append(policy.choose(acts, s))
         s = step(cfg, s, expected[-1])
     assert m.trace == expected and m.state == s
     assert swarm_walk.__doc__ and "swarm" in swarm_walk.__doc__
@@ -304,20 +304,20 @@ def test_swarm_walk_applies_policy_chosen_enabled_actions_checking_each_step():
 #: drawing literals out of whichever modules are loaded, so the outcome is the same on any machine and
 #: under any test selection for a given Hypothesis version and model (max_examples is part of the
 #: setting: Hypothesis's generation depends on it).  Test cases to the first violation, invalid ones
-#: included: kafka-0.11 and kafka-2.0 seed 0 at 14; crash-loses-unflushed seed 0 at 161; no-kafka-7128
-#: seed 0 at 774, seed 2 at 322; kafka-0.10.2 (max 1500) seed 6 at 390, seed 8 at 1228, seeds 0-3, 5
-#: and 9 not within 1500.  The second seed is there in case a model change moves the first one's find.
-#: no-kafka-7415 (max 1500) seed 1 at about 108k steps; seeds 0 and 2-13 not within 1500, so it has
-#: one seed only.  no-kip-320 and no-kafka-7164 (KAFKA-6880's divergence) are not listed: seeds 0-8
-#: found nothing within 1500 test cases (about 330k steps each), with every invariant the presets
-#: break checked (seeds 0-2) as with the headline alone; the guided search finds them (tests/test_fuzz.py).
+#: included, since the swarm policy's fault targeting (walker.P_TARGETED) moved every swarm_walk: kafka-0.11
+#: and kafka-2.0 seed 0 at 290, seed 1 at 159; crash-loses-unflushed seed 0 at 91, seed 1 at 24;
+#: no-kafka-7128 seed 0 at 178, seed 1 at 12; kafka-0.10.2 (max 1500) seed 1 at 1991, seed 2 at 865, seed 0
+#: not within 1500.  The second seed is there in case a model change moves the first one's find.
+#: Not listed (out of the machine's reach, tests/test_fuzz.py's guided search finds them): no-kip-320 and
+#: no-kafka-7164 (KAFKA-6880's divergence), none of seeds 0-8 within 1500 test cases before the targeting
+#: (about 330k steps each) nor of seeds 0-3 after; no-kafka-7415, found by seed 1 of seeds 0-13 before the
+#: targeting and by none of seeds 0-23 and 30-37 after (about 330k steps each).
 MACHINE_FINDS = {
-    "kafka-0.11": (600, (0, 2)),
-    "kafka-2.0": (600, (0, 2)),
-    "crash-loses-unflushed": (600, (0, 2)),
-    "no-kafka-7128": (600, (0, 2)),
-    "kafka-0.10.2": (1500, (6, 8)),
-    "no-kafka-7415": (1500, (1,)),
+    "kafka-0.11": (600, (0, 1)),
+    "kafka-2.0": (600, (0, 1)),
+    "crash-loses-unflushed": (600, (0, 1)),
+    "no-kafka-7128": (600, (0, 1)),
+    "kafka-0.10.2": (1500, (1, 2)),
 }
 
 
@@ -338,7 +338,7 @@ def test_machine_finds_the_breaking_presets_headline_violation(name):
 
 def test_every_breaking_preset_the_machine_misses_is_named():
     """A new breaking preset must be measured for the machine (added to MACHINE_FINDS) or named as out of reach."""
-    out_of_reach = {"no-kip-320", "no-kafka-7164"}
+    out_of_reach = {"no-kip-320", "no-kafka-7164", "no-kafka-7415"}
     breaking = {n for n, p in PRESETS.items() if p.expected != "pass"}
     assert breaking == set(MACHINE_FINDS) | out_of_reach
 
