@@ -64,6 +64,16 @@ def _assert_one_minimal(cfg, actions, invariant):
             f"deleting action {i + 1} ({A.describe(actions[i])}) still violates {invariant}")
 
 
+def _assert_two_minimal(cfg, actions, invariant):
+    """Deleting any two actions leaves some action not enabled or makes the violation disappear."""
+    for j in range(len(actions)):
+        for i in range(j):
+            cand = actions[:i] + actions[i + 1:j] + actions[j + 1:]
+            assert first_violation(cfg, cand, invariant) is None, (
+                f"deleting actions {i + 1} and {j + 1} ({A.describe(actions[i])}, {A.describe(actions[j])}) "
+                f"still violates {invariant}")
+
+
 # --------------------------------------------------------------------------- first_violation
 def test_first_violation_truncates_after_the_violation_and_ignores_the_rest():
     r = _walker_failure()
@@ -88,7 +98,7 @@ def test_first_violation_none_when_not_enabled_or_not_violated():
 
 
 # --------------------------------------------------------------------------- (a) real walker failures
-def test_shrinks_walker_failures_to_one_minimal_traces():
+def test_shrinks_walker_failures_to_one_and_two_minimal_traces():
     for r in _walker_failures(3):
         inv = r.violation.invariant
         res = shrink(MUTANT, r.actions, inv, time_budget_s=BUDGET_S)
@@ -100,6 +110,22 @@ def test_shrinks_walker_failures_to_one_minimal_traces():
         assert res.tests_run > 0 and res.seconds >= 0
         _assert_valid_and_failing(MUTANT, res.actions, inv)
         _assert_one_minimal(MUTANT, res.actions, inv)
+        _assert_two_minimal(MUTANT, res.actions, inv)
+
+
+def test_shrinks_a_guided_search_failure_to_a_two_minimal_trace():
+    """kafka-0.11's KAFKA-7128 as the guided search finds it (held-out campaign seed 18, 116 actions): deleting
+    single actions stops at 29, where two actions far apart can still go together."""
+    from isrlab.model.config import preset
+    from isrlab.properties.walker import derive_seed, search
+
+    cfg = preset("kafka-0.11").config
+    r = search(cfg, derive_seed(18, 0), 6000, 40, (I.BY_NAME["isr_entry_condition"],))
+    assert r.violation is not None and r.violation.invariant == "isr_entry_condition"
+    res = shrink(cfg, r.actions, "isr_entry_condition", time_budget_s=BUDGET_S)
+    assert not res.stopped_early and res.shrunk_length < len(r.actions)
+    _assert_valid_and_failing(cfg, res.actions, "isr_entry_condition")
+    _assert_two_minimal(cfg, res.actions, "isr_entry_condition")
 
 
 # --------------------------------------------------------------------------- (b) the hand-made KIP-101 trace
