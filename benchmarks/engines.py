@@ -110,6 +110,29 @@ kafka-2.0 2.82 s (0.33-7.36) 5/5 14, no-kafka-7128 3.99 s (0.31-8.48) 5/5 16, ka
 within 60 s (36.7 s first) 26, no-kafka-7415 1 of 5 (9.8 s) 45; no-kip-320 and no-kafka-7164 are
 out of its reach (properties/machines.py).
 
+Then the swarm policy's fault targeting (half the runs aim their crashes and session expirations at
+the leader and the controller: walker.P_TARGETED), same seeds and conditions, load about 1:
+
+=====================  ======================================  ==========
+preset                 guided (10 seeds)                       steps/s
+=====================  ======================================  ==========
+crash-loses-unflushed  0.17 s (0.04-0.36)    10/10  26         42,113
+kafka-0.10.2           0.20 s (0.02-0.55)    10/10  30         48,061
+kafka-0.11             0.61 s (0.00-1.90)    10/10  16         46,083
+kafka-2.0              0.64 s (0.00-1.98)    10/10  16         43,366
+no-kafka-7128          0.19 s (0.00-1.82)    10/10  19         46,459
+no-kip-320             3.39 s (0.30-9.56)    10/10  41         43,601
+no-kafka-7164          1.52 s (0.61-3.27)    10/10  39         42,678
+no-kafka-7415          3.23 s (0.17-27.92)   10/10  44         45,354
+=====================  ======================================  ==========
+
+Walker 38,515 steps/s; the machine 2,278 with one-kind rules (16.9x), 8,447 with the macros (4.6x).
+The Hypothesis machine (settle + swarm, seeds 0-4, cap 60 s, Hypothesis-shrunk length) after it, alone:
+crash-loses-unflushed 1.62 s (0.52-16.86) 5/5 17, kafka-0.11 1.94 s (1.91-7.51) 5/5 12, kafka-2.0 2.01 s
+(1.49-7.47) 5/5 12, no-kafka-7128 2.65 s (0.11-11.00) 5/5 17, kafka-0.10.2 38.66 s (21.49-60) 4/5 26,
+no-kafka-7415 0/5 (it was 1 of 5); walker 38,714 steps/s in that run, the machine 2,939 with one-kind rules
+(13.2x), 8,917 with the macros (4.3x).
+
 Steps/s on kafka-2.4 with every invariant checked, earlier runs: walker 16,557-18,932; Hypothesis
 machine with one rule per action kind 1,626-1,746 (walker/machine 10.2-10.8x), with the settle and
 swarm macros 4,737-5,157 (3.2-4.0x: the macros step the model without a rule draw per step).  The
