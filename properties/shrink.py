@@ -405,7 +405,8 @@ class _Shrinker:
                 b = self.best
                 if self.test(b[:i] + b[i + 1:j] + b[j + 1:]):
                     changed = True
-                    # the cut may have moved before j; every pair (i', j) with i' < i is still untried
+                    # shorter now (and the cut may have moved before j): go on from here; run() repeats this
+                    # pass until no pair goes, so the result is 2-minimal all the same
                     j = min(j, len(self.best) - 1)
                 i -= 1
             j -= 1
