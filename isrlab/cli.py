@@ -346,6 +346,66 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
     sys.exit(EXIT_VIOLATION if found is not None else EXIT_OK)
 
 
+# --------------------------------------------------------------------------- shrink
+@main.command("shrink")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--bfs-states", default=100_000, show_default=True, type=click.IntRange(0),
+              help="Distinct states the breadth-first pass over the trace's own actions may visit (0: none).")
+@click.option("--budget", default=120.0, show_default=True, type=click.FloatRange(min=0.1),
+              help="Seconds before the shrinker stops with the shortest trace so far.")
+@click.option("--archive", default="counterexamples", show_default=True, type=click.Path(file_okay=False),
+              help="Folder the shorter trace is archived in.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def shrink_cmd(file: str, bfs_states: int, budget: float, archive: str, as_json: bool) -> None:
+    """Shrink the failing trace FILE harder than the fuzzer does and archive the result if it is shorter.
+
+    Adds the shrinker's breadth-first pass over the trace's own actions, which finds other orders of
+    the same events (properties/shrink.py, pass 7); exit 0 whether or not it found a shorter trace.
+    """
+    import os
+
+    from .archive import archive_counterexample, counterexample
+    from .model.trace import TraceError, load_trace
+    from .properties.shrink import shrink
+
+    try:
+        trace = load_trace(file)
+    except TraceError as e:
+        raise InputError(str(e)) from None
+    if trace.expect != "violation" or not trace.violated:
+        raise InputError(f"{file}: the trace expects no violation, so there is nothing to shrink")
+    try:
+        sr = shrink(trace.config, trace.actions, trace.violated, time_budget_s=budget, bfs_states=bfs_states)
+    except ValueError as e:
+        raise InputError(f"{file}: {e}") from None
+    out = {"file": file, "invariant": trace.violated, "original_length": len(trace.actions),
+           "shrunk_length": sr.shrunk_length, "seconds": round(sr.seconds, 3), "complete": not sr.stopped_early,
+           "passes": sr.accepted, "trace_file": None, "newly_archived": False}
+    if sr.shrunk_length < len(trace.actions):
+        provenance = dict(trace.provenance, reshrunk_from=os.path.basename(file), bfs_states=bfs_states)
+        for k in ("replay", "original_length", "shrunk_length"):
+            provenance.pop(k, None)
+        cx = counterexample(trace.preset, trace.config, sr.actions, trace.violated, provenance,
+                            trace.provenance.get("original_length", len(trace.actions)), sr.seconds,
+                            not sr.stopped_early)
+        cx.trace.description = trace.description
+        path, written = archive_counterexample(archive, trace.preset, cx.trace)
+        out.update(trace_file=path, newly_archived=written, explanation=cx.trace.explanation)
+    if as_json:
+        click.echo(json.dumps(out, indent=1))
+    else:
+        how = "" if out["complete"] else " (stopped by --budget)"
+        click.echo(f"{file}: {trace.violated}, {out['original_length']} actions shrunk to {out['shrunk_length']} "
+                   f"in {sr.seconds:.1f} s{how}")
+        if out["trace_file"] is not None:
+            click.echo(out["explanation"])
+            verb = "archived as" if out["newly_archived"] else "already archived as"
+            click.echo(f"{verb} {out['trace_file']}; replay with: isrlab replay {out['trace_file']}")
+        else:
+            click.echo("no shorter trace found")
+    sys.exit(EXIT_OK)
+
+
 # --------------------------------------------------------------------------- prove, explore, explain
 # These commands live in their own modules; they import this one's names, so they come last.
 from .explore_cmd import explain, explore  # noqa: E402

@@ -46,20 +46,24 @@ runs out or ``max_tests`` candidates have been replayed:
    campaign seeds 10-19 of six breaking presets), by up to five actions:
    kafka-0.11's median shrunk length went 16 -> 14, no-kip-320's 41 -> 40,
    kafka-0.10.2's 30.5 -> 29.5; no-kafka-7164 and crash-loses-unflushed did
-   not change.
+   not change;
+7. only when asked (``bfs_states`` > 0; ``isrlab shrink``), once passes 2-6
+   change nothing: a breadth-first search over the trace's own actions, every
+   sequence of them (each any number of times, in any order) shorter than the
+   trace, states deduplicated by the explorer's key (``explore.fast_keyer``),
+   stopped after ``bfs_states`` distinct states.  The first failing sequence
+   it meets is the shortest over that alphabet; it replaces the trace and
+   passes 2-6 run again.  Deletion keeps the order of what it keeps, so it
+   cannot find another interleaving of the same events: this pass can.  It
+   took crash-loses-unflushed's 16-28-action traces to 12-13 (the explorer's
+   shortest, with scheduled tasks made eager, is 15) and kafka-0.11's 14-18
+   to 12, but only where the space below the trace's length is small: 1k-73k
+   states at about 150 us each, while half the traces had more than 100k
+   (held-out campaign seeds 10-19).  Bounded at 5,000 states it shortened 3
+   of 60 traces (kafka-0.11 14 -> 12) for 0.4-0.8 s more per shrink, which is
+   why the fuzzer's own shrinks leave it off and ``isrlab shrink`` offers it
+   for the traces one keeps.
 
-Tried and not kept: a breadth-first search over the shrunk trace's own
-actions (each any number of times, in any order; states deduplicated by
-``explore.fast_keyer``) for a shorter failing trace.  Deletion keeps the order
-of what it keeps, so it cannot find another interleaving of the same events:
-the search can, and it took crash-loses-unflushed's 16-28-action traces to 12
-(the explorer's shortest, with scheduled tasks made eager, is 15) and
-kafka-0.11's 14-18 to 12, but only where the space below the trace's length
-was small: 1k-73k states at about 150 us each, and 300k states (60-80 s)
-without an answer for half the traces.  Bounded at 5,000 states it shortened
-3 of 60 traces (kafka-0.11 14 -> 12) and cost 0.4-0.8 s per shrink; allowing
-each action only as often as the trace uses it did not shrink the space enough
-(crash-loses-unflushed: half the traces still over 100k states).
 
 Termination: a candidate replaces the current trace only if it is strictly
 smaller in the well-founded order (length, sum of field ranks, sum of tick
@@ -218,8 +222,10 @@ class _Stop(Exception):
 
 
 class _Shrinker:
-    def __init__(self, cfg, inv, actions, time_budget_s, max_tests):
+    def __init__(self, cfg, inv, actions, time_budget_s, max_tests, bfs_states=0):
         self.cfg = cfg
+        self.bfs_states = bfs_states
+        self.bfs_searched: list = []   # alphabets (frozensets) already searched, each below a length >= the trace's
         self.inv = inv
         self.is_state = inv.scope == STATE
         self.order = _Order(cfg)
@@ -425,6 +431,47 @@ class _Shrinker:
             j -= 1
         return changed
 
+    def pass_bfs(self) -> bool:
+        """Breadth-first search over the trace's own actions for a shorter failing trace (pass 7)."""
+        self.pass_name = "bfs"
+        best = self.best
+        alphabet = tuple(dict.fromkeys(best))   # distinct actions in order of first use: a deterministic order
+        letters = frozenset(alphabet)
+        if self.bfs_states <= 0 or len(best) <= 1 or any(letters <= done for done in self.bfs_searched):
+            return False
+        self.bfs_searched.append(letters)
+        from .explore import fast_keyer  # the explorer's dedup key (a bisimulation of the model's rules)
+
+        cfg, check, is_state = self.cfg, self.inv.check, self.is_state
+        key = fast_keyer(cfg)
+        s0 = self.states[0]
+        seen = {key(s0)}
+        frontier = [(s0, None)]
+        for _depth in range(1, len(best)):
+            nxt = []
+            for s, node in frontier:
+                if self.deadline is not None and time.monotonic() > self.deadline:
+                    raise _Stop()
+                for a in alphabet:
+                    s2 = step(cfg, s, a)
+                    if s2 is None:
+                        continue
+                    if (check(cfg, s2) if is_state else check(cfg, s, a, s2)) is not None:
+                        found = [a]
+                        while node is not None:
+                            node, b = node
+                            found.append(b)
+                        return self.test(found[::-1])
+                    k = key(s2)
+                    if k in seen:
+                        continue
+                    if len(seen) >= self.bfs_states:
+                        return False
+                    seen.add(k)
+                    nxt.append((s2, (node, a)))
+            frontier = nxt
+        return False
+
     def run(self, reorder: bool) -> bool:
         """Run the cheap passes to a fixpoint, then the pair pass, until neither changes the trace; False if
         stopped early."""
@@ -437,23 +484,24 @@ class _Shrinker:
                 for p in passes:
                     if p():
                         changed = True
-                if not changed and not self.pass_pairs():
+                if not changed and not self.pass_pairs() and not self.pass_bfs():
                     return True
         except _Stop:
             return False
 
 
 def shrink(cfg: ModelConfig, actions, invariant_name: str, time_budget_s: float | None = 10.0,
-           max_tests: int = DEFAULT_MAX_TESTS, reorder: bool = True) -> ShrinkResult:
+           max_tests: int = DEFAULT_MAX_TESTS, reorder: bool = True, bfs_states: int = 0) -> ShrinkResult:
     """A shorter, simpler trace on which ``invariant_name`` still fails (see the module docstring).
 
     ValueError if ``actions`` does not violate the invariant (or applies an action that is not
     enabled before the violation), or the invariant is unknown or a 'sometimes' witness.
-    ``time_budget_s`` (None: unlimited) and ``max_tests`` only stop the search early.
+    ``time_budget_s`` (None: unlimited) and ``max_tests`` only stop the search early;
+    ``bfs_states`` > 0 adds pass 7, bounded by that many distinct states.
     """
     actions = list(actions)
     inv = _invariant(invariant_name)
-    sh = _Shrinker(cfg, inv, actions, time_budget_s, max_tests)
+    sh = _Shrinker(cfg, inv, actions, time_budget_s, max_tests, bfs_states)
     complete = sh.run(reorder)
     return ShrinkResult(actions=list(sh.best), original_length=len(actions), shrunk_length=len(sh.best),
                         tests_run=sh.tests, seconds=time.monotonic() - sh.t0,
