@@ -58,11 +58,11 @@ runs out or ``max_tests`` candidates have been replayed:
    took crash-loses-unflushed's 16-28-action traces to 12-13 (the explorer's
    shortest, with scheduled tasks made eager, is 15) and kafka-0.11's 14-18
    to 12, but only where the space below the trace's length is small: 1k-73k
-   states at about 150 us each, while half the traces had more than 100k
-   (held-out campaign seeds 10-19).  Bounded at 5,000 states it shortened 3
-   of 60 traces (kafka-0.11 14 -> 12) for 0.4-0.8 s more per shrink, which is
-   why the fuzzer's own shrinks leave it off and ``isrlab shrink`` offers it
-   for the traces one keeps.
+   states at about 150 us each, while about half the traces had more than
+   100k (held-out campaign seeds 10-19).  Bounded at 5,000 states it
+   shortened 3 of 50 traces of five presets (kafka-0.11 14 -> 12) for
+   0.4-0.8 s more per shrink, which is why the fuzzer's own shrinks leave it
+   off and ``isrlab shrink`` offers it for the traces one keeps.
 
 
 Termination: a candidate replaces the current trace only if it is strictly
