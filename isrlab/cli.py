@@ -264,6 +264,11 @@ def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidat
     sys.exit(EXIT_VIOLATION if summary["violations"] else EXIT_OK)
 
 
+def _archived_line(path: str, written: bool) -> str:
+    """Where a counterexample went (written now, or found already there) and how to replay it."""
+    return f"{'archived as' if written else 'already archived as'} {path}; replay with: isrlab replay {path}"
+
+
 def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_json) -> None:
     """isrlab fuzz --master none: one process, shard 0's seeds one after another, until the first violation."""
     import time
@@ -339,8 +344,7 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
                        f"(run seed {found[0]}, {summary['original_length']} steps shrunk to "
                        f"{summary['shrunk_length']} in {summary['shrink_seconds']} s)")
             click.echo(summary["explanation"])
-            verb = "archived as" if summary["newly_archived"] else "already archived as"
-            click.echo(f"{verb} {summary['trace_file']}; replay with: isrlab replay {summary['trace_file']}")
+            click.echo(_archived_line(summary["trace_file"], summary["newly_archived"]))
         else:
             click.echo(f"no violation (preset expects: {p.expected})")
     sys.exit(EXIT_VIOLATION if found is not None else EXIT_OK)
@@ -399,8 +403,7 @@ def shrink_cmd(file: str, bfs_states: int, budget: float, archive: str, as_json:
                    f"in {sr.seconds:.1f} s{how}")
         if out["trace_file"] is not None:
             click.echo(out["explanation"])
-            verb = "archived as" if out["newly_archived"] else "already archived as"
-            click.echo(f"{verb} {out['trace_file']}; replay with: isrlab replay {out['trace_file']}")
+            click.echo(_archived_line(out["trace_file"], out["newly_archived"]))
         else:
             click.echo("no shorter trace found")
     sys.exit(EXIT_OK)

@@ -90,6 +90,7 @@ from ..model import actions as A
 from ..model.config import ModelConfig
 from ..model.step import initial_state, step
 from .invariants import ALWAYS, BY_NAME, STATE, Violation
+from .walker import trace_of
 
 __all__ = ["ShrinkResult", "first_violation", "shrink", "DEFAULT_MAX_TESTS"]
 
@@ -457,11 +458,7 @@ class _Shrinker:
                     if s2 is None:
                         continue
                     if (check(cfg, s2) if is_state else check(cfg, s, a, s2)) is not None:
-                        found = [a]
-                        while node is not None:
-                            node, b = node
-                            found.append(b)
-                        return self.test(found[::-1])
+                        return self.test(trace_of((node, a)))
                     k = key(s2)
                     if k in seen:
                         continue
