@@ -133,6 +133,24 @@ crash-loses-unflushed 1.62 s (0.52-16.86) 5/5 17, kafka-0.11 1.94 s (1.91-7.51) 
 no-kafka-7415 0/5 (it was 1 of 5); walker 38,714 steps/s in that run, the machine 2,939 with one-kind rules
 (13.2x), 8,917 with the macros (4.3x).
 
+Then the precondition share (half the extensions start from a cell with a diverged follower or a
+truncating ISR member below its leader's HW: walker.P_PRECONDITION), same seeds, load about 1-2:
+
+=====================  ======================================  ==========
+preset                 guided (10 seeds)                       steps/s
+=====================  ======================================  ==========
+crash-loses-unflushed  0.12 s (0.03-0.76)    10/10  26         46,549
+kafka-0.10.2           0.27 s (0.02-1.11)    10/10  40         47,839
+kafka-0.11             0.20 s (0.00-1.60)    10/10  20         42,839
+kafka-2.0              0.21 s (0.00-1.46)    10/10  17         46,495
+no-kafka-7128          0.90 s (0.00-5.27)    10/10  24         41,078
+no-kip-320             0.55 s (0.09-0.93)    10/10  37         44,792
+no-kafka-7164          0.54 s (0.08-2.45)    10/10  38         42,332
+no-kafka-7415          3.77 s (0.63-29.87)   10/10  40         46,021
+=====================  ======================================  ==========
+
+Walker 37,867 steps/s; the machine 2,309 with one-kind rules (16.4x), 8,649 with the macros (4.4x).
+
 Steps/s on kafka-2.4 with every invariant checked, earlier runs: walker 16,557-18,932; Hypothesis
 machine with one rule per action kind 1,626-1,746 (walker/machine 10.2-10.8x), with the settle and
 swarm macros 4,737-5,157 (3.2-4.0x: the macros step the model without a rule draw per step).  The
