@@ -200,8 +200,8 @@ def test_parent_pointer_trace_equals_the_naive_trace():
     assert trace_of(shared[0]) == shared[1]
 
 
-def _cell_field_along(name: str, index: int) -> list:
-    """Field ``index`` of the novelty cell after each step of the archived trace ``*-{name}-*.json``."""
+def _cell_field_along(name: str, index) -> list:
+    """Field ``index`` (an int, or a slice) of the novelty cell after each step of the archived trace ``*-{name}-*.json``."""
     from pathlib import Path
 
     from isrlab.model.trace import load_trace
@@ -238,6 +238,20 @@ def test_novelty_cells_mark_an_isr_member_truncating_below_its_leaders_hw():
     """
     marks = _cell_field_along("no-kafka-7415-hw_within_isr", -1)
     assert marks == [False] * 21 + [True] * 5 + [False] * 4 + [True, False]
+
+
+def test_precondition_cells_are_the_steps_before_a_divergence_or_a_truncation_below_the_hw():
+    """precondition_weight along the archived traces: KAFKA-6880's divergence levels 1 and 2 weigh 1 and 10,
+    KAFKA-7415's truncating ISR member 10, and KAFKA-7128's ISR entry (no divergence, no truncation) nothing."""
+    from isrlab.properties.walker import PRECONDITION_WEIGHTS, precondition_weight
+
+    low, high, truncating = PRECONDITION_WEIGHTS
+    assert 0 < low < high and truncating > 0
+    weights = [precondition_weight(c) for c in _cell_field_along("no-kip-320-log_matching", slice(None))]
+    assert weights == [0.0] * 19 + [low] * 5 + [high] * 14
+    weights = [precondition_weight(c) for c in _cell_field_along("no-kafka-7415-hw_within_isr", slice(None))]
+    assert weights == [0.0] * 21 + [truncating] * 5 + [0.0] * 4 + [truncating, 0.0]
+    assert not any(precondition_weight(c) for c in _cell_field_along("no-kafka-7128-isr_entry_condition", slice(None)))
 
 
 def test_a_targeted_run_aims_its_faults_at_the_leader_and_the_controller():
