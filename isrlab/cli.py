@@ -364,7 +364,7 @@ def shrink_cmd(file: str, bfs_states: int, budget: float, archive: str, as_json:
     """Shrink the failing trace FILE harder than the fuzzer does and archive the result if it is shorter.
 
     Adds the shrinker's breadth-first pass over the trace's own actions, which finds other orders of
-    the same events (properties/shrink.py, pass 7); exit 0 whether or not it found a shorter trace.
+    the same events (properties/shrink.py, pass 8); exit 0 whether or not it found a shorter trace.
     """
     import os
 
