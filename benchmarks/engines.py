@@ -151,6 +151,25 @@ no-kafka-7415          3.77 s (0.63-29.87)   10/10  40         46,021
 
 Walker 37,867 steps/s; the machine 2,309 with one-kind rules (16.4x), 8,649 with the macros (4.4x).
 
+Then the member-ahead precondition (a zombie leader's ISR member with a lower HW holding an epoch
+ZooKeeper's leader has not cached: walker._member_ahead_of_leader) and the shrinker's skipping
+deletion (pass 6), same seeds, load about 1-2 (a machine experiment ran beside part of it):
+
+=====================  ======================================  ==========
+preset                 guided (10 seeds)                       steps/s
+=====================  ======================================  ==========
+crash-loses-unflushed  0.12 s (0.03-0.73)    10/10  20         46,159
+kafka-0.10.2           0.30 s (0.02-1.11)    10/10  30         46,292
+kafka-0.11             0.24 s (0.00-1.86)    10/10  18         41,764
+kafka-2.0              0.28 s (0.00-2.09)    10/10  16         42,866
+no-kafka-7128          0.57 s (0.00-5.28)    10/10  16         45,626
+no-kip-320             0.77 s (0.09-1.58)    10/10  37         41,565
+no-kafka-7164          0.53 s (0.08-2.79)    10/10  39         35,859
+no-kafka-7415          2.36 s (0.36-6.36)    10/10  42         43,111
+=====================  ======================================  ==========
+
+Walker 35,301 steps/s; the machine 2,840 with one-kind rules (12.4x), 9,672 with the macros (3.6x).
+
 Steps/s on kafka-2.4 with every invariant checked, earlier runs: walker 16,557-18,932; Hypothesis
 machine with one rule per action kind 1,626-1,746 (walker/machine 10.2-10.8x), with the settle and
 swarm macros 4,737-5,157 (3.2-4.0x: the macros step the model without a rule draw per step).  The

@@ -217,8 +217,9 @@ def novelty_key(s) -> tuple:
     was acknowledged, the crash and session-expiry counters, and whether a follower ever truncated a
     record, a leader ever shrank or expanded its ISR, how many live followers fetch under a stale
     leader epoch (0, 1, 2+), how far a follower's log diverges below its fetch offset
-    (``_divergence``: 0, 1, 2), and whether a member of a leader's ISR is truncating with its HW
-    below that leader's (``_truncating_below_hw``).  ``detail`` is the configuration the cluster is in: the highest
+    (``_divergence``: 0, 1, 2), whether a zombie leader's ISR holds a member with a lower HW and a
+    later epoch than ZooKeeper's leader has cached (``_member_ahead_of_leader``), and whether a member
+    of a leader's ISR is truncating with its HW below that leader's (``_truncating_below_hw``).  ``detail`` is the configuration the cluster is in: the highest
     leader epoch, which live brokers believe they lead which partition, how many controller
     instances exist.  Coarse on purpose (a few hundred cells, a few thousand keys), so that
     the corpus keeps the states that opened a new situation (first acknowledged write, a broker lacking
@@ -244,7 +245,15 @@ def novelty_key(s) -> tuple:
     step from the violation.  Over the same seeds no-kip-320 went 72k -> 122k (mean 94k -> 125k,
     p = 0.23, within noise), no-kafka-7164 85k -> 86k, and the five shallow presets moved within
     noise (kafka-0.10.2 unchanged, kafka-0.11 and kafka-2.0 5.7k -> 7.6k, crash-loses-unflushed
-    5.7k -> 6.9k, no-kafka-7128 27.9k -> 22.6k).
+    5.7k -> 6.9k, no-kafka-7128 27.9k -> 22.6k).  The member-ahead field, with the search's
+    precondition share, cut no-kafka-7415 from 149k to 56k median steps (seeds 0-19, p = 0.01; mean
+    271k -> 87k) and from 217k to 59k over seeds 20-39 (p = 0.04); the other presets moved within
+    noise (seeds 0-19: no-kip-320 32k -> 38k, no-kafka-7164 22.3k -> 22.7k, no-kafka-7128 19.9k ->
+    23.0k, kafka-0.11 11.1k -> 14.0k, kafka-0.10.2 and crash-loses-unflushed unchanged; p > 0.5 for
+    each).  Phase
+    marks along 8 searches had shown the truncating member (the field after it) reached within
+    135-26k steps and hundreds of times, and the violation waiting for a member whose epoch the new
+    leader lacks, a few times just before it.
     """
     g = s.ghost
     brokers = s.brokers
@@ -285,8 +294,43 @@ def novelty_key(s) -> tuple:
     max_epoch = max([e for _p, e, _b in leaders]) if leaders else -1
     cell = (lacking, lacking_in_isr, min(len(g.acked), 2), g.crashes, g.session_expirations,
             g.truncations > 0, g.isr_shrinks > 0, g.isr_expands > 0, min(stale, 2), diverged,
-            _truncating_below_hw(brokers))
+            _member_ahead_of_leader(s), _truncating_below_hw(brokers))
     return cell, (max_epoch, roles, len(s.controllers))
+
+
+def _member_ahead_of_leader(s) -> bool:
+    """Whether a zombie leader's ISR holds a member with a lower HW whose log has a later epoch than ZooKeeper's
+    leader has cached.
+
+    The step before ``_truncating_below_hw`` on KAFKA-7415's path: when that member follows ZooKeeper's leader,
+    its OffsetsForLeaderEpoch asks for an epoch the leader does not know, and without KAFKA-7415 the answer is
+    UNDEFINED and the member truncates to its own HW, below the zombie's.  A zombie is a live broker that
+    believes it leads an older epoch than ZooKeeper's (its session expired, or the request has not come).
+    """
+    brokers, states = s.brokers, s.zk.partition_states
+    for br in brokers:
+        if not br.alive:
+            continue
+        b = br.broker_id
+        for p, pt in enumerate(br.partitions):
+            if type(pt) is not Partition or pt.leader != b:
+                continue
+            hw = br.logs[p].high_watermark
+            zk_state = states[p]
+            if hw <= 0 or zk_state is None or zk_state.leader < 0 or zk_state.leader_epoch <= pt.leader_epoch:
+                continue
+            leader_log = brokers[zk_state.leader].logs[p]
+            if leader_log is None:
+                continue
+            for m in pt.isr:
+                if m == b or m == zk_state.leader:
+                    continue
+                member = brokers[m]
+                log = member.logs[p]
+                if member.alive and log is not None and log.high_watermark < hw \
+                        and log.latest_epoch > leader_log.latest_epoch:
+                    return True
+    return False
 
 
 def _truncating_below_hw(brokers) -> bool:
@@ -418,22 +462,30 @@ SEEN_DECAY = 0.75
 
 #: With this probability (once such a cell exists) an extension starts from a precondition cell (``precondition_weight``).
 P_PRECONDITION = 0.5
-#: A precondition cell's weight among precondition cells, before the decays: divergence level 1 and 2, truncating below the HW.
-PRECONDITION_WEIGHTS = (1.0, 10.0, 10.0)
+#: A precondition cell's weight among precondition cells, before the decays: divergence level 1 and 2, a zombie's ISR
+#: member ahead of ZooKeeper's leader, truncating below the HW.
+PRECONDITION_WEIGHTS = (1.0, 10.0, 1.0, 10.0)
+
+#: Positions in the novelty cell (``novelty_key``) of the precondition fields.
+_DIVERGENCE, _AHEAD, _TRUNCATING = 9, 10, 11
 
 
 def precondition_weight(cell: tuple) -> float:
     """How much a novelty cell (``novelty_key(s)[0]``) shows a violation's precondition; 0.0 for none.
 
-    The cell fields that mark the step before a log divergence or a truncation below the HW: the
-    divergence level (``_divergence``; 1 the step before 2) and a truncating ISR member below its
-    leader's HW (``_truncating_below_hw``).  Go-Explore's selection likewise weighs cells by domain
+    The cell fields that mark the steps before a log divergence or a truncation below the HW: the
+    divergence level (``_divergence``; 1 the step before 2), a zombie's ISR member ahead of
+    ZooKeeper's leader (``_member_ahead_of_leader``) and a truncating ISR member below its leader's
+    HW (``_truncating_below_hw``, the step after).  Weighing a member ahead 10 instead of 1 gave the
+    same no-kafka-7415 median (54k against 56k steps, seeds 0-19).  Go-Explore's selection likewise weighs cells by domain
     knowledge (the level and keys held) on top of the visit counts.
     """
-    level = cell[9]
+    level = cell[_DIVERGENCE]
     w = PRECONDITION_WEIGHTS[level - 1] if level else 0.0
-    if cell[10]:
+    if cell[_AHEAD]:
         w = max(w, PRECONDITION_WEIGHTS[2])
+    if cell[_TRUNCATING]:
+        w = max(w, PRECONDITION_WEIGHTS[3])
     return w
 
 
@@ -509,8 +561,11 @@ def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 
 
     Half the extensions (``P_PRECONDITION``), once such a cell exists, draw their cell among the cells
     that show a violation's precondition (``precondition_weight``: a follower diverged from its fetch
-    leader, weight 10, or from ZooKeeper's leader, 1; a truncating ISR member below its leader's HW,
-    10), with the same decays.  The phase marks above showed the divergence coming early and the
+    leader, weight 10, or from ZooKeeper's leader, 1; a zombie's ISR member ahead of ZooKeeper's
+    leader, 1; a truncating ISR member below its leader's HW, 10), with the same decays.  These are
+    domain knowledge drawn from the known bug classes (KIP-101, KIP-279, KAFKA-6880, KAFKA-7164,
+    KAFKA-7415), as Go-Explore's cells are drawn from the game: a bug with another precondition gets
+    the other half of the extensions and no help from this half.  The phase marks above showed the divergence coming early and the
     rest of the search spent elsewhere: without the share, the cells with a follower diverged from its
     fetch leader (5-8% of 100-700 cells) got 6-11% of the extensions after the first of them appeared
     (no-kip-320, seeds 0-5); with it they get over half.  Median steps to the

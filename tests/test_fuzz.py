@@ -227,6 +227,18 @@ def test_novelty_cells_mark_a_follower_whose_log_diverges_below_its_fetch_offset
     assert levels == [0] * 19 + [1] * 5 + [2] * 14
 
 
+def test_novelty_cells_mark_a_zombies_isr_member_ahead_of_zookeepers_leader():
+    """The cell's KAFKA-7415 precondition along the archived trace (no-kafka-7415, 32 actions).
+
+    Step 25: the controller elects broker 2 (epoch 2), whose epoch cache ends at epoch 0, while broker 1, with
+    HW 0, holds the epoch-1 record it took as leader at step 23 and is still in the ISR of broker 0, a zombie
+    leader of epoch 0 with HW 1.  It holds until step 32, where broker 1's OffsetsForLeaderEpoch to broker 2 is
+    answered UNDEFINED and truncates it to its HW.
+    """
+    marks = _cell_field_along("no-kafka-7415-hw_within_isr", 10)
+    assert marks == [False] * 24 + [True] * 7 + [False]
+
+
 def test_novelty_cells_mark_an_isr_member_truncating_below_its_leaders_hw():
     """The cell's last field along the archived KAFKA-7415 trace (no-kafka-7415, 32 actions).
 
@@ -242,15 +254,16 @@ def test_novelty_cells_mark_an_isr_member_truncating_below_its_leaders_hw():
 
 def test_precondition_cells_are_the_steps_before_a_divergence_or_a_truncation_below_the_hw():
     """precondition_weight along the archived traces: KAFKA-6880's divergence levels 1 and 2 weigh 1 and 10,
-    KAFKA-7415's truncating ISR member 10, and KAFKA-7128's ISR entry (no divergence, no truncation) nothing."""
+    KAFKA-7415's ISR member ahead of the new leader 1 and its truncating ISR member 10, and KAFKA-7128's ISR entry
+    (none of these) nothing."""
     from isrlab.properties.walker import PRECONDITION_WEIGHTS, precondition_weight
 
-    low, high, truncating = PRECONDITION_WEIGHTS
-    assert 0 < low < high and truncating > 0
+    low, high, ahead, truncating = PRECONDITION_WEIGHTS
+    assert 0 < low < high and 0 < ahead <= truncating
     weights = [precondition_weight(c) for c in _cell_field_along("no-kip-320-log_matching", slice(None))]
     assert weights == [0.0] * 19 + [low] * 5 + [high] * 14
     weights = [precondition_weight(c) for c in _cell_field_along("no-kafka-7415-hw_within_isr", slice(None))]
-    assert weights == [0.0] * 21 + [truncating] * 5 + [0.0] * 4 + [truncating, 0.0]
+    assert weights == [0.0] * 21 + [truncating] * 5 + [ahead] * 4 + [truncating, 0.0]
     assert not any(precondition_weight(c) for c in _cell_field_along("no-kafka-7128-isr_entry_condition", slice(None)))
 
 
