@@ -253,7 +253,9 @@ def novelty_key(s) -> tuple:
     each).  Phase
     marks along 8 searches had shown the truncating member (the field after it) reached within
     135-26k steps and hundreds of times, and the violation waiting for a member whose epoch the new
-    leader lacks, a few times just before it.
+    leader lacks, a few times just before it.  A level before it (such a member holding records of
+    a later epoch than the zombie's, before ZooKeeper's leader changes again), weighing 1 with the
+    member-ahead field 1 or 10: 75k and 61k against 56k (seeds 0-19), so the field stays one bit.
     """
     g = s.ghost
     brokers = s.brokers
