@@ -4,7 +4,10 @@
   on the default preset;
 * for each preset expected to break: time to the first violation of its headline invariant over
   N campaign seeds (median, min, max; a seed that finds nothing within --cap counts as the cap),
-  the steps/s the engine ran at, and the shrunk trace length.
+  the steps/s the engine ran at, and the shrunk trace length;
+* the hand-written scenarios of tests/scenarios that break a preset's invariant (the KIP and JIRA
+  stories, written out action by action), their length as written and shrunk, next to the engines'
+  median shrunk length for the same preset and invariant: the shortest known scenario to compare with.
 
 Guided engine, before and after the cell scheduler (Go-Explore: a cell first, then one of its
 states) and parent-pointer traces, side by side on the 2-core development machine (one process per
@@ -153,22 +156,26 @@ Walker 37,867 steps/s; the machine 2,309 with one-kind rules (16.4x), 8,649 with
 
 Then the member-ahead precondition (a zombie leader's ISR member with a lower HW holding an epoch
 ZooKeeper's leader has not cached: walker._member_ahead_of_leader) and the shrinker's skipping
-deletion (pass 6), same seeds, load about 1-2 (a machine experiment ran beside part of it):
+deletion (pass 6), same seeds, load about 1:
 
 =====================  ======================================  ==========
 preset                 guided (10 seeds)                       steps/s
 =====================  ======================================  ==========
-crash-loses-unflushed  0.12 s (0.03-0.73)    10/10  20         46,159
-kafka-0.10.2           0.30 s (0.02-1.11)    10/10  30         46,292
-kafka-0.11             0.24 s (0.00-1.86)    10/10  18         41,764
-kafka-2.0              0.28 s (0.00-2.09)    10/10  16         42,866
-no-kafka-7128          0.57 s (0.00-5.28)    10/10  16         45,626
-no-kip-320             0.77 s (0.09-1.58)    10/10  37         41,565
-no-kafka-7164          0.53 s (0.08-2.79)    10/10  39         35,859
-no-kafka-7415          2.36 s (0.36-6.36)    10/10  42         43,111
+crash-loses-unflushed  0.12 s (0.03-0.73)    10/10  20         44,688
+kafka-0.10.2           0.30 s (0.03-1.85)    10/10  30         36,238
+kafka-0.11             0.23 s (0.00-2.00)    10/10  18         39,590
+kafka-2.0              0.28 s (0.00-2.90)    10/10  16         36,860
+no-kafka-7128          0.60 s (0.00-5.38)    10/10  16         44,828
+no-kip-320             0.80 s (0.08-1.48)    10/10  37         41,118
+no-kafka-7164          0.52 s (0.11-2.12)    10/10  39         41,748
+no-kafka-7415          2.00 s (0.38-6.30)    10/10  42         45,318
 =====================  ======================================  ==========
 
-Walker 35,301 steps/s; the machine 2,840 with one-kind rules (12.4x), 9,672 with the macros (3.6x).
+Walker 32,349 steps/s; the machine 1,704 with one-kind rules (19.0x), 7,434 with the macros (4.4x).
+The hand-written scenarios in that run (length as written, shrunk; the guided median; the archive's
+shortest): KAFKA-7128 (08b) 37, 14; 16; 14.  KIP-101's lost write (10a) 35, 22; 30; 26.
+KAFKA-7164 (21a) 43, 38; 39; 32.  KIP-279's divergence (20a, kafka-0.11 log_matching, not the
+preset's headline invariant) 40, 30.
 
 Steps/s on kafka-2.4 with every invariant checked, earlier runs: walker 16,557-18,932; Hypothesis
 machine with one rule per action kind 1,626-1,746 (walker/machine 10.2-10.8x), with the settle and
@@ -185,7 +192,10 @@ import argparse
 import statistics
 import time
 
+from pathlib import Path
+
 from isrlab.model.config import PRESETS, preset
+from isrlab.model.trace import load_trace
 from isrlab.properties.invariants import BY_NAME, SAFETY
 from isrlab.properties.shrink import shrink
 from isrlab.properties.walker import derive_seed, search, walk
@@ -253,6 +263,7 @@ def main() -> None:
         rules = "with the settle and swarm macros" if macros else "one-kind rules only"
         print(f"hypothesis machine, {rules} (all invariants, kafka-2.4): {m:,.0f} steps/s; walker/machine = {w / m:.1f}x")
     print(f"time to first violation over {args.seeds} campaign seeds (cap {args.cap:.0f} s), shrunk length:")
+    shrunk_medians = {}
     for engine, name in [(e, n) for n in args.presets for e in args.engines]:
         times, lengths, misses, steps, seconds = [], [], 0, 0, 0.0
         for seed in range(args.first_seed, args.first_seed + args.seeds):
@@ -265,11 +276,33 @@ def main() -> None:
                 continue
             times.append(t)
             lengths.append(shrink(preset(name).config, r.actions, r.violation.invariant, 20.0).shrunk_length)
+        if lengths:
+            shrunk_medians[engine, name] = statistics.median(lengths)
         found = f"{args.seeds - misses}/{args.seeds}"
         shrunk = f"median {statistics.median(lengths):.0f} (min {min(lengths)})" if lengths else "-"
         print(f"  {engine:<10} {name:<22} {preset(name).expected:<20} found {found}; median {statistics.median(times):6.2f} s "
               f"(min {min(times):.2f}, max {max(times):.2f}); {steps / max(seconds, 1e-9):,.0f} steps/s; "
               f"shrunk length {shrunk}", flush=True)
+    scenario_lengths(args.presets, args.engines, shrunk_medians)
+
+
+def scenario_lengths(presets, engines, shrunk_medians: dict) -> None:
+    """Print each hand-written violating scenario's length, as written and shrunk, beside the engines' medians."""
+    root = Path(__file__).resolve().parent.parent
+    folder = root / "tests" / "scenarios"
+    print("hand-written scenarios (tests/scenarios) against the engines' median shrunk length and the archive's shortest:")
+    for path in sorted(folder.glob("*.json")):
+        t = load_trace(str(path))
+        if t.expect != "violation" or t.preset not in presets:
+            continue
+        own = shrink(t.config, t.actions, t.violated, 60.0).shrunk_length
+        ours = ", ".join(f"{e} {shrunk_medians[e, t.preset]:.0f}" for e in engines
+                         if (e, t.preset) in shrunk_medians and PRESETS[t.preset].expected == t.violated)
+        archived = [len(load_trace(str(f)).actions)
+                    for f in (root / "counterexamples").glob(f"*-{t.preset}-{t.violated}-*.json")]
+        kept = f"; archived {min(archived)}" if archived else ""
+        print(f"  {path.stem:<55} {t.preset:<14} {t.violated:<20} {len(t.actions):>3} actions, shrunk {own:>3}; "
+              f"{ours or 'another headline invariant'}{kept}", flush=True)
 
 
 if __name__ == "__main__":
