@@ -290,7 +290,8 @@ def scenario_lengths(presets, engines, shrunk_medians: dict) -> None:
     """Print each hand-written violating scenario's length, as written and shrunk, beside the engines' medians."""
     root = Path(__file__).resolve().parent.parent
     folder = root / "tests" / "scenarios"
-    print("hand-written scenarios (tests/scenarios) against the engines' median shrunk length and the archive's shortest:")
+    print("hand-written scenarios (tests/scenarios) against the engines' median shrunk length "
+          "and the archive's shortest:")
     for path in sorted(folder.glob("*.json")):
         t = load_trace(str(path))
         if t.expect != "violation" or t.preset not in presets:

@@ -219,11 +219,12 @@ def novelty_key(s) -> tuple:
     leader epoch (0, 1, 2+), how far a follower's log diverges below its fetch offset
     (``_divergence``: 0, 1, 2), whether a zombie leader's ISR holds a member with a lower HW and a
     later epoch than ZooKeeper's leader has cached (``_member_ahead_of_leader``), and whether a member
-    of a leader's ISR is truncating with its HW below that leader's (``_truncating_below_hw``).  ``detail`` is the configuration the cluster is in: the highest
-    leader epoch, which live brokers believe they lead which partition, how many controller
-    instances exist.  Coarse on purpose (a few hundred cells, a few thousand keys), so that
-    the corpus keeps the states that opened a new situation (first acknowledged write, a broker lacking
-    it, such a broker in the ISR, a first crash, a leader change...) and not every offset.  Counting the
+    of a leader's ISR is truncating with its HW below that leader's (``_truncating_below_hw``).
+    ``detail`` is the configuration the cluster is in: the highest leader epoch, which live brokers
+    believe they lead which partition, how many controller instances exist.  Coarse on purpose (a
+    few hundred cells, a few thousand keys), so that the corpus keeps the states that opened a new
+    situation (first acknowledged write, a broker lacking it, such a broker in the ISR, a first
+    crash, a leader change...) and not every offset.  Counting the
     ISR members that lack the first acknowledged record cut the median steps to a lost write on
     kafka-0.10.2 from 127k to 110k (8 seeds, under the old one-level schedule).  Counting the live
     followers whose fetcher runs under an older leader epoch than ZooKeeper's found no-kip-320's log
@@ -250,10 +251,9 @@ def novelty_key(s) -> tuple:
     271k -> 87k) and from 217k to 59k over seeds 20-39 (p = 0.04); the other presets moved within
     noise (seeds 0-19: no-kip-320 32k -> 38k, no-kafka-7164 22.3k -> 22.7k, no-kafka-7128 19.9k ->
     23.0k, kafka-0.11 11.1k -> 14.0k, kafka-0.10.2 and crash-loses-unflushed unchanged; p > 0.5 for
-    each).  Phase
-    marks along 8 searches had shown the truncating member (the field after it) reached within
-    135-26k steps and hundreds of times, and the violation waiting for a member whose epoch the new
-    leader lacks, a few times just before it.  A level before it (such a member holding records of
+    each).  Phase marks along 8 searches had shown the truncating member (the field after it)
+    reached within 135-26k steps and hundreds of times, and the violation waiting for a member whose
+    epoch the new leader lacks, a few times just before it.  A level before it (such a member holding records of
     a later epoch than the zombie's, before ZooKeeper's leader changes again), weighing 1 with the
     member-ahead field 1 or 10: 75k and 61k against 56k (seeds 0-19), so the field stays one bit.
     Phase marks along the held-out seeds 10-19 put the remaining steps before the member, as
@@ -466,7 +466,8 @@ class _Sampler:
 CELL_DECAY = 0.5
 SEEN_DECAY = 0.75
 
-#: With this probability (once such a cell exists) an extension starts from a precondition cell (``precondition_weight``).
+#: With this probability (once such a cell exists) an extension starts from a precondition cell
+#: (``precondition_weight``).
 P_PRECONDITION = 0.5
 #: A precondition cell's weight among precondition cells, before the decays: divergence level 1 and 2, a zombie's ISR
 #: member ahead of ZooKeeper's leader, truncating below the HW.
@@ -483,8 +484,8 @@ def precondition_weight(cell: tuple) -> float:
     divergence level (``_divergence``; 1 the step before 2), a zombie's ISR member ahead of
     ZooKeeper's leader (``_member_ahead_of_leader``) and a truncating ISR member below its leader's
     HW (``_truncating_below_hw``, the step after).  Weighing a member ahead 10 instead of 1 gave the
-    same no-kafka-7415 median (54k against 56k steps, seeds 0-19).  Go-Explore's selection likewise weighs cells by domain
-    knowledge (the level and keys held) on top of the visit counts.
+    same no-kafka-7415 median (54k against 56k steps, seeds 0-19).  Go-Explore's selection likewise
+    weighs cells by domain knowledge (the level and keys held) on top of the visit counts.
     """
     level = cell[_DIVERGENCE]
     w = PRECONDITION_WEIGHTS[level - 1] if level else 0.0
@@ -571,19 +572,19 @@ def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 
     leader, 1; a truncating ISR member below its leader's HW, 10), with the same decays.  These are
     domain knowledge drawn from the known bug classes (KIP-101, KIP-279, KAFKA-6880, KAFKA-7164,
     KAFKA-7415), as Go-Explore's cells are drawn from the game: a bug with another precondition gets
-    the other half of the extensions and no help from this half.  The phase marks above showed the divergence coming early and the
-    rest of the search spent elsewhere: without the share, the cells with a follower diverged from its
-    fetch leader (5-8% of 100-700 cells) got 6-11% of the extensions after the first of them appeared
-    (no-kip-320, seeds 0-5); with it they get over half.  Median steps to the
-    first violation, without / with (Mann-Whitney p): no-kip-320 112k / 32k (seeds 0-19, p = 0.01) and
-    51k / 19.5k (seeds 20-39, p = 0.009); no-kafka-7164 74k / 22k (0-19, p < 0.001) and 61k / 22k
-    (20-39, p = 0.02); no-kafka-7415 295k / 149k (0-19, p = 0.29); no-kafka-7128 10.6k / 19.9k (0-19,
-    p = 0.08) and 25.1k / 30.6k (20-59, p = 0.99); kafka-0.10.2 11.1k / 12.6k, kafka-0.11 14.9k /
-    11.1k, crash-loses-unflushed 7.1k / 6.0k (0-19, p > 0.4).  A share of 0.3 gave no-kip-320 52k and
-    no-kafka-7164 43k, 0.7 gave 42k and 35k (seeds 0-19).  Weighing those cells up inside the one
-    sampler instead (x10 per divergence level) gave no-kip-320 27k and no-kafka-7164 16k but
-    no-kafka-7128 38k and no-kafka-7415 302k: it starves every cell that does not diverge, where a
-    fixed share costs the other presets at most half their extensions.
+    the other half of the extensions and no help from this half.  The phase marks above showed the
+    divergence coming early and the rest of the search spent elsewhere: without the share, the cells
+    with a follower diverged from its fetch leader (5-8% of 100-700 cells) got 6-11% of the
+    extensions after the first of them appeared (no-kip-320, seeds 0-5); with it they get over half.
+    Median steps to the first violation, without / with (Mann-Whitney p): no-kip-320 112k / 32k
+    (seeds 0-19, p = 0.01) and 51k / 19.5k (seeds 20-39, p = 0.009); no-kafka-7164 74k / 22k (0-19,
+    p < 0.001) and 61k / 22k (20-39, p = 0.02); no-kafka-7415 295k / 149k (0-19, p = 0.29);
+    no-kafka-7128 10.6k / 19.9k (0-19, p = 0.08) and 25.1k / 30.6k (20-59, p = 0.99); kafka-0.10.2
+    11.1k / 12.6k, kafka-0.11 14.9k / 11.1k, crash-loses-unflushed 7.1k / 6.0k (0-19, p > 0.4).  A
+    share of 0.3 gave no-kip-320 52k and no-kafka-7164 43k, 0.7 gave 42k and 35k (seeds 0-19).
+    Weighing those cells up inside the one sampler instead (x10 per divergence level) gave no-kip-320
+    27k and no-kafka-7164 16k but no-kafka-7128 38k and no-kafka-7415 302k: it starves every cell
+    that does not diverge, where a fixed share costs the other presets at most half their extensions.
 
     ``should_stop()`` (e.g. a wall-clock budget) is asked between extensions; stopping early never
     changes what the completed extensions did, so a violation found at extension k is found again by

@@ -201,7 +201,8 @@ def test_parent_pointer_trace_equals_the_naive_trace():
 
 
 def _cell_field_along(name: str, index) -> list:
-    """Field ``index`` (an int, or a slice) of the novelty cell after each step of the archived trace ``*-{name}-*.json``."""
+    """Field ``index`` (an int, or a slice) of the novelty cell after each step of the archived trace
+    ``*-{name}-*.json``."""
     from pathlib import Path
 
     from isrlab.model.trace import load_trace
