@@ -259,7 +259,9 @@ def novelty_key(s) -> tuple:
     Phase marks along the held-out seeds 10-19 put the remaining steps before the member, as
     ZooKeeper's leader, appends in its own epoch (reached at 9k-249k steps, 1-184 times), while the
     member being ZooKeeper's leader comes within 0.5k-11k steps and thousands of times; that as a
-    level before the field (weight 1, the field 1 or 10) gave 80k and 54k, no gain either.
+    level before the field (weight 1, the field 1 or 10) gave 80k and 54k, no gain either; nor did
+    aiming a targeted run's produce requests at the brokers that believe they lead (104k), or a cell
+    field for the records the preset has left to produce (spent or not: 119k; 0, 1, 2+: 86k).
     """
     g = s.ghost
     brokers = s.brokers
