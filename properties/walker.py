@@ -587,6 +587,8 @@ def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 
     Weighing those cells up inside the one sampler instead (x10 per divergence level) gave no-kip-320
     27k and no-kafka-7164 16k but no-kafka-7128 38k and no-kafka-7415 302k: it starves every cell
     that does not diverge, where a fixed share costs the other presets at most half their extensions.
+    Making every extension from a precondition cell a targeted one (``Policy.targeted``) gave
+    no-kip-320 29k against 38k but no-kafka-7415 138k against 56k (seeds 0-19): not kept.
 
     ``should_stop()`` (e.g. a wall-clock budget) is asked between extensions; stopping early never
     changes what the completed extensions did, so a violation found at extension k is found again by
