@@ -155,7 +155,7 @@ no-kafka-7415          3.77 s (0.63-29.87)   10/10  40         46,021
 Walker 37,867 steps/s; the machine 2,309 with one-kind rules (16.4x), 8,649 with the macros (4.4x).
 
 Then the member-ahead precondition (a zombie leader's ISR member with a lower HW holding an epoch
-ZooKeeper's leader has not cached: walker._member_ahead_of_leader) and the shrinker's skipping
+ZooKeeper's leader has not cached: walker._isr_members_below_hw) and the shrinker's skipping
 deletion (pass 6), same seeds, load about 1:
 
 =====================  ======================================  ==========

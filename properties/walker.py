@@ -217,9 +217,9 @@ def novelty_key(s) -> tuple:
     was acknowledged, the crash and session-expiry counters, and whether a follower ever truncated a
     record, a leader ever shrank or expanded its ISR, how many live followers fetch under a stale
     leader epoch (0, 1, 2+), how far a follower's log diverges below its fetch offset
-    (``_divergence``: 0, 1, 2), whether a zombie leader's ISR holds a member with a lower HW and a
-    later epoch than ZooKeeper's leader has cached (``_member_ahead_of_leader``), and whether a member
-    of a leader's ISR is truncating with its HW below that leader's (``_truncating_below_hw``).
+    (``_divergence``: 0, 1, 2), and, from one pass over leaders' ISR members with a lower HW
+    (``_isr_members_below_hw``), whether a zombie leader's ISR holds such a member with a later
+    epoch than ZooKeeper's leader has cached, and whether such a member is truncating.
     ``detail`` is the configuration the cluster is in: the highest leader epoch, which live brokers
     believe they lead which partition, how many controller instances exist.  Coarse on purpose (a
     few hundred cells, a few thousand keys), so that the corpus keeps the states that opened a new
@@ -302,53 +302,29 @@ def novelty_key(s) -> tuple:
     max_epoch = max([e for _p, e, _b in leaders]) if leaders else -1
     cell = (lacking, lacking_in_isr, min(len(g.acked), 2), g.crashes, g.session_expirations,
             g.truncations > 0, g.isr_shrinks > 0, g.isr_expands > 0, min(stale, 2), diverged,
-            _member_ahead_of_leader(s), _truncating_below_hw(brokers))
+            *_isr_members_below_hw(s))
     return cell, (max_epoch, roles, len(s.controllers))
 
 
-def _member_ahead_of_leader(s) -> bool:
-    """Whether a zombie leader's ISR holds a member with a lower HW whose log has a later epoch than ZooKeeper's
-    leader has cached.
+def _isr_members_below_hw(s) -> tuple:
+    """``(member ahead of leader, truncating below HW)``: two facts about a leader's ISR members below its HW.
 
-    The step before ``_truncating_below_hw`` on KAFKA-7415's path: when that member follows ZooKeeper's leader,
-    its OffsetsForLeaderEpoch asks for an epoch the leader does not know, and without KAFKA-7415 the answer is
-    UNDEFINED and the member truncates to its own HW, below the zombie's.  A zombie is a live broker that
-    believes it leads an older epoch than ZooKeeper's (its session expired, or the request has not come).
+    One pass over every live broker that believes it leads a partition with a HW above 0 (zombies
+    included, as in ``hw_within_isr``) and the other live members of its ISR whose HW is lower:
+
+    * member ahead of leader: the broker is a zombie (it leads an older epoch than ZooKeeper's: its
+      session expired, or the request has not come) and the member, not ZooKeeper's leader itself,
+      holds a later epoch than ZooKeeper's leader has cached.  The step before the next fact on
+      KAFKA-7415's path: when that member follows ZooKeeper's leader, its OffsetsForLeaderEpoch asks
+      for an epoch the leader does not know, and without KAFKA-7415 the answer is UNDEFINED and the
+      member truncates to its own HW, below the zombie's.
+    * truncating below HW: the member is truncating.  The state one step before an ISR member's LEO
+      can fall below its leader's HW (``hw_within_isr``): a truncation is the only way a log shrinks,
+      and one that falls back to the member's own HW (an UNDEFINED OffsetsForLeaderEpoch answer,
+      KAFKA-7415) lands below the leader's.
     """
     brokers, states = s.brokers, s.zk.partition_states
-    for br in brokers:
-        if not br.alive:
-            continue
-        b = br.broker_id
-        for p, pt in enumerate(br.partitions):
-            if type(pt) is not Partition or pt.leader != b:
-                continue
-            hw = br.logs[p].high_watermark
-            zk_state = states[p]
-            if hw <= 0 or zk_state is None or zk_state.leader < 0 or zk_state.leader_epoch <= pt.leader_epoch:
-                continue
-            leader_log = brokers[zk_state.leader].logs[p]
-            if leader_log is None:
-                continue
-            for m in pt.isr:
-                if m == b or m == zk_state.leader:
-                    continue
-                member = brokers[m]
-                log = member.logs[p]
-                if member.alive and log is not None and log.high_watermark < hw \
-                        and log.latest_epoch > leader_log.latest_epoch:
-                    return True
-    return False
-
-
-def _truncating_below_hw(brokers) -> bool:
-    """Whether a member of a leader's ISR is truncating while its own HW is below that leader's HW.
-
-    The state one step before an ISR member's LEO can fall below its leader's HW (``hw_within_isr``):
-    a truncation is the only way a log shrinks, and one that falls back to the member's own HW (an
-    UNDEFINED OffsetsForLeaderEpoch answer, KAFKA-7415) lands below the leader's.  Every broker that
-    believes it leads counts, zombies included, as in the invariant.
-    """
+    ahead = truncating = False
     for br in brokers:
         if not br.alive:
             continue
@@ -359,14 +335,28 @@ def _truncating_below_hw(brokers) -> bool:
             hw = br.logs[p].high_watermark
             if hw <= 0:
                 continue
+            zk_state = states[p]
+            zk_leader, zk_leader_log = -1, None
+            if zk_state is not None and zk_state.leader >= 0 and zk_state.leader_epoch > pt.leader_epoch:
+                zk_leader = zk_state.leader
+                zk_leader_log = brokers[zk_leader].logs[p]
             for m in pt.isr:
                 if m == b:
                     continue
                 member = brokers[m]
-                f = member.fetchers[p] if member.alive else None
-                if f is not None and f.state == TRUNCATING and member.logs[p].high_watermark < hw:
-                    return True
-    return False
+                if not member.alive:
+                    continue
+                log = member.logs[p]
+                if log is None or log.high_watermark >= hw:
+                    continue
+                if not truncating:
+                    f = member.fetchers[p]
+                    truncating = f is not None and f.state == TRUNCATING
+                if not ahead and zk_leader_log is not None and m != zk_leader:
+                    ahead = log.latest_epoch > zk_leader_log.latest_epoch
+                if ahead and truncating:
+                    return True, True
+    return ahead, truncating
 
 
 def _divergence(brokers, log, p: int, f, zk_state) -> int:
@@ -484,8 +474,8 @@ def precondition_weight(cell: tuple) -> float:
 
     The cell fields that mark the steps before a log divergence or a truncation below the HW: the
     divergence level (``_divergence``; 1 the step before 2), a zombie's ISR member ahead of
-    ZooKeeper's leader (``_member_ahead_of_leader``) and a truncating ISR member below its leader's
-    HW (``_truncating_below_hw``, the step after).  Weighing a member ahead 10 instead of 1 gave the
+    ZooKeeper's leader and a truncating ISR member below its leader's HW, the step after
+    (``_isr_members_below_hw``).  Weighing a member ahead 10 instead of 1 gave the
     same no-kafka-7415 median (54k against 56k steps, seeds 0-19).  Go-Explore's selection likewise
     weighs cells by domain knowledge (the level and keys held) on top of the visit counts.
     """
