@@ -137,18 +137,23 @@ def _invariant(name: str):
     return inv
 
 
-def _replay(cfg, is_state: bool, check, s, actions, start: int, states=None):
+def _replay(cfg, is_state: bool, check, s, actions, start: int, states=None, applied=None):
     """Apply actions[start:] from s (the state after actions[:start]); stop at the first violation.
 
     Returns (index, facts) with index the 1-based step of the violation, ("disabled", i) when the
     action at 1-based step i is not enabled, or None when the whole list runs without violation.
-    States after each applied step are appended to ``states`` if given.
+    States after each applied step are appended to ``states`` if given.  With ``applied`` (a list),
+    an action that is not enabled is left out instead, and every applied action is appended to it.
     """
     for i in range(start, len(actions)):
         a = actions[i]
         s2 = step(cfg, s, a)
         if s2 is None:
-            return ("disabled", i + 1)
+            if applied is None:
+                return ("disabled", i + 1)
+            continue
+        if applied is not None:
+            applied.append(a)
         facts = check(cfg, s2) if is_state else check(cfg, s, a, s2)
         if states is not None:
             states.append(s2)
@@ -286,7 +291,11 @@ class _Shrinker:
         if r is None or r[0] == "disabled":
             return False
         n, facts = r
-        cand = cand[:n]
+        return self._adopt(cand[:n], k, new_states, facts)
+
+    def _adopt(self, cand: list, k: int, new_states: list, facts) -> bool:
+        """Make cand the best trace if it is smaller; it fails with ``facts`` at its last action, agrees with the
+        best trace on its first k actions, and ``new_states`` are its states after them."""
         key = self.order.key(cand)
         if key >= self.best_key:  # only moves that make the trace smaller: no pass can cycle
             return False
@@ -431,23 +440,16 @@ class _Shrinker:
             i -= 1
         return changed
 
-    def _without_disabled(self, i: int):
-        """The best trace without its action i and without every later action that is then not enabled, cut after
-        its first violation; None if the invariant no longer fails."""
+    def _test_without(self, i: int) -> bool:
+        """Test the best trace without its action i and without every later action that is then not enabled (cut
+        after its first violation), replayed once from the state before action i."""
         self._spend()
         self.tests += 1
-        cfg, check, is_state = self.cfg, self.inv.check, self.is_state
         b = self.best
-        s, out = self.states[i], b[:i]
-        for a in b[i + 1:]:
-            s2 = step(cfg, s, a)
-            if s2 is None:
-                continue
-            out.append(a)
-            if (check(cfg, s2) if is_state else check(cfg, s, a, s2)) is not None:
-                return out
-            s = s2
-        return None
+        applied, new_states = b[:i], []
+        r = _replay(self.cfg, self.is_state, self.inv.check, self.states[i], b[:i] + b[i + 1:], i, new_states,
+                    applied)
+        return r is not None and self._adopt(applied, i, new_states, r[1])
 
     def pass_skip(self) -> bool:
         """Delete each action (from the end towards the start) with the later actions it leaves not enabled."""
@@ -455,10 +457,8 @@ class _Shrinker:
         changed = False
         i = len(self.best) - 1
         while i >= 0:
-            if i < len(self.best):
-                cand = self._without_disabled(i)
-                if cand is not None and self.test(cand):
-                    changed = True
+            if i < len(self.best) and self._test_without(i):
+                changed = True
             i -= 1
         return changed
 
