@@ -12,6 +12,8 @@ configured sizes ascending).
 
 from __future__ import annotations
 
+from itertools import chain
+
 from . import actions as A
 from .assignment import BrokerMetadata, assign_replicas_to_brokers
 from .config import ModelConfig
@@ -445,116 +447,182 @@ def _tables(cfg: ModelConfig) -> _Tables:
 def enabled_actions(cfg: ModelConfig, s: ClusterState, kinds=None) -> tuple:
     """Every enabled action, in the documented order; ``kinds`` restricts to some action types (swarm testing).
 
-    Equal to ``enabled_actions_reference`` (tested), written out per action type for speed: this is
-    the inner loop of every engine.
+    Equal to ``enabled_actions_reference`` (tested): the concatenation of ``enabled_groups``.
+    """
+    return tuple(chain.from_iterable(enabled_groups(cfg, s, kinds)))
+
+
+def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
+    """The enabled actions grouped by kind: one non-empty list per action type, in ``enabled_actions`` order.
+
+    Written out per action type for speed: this is the inner loop of every engine, and the engines
+    choose a kind first, then one of its actions, so they take the groups as they are built.
     """
     T = _tables(cfg)
-    out = []
-    add, extend = out.append, out.extend
+    groups = []
+    group = groups.append
     zk, brokers, ghost, now = s.zk, s.brokers, s.ghost, s.now
     sessions = zk.sessions
-    nb = len(brokers)
     controllers = s.controllers
     every = kinds is None
     if (every or A.ElectController in kinds) and zk.controller == -1 \
             and zk.controller_epoch < cfg.max_controller_epoch:
         hosts = {c.broker_id for c in controllers}
-        for b in range(nb):
-            if brokers[b].alive and sessions[b] and b not in hosts:
-                add(T.elect[b])
+        g = []
+        for br in brokers:
+            if br.alive and sessions[br.broker_id] and br.broker_id not in hosts:
+                g.append(T.elect[br.broker_id])
+        if g:
+            group(g)
     if controllers:
         if every or A.ControllerProcessBrokerChange in kinds:
+            g = []
             for c in controllers:
                 if sessions[c.broker_id] and live_set_changed(cfg, c, zk.registrations):
-                    add(T.broker_change[c.broker_id])
+                    g.append(T.broker_change[c.broker_id])
+            if g:
+                group(g)
         if (every or A.ControllerProcessIsrChangeNotification in kinds) and zk.isr_change_notifications:
+            g = []
             for c in controllers:
                 if sessions[c.broker_id]:
-                    add(T.isr_notification[c.broker_id])
+                    g.append(T.isr_notification[c.broker_id])
+            if g:
+                group(g)
         if every or A.ControllerResign in kinds:
+            g = []
             for c in controllers:
                 if zk.controller != c.broker_id or zk.controller_epoch != c.epoch:
-                    add(T.resign[c.broker_id])
+                    g.append(T.resign[c.broker_id])
+            if g:
+                group(g)
         if every or A.DeliverControlRequest in kinds:
+            g = []
             for c in controllers:
                 row = T.deliver[c.broker_id]
                 for b, q in enumerate(c.queues):
                     if q and brokers[b].alive:
-                        add(row[b])
+                        g.append(row[b])
+            if g:
+                group(g)
     if (every or A.Produce in kinds) and ghost.produced < cfg.max_records:
+        g = []
         for br in brokers:
             if br.alive:
-                extend(T.produce[br.broker_id])
+                g.extend(T.produce[br.broker_id])
+        if g:
+            group(g)
     if every or A.ConsumerFetch in kinds:
+        g = []
         for br in brokers:
             if br.alive:
-                extend(T.consumer[br.broker_id])
+                g.extend(T.consumer[br.broker_id])
+        if g:
+            group(g)
     if every or A.FetchRequest in kinds:
+        g = []
         for br in brokers:
             if br.alive:
                 row = T.fetch_request[br.broker_id]
                 for p, f in enumerate(br.fetchers):
                     if f is not None and f.state == FETCHING and f.inflight is None and brokers[f.leader].alive:
-                        add(row[p])
+                        g.append(row[p])
+        if g:
+            group(g)
     if every or A.FetchResponse in kinds:
+        g = []
         for br in brokers:
             if br.alive:
                 row = T.fetch_response[br.broker_id]
                 for p, f in enumerate(br.fetchers):
                     if f is not None and f.inflight is not None:
-                        add(row[p])
+                        g.append(row[p])
+        if g:
+            group(g)
     if (every or A.OffsetsForLeaderEpoch in kinds) and cfg.truncation != "hw":
+        g = []
         for br in brokers:
             if br.alive:
                 row = T.offsets[br.broker_id]
                 for p, f in enumerate(br.fetchers):
                     if f is not None and f.state == TRUNCATING and brokers[f.leader].alive:
-                        add(row[p])
+                        g.append(row[p])
+        if g:
+            group(g)
     if every or A.IsrExpiration in kinds:
+        g = []
         for br in brokers:
             if br.alive and now >= br.next_isr_expiration_ms:
-                add(T.isr_expiration[br.broker_id])
+                g.append(T.isr_expiration[br.broker_id])
+        if g:
+            group(g)
     if every or A.IsrChangePropagation in kinds:
+        g = []
         for br in brokers:
             if br.alive and now >= br.next_isr_propagation_ms:
-                add(T.isr_propagation[br.broker_id])
+                g.append(T.isr_propagation[br.broker_id])
+        if g:
+            group(g)
     if every or A.HighWatermarkCheckpoint in kinds:
+        g = []
         for br in brokers:
             if br.alive and br.hw_checkpoint_started and now >= br.next_hw_checkpoint_ms:
-                add(T.checkpoint[br.broker_id])
+                g.append(T.checkpoint[br.broker_id])
+        if g:
+            group(g)
     if every or A.DelayedProduceExpire in kinds:
+        g = []
         for br in brokers:
             if br.alive and br.delayed_produces:
                 for dp in sorted(br.delayed_produces, key=lambda d: d.request_id):
                     if now >= dp.deadline_ms:
-                        add(A.DelayedProduceExpire(br.broker_id, dp.request_id))
+                        g.append(A.DelayedProduceExpire(br.broker_id, dp.request_id))
+        if g:
+            group(g)
     if (every or A.FlushLog in kinds) and cfg.crash_loses_unflushed_data and ghost.flushes < cfg.max_flushes:
+        g = []
         for br in brokers:
             if br.alive:
                 row = T.flush[br.broker_id]
                 for p, log in enumerate(br.logs):
                     if log is not None and log.recovery_point < log.log_end_offset:
-                        add(row[p])
+                        g.append(row[p])
+        if g:
+            group(g)
     if every or A.Tick in kinds:
-        extend(c_tick(cfg, s))
+        g = list(c_tick(cfg, s))
+        if g:
+            group(g)
     if (every or A.BrokerCrash in kinds) and ghost.crashes < cfg.max_crashes:
+        g = []
         for br in brokers:
             if br.alive:
-                extend(T.crash[br.broker_id])
+                g.extend(T.crash[br.broker_id])
+        if g:
+            group(g)
     if every or A.BrokerRestart in kinds:
+        g = []
         for br in brokers:
             if not br.alive and not sessions[br.broker_id]:
-                add(T.restart[br.broker_id])
+                g.append(T.restart[br.broker_id])
+        if g:
+            group(g)
     if every or A.ZkSessionExpire in kinds:
         budget = ghost.session_expirations < cfg.max_session_expirations
+        g = []
         for br in brokers:
             if sessions[br.broker_id] and (budget or not br.alive):
-                add(T.expire[br.broker_id])
+                g.append(T.expire[br.broker_id])
+        if g:
+            group(g)
     if every or A.ZkReconnect in kinds:
+        g = []
         for br in brokers:
             if br.alive and not sessions[br.broker_id]:
-                add(T.reconnect[br.broker_id])
-    return tuple(out)
+                g.append(T.reconnect[br.broker_id])
+        if g:
+            group(g)
+    return groups
 
 
 def step(cfg: ModelConfig, s: ClusterState, a):

@@ -15,7 +15,7 @@ enabled action in the current state.  The rule draws its action with
 ``data.draw(st.sampled_from(<enabled actions of the kind>))``, so it only ever
 applies an enabled action; ``step`` returning ``None`` would be a bug in the
 shell and raises ``ActionNotEnabled``.  The enabled actions are computed once
-per state (``enabled_actions``, grouped by kind), not once per precondition.
+per state (``enabled_groups``: the enabled actions grouped by kind), not once per precondition.
 
 Rule frequency.  Hypothesis picks a rule uniformly among the rules whose
 precondition holds, then the rule picks one of its kind's actions.  That is the
@@ -121,7 +121,7 @@ from ..model import actions as A
 from ..model.actions import describe
 from ..model.config import ModelConfig
 from ..model.state import Partition
-from ..model.step import enabled_actions, initial_state, step
+from ..model.step import enabled_actions, enabled_groups, initial_state, step
 from ..model.trace import FORMAT, Trace, dumps_trace, model_version, trace_from_json
 from .invariants import BY_NAME, CATALOGUE, Violation, check_state, check_transition, witnesses
 from .walker import Policy
@@ -243,13 +243,15 @@ class ModelMachine(RuleBasedStateMachine):
         """{kind: enabled actions of that kind, in ``enabled_actions`` order} for the current state."""
         groups = self._groups
         if groups is None:
-            grouped: dict = {}
             s, focus = self.state, self.focus
-            for a in enabled_actions(self.cfg, s):
-                if focus and type(a) in _CLIENT_KINDS and not _client_request_matters(s, a):
-                    continue
-                grouped.setdefault(type(a), []).append(a)
-            groups = self._groups = {k: tuple(v) for k, v in grouped.items()}
+            groups = {}
+            for g in enabled_groups(self.cfg, s):
+                kind = type(g[0])
+                if focus and kind in _CLIENT_KINDS:
+                    g = [a for a in g if _client_request_matters(s, a)]
+                if g:
+                    groups[kind] = tuple(g)
+            self._groups = groups
         return groups
 
     def apply(self, a) -> None:
@@ -390,10 +392,10 @@ def swarm_walk(self, seed: int, steps: int) -> None:
     """
     policy = Policy(self.cfg, random.Random(seed))
     for _ in range(steps):
-        acts = enabled_actions(self.cfg, self.state, policy.kinds)
-        if not acts:
+        groups = enabled_groups(self.cfg, self.state, policy.kinds)
+        if not groups:
             return
-        self.apply(policy.choose(acts, self.state))
+        self.apply(policy.choose(groups, self.state))
         self.catalogue_holds()
 
 

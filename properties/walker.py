@@ -24,7 +24,7 @@ from itertools import accumulate
 from ..model import actions as A
 from ..model.config import ModelConfig
 from ..model.state import TRUNCATING, Partition
-from ..model.step import enabled_actions, initial_state, step
+from ..model.step import enabled_groups, initial_state, step
 from .invariants import CATALOGUE, Violation, check_state, check_transition, witnesses
 
 #: Kinds every run keeps: without them nothing replicates and no leader is ever elected.
@@ -118,23 +118,20 @@ class Policy:
         self.eager = frozenset(k for k in EAGER_CANDIDATES if rng.random() < P_EAGER) if swarm else frozenset()
         self.targeted = swarm and rng.random() < P_TARGETED
 
-    def choose(self, acts: tuple, s):
+    def choose(self, groups: list, s):
         """An eager action if one is enabled (with probability EAGERNESS), else a kind, then an action of it.
 
-        ``s`` is the state ``acts`` are enabled in: a targeted run weighs a fault on a role holder of ``s``
-        (``role_holders``) TARGET_WEIGHT times as much as one on another broker.
+        ``groups`` are the actions enabled in ``s`` grouped by kind (``model.step.enabled_groups``): a
+        targeted run weighs a fault on a role holder of ``s`` (``role_holders``) TARGET_WEIGHT times as
+        much as one on another broker.
         """
         rng = self.rng
-        by_kind: dict = {}
-        urgent = []
-        for a in acts:
-            by_kind.setdefault(type(a), []).append(a)
-            if type(a) in self.eager:
-                urgent.append(a)
+        eager = self.eager
+        urgent = [a for g in groups if type(g[0]) in eager for a in g] if eager else None
         if urgent and rng.random() < EAGERNESS:
             group = urgent
         else:
-            group = list(by_kind.values())[rng.randrange(len(by_kind))]
+            group = groups[rng.randrange(len(groups))]
         w = self.weights
         if w is not None and len(group) > 1:
             if self.targeted and type(group[0]) in TARGETED_KINDS:
@@ -179,10 +176,10 @@ def walk(cfg: ModelConfig, seed: int, max_steps: int, invariants=CATALOGUE, swar
     if vs:
         return WalkResult(seed, 0, trace, vs[0], policy.kinds, counts, violations=list(vs))
     for i in range(1, max_steps + 1):
-        acts = enabled_actions(cfg, s, policy.kinds)
-        if not acts:
+        groups = enabled_groups(cfg, s, policy.kinds)
+        if not groups:
             break
-        a = policy.choose(acts, s)
+        a = policy.choose(groups, s)
         s2 = step(cfg, s, a)
         trace.append(a)
         name = type(a).__name__
@@ -643,10 +640,10 @@ def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 
         policy = Policy(cfg, random.Random(rng.getrandbits(63)))
         kinds, choose = policy.kinds, policy.choose
         for _ in range(extension_steps):
-            acts = enabled_actions(cfg, s, kinds)
-            if not acts:
+            groups = enabled_groups(cfg, s, kinds)
+            if not groups:
                 break
-            a = choose(acts, s)
+            a = choose(groups, s)
             s2 = step(cfg, s, a)
             node = (node, a)
             length += 1

@@ -177,7 +177,7 @@ def test_campaign_verdicts_tell_contradictions_from_bugs_not_found():
 def test_parent_pointer_trace_equals_the_naive_trace():
     import random
 
-    from isrlab.model.step import enabled_actions
+    from isrlab.model.step import enabled_groups
     from isrlab.properties.walker import Policy, trace_of
 
     cfg = preset("kafka-0.10.2").config
@@ -186,10 +186,10 @@ def test_parent_pointer_trace_equals_the_naive_trace():
     s, node, naive = initial_state(cfg), None, ()
     shared = None
     for i in range(150):
-        acts = enabled_actions(cfg, s, policy.kinds)
-        if not acts:
+        groups = enabled_groups(cfg, s, policy.kinds)
+        if not groups:
             break
-        a = policy.choose(acts, s)
+        a = policy.choose(groups, s)
         s = step(cfg, s, a)
         node, naive = (node, a), naive + (a,)
         assert trace_of(node) == list(naive)
@@ -294,7 +294,7 @@ def test_a_targeted_run_aims_its_faults_at_the_leader_and_the_controller():
     for targeted in (True, False):
         policy = Policy(t.config, random.Random(7))
         policy.kinds, policy.weights, policy.targeted = frozenset({A.BrokerCrash}), [1.0, 1.0, 1.0], targeted
-        share = sum(policy.choose(crashes, s).broker in (0, 2) for _ in range(3000)) / 3000
+        share = sum(policy.choose([crashes], s).broker in (0, 2) for _ in range(3000)) / 3000
         expected = 2 * TARGET_WEIGHT / (2 * TARGET_WEIGHT + 1) if targeted else 2 / 3
         assert abs(share - expected) < 0.04, (targeted, share)
 

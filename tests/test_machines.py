@@ -20,7 +20,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from isrlab.cli import main as cli_main
 from isrlab.model import actions as A
 from isrlab.model.config import PRESETS, ModelConfig, preset
-from isrlab.model.step import enabled_actions, initial_state, step
+from isrlab.model.step import enabled_actions, enabled_groups, initial_state, step
 from isrlab.model.trace import TraceError, dumps_trace, trace_from_json
 from isrlab.properties import profiles
 from isrlab.properties.invariants import ALWAYS, BY_NAME, CATALOGUE, STATE, Invariant
@@ -290,10 +290,10 @@ def test_swarm_walk_applies_policy_chosen_enabled_actions_checking_each_step():
     # exactly the walk the policy makes from that seed
     policy, s, expected = Policy(cfg, random.Random(12345)), initial_state(cfg), []
     for _ in range(30):
-        acts = enabled_actions(cfg, s, policy.kinds)
-        if not acts:
+        groups = enabled_groups(cfg, s, policy.kinds)
+        if not groups:
             break
-        expected.append(policy.choose(acts, s))
+        expected.append(policy.choose(groups, s))
         s = step(cfg, s, expected[-1])
     assert m.trace == expected and m.state == s
     assert swarm_walk.__doc__ and "swarm" in swarm_walk.__doc__
