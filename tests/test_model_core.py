@@ -15,7 +15,7 @@ from isrlab.model.actions import ActionError, action_from_json, action_to_json
 from isrlab.model.config import PRESETS, ConfigError, ModelConfig
 from isrlab.model.encode import canonical_json, encode, fingerprint
 from isrlab.model.state import Partition
-from isrlab.model.step import NotEnabled, apply, enabled_actions, enabled_actions_reference, initial_state, step
+from isrlab.model.step import NotEnabled, apply, enabled_actions, enabled_actions_reference, enabled_groups, initial_state, step
 
 pytestmark = pytest.mark.unit
 
@@ -71,6 +71,19 @@ def test_enabled_actions_equals_the_guard_based_definition(preset_config):
     for seed in range(2):
         for s, _a, _s2 in random_states(cfg, seed, 250):
             assert enabled_actions(cfg, s) == enabled_actions_reference(cfg, s)
+
+
+def test_enabled_groups_split_the_enabled_actions_by_kind(preset_config):
+    """One non-empty group per enabled kind, in the documented order, restricted by ``kinds`` like the flat list."""
+    cfg = preset_config
+    some = {A.Produce, A.FetchRequest, A.BrokerCrash, A.Tick}
+    for s, _a, _s2 in random_states(cfg, 3, 150):
+        for kinds in (None, some):
+            groups = enabled_groups(cfg, s, kinds)
+            assert all(g and len({type(a) for a in g}) == 1 for g in groups)
+            order = [A.ACTION_TYPES.index(type(g[0])) for g in groups]
+            assert order == sorted(set(order))
+            assert tuple(a for g in groups for a in g) == enabled_actions(cfg, s, kinds)
 
 
 def test_every_enabled_action_steps_and_no_other_candidate_does():
