@@ -259,6 +259,16 @@ def novelty_key(s) -> tuple:
     level before the field (weight 1, the field 1 or 10) gave 80k and 54k, no gain either; nor did
     aiming a targeted run's produce requests at the brokers that believe they lead (104k), or a cell
     field for the records the preset has left to produce (spent or not: 119k; 0, 1, 2+: 86k).
+    Finer phase marks (seeds 10-15) placed the wait earlier still: ZooKeeper's leader sits in a
+    zombie's ISR with a lower HW within 0.5k-11k steps, but in nearly all such states it is the only
+    live member of ZooKeeper's ISR, and a leader alone in its ISR raises its HW to its LEO as it takes
+    over (``Partition.makeLeader``), up to the zombie's.  The states that lead on have another live
+    ISR member, whose unknown LEO keeps the new leader's HW down; they first come at 39k-111k steps,
+    and the leader's own append follows within a few steps.  Cell fields for them, weighed 1 or 10
+    in the precondition share: "ZooKeeper's leader in a zombie's ISR below its HW, with another live
+    ISR member" (and leading), 55k and 72k; "ZooKeeper's leader leading its epoch in a zombie's ISR
+    below its HW, no append yet, records left" (and appended), 48k (p = 0.49), 44k (p = 0.22) and
+    54k, against 56k (seeds 0-19): none kept.
     """
     g = s.ghost
     brokers = s.brokers
