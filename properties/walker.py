@@ -206,7 +206,7 @@ def _without(invariants, violations) -> tuple:
 
 
 # --------------------------------------------------------------------------- guided search
-def novelty_key(s) -> tuple:
+def novelty_key(cfg: ModelConfig, s) -> tuple:
     """A coarse abstraction of a state for novelty search: ``(cell, detail)``.
 
     ``cell`` is durability progress and fault history: how many replicas lack the first acknowledged
@@ -216,7 +216,9 @@ def novelty_key(s) -> tuple:
     leader epoch (0, 1, 2+), how far a follower's log diverges below its fetch offset
     (``_divergence``: 0, 1, 2), and, from one pass over leaders' ISR members with a lower HW
     (``_isr_members_below_hw``), whether a zombie leader's ISR holds such a member with a later
-    epoch than ZooKeeper's leader has cached, and whether such a member is truncating.
+    epoch than ZooKeeper's leader has cached, whether such a member is truncating, and whether such
+    a member is ZooKeeper's leader, leading its epoch (0; 1 before its first append there, with
+    records left to produce; 2 after it).
     ``detail`` is the configuration the cluster is in: the highest leader epoch, which live brokers
     believe they lead which partition, how many controller instances exist.  Coarse on purpose (a
     few hundred cells, a few thousand keys), so that the corpus keeps the states that opened a new
@@ -267,8 +269,12 @@ def novelty_key(s) -> tuple:
     and the leader's own append follows within a few steps.  Cell fields for them, weighed 1 or 10
     in the precondition share: "ZooKeeper's leader in a zombie's ISR below its HW, with another live
     ISR member" (and leading), 55k and 72k; "ZooKeeper's leader leading its epoch in a zombie's ISR
-    below its HW, no append yet, records left" (and appended), 48k (p = 0.49), 44k (p = 0.22) and
-    54k, against 56k (seeds 0-19): none kept.
+    below its HW, no append yet, records left" (and appended), 48k (weights 1 and 10, p = 0.49), 44k
+    (10 and 10, p = 0.22) and 54k (1 and 1), against 56k (seeds 0-19).  The second is kept as the
+    last field, weight 10 before and after the append, and only where KAFKA-7415's fix is off: over
+    seeds 0-39 no-kafka-7415 went 56k -> 38k median steps (mean 139k -> 65k, p = 0.011; seeds 20-39
+    alone 59k -> 32k, p = 0.018), while kafka-0.10.2, kafka-0.11 and kafka-2.0 (also without the
+    fix) stayed within noise (12.6k -> 12.6k, 14.0k -> 13.9k, 14.0k -> 13.9k; p > 0.9, seeds 0-19).
     """
     g = s.ghost
     brokers = s.brokers
@@ -309,12 +315,13 @@ def novelty_key(s) -> tuple:
     max_epoch = max([e for _p, e, _b in leaders]) if leaders else -1
     cell = (lacking, lacking_in_isr, min(len(g.acked), 2), g.crashes, g.session_expirations,
             g.truncations > 0, g.isr_shrinks > 0, g.isr_expands > 0, min(stale, 2), diverged,
-            *_isr_members_below_hw(s))
+            *_isr_members_below_hw(s, not cfg.kafka_7415, g.produced < cfg.max_records))
     return cell, (max_epoch, roles, len(s.controllers))
 
 
-def _isr_members_below_hw(s) -> tuple:
-    """``(member ahead of leader, truncating below HW)``: two facts about a leader's ISR members below its HW.
+def _isr_members_below_hw(s, new_leaders: bool, records_left: bool) -> tuple:
+    """``(member ahead of leader, truncating below HW, new leader below HW)``: facts about a leader's ISR members
+    below its HW.
 
     One pass over every live broker that believes it leads a partition with a HW above 0 (zombies
     included, as in ``hw_within_isr``) and the other live members of its ISR whose HW is lower:
@@ -329,9 +336,19 @@ def _isr_members_below_hw(s) -> tuple:
       can fall below its leader's HW (``hw_within_isr``): a truncation is the only way a log shrinks,
       and one that falls back to the member's own HW (an UNDEFINED OffsetsForLeaderEpoch answer,
       KAFKA-7415) lands below the leader's.
+    * new leader below HW: the broker is a zombie and the member is ZooKeeper's leader, leading its epoch
+      (its LeaderAndIsr has come): 1 before its first append in that epoch while the preset has records
+      left to produce, 2 once it has appended (its cache holds its epoch).  Two steps before the member
+      ahead of leader on KAFKA-7415's path: the new leader, still below the zombie's HW, appends in its
+      epoch, and loses the leadership to a broker that has not fetched that record.  Only looked for
+      with ``new_leaders`` (KAFKA-7415's fix off): with the fix a new leader caches its epoch as it
+      takes over, the path does not exist, and the field (weight 10 in the precondition share) drew
+      extensions away from the other presets' preconditions (no-kafka-7164: 22.7k -> 45.6k median steps,
+      seeds 0-19, p = 0.12).
     """
     brokers, states = s.brokers, s.zk.partition_states
     ahead = truncating = False
+    new_leader = 0
     for br in brokers:
         if not br.alive:
             continue
@@ -359,11 +376,19 @@ def _isr_members_below_hw(s) -> tuple:
                 if not truncating:
                     f = member.fetchers[p]
                     truncating = f is not None and f.state == TRUNCATING
-                if not ahead and zk_leader_log is not None and m != zk_leader:
+                if m == zk_leader:
+                    if new_leaders and new_leader < 2:
+                        mp = member.partitions[p]
+                        if type(mp) is Partition and mp.leader == m and mp.leader_epoch == zk_state.leader_epoch:
+                            if log.latest_epoch == zk_state.leader_epoch:
+                                new_leader = 2
+                            elif records_left:
+                                new_leader = 1
+                elif not ahead and zk_leader_log is not None:
                     ahead = log.latest_epoch > zk_leader_log.latest_epoch
-                if ahead and truncating:
-                    return True, True
-    return ahead, truncating
+                if ahead and truncating and (new_leader == 2 or not new_leaders):
+                    return True, True, 2
+    return ahead, truncating, new_leader
 
 
 def _divergence(brokers, log, p: int, f, zk_state) -> int:
@@ -469,11 +494,12 @@ SEEN_DECAY = 0.75
 #: (``precondition_weight``).
 P_PRECONDITION = 0.5
 #: A precondition cell's weight among precondition cells, before the decays: divergence level 1 and 2, a zombie's ISR
-#: member ahead of ZooKeeper's leader, truncating below the HW.
-PRECONDITION_WEIGHTS = (1.0, 10.0, 1.0, 10.0)
+#: member ahead of ZooKeeper's leader, truncating below the HW, and ZooKeeper's leader below a zombie's HW before and
+#: after its first append.
+PRECONDITION_WEIGHTS = (1.0, 10.0, 1.0, 10.0, 10.0, 10.0)
 
 #: Positions in the novelty cell (``novelty_key``) of the precondition fields.
-_DIVERGENCE, _AHEAD, _TRUNCATING = 9, 10, 11
+_DIVERGENCE, _AHEAD, _TRUNCATING, _NEW_LEADER = 9, 10, 11, 12
 
 
 def precondition_weight(cell: tuple) -> float:
@@ -481,7 +507,8 @@ def precondition_weight(cell: tuple) -> float:
 
     The cell fields that mark the steps before a log divergence or a truncation below the HW: the
     divergence level (``_divergence``; 1 the step before 2), a zombie's ISR member ahead of
-    ZooKeeper's leader and a truncating ISR member below its leader's HW, the step after
+    ZooKeeper's leader and a truncating ISR member below its leader's HW, the step after, and
+    before them ZooKeeper's leader below a zombie's HW before and after its first append
     (``_isr_members_below_hw``).  Weighing a member ahead 10 instead of 1 gave the
     same no-kafka-7415 median (54k against 56k steps, seeds 0-19).  Go-Explore's selection likewise
     weighs cells by domain knowledge (the level and keys held) on top of the visit counts.
@@ -492,6 +519,8 @@ def precondition_weight(cell: tuple) -> float:
         w = max(w, PRECONDITION_WEIGHTS[2])
     if cell[_TRUNCATING]:
         w = max(w, PRECONDITION_WEIGHTS[3])
+    if cell[_NEW_LEADER]:
+        w = max(w, PRECONDITION_WEIGHTS[3 + cell[_NEW_LEADER]])
     return w
 
 
@@ -568,7 +597,8 @@ def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 
     Half the extensions (``P_PRECONDITION``), once such a cell exists, draw their cell among the cells
     that show a violation's precondition (``precondition_weight``: a follower diverged from its fetch
     leader, weight 10, or from ZooKeeper's leader, 1; a zombie's ISR member ahead of ZooKeeper's
-    leader, 1; a truncating ISR member below its leader's HW, 10), with the same decays.  These are
+    leader, 1; a truncating ISR member below its leader's HW, 10; ZooKeeper's leader below a
+    zombie's HW, 10), with the same decays.  These are
     domain knowledge drawn from the known bug classes (KIP-101, KIP-279, KAFKA-6880, KAFKA-7164,
     KAFKA-7415), as Go-Explore's cells are drawn from the game: a bug with another precondition gets
     the other half of the extensions and no help from this half.  The phase marks above showed the
@@ -602,7 +632,7 @@ def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 
     vs = check_state(cfg, s0, 0, invariants)
     if vs:
         return SearchResult(seed, 0, 0, 1, [], vs[0], cells=1)
-    key0 = novelty_key(s0)
+    key0 = novelty_key(cfg, s0)
     # the corpus, one entry per key: state, parent-pointer trace, trace length
     states, traces, lengths = [s0], [None], [0]
     seen = {key0}
@@ -668,7 +698,7 @@ def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 
                 invariants = _without(invariants, vs)
                 if not keep_going or not invariants:
                     return result(ext)
-            key = novelty_key(s)
+            key = novelty_key(cfg, s)
             c = cell_index.get(key[0])
             if c is not None:
                 cell_seen[c] += 1

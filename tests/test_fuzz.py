@@ -213,7 +213,7 @@ def _cell_field_along(name: str, index) -> list:
     s, out = initial_state(t.config), []
     for a in t.actions:
         s = step(t.config, s, a)
-        out.append(novelty_key(s)[0][index])
+        out.append(novelty_key(t.config, s)[0][index])
     return out
 
 
@@ -249,22 +249,34 @@ def test_novelty_cells_mark_an_isr_member_truncating_below_its_leaders_hw():
     OffsetsForLeaderEpoch.  It is answered UNDEFINED and truncates broker 1 to its HW, which is the
     violation; after it broker 1 no longer truncates.
     """
-    marks = _cell_field_along("no-kafka-7415-hw_within_isr", -1)
+    marks = _cell_field_along("no-kafka-7415-hw_within_isr", 11)
     assert marks == [False] * 21 + [True] * 5 + [False] * 4 + [True, False]
 
 
+def test_novelty_cells_mark_zookeepers_leader_below_a_zombies_hw_before_and_after_its_first_append():
+    """The cell's last field along the archived KAFKA-7415 trace (no-kafka-7415, 32 actions).
+
+    Broker 0's session expired at step 19; it still leads epoch 0 with ISR [0, 1, 2] and HW 1.  The controller
+    elects broker 1 (epoch 1, ISR [1, 2]) at step 20, and step 21 delivers its LeaderAndIsr: broker 1 leads with
+    HW 0, no record of epoch 1 yet, records left to produce (1).  Step 23 is its first append in epoch 1 (2).
+    Step 25: the controller elects broker 2 after broker 1's session expired, and the field clears.
+    """
+    marks = _cell_field_along("no-kafka-7415-hw_within_isr", -1)
+    assert marks == [0] * 20 + [1, 1, 2, 2] + [0] * 8
+
+
 def test_precondition_cells_are_the_steps_before_a_divergence_or_a_truncation_below_the_hw():
-    """precondition_weight along the archived traces: KAFKA-6880's divergence levels 1 and 2 weigh 1 and 10,
-    KAFKA-7415's ISR member ahead of the new leader 1 and its truncating ISR member 10, and KAFKA-7128's ISR entry
-    (none of these) nothing."""
+    """precondition_weight along the archived traces: KAFKA-6880's divergence levels 1 and 2 weigh 1 and 10;
+    KAFKA-7415's new leader below the zombie's HW 10 before and after its first append, its ISR member ahead of the
+    next leader 1 and its truncating ISR member 10; KAFKA-7128's ISR entry (none of these) nothing."""
     from isrlab.properties.walker import PRECONDITION_WEIGHTS, precondition_weight
 
-    low, high, ahead, truncating = PRECONDITION_WEIGHTS
-    assert 0 < low < high and 0 < ahead <= truncating
+    low, high, ahead, truncating, leading, appended = PRECONDITION_WEIGHTS
+    assert 0 < low < high and 0 < ahead <= truncating == leading == appended
     weights = [precondition_weight(c) for c in _cell_field_along("no-kip-320-log_matching", slice(None))]
     assert weights == [0.0] * 19 + [low] * 5 + [high] * 14
     weights = [precondition_weight(c) for c in _cell_field_along("no-kafka-7415-hw_within_isr", slice(None))]
-    assert weights == [0.0] * 21 + [truncating] * 5 + [ahead] * 4 + [truncating, 0.0]
+    assert weights == [0.0] * 20 + [leading] * 2 + [appended] * 2 + [truncating] * 2 + [ahead] * 4 + [truncating, 0.0]
     assert not any(precondition_weight(c) for c in _cell_field_along("no-kafka-7128-isr_entry_condition", slice(None)))
 
 
