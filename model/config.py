@@ -245,8 +245,10 @@ PRESETS: dict[str, Preset] = {
                "KAFKA-7415 off: the new leader's epoch is only cached at its first append. Until then it "
                "answers an OffsetsForLeaderEpoch for a later epoch than its cache knows with UNDEFINED, and "
                "the follower falls back to truncating to its own HW, below committed records it held: a "
-               "broker that still leads an older epoch keeps it in its ISR with an LEO below its HW.",
-               "KAFKA-7415"),
+               "broker that still leads an older epoch keeps it in its ISR with an LEO below its HW. That "
+               "follower is in ZooKeeper's ISR too: elected later, it loses the acknowledged records it "
+               "truncated, which a consumer may have read.",
+               "KAFKA-7415", also_breaks=("committed_prefix", "acked_durability", "consumer_safety")),
         Preset("no-kafka-7164", _BASE.replace(kafka_7164=False, kip_320=False), "log_matching",
                "KAFKA-7164 off: a follower that sees a new epoch of the same leader skips truncation and "
                "appends the new epoch's records on top of records the leader truncated. KIP-320, which "
