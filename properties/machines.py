@@ -121,7 +121,7 @@ from ..model import actions as A
 from ..model.actions import describe
 from ..model.config import ModelConfig
 from ..model.state import Partition
-from ..model.step import enabled_actions, enabled_groups, initial_state, step
+from ..model.step import enabled_groups, initial_state, step
 from ..model.trace import FORMAT, Trace, dumps_trace, model_version, trace_from_json
 from .invariants import BY_NAME, CATALOGUE, Violation, check_state, check_transition, witnesses
 from .walker import Policy
