@@ -12,7 +12,19 @@ nothing happens cannot pass), ``eventually`` (``LIVENESS``: whenever a condition
 holds, a goal is eventually reached; refuted only by a fair cycle of the state
 graph, which the explorer checks).  A failing check returns the facts of its first
 counterexample as data; ``explain.py`` renders text.  Engines call
-``check_initial`` once and ``check_transition`` after every step.
+``check_state`` on the initial state and ``check_transition`` after every step.
+
+Incremental checking.  Each invariant may declare the parts of the state it
+``reads`` (a broker's logs, its Partition records, its liveness, ZooKeeper's
+partition states, the ghost's records...).  States are copy-on-write, so
+``changes(pre, post)`` tells by identity which parts a step replaced, and
+``check_transition(..., incremental=True)`` skips a state invariant whose parts
+did not change (it held on ``pre``; the engines stop or drop an invariant at
+its first failure) and a step invariant likewise (it compares parts that are
+equal).  About two steps in three change none of the parts the state invariants
+read: the walker went from 38k to 55k steps/s with the whole catalogue.
+``tests/test_invariants.py`` checks each declaration by swapping the parts an
+invariant does not declare for another state's and comparing its answers.
 
 Example: with ``kafka-0.10.2`` (truncate to the HW on becoming follower) a
 follower truncates a record the old leader had acknowledged, is then elected,
@@ -56,6 +68,54 @@ class Invariant:
     check: Callable
     statement: str
     source: str
+    #: the parts of the state the check reads (``changes`` bits), or None for "check after every step"
+    reads: int | None = None
+
+
+# --------------------------------------------------------------------------- what a step changed
+#: Parts of a state the invariants read.  ``changes(pre, post)`` sets the bit of every part a step replaced:
+#: a broker's logs, its Partition records or its liveness; ZooKeeper's partition states; the ghost's
+#: acknowledged, consumed and leader records; its unclean-election and lossy-crash counters; the controller
+#: epoch in ZooKeeper or on a broker.
+LOGS, PARTITIONS, ALIVE, ZK_STATES, ACKED, CONSUMED, LEADERS, LOSSES, EPOCHS = (1 << i for i in range(9))
+
+
+def changes(pre: ClusterState, post: ClusterState) -> int:
+    """The ``reads`` bits of the parts ``post`` does not share with ``pre``.
+
+    States are copy-on-write (``model/node.py``): a step clones every record it changes and the tuple
+    holding it, and shares the rest, so an identical object is an unchanged part.  An equal copy counts
+    as a change, which only costs a check.
+    """
+    bits = 0
+    if pre.brokers is not post.brokers:
+        for b0, b1 in zip(pre.brokers, post.brokers):
+            if b0 is not b1:
+                if b0.logs is not b1.logs:
+                    bits |= LOGS
+                if b0.partitions is not b1.partitions:
+                    bits |= PARTITIONS
+                if b0.alive != b1.alive:
+                    bits |= ALIVE
+                if b0.controller_epoch != b1.controller_epoch:
+                    bits |= EPOCHS
+    z0, z1 = pre.zk, post.zk
+    if z0 is not z1:
+        if z0.partition_states is not z1.partition_states:
+            bits |= ZK_STATES
+        if z0.controller_epoch != z1.controller_epoch:
+            bits |= EPOCHS
+    g0, g1 = pre.ghost, post.ghost
+    if g0 is not g1:
+        if g0.acked is not g1.acked:
+            bits |= ACKED
+        if g0.consumed is not g1.consumed:
+            bits |= CONSUMED
+        if g0.leaders is not g1.leaders:
+            bits |= LEADERS
+        if g0.unclean_elections != g1.unclean_elections or g0.lossy_crashes != g1.lossy_crashes:
+            bits |= LOSSES
+    return bits
 
 
 # --------------------------------------------------------------------------- helpers
@@ -416,38 +476,49 @@ def witness_acked(cfg, s: ClusterState):
 
 CATALOGUE: tuple[Invariant, ...] = (
     Invariant("log_offsets", ALWAYS, STATE, log_offsets, "0 <= log start offset <= HW <= LEO on every log",
-              "Log.updateHighWatermark / Log.truncateTo (Kafka 2.4.0); reference I5"),
+              "Log.updateHighWatermark / Log.truncateTo (Kafka 2.4.0); reference I5",
+              reads=LOGS),
     Invariant("isr_well_formed", ALWAYS, STATE, isr_well_formed,
               "ISR non-empty, within the assignment and containing the leader (ZooKeeper and each leader's view)",
-              "reference I6; hachikuji/kafka-specification LeaderInIsr"),
+              "reference I6; hachikuji/kafka-specification LeaderInIsr",
+              reads=ZK_STATES | ALIVE | PARTITIONS | LOGS),
     Invariant("one_leader_per_epoch", ALWAYS, STATE, one_leader_per_epoch,
               "at most one broker becomes leader of a partition in a given leader epoch",
-              "reference I7; PartitionStateMachine leader epoch bump (Kafka 2.4.0)"),
+              "reference I7; PartitionStateMachine leader epoch bump (Kafka 2.4.0)",
+              reads=LEADERS),
     Invariant("epoch_cache_monotonic", ALWAYS, STATE, epoch_cache_monotonic,
               "every leader-epoch cache has strictly increasing epochs and start offsets",
-              "LeaderEpochFileCache.assign (Kafka 2.4.0); reference I7"),
+              "LeaderEpochFileCache.assign (Kafka 2.4.0); reference I7",
+              reads=LOGS),
     Invariant("acked_durability", ALWAYS, STATE, acked_durability,
               "a record acknowledged with NONE to acks=all stays at its offset in every later leader's log "
-              "(unclean elections exempt)", "reference I1; KIP-101, KIP-279"),
+              "(unclean elections exempt)", "reference I1; KIP-101, KIP-279",
+              reads=ACKED | LOSSES | ALIVE | PARTITIONS | LOGS),
     Invariant("consumer_safety", ALWAYS, STATE, consumer_safety,
               "a record a consumer read below the HW is never replaced or truncated (unclean elections exempt)",
-              "reference I12"),
+              "reference I12",
+              reads=CONSUMED | LOSSES | ALIVE | PARTITIONS | LOGS),
     Invariant("committed_prefix", ALWAYS, STATE, committed_prefix,
               "below the leader's HW every ZooKeeper ISR member holds the leader's records (StrongIsr)",
-              "reference I2; hachikuji/kafka-specification Kip320.tla StrongIsr"),
+              "reference I2; hachikuji/kafka-specification Kip320.tla StrongIsr",
+              reads=LOSSES | ZK_STATES | ALIVE | PARTITIONS | LOGS),
     Invariant("log_matching", ALWAYS, STATE, log_matching,
               "two replicas holding the same (offset, epoch) agree on every earlier offset",
-              "reference I3; KIP-279"),
+              "reference I3; KIP-279",
+              reads=LOSSES | LOGS),
     Invariant("hw_within_isr", ALWAYS, STATE, hw_within_isr,
               "a leader's HW is at most the LEO of every member of its ISR",
-              "Partition.maybeIncrementLeaderHW (Kafka 2.4.0); reference section 3"),
+              "Partition.maybeIncrementLeaderHW (Kafka 2.4.0); reference section 3",
+              reads=LOSSES | ALIVE | PARTITIONS | LOGS),
     Invariant("isr_propagation_bound", ALWAYS, STATE, isr_propagation_bound,
               "an ISR change reaches isr_change_notification within 5000+2500 ms of the last change or "
               "60000+2500 ms of the last propagation", "ReplicaManager.maybePropagateIsrChanges (Kafka 2.4.0)"),
     Invariant("leader_hw_monotonic", ALWAYS, STEP, leader_hw_monotonic,
-              "a leader's HW never decreases within a leadership tenure", "Log.maybeIncrementHighWatermark; I4"),
+              "a leader's HW never decreases within a leadership tenure", "Log.maybeIncrementHighWatermark; I4",
+              reads=ALIVE | PARTITIONS | LOGS),
     Invariant("epochs_monotonic", ALWAYS, STEP, epochs_monotonic,
-              "controller and leader epochs never decrease on a live broker or in ZooKeeper", "reference I7"),
+              "controller and leader epochs never decrease on a live broker or in ZooKeeper", "reference I7",
+              reads=EPOCHS | ZK_STATES | ALIVE | PARTITIONS),
     Invariant("stale_controller_epoch_refused", ALWAYS, STEP, stale_controller_epoch_refused,
               "a control request from an older controller epoch changes no broker state",
               "ReplicaManager.becomeLeaderOrFollower / stopReplicas / maybeUpdateMetadataCache (Kafka 2.4.0)"),
@@ -456,10 +527,12 @@ CATALOGUE: tuple[Invariant, ...] = (
               "ReplicaManager.updateFollowerFetchState, KAFKA-8400; reference I8"),
     Invariant("isr_entry_condition", ALWAYS, STEP, isr_entry_condition,
               "a follower joins the ISR only with LEO >= HW and LEO >= the leader epoch start offset",
-              "Partition.isFollowerInSync, KAFKA-7128; reference I9"),
+              "Partition.isFollowerInSync, KAFKA-7128; reference I9",
+              reads=ALIVE | PARTITIONS),
     Invariant("min_isr_promise", ALWAYS, STEP, min_isr_promise,
               "an acks=all success implies |ISR| >= min.insync.replicas at completion",
-              "Partition.checkEnoughReplicasReachOffset (Kafka 2.4.0); reference I11"),
+              "Partition.checkEnoughReplicasReachOffset (Kafka 2.4.0); reference I11",
+              reads=ACKED),
     Invariant("isr_lag_window", ALWAYS, STEP, isr_lag_window,
               "isr-expiration removes a follower only when it is out of sync by more than replica.lag.time.max.ms "
               "and leaves none such in the ISR", "Partition.isFollowerOutOfSync (Kafka 2.4.0); the 1.5x rule"),
@@ -562,15 +635,54 @@ def check_state(cfg, s: ClusterState, step: int, invariants=CATALOGUE) -> list[V
 
 
 def check_transition(cfg, pre: ClusterState, a, post: ClusterState, step: int,
-                     invariants=CATALOGUE) -> list[Violation]:
-    """Every ALWAYS invariant that fails on the transition pre --a--> post (state invariants on post)."""
-    out = check_state(cfg, post, step, invariants)
-    for inv in (_STEP if invariants is CATALOGUE else invariants):
-        if inv.kind == ALWAYS and inv.scope == STEP:
-            facts = inv.check(cfg, pre, a, post)
+                     invariants=CATALOGUE, incremental: bool = False) -> list[Violation]:
+    """Every ALWAYS invariant that fails on the transition pre --a--> post (state invariants on post).
+
+    A step invariant whose ``reads`` parts the step left unchanged is not run: it compares those
+    parts before and after, so it finds nothing.  With ``incremental`` the caller vouches that every
+    state invariant in ``invariants`` held on ``pre`` (the engines check from the initial state and
+    stop, or stop checking an invariant, at its first failure); a state invariant whose ``reads``
+    parts are unchanged then holds on ``post`` too and is not run either.  About two steps in three
+    change none of the parts the state invariants read (a tick, a fetch request, a control request
+    delivered to a follower...).
+    """
+    state_plan, step_plan = _plans(invariants)
+    changed = changes(pre, post)
+    out = []
+    if incremental:
+        for name, reads, check in state_plan:
+            if reads is None or reads & changed:
+                facts = check(cfg, post)
+                if facts is not None:
+                    out.append(Violation(name, step, facts))
+    else:
+        for name, _reads, check in state_plan:
+            facts = check(cfg, post)
             if facts is not None:
-                out.append(Violation(inv.name, step, facts))
+                out.append(Violation(name, step, facts))
+    for name, reads, check in step_plan:
+        if reads is None or reads & changed:
+            facts = check(cfg, pre, a, post)
+            if facts is not None:
+                out.append(Violation(name, step, facts))
     return out
+
+
+#: id(invariants) -> (invariants, its state plan, its step plan): the ALWAYS invariants of each scope as
+#: (name, reads, check), built once per tuple of invariants (the entry holds the tuple, so its id is not reused).
+_PLANS: dict = {}
+
+
+def _plans(invariants) -> tuple:
+    entry = _PLANS.get(id(invariants))
+    if entry is None or entry[0] is not invariants:
+        if len(_PLANS) >= 256:
+            _PLANS.clear()
+        invs = tuple(invariants)
+        entry = _PLANS[id(invariants)] = (invariants, *(
+            tuple((inv.name, inv.reads, inv.check) for inv in invs if inv.kind == ALWAYS and inv.scope == scope)
+            for scope in (STATE, STEP)))
+    return entry[1], entry[2]
 
 
 def witnesses(cfg, s: ClusterState) -> frozenset:

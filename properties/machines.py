@@ -41,8 +41,9 @@ are starved: on ``kafka-2.4`` ``FetchRequest`` went from 3 of 4,253 applied
 actions (0.07%) to 178 of 11,836 (1.5%), and ``ConsumerFetch`` from 46% to 6%.
 
 Checking.  A single ``@invariant()`` checks the catalogue: ``check_state`` on
-the initial state, then ``check_transition(cfg, pre, a, post, step)`` once per
-step.  A violation raises ``InvariantViolated``, an ``AssertionError`` with one
+the initial state, then ``check_transition(cfg, pre, a, post, step,
+incremental=True)`` once per step (every step is checked and a violation ends
+the test case, so each invariant held on ``pre``).  A violation raises ``InvariantViolated``, an ``AssertionError`` with one
 subclass per invariant name (Hypothesis tells failures apart by exception type
 and location, so each invariant's failure is shrunk on its own and shrinking
 never slides from one invariant to another).  The message names the invariant
@@ -285,7 +286,8 @@ class ModelMachine(RuleBasedStateMachine):
         if n == 0:
             found = check_state(self.cfg, self.state, 0, self.checked_invariants)
         else:
-            found = check_transition(self.cfg, self.pre, self.trace[-1], self.state, n, self.checked_invariants)
+            found = check_transition(self.cfg, self.pre, self.trace[-1], self.state, n, self.checked_invariants,
+                                     incremental=True)
         stats = type(self).stats
         if stats["track_witnesses"]:
             stats["witnesses"] |= witnesses(self.cfg, self.state)

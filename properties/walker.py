@@ -184,7 +184,7 @@ def walk(cfg: ModelConfig, seed: int, max_steps: int, invariants=CATALOGUE, swar
         trace.append(a)
         name = type(a).__name__
         counts[name] = counts.get(name, 0) + 1
-        vs = check_transition(cfg, s, a, s2, i, invariants)
+        vs = check_transition(cfg, s, a, s2, i, invariants, incremental=True)
         s = s2
         if vs:
             if violation is None:
@@ -690,7 +690,7 @@ def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 
             steps += 1
             t = type(a)
             by_type[t] = by_type.get(t, 0) + 1
-            vs = check_transition(cfg, s, a, s2, length, invariants)
+            vs = check_transition(cfg, s, a, s2, length, invariants, incremental=True)
             s = s2
             errors |= s.ghost.errors_seen
             if vs:
