@@ -92,8 +92,8 @@ class Log(Node):
 
     def read(self, start: int, end: int) -> tuple:
         """Entries in [start, end)."""
-        base = self.log_start_offset
-        return self.entries[max(start - base, 0):max(end - base, 0)]
+        i, j = start - self.log_start_offset, end - self.log_start_offset
+        return self.entries[i if i > 0 else 0:j if j > 0 else 0]
 
 
 def append_as_leader(log: Log, record_ids: tuple, leader_epoch: int) -> tuple[int, int]:

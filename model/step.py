@@ -428,6 +428,17 @@ class _Tables:
         self.restart = tuple(A.BrokerRestart(b) for b in range(nb))
         self.expire = tuple(A.ZkSessionExpire(b) for b in range(nb))
         self.reconnect = tuple(A.ZkReconnect(b) for b in range(nb))
+        self.tick_sizes = tuple(sorted(set(cfg.tick_ms)))
+        self.ticks: dict = {}
+
+    def tick(self, ms: int):
+        """The Tick(ms) value, made once (a tick to the next deadline takes many sizes: the cache is bounded)."""
+        a = self.ticks.get(ms)
+        if a is None:
+            if len(self.ticks) >= 4096:
+                self.ticks.clear()
+            a = self.ticks[ms] = A.Tick(ms)
+        return a
 
 
 #: id(cfg) -> (cfg, its tables).  Keyed by identity: hashing a ModelConfig hashes all its fields (about
@@ -590,7 +601,16 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
         if g:
             group(g)
     if every or A.Tick in kinds:
-        g = list(c_tick(cfg, s))
+        # c_tick with pre-built values: the longest tick allowed, then the configured sizes ascending
+        limit = tick_limit(cfg, s)
+        g = []
+        first = None
+        if limit is not None and limit > now:
+            first = limit - now
+            g.append(T.tick(first))
+        for t in T.tick_sizes:
+            if t != first and (limit is None or now + t <= limit):
+                g.append(T.tick(t))
         if g:
             group(g)
     if (every or A.BrokerCrash in kinds) and ghost.crashes < cfg.max_crashes:

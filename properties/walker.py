@@ -310,7 +310,9 @@ def novelty_key(cfg: ModelConfig, s) -> tuple:
                 if zk_state is not None and f.leader_epoch < zk_state.leader_epoch:
                     stale += 1
                 if diverged < 2:
-                    diverged = max(diverged, _divergence(brokers, br.logs[p], p, f, zk_state))
+                    d = _divergence(brokers, br.logs[p], p, f, zk_state)
+                    if d > diverged:
+                        diverged = d
     leaders = g.leaders
     max_epoch = max([e for _p, e, _b in leaders]) if leaders else -1
     cell = (lacking, lacking_in_isr, min(len(g.acked), 2), g.crashes, g.session_expirations,
