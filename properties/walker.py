@@ -218,7 +218,8 @@ def novelty_key(cfg: ModelConfig, s) -> tuple:
     (``_isr_members_below_hw``), whether a zombie leader's ISR holds such a member with a later
     epoch than ZooKeeper's leader has cached, whether such a member is truncating, and whether such
     a member is ZooKeeper's leader, leading its epoch (0; 1 before its first append there, with
-    records left to produce; 2 after it).
+    records left to produce; 2 after it); last, whether ZooKeeper's leader has a HW its live
+    followers have not heard of yet (``_hw_window``: 0; 1; 2 with its session expired).
     ``detail`` is the configuration the cluster is in: the highest leader epoch, which live brokers
     believe they lead which partition, how many controller instances exist.  Coarse on purpose (a
     few hundred cells, a few thousand keys), so that the corpus keeps the states that opened a new
@@ -270,11 +271,28 @@ def novelty_key(cfg: ModelConfig, s) -> tuple:
     in the precondition share: "ZooKeeper's leader in a zombie's ISR below its HW, with another live
     ISR member" (and leading), 55k and 72k; "ZooKeeper's leader leading its epoch in a zombie's ISR
     below its HW, no append yet, records left" (and appended), 48k (weights 1 and 10, p = 0.49), 44k
-    (10 and 10, p = 0.22) and 54k (1 and 1), against 56k (seeds 0-19).  The second is kept as the
-    last field, weight 10 before and after the append, and only where KAFKA-7415's fix is off: over
+    (10 and 10, p = 0.22) and 54k (1 and 1), against 56k (seeds 0-19).  The second is kept as a
+    field, weight 10 before and after the append, and only where KAFKA-7415's fix is off: over
     seeds 0-39 no-kafka-7415 went 56k -> 38k median steps (mean 139k -> 65k, p = 0.011; seeds 20-39
     alone 59k -> 32k, p = 0.018), while kafka-0.10.2, kafka-0.11 and kafka-2.0 (also without the
     fix) stayed within noise (12.6k -> 12.6k, 14.0k -> 13.9k, 14.0k -> 13.9k; p > 0.9, seeds 0-19).
+    The last field, the HW window (``_hw_window``), came from marking one more phase along a
+    no-kafka-7415 search (campaign seed 11, 57k steps, no violation): every state in which a zombie
+    led with a HW above ZooKeeper's leader, that leader in its ISR, had ZooKeeper's ISR down to the
+    leader alone.  The path needs the leader's session to expire inside the window, with both
+    followers live in the ISR and before either has a fetch response carrying the new HW: the
+    window was open in about 390 states of that search, its leader's session expired in it in none.
+    Weighing the window 1 and its expiry 10 in the precondition share, where KAFKA-7415's fix is
+    off (as the field before it), median steps to the first violation (mean; Mann-Whitney p):
+    no-kafka-7415 37.7k -> 22.4k (64.8k -> 36.5k; p = 0.065) over seeds 0-39, then 45.9k -> 25.4k
+    (73.4k -> 40.3k; p = 0.005) over seeds 40-79, measured after the choice; kafka-0.10.2
+    12.6k -> 6.7k, kafka-0.11 and kafka-2.0 13.9k -> 6.2k (seeds 0-19, p 0.18-0.39; these presets
+    lack KAFKA-7128's fix, and KIP-101's lost write starts at the window too).  Looked for
+    everywhere, the window gave no-kafka-7128 23.0k -> 7.5k over seeds 0-19 (p = 0.09) but 26.1k ->
+    23.4k over seeds 20-59 (p = 0.77), no clear gain; no-kafka-7164 went 22.7k -> 52.8k and
+    no-kip-320's mean 41.5k -> 92.5k (seeds 0-19; crash-loses-unflushed unchanged): KAFKA-6880's
+    divergence does not pass through the window, whose cells drew the precondition share away from
+    the divergence cells.
     """
     g = s.ghost
     brokers = s.brokers
@@ -317,8 +335,56 @@ def novelty_key(cfg: ModelConfig, s) -> tuple:
     max_epoch = max([e for _p, e, _b in leaders]) if leaders else -1
     cell = (lacking, lacking_in_isr, min(len(g.acked), 2), g.crashes, g.session_expirations,
             g.truncations > 0, g.isr_shrinks > 0, g.isr_expands > 0, min(stale, 2), diverged,
-            *_isr_members_below_hw(s, not cfg.kafka_7415, g.produced < cfg.max_records))
+            *_isr_members_below_hw(s, not cfg.kafka_7415, g.produced < cfg.max_records),
+            _hw_window(s) if not cfg.kafka_7415 else 0)
     return cell, (max_epoch, roles, len(s.controllers))
+
+
+def _hw_window(s) -> int:
+    """2 if ZooKeeper's leader of a partition, with its ZooKeeper session expired, has a HW above every other
+    live member of its ISR, at least two of them; 1 if the same holds with its session alive; else 0.
+
+    The HW window: the leader has advanced its HW (``Partition.maybeIncrementLeaderHW``) and no
+    follower has had a fetch response carrying it yet.  If the leader's session expires inside the
+    window (2), the controller elects the next live ISR member, whose HW is below the deposed
+    leader's while that leader, still alive, goes on leading as a zombie; and the new leader keeps
+    its HW down as it takes over, since the other live member's LEO is unknown to it.  That is where
+    KAFKA-7415's path starts (the next field, ``_isr_members_below_hw``'s new leader below the HW,
+    is its following step), where KAFKA-7128's starts (the new leader's lagging HW lets a follower
+    rejoin its ISR without the records of its epoch), and where KIP-101's lost write starts (a
+    follower elected with a HW below the record it will truncate).  Looked for only where KAFKA-7415's
+    fix is off (see ``novelty_key``).
+    """
+    brokers, sessions = s.brokers, s.zk.sessions
+    best = 0
+    for p, zk_state in enumerate(s.zk.partition_states):
+        if zk_state is None or zk_state.leader < 0:
+            continue
+        b = zk_state.leader
+        br = brokers[b]
+        if not br.alive:
+            continue
+        pt = br.partitions[p]
+        if type(pt) is not Partition or pt.leader != b or pt.leader_epoch != zk_state.leader_epoch:
+            continue
+        hw = br.logs[p].high_watermark
+        if hw <= 0:
+            continue
+        live = 0
+        for m in pt.isr:
+            member = brokers[m]
+            if m == b or not member.alive:
+                continue
+            log = member.logs[p]
+            if log is None or log.high_watermark >= hw:
+                break
+            live += 1
+        else:
+            if live >= 2:
+                if not sessions[b]:
+                    return 2
+                best = 1
+    return best
 
 
 def _isr_members_below_hw(s, new_leaders: bool, records_left: bool) -> tuple:
@@ -496,12 +562,12 @@ SEEN_DECAY = 0.75
 #: (``precondition_weight``).
 P_PRECONDITION = 0.5
 #: A precondition cell's weight among precondition cells, before the decays: divergence level 1 and 2, a zombie's ISR
-#: member ahead of ZooKeeper's leader, truncating below the HW, and ZooKeeper's leader below a zombie's HW before and
-#: after its first append.
-PRECONDITION_WEIGHTS = (1.0, 10.0, 1.0, 10.0, 10.0, 10.0)
+#: member ahead of ZooKeeper's leader, truncating below the HW, ZooKeeper's leader below a zombie's HW before and
+#: after its first append, and the HW window open and its leader's session expired inside it.
+PRECONDITION_WEIGHTS = (1.0, 10.0, 1.0, 10.0, 10.0, 10.0, 1.0, 10.0)
 
 #: Positions in the novelty cell (``novelty_key``) of the precondition fields.
-_DIVERGENCE, _AHEAD, _TRUNCATING, _NEW_LEADER = 9, 10, 11, 12
+_DIVERGENCE, _AHEAD, _TRUNCATING, _NEW_LEADER, _HW_WINDOW = 9, 10, 11, 12, 13
 
 
 def precondition_weight(cell: tuple) -> float:
@@ -511,7 +577,8 @@ def precondition_weight(cell: tuple) -> float:
     divergence level (``_divergence``; 1 the step before 2), a zombie's ISR member ahead of
     ZooKeeper's leader and a truncating ISR member below its leader's HW, the step after, and
     before them ZooKeeper's leader below a zombie's HW before and after its first append
-    (``_isr_members_below_hw``).  Weighing a member ahead 10 instead of 1 gave the
+    (``_isr_members_below_hw``), and before that the HW window, open (1) and with its leader's
+    session expired inside it (10; ``_hw_window``).  Weighing a member ahead 10 instead of 1 gave the
     same no-kafka-7415 median (54k against 56k steps, seeds 0-19).  Go-Explore's selection likewise
     weighs cells by domain knowledge (the level and keys held) on top of the visit counts.
     """
@@ -523,6 +590,8 @@ def precondition_weight(cell: tuple) -> float:
         w = max(w, PRECONDITION_WEIGHTS[3])
     if cell[_NEW_LEADER]:
         w = max(w, PRECONDITION_WEIGHTS[3 + cell[_NEW_LEADER]])
+    if cell[_HW_WINDOW]:
+        w = max(w, PRECONDITION_WEIGHTS[5 + cell[_HW_WINDOW]])
     return w
 
 
@@ -600,10 +669,11 @@ def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 
     that show a violation's precondition (``precondition_weight``: a follower diverged from its fetch
     leader, weight 10, or from ZooKeeper's leader, 1; a zombie's ISR member ahead of ZooKeeper's
     leader, 1; a truncating ISR member below its leader's HW, 10; ZooKeeper's leader below a
-    zombie's HW, 10), with the same decays.  These are
-    domain knowledge drawn from the known bug classes (KIP-101, KIP-279, KAFKA-6880, KAFKA-7164,
-    KAFKA-7415), as Go-Explore's cells are drawn from the game: a bug with another precondition gets
-    the other half of the extensions and no help from this half.  The phase marks above showed the
+    zombie's HW, 10; the HW window, 1, and its leader's session expired inside it, 10), with the same
+    decays.  These are domain knowledge drawn from the known bug classes (KIP-101, KIP-279,
+    KAFKA-6880, KAFKA-7128, KAFKA-7164, KAFKA-7415), as Go-Explore's cells are drawn from the
+    game: a bug with another precondition gets the other half of the extensions and no help from
+    this half.  The phase marks above showed the
     divergence coming early and the rest of the search spent elsewhere: without the share, the cells
     with a follower diverged from its fetch leader (5-8% of 100-700 cells) got 6-11% of the
     extensions after the first of them appeared (no-kip-320, seeds 0-5); with it they get over half.

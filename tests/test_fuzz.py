@@ -261,22 +261,38 @@ def test_novelty_cells_mark_zookeepers_leader_below_a_zombies_hw_before_and_afte
     HW 0, no record of epoch 1 yet, records left to produce (1).  Step 23 is its first append in epoch 1 (2).
     Step 25: the controller elects broker 2 after broker 1's session expired, and the field clears.
     """
-    marks = _cell_field_along("no-kafka-7415-hw_within_isr", -1)
+    marks = _cell_field_along("no-kafka-7415-hw_within_isr", 12)
     assert marks == [0] * 20 + [1, 1, 2, 2] + [0] * 8
+
+
+def test_novelty_cells_mark_the_hw_window_and_a_leader_failing_inside_it():
+    """The cell's last field along the archived KAFKA-7415 and KIP-101 traces.
+
+    KAFKA-7415 (no-kafka-7415, 32 actions): step 18, broker 1's fetch at offset 1 completes the record for the
+    whole ISR and leader 0 advances its HW to 1, while brokers 1 and 2 still have HW 0 (their responses are in
+    flight): 1.  Step 19: broker 0's session expires inside that window: 2.  Step 20: the controller elects
+    broker 1, and broker 0 is no longer ZooKeeper's leader: 0 from then on.  KIP-101 (kafka-0.10.2, 26 actions)
+    starts the same way: the window at step 15, the leader's session expiring inside it at step 16.
+    """
+    assert _cell_field_along("no-kafka-7415-hw_within_isr", -1) == [0] * 17 + [1, 2] + [0] * 13
+    assert _cell_field_along("kafka-0.10.2-acked_durability", -1) == [0] * 14 + [1, 2] + [0] * 10
 
 
 def test_precondition_cells_are_the_steps_before_a_divergence_or_a_truncation_below_the_hw():
     """precondition_weight along the archived traces: KAFKA-6880's divergence levels 1 and 2 weigh 1 and 10;
-    KAFKA-7415's new leader below the zombie's HW 10 before and after its first append, its ISR member ahead of the
-    next leader 1 and its truncating ISR member 10; KAFKA-7128's ISR entry (none of these) nothing."""
+    KAFKA-7415's HW window 1 and its leader's session expiring inside it 10, the new leader below the zombie's HW 10
+    before and after its first append, its ISR member ahead of the next leader 1 and its truncating ISR member 10;
+    KAFKA-7128's ISR entry (none of these) nothing."""
     from isrlab.properties.walker import PRECONDITION_WEIGHTS, precondition_weight
 
-    low, high, ahead, truncating, leading, appended = PRECONDITION_WEIGHTS
+    low, high, ahead, truncating, leading, appended, window, expired = PRECONDITION_WEIGHTS
     assert 0 < low < high and 0 < ahead <= truncating == leading == appended
+    assert 0 < window < expired
     weights = [precondition_weight(c) for c in _cell_field_along("no-kip-320-log_matching", slice(None))]
     assert weights == [0.0] * 19 + [low] * 5 + [high] * 14
     weights = [precondition_weight(c) for c in _cell_field_along("no-kafka-7415-hw_within_isr", slice(None))]
-    assert weights == [0.0] * 20 + [leading] * 2 + [appended] * 2 + [truncating] * 2 + [ahead] * 4 + [truncating, 0.0]
+    assert weights == ([0.0] * 17 + [window, expired, 0.0] + [leading] * 2 + [appended] * 2 + [truncating] * 2
+                       + [ahead] * 4 + [truncating, 0.0])
     assert not any(precondition_weight(c) for c in _cell_field_along("no-kafka-7128-isr_entry_condition", slice(None)))
 
 
