@@ -217,6 +217,44 @@ Walker 51,621 steps/s (38,000 before, same machine and hour); the machine 2,440 
 rules (21.2x), 8,731 with the macros (5.9x).  A second run: walker 58,096, machine 2,982 (19.5x)
 and 10,234 (5.7x).
 
+Then the HW-window precondition (walker._hw_window: ZooKeeper's leader with a HW its live followers
+have not heard of, and its session expiring inside that window; only where KAFKA-7415's fix is
+off), same seeds 10-19, idle machine.  The presets with the fix search as before:
+
+=====================  ======================================  ==========
+preset                 guided (10 seeds)                       steps/s
+=====================  ======================================  ==========
+kafka-0.10.2           0.18 s (0.03-0.84)    10/10  30         42,974
+kafka-0.11             0.16 s (0.00-0.88)    10/10  15         45,949
+kafka-2.0              0.16 s (0.00-0.63)    10/10  14         45,704
+no-kafka-7415          0.38 s (0.07-2.97)    10/10  42         44,285
+=====================  ======================================  ==========
+
+Seeds 10-19 were among those the field was chosen on (campaign seeds 0-39), so the same code on
+campaign seeds 80-89, which no tuning ever used, every breaking preset:
+
+=====================  ======================================  ==========
+preset                 guided (10 seeds)                       steps/s
+=====================  ======================================  ==========
+crash-loses-unflushed  0.04 s (0.01-0.27)    10/10  18         46,708
+kafka-0.10.2           0.23 s (0.07-0.70)    10/10  26         47,550
+kafka-0.11             0.28 s (0.01-1.51)    10/10  14         48,838
+kafka-2.0              0.28 s (0.01-1.65)    10/10  14         46,705
+no-kafka-7128          0.42 s (0.03-2.38)    10/10  16         45,657
+no-kip-320             0.45 s (0.14-2.51)    10/10  38         43,978
+no-kafka-7164          0.33 s (0.01-0.91)    10/10  37         48,947
+no-kafka-7415          0.52 s (0.02-2.69)    10/10  40         43,145
+=====================  ======================================  ==========
+
+Walker 51,269 steps/s; the machine 2,567-2,901 with one-kind rules (20.0x), 9,909-10,458 with the
+macros (5.2-5.6x).  Scenarios in the seeds 80-89 run (as written, shrunk; guided median; archive):
+KAFKA-7128 37, 14; 16; 14.  KIP-101 35, 22; 26; 26.  KAFKA-7164 43, 38; 37; 32.
+
+The unguided walker (``--engines walk``, the policy the machine's swarm macro walks with) did not
+find no-kip-320's divergence in any of campaign seeds 10-13 within 120 s each (8.1M steps each at
+67,500 steps/s): the deep presets are out of reach of unguided random testing, not only of the
+Hypothesis machine.
+
 Steps/s on kafka-2.4 with every invariant checked, earlier runs: walker 16,557-18,932; Hypothesis
 machine with one rule per action kind 1,626-1,746 (walker/machine 10.2-10.8x), with the settle and
 swarm macros 4,737-5,157 (3.2-4.0x: the macros step the model without a rule draw per step).  The

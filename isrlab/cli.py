@@ -158,8 +158,8 @@ def _conf_pairs(pairs) -> dict:
               help="Steps per walk (walk, default 120), per extension (guided, default 40) or per test case "
                    "(hypothesis, default 50).")
 @click.option("--extensions", default=6000, show_default=True, type=click.IntRange(1),
-              help="Extensions per guided run (kafka-0.10.2's lost write takes a median 13k steps, no-kip-320's "
-                   "log divergence 38k, no-kafka-7415's truncation below the HW 44k, within one or a few runs).")
+              help="Extensions per guided run (kafka-0.10.2's lost write takes a median 7k steps, no-kip-320's "
+                   "log divergence 38k, no-kafka-7415's truncation below the HW 23k, within one or a few runs).")
 @click.option("--invariant", "invariants", multiple=True, help="Check only these invariants (repeatable).")
 @click.option("--no-swarm", is_flag=True, help="Enable every action kind in every run.")
 @click.option("--run-seed", default=None, type=int,
