@@ -96,7 +96,13 @@ the rarest cell a test case reached, or the sum of 1/sqrt(count) over its
 cells): nothing in seeds 0-2 within 1,500 test cases, nor in seed 0 within
 15,573 (3.7M steps).  Nor with the guided search's ``precondition_weight`` (the
 highest a test case reached) as the target, on no-kafka-7164: nothing in seeds
-0-2 within 1,500 test cases (0.4-0.9M steps each).
+0-2 within 1,500 test cases (0.4-0.9M steps each).  Nor with a nemesis rule that expires
+(or crashes) ZooKeeper's leader inside its HW window, where KAFKA-7415's path starts (the guided
+search's ``walker._hw_window``): no-kafka-7415 in none of seeds 0-1 within 1,500 test cases (0.3M
+steps each).  The unguided seeded walker, whose swarm policy ``swarm_walk`` uses, missed
+no-kip-320 too, in each of campaign seeds 10-13 within 120 s (8.1M steps each): the limit is
+unguided random testing's, not this shell's.  The guided search finds each of the three in under
+1 s (median; benchmarks/engines.py).
 
 ``run_machine(cfg, seed, ...)`` runs a machine programmatically (fixed seed, no
 example database, optional wall-clock budget) and returns the violation and the
