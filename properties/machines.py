@@ -43,10 +43,11 @@ actions (0.07%) to 178 of 11,836 (1.5%), and ``ConsumerFetch`` from 46% to 6%.
 Checking.  A single ``@invariant()`` checks the catalogue: ``check_state`` on
 the initial state, then ``check_transition(cfg, pre, a, post, step,
 incremental=True)`` once per step (every step is checked and a violation ends
-the test case, so each invariant held on ``pre``).  A violation raises ``InvariantViolated``, an ``AssertionError`` with one
-subclass per invariant name (Hypothesis tells failures apart by exception type
-and location, so each invariant's failure is shrunk on its own and shrinking
-never slides from one invariant to another).  The message names the invariant
+the test case, so each invariant held on ``pre``).  A violation raises
+``InvariantViolated``, an ``AssertionError`` with one subclass per invariant
+name (Hypothesis tells failures apart by exception type and location, so each
+invariant's failure is shrunk on its own and shrinking never slides from one
+invariant to another).  The message names the invariant
 and its facts; a note carries the archive-format JSON trace
 (``model.trace.dumps_trace``), which ``trace_from_exception`` recovers and
 ``isrlab replay FILE`` replays.
