@@ -668,21 +668,26 @@ def check_transition(cfg, pre: ClusterState, a, post: ClusterState, step: int,
     return out
 
 
-#: id(invariants) -> (invariants, its state plan, its step plan): the ALWAYS invariants of each scope as
-#: (name, reads, check), built once per tuple of invariants (the entry holds the tuple, so its id is not reused).
+#: id(invariants) -> (invariants, its plans), for tuples of invariants (the entry holds the tuple, so its id is not
+#: reused while the entry lives).
 _PLANS: dict = {}
 
 
+def _plan_of(invariants: tuple) -> tuple:
+    """(state plan, step plan): the ALWAYS invariants of each scope as (name, reads, check)."""
+    return tuple(tuple((inv.name, inv.reads, inv.check) for inv in invariants
+                       if inv.kind == ALWAYS and inv.scope == scope) for scope in (STATE, STEP))
+
+
 def _plans(invariants) -> tuple:
+    if type(invariants) is not tuple:   # a list may change between calls: not cached
+        return _plan_of(tuple(invariants))
     entry = _PLANS.get(id(invariants))
     if entry is None or entry[0] is not invariants:
         if len(_PLANS) >= 256:
             _PLANS.clear()
-        invs = tuple(invariants)
-        entry = _PLANS[id(invariants)] = (invariants, *(
-            tuple((inv.name, inv.reads, inv.check) for inv in invs if inv.kind == ALWAYS and inv.scope == scope)
-            for scope in (STATE, STEP)))
-    return entry[1], entry[2]
+        entry = _PLANS[id(invariants)] = (invariants, _plan_of(invariants))
+    return entry[1]
 
 
 def witnesses(cfg, s: ClusterState) -> frozenset:
