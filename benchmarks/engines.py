@@ -250,6 +250,11 @@ Walker 51,269 steps/s; the machine 2,567-2,901 with one-kind rules (20.0x), 9,90
 macros (5.2-5.6x).  Scenarios in the seeds 80-89 run (as written, shrunk; guided median; archive):
 KAFKA-7128 37, 14; 16; 14.  KIP-101 35, 22; 26; 26.  KAFKA-7164 43, 38; 37; 32.
 
+The Hypothesis machine (settle + swarm macros) in the same code, campaign seeds 0-4, cap 60 s,
+Hypothesis-shrunk length: crash-loses-unflushed 1.47 s (0.95-13.19) 5/5 16; kafka-0.10.2 26.26 s
+(11.49-60.00) 4/5 24; kafka-0.11 2.31 s (1.95-8.11) 5/5 12; kafka-2.0 2.55 s (1.69-8.79) 5/5 12;
+no-kafka-7128 2.67 s (0.61-13.12) 5/5 19; 8,300-9,800 steps/s.
+
 The unguided walker (``--engines walk``, the policy the machine's swarm macro walks with) did not
 find no-kip-320's divergence in any of campaign seeds 10-13 within 120 s each (8.1M steps each at
 67,500 steps/s): the deep presets are out of reach of unguided random testing, not only of the
