@@ -7,6 +7,7 @@ failed), 2 bad input or usage.
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import click
@@ -169,7 +170,9 @@ def _conf_pairs(pairs) -> dict:
 @click.option("--shrink-candidates", default=1, show_default=True, type=click.IntRange(1),
               help="Violating runs shrunk per preset and invariant (Spark campaigns; the shortest first).")
 @click.option("--out", default="campaigns", show_default=True,
-              help="Folder (or hdfs://, s3a:// URI) under which a Spark campaign writes its Parquet tables.")
+              help="Folder (or hdfs://, s3a:// URI) under which a Spark campaign writes its Parquet tables. "
+                   "In process (--master none, --run-seed) nothing but the counterexample is written: --out "
+                   "then names its folder, as --archive does.")
 @click.option("--archive", default="counterexamples", show_default=True, type=click.Path(file_okay=False),
               help="Folder the shrunk counterexamples are archived in.")
 @click.option("--conf", "conf", multiple=True, metavar="KEY=VALUE", help="Spark configuration (repeatable).")
@@ -201,7 +204,9 @@ def fuzz(preset_names, master, shards, seed, runs, budget, engine, max_steps, ex
                             invariants=tuple(invariants), swarm=not no_swarm)
     except ValueError as e:
         raise InputError(str(e)) from None
-    if not in_process and any(c in out for c in "[]{}*?"):
+    if in_process:
+        archive = _in_process_archive(out, archive)
+    elif any(c in out for c in "[]{}*?"):
         # Hadoop reads these as glob patterns: the tables would be written but could not be read back
         raise InputError(f"--out {out!r} contains a glob character ([]{{}}*?), which Spark's file system reads "
                          f"as a pattern; choose another folder name")
@@ -210,6 +215,21 @@ def fuzz(preset_names, master, shards, seed, runs, budget, engine, max_steps, ex
     else:
         _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidates, out, archive, conf_map,
                         check_expected, as_json)
+
+
+def _in_process_archive(out: str, archive: str) -> str:
+    """The counterexample folder of an in-process hunt: --archive, or --out when only --out was given."""
+    ctx = click.get_current_context()
+    if ctx.get_parameter_source("out") is click.core.ParameterSource.DEFAULT:
+        return archive
+    if "://" in out:
+        raise InputError(f"--out {out!r}: a run in process (--master none, --run-seed) archives its "
+                         f"counterexample in a local folder")
+    if ctx.get_parameter_source("archive") is not click.core.ParameterSource.DEFAULT \
+            and os.path.abspath(out) != os.path.abspath(archive):
+        raise InputError(f"--out {out!r} and --archive {archive!r} both name the counterexample's folder of a run in "
+                         f"process (--master none, --run-seed): give one")
+    return out
 
 
 def _log(message: str) -> None:

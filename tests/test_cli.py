@@ -151,6 +151,20 @@ def test_fuzz_default_preset_finds_nothing_in_a_short_run(tmp_path):
     assert not list(tmp_path.iterdir())
 
 
+def test_fuzz_in_process_writes_its_counterexample_under_out(tmp_path):
+    """In process, --out names the counterexample's folder (the issue's `isrlab fuzz ... --out DIR`)."""
+    r = run("fuzz", "--master", "none", "--preset", "kafka-0.11", "--runs", "5", "--json",
+            "--out", str(tmp_path / "cx"))
+    assert r.exit_code == 1, r.output
+    (path,) = (tmp_path / "cx").iterdir()
+    assert path.name.endswith(".json") and "kafka-0.11" in path.name
+    assert json.loads(r.stdout)["violation"]["invariant"] == json.loads(path.read_text())["violation"]["invariant"]
+    msg = _one_line_error(run("fuzz", "--master", "none", "--runs", "1", "--out", str(tmp_path / "a"),
+                              "--archive", str(tmp_path / "b")))
+    assert "give one" in msg
+    assert "local folder" in _one_line_error(run("fuzz", "--master", "none", "--runs", "1", "--out", "s3a://b/x"))
+
+
 def test_fuzz_out_with_a_glob_character_is_refused_before_spark_starts(tmp_path):
     msg = _one_line_error(run("fuzz", "--runs", "1", "--out", str(tmp_path / "out[local-2]")))
     assert "glob character" in msg
