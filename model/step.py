@@ -22,6 +22,7 @@ from .controller import (deliver_control_request, live_set_changed, elect_contro
 from .delayed import expire_delayed_produce, note_error
 from .faults import broker_crash, broker_restart, flush_log, zk_reconnect, zk_session_expire
 from .fetcher import process_fetch_response, send_fetch, truncate_to_epoch_end_offset
+from .node import memo_by_identity
 from .replica_manager import (CONSUMER_ID, append_records, checkpoint_high_watermarks, fetch_messages,
                               isr_expiration, maybe_propagate_isr_changes)
 from .state import (FETCHING, TRUNCATING, Broker, ClusterState, Ghost, ZooKeeper)
@@ -341,14 +342,19 @@ def c_delayed_expire(cfg, s):
             for br in s.brokers for dp in sorted(br.delayed_produces, key=lambda d: d.request_id))
 
 
-def c_tick(cfg, s):
-    limit = tick_limit(cfg, s)
-    sizes = []
-    if limit is not None and limit > s.now:
-        sizes.append(limit - s.now)
-    sizes.extend(t for t in sorted(cfg.tick_ms)
-                 if t not in sizes and (limit is None or s.now + t <= limit))
-    return (A.Tick(ms) for ms in sizes)
+def c_tick(cfg, s) -> list:
+    """The Tick actions allowed: the longest (up to the next deadline), then the configured sizes ascending."""
+    T = _tables(cfg)
+    limit, now = tick_limit(cfg, s), s.now
+    out = []
+    first = None
+    if limit is not None and limit > now:
+        first = limit - now
+        out.append(T.tick(first))
+    for t in T.tick_sizes:
+        if t != first and (limit is None or now + t <= limit):
+            out.append(T.tick(t))
+    return out
 
 
 def c_crash(cfg, s):
@@ -441,18 +447,12 @@ class _Tables:
         return a
 
 
-#: id(cfg) -> (cfg, its tables).  Keyed by identity: hashing a ModelConfig hashes all its fields (about
-#: 2.5 us, a tenth of a step); the entry holds cfg, so its id is not reused while the entry lives.
+#: id(cfg) -> (cfg, its tables), found by the config's identity (``node.memo_by_identity``).
 _TABLES: dict = {}
 
 
 def _tables(cfg: ModelConfig) -> _Tables:
-    entry = _TABLES.get(id(cfg))
-    if entry is None or entry[0] is not cfg:
-        if len(_TABLES) >= 256:
-            _TABLES.clear()
-        entry = _TABLES[id(cfg)] = (cfg, _Tables(cfg))
-    return entry[1]
+    return memo_by_identity(_TABLES, cfg, _Tables)
 
 
 def enabled_actions(cfg: ModelConfig, s: ClusterState, kinds=None) -> tuple:
@@ -601,16 +601,7 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
         if g:
             group(g)
     if every or A.Tick in kinds:
-        # c_tick with pre-built values: the longest tick allowed, then the configured sizes ascending
-        limit = tick_limit(cfg, s)
-        g = []
-        first = None
-        if limit is not None and limit > now:
-            first = limit - now
-            g.append(T.tick(first))
-        for t in T.tick_sizes:
-            if t != first and (limit is None or now + t <= limit):
-                g.append(T.tick(t))
+        g = c_tick(cfg, s)
         if g:
             group(g)
     if (every or A.BrokerCrash in kinds) and ghost.crashes < cfg.max_crashes:

@@ -39,6 +39,7 @@ from typing import Callable
 
 from ..model import actions as A
 from ..model import errors as E
+from ..model.node import memo_by_identity
 from ..model.state import ClusterState, FetchState, Partition
 
 ALWAYS = "always"
@@ -619,19 +620,11 @@ LIVENESS: tuple[Liveness, ...] = (
 )
 SAFETY = tuple(inv for inv in CATALOGUE if inv.kind == ALWAYS)
 WITNESSES = tuple(inv for inv in CATALOGUE if inv.kind == SOMETIMES)
-_STATE = tuple(inv for inv in SAFETY if inv.scope == STATE)
-_STEP = tuple(inv for inv in SAFETY if inv.scope == STEP)
 
 
 def check_state(cfg, s: ClusterState, step: int, invariants=CATALOGUE) -> list[Violation]:
     """Every ALWAYS state invariant that fails in s."""
-    out = []
-    for inv in (_STATE if invariants is CATALOGUE else invariants):
-        if inv.kind == ALWAYS and inv.scope == STATE:
-            facts = inv.check(cfg, s)
-            if facts is not None:
-                out.append(Violation(inv.name, step, facts))
-    return out
+    return _check_states(cfg, s, step, _plans(invariants)[0], -1)
 
 
 def check_transition(cfg, pre: ClusterState, a, post: ClusterState, step: int,
@@ -648,18 +641,7 @@ def check_transition(cfg, pre: ClusterState, a, post: ClusterState, step: int,
     """
     state_plan, step_plan = _plans(invariants)
     changed = changes(pre, post)
-    out = []
-    if incremental:
-        for name, reads, check in state_plan:
-            if reads is None or reads & changed:
-                facts = check(cfg, post)
-                if facts is not None:
-                    out.append(Violation(name, step, facts))
-    else:
-        for name, _reads, check in state_plan:
-            facts = check(cfg, post)
-            if facts is not None:
-                out.append(Violation(name, step, facts))
+    out = _check_states(cfg, post, step, state_plan, changed if incremental else -1)
     for name, reads, check in step_plan:
         if reads is None or reads & changed:
             facts = check(cfg, pre, a, post)
@@ -668,8 +650,19 @@ def check_transition(cfg, pre: ClusterState, a, post: ClusterState, step: int,
     return out
 
 
-#: id(invariants) -> (invariants, its plans), for tuples of invariants (the entry holds the tuple, so its id is not
-#: reused while the entry lives).
+def _check_states(cfg, s: ClusterState, step: int, plan: tuple, changed: int) -> list[Violation]:
+    """The violations of a state plan's invariants in s, running those whose ``reads`` meet ``changed``
+    (-1: every one)."""
+    out = []
+    for name, reads, check in plan:
+        if reads is None or reads & changed:
+            facts = check(cfg, s)
+            if facts is not None:
+                out.append(Violation(name, step, facts))
+    return out
+
+
+#: id(invariants) -> (invariants, its plans), for tuples of invariants (``node.memo_by_identity``).
 _PLANS: dict = {}
 
 
@@ -682,12 +675,7 @@ def _plan_of(invariants: tuple) -> tuple:
 def _plans(invariants) -> tuple:
     if type(invariants) is not tuple:   # a list may change between calls: not cached
         return _plan_of(tuple(invariants))
-    entry = _PLANS.get(id(invariants))
-    if entry is None or entry[0] is not invariants:
-        if len(_PLANS) >= 256:
-            _PLANS.clear()
-        entry = _PLANS[id(invariants)] = (invariants, _plan_of(invariants))
-    return entry[1]
+    return memo_by_identity(_PLANS, invariants, _plan_of)
 
 
 def witnesses(cfg, s: ClusterState) -> frozenset:

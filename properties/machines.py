@@ -457,7 +457,7 @@ def machine_for(cfg: ModelConfig, invariants=CATALOGUE, *, name: str = "IsrMachi
     """
     invariants = tuple(invariants)
     if invariants == CATALOGUE:
-        invariants = CATALOGUE  # the identical tuple: check_state / check_transition take their fast path
+        invariants = CATALOGUE  # the identical tuple, whose check plan (invariants._plans) is built once
     attrs = {"cfg": cfg, "checked_invariants": invariants, "focus": focus, "stats": new_stats(track_witnesses),
              "provenance": dict(provenance or {"engine": "hypothesis"}), "preset_name": preset,
              "last_failure": None, "deadline": None, "shrink_budget_s": None, "__module__": __name__}
