@@ -12,10 +12,60 @@ import sys
 
 import click
 
-from .exits import EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, InputError  # noqa: F401  (re-exported)
+from .exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, InputError, RunError  # noqa: F401
+from .inputs import SECONDS, SEEDS, Count, Number, check_output_file, check_output_folder, is_remote
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def _usage_line(e: click.UsageError) -> str:
+    """A usage error in one line: ``--budget: 'nan' is not a finite number``."""
+    if isinstance(e, click.BadParameter) and not isinstance(e, click.MissingParameter) and e.param is not None:
+        hint = e.param_hint or " / ".join(getattr(e.param, "opts", ()) or [e.param.name or "?"])
+        if isinstance(hint, (list, tuple)):
+            hint = " / ".join(hint)
+        return f"{hint.strip(chr(39))}: {e.message}"
+    return e.format_message()
+
+
+class IsrlabGroup(click.Group):
+    """click.Group whose errors are one line on stderr, never a traceback or a usage screen.
+
+    Usage errors exit 2 (``isrlab: error: ...``), a run that could not complete exits 3, and an
+    unexpected exception is reported in one line with exit 3 (``ISRLAB_DEBUG=1`` shows its traceback).
+    """
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            rv = super().main(args, prog_name or "isrlab", complete_var, standalone_mode=False, **extra)
+        except click.exceptions.Exit as e:
+            sys.exit(e.exit_code)
+        except click.UsageError as e:
+            click.echo(f"isrlab: error: {_usage_line(e)}", err=True)
+            sys.exit(EXIT_USAGE)
+        except click.ClickException as e:
+            e.show()
+            sys.exit(e.exit_code)
+        except (click.Abort, KeyboardInterrupt):
+            click.echo("isrlab: interrupted", err=True)
+            sys.exit(130)
+        except BrokenPipeError:  # stdout closed early (| head): nothing more to say
+            try:
+                sys.stdout = open(os.devnull, "w")
+            except OSError:  # pragma: no cover
+                pass
+            sys.exit(EXIT_FAILED)
+        except Exception as e:  # noqa: BLE001 - the last line of defence: one line, not a traceback
+            if os.environ.get("ISRLAB_DEBUG"):
+                raise
+            first = str(e).splitlines()[0][:300] if str(e) else ""
+            click.echo(f"isrlab: internal error: {type(e).__name__}: {first} (ISRLAB_DEBUG=1 shows the traceback)",
+                       err=True)
+            sys.exit(EXIT_FAILED)
+        sys.exit(rv if isinstance(rv, int) else EXIT_OK)
+
+
+@click.group(cls=IsrlabGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="isrlab")
 def main() -> None:
     """isrlab: find, shrink, explain and archive Kafka replication bugs."""
@@ -61,24 +111,69 @@ def _short(value, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-@main.command()
-@click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-@click.option("--max-changes", default=6, show_default=True, type=click.IntRange(0),
-              help="Changed state fields shown per step.")
-@click.option("--quiet", is_flag=True, help="Only the outcome, no step table.")
-def replay(file: str, as_json: bool, max_changes: int, quiet: bool) -> None:
-    """Replay a trace FILE step by step, checking every invariant after every step."""
-    from .model.actions import action_to_json
+def load_trace_file(file: str):
+    """A trace file read through the bounded loader, its ``violated`` checked against the catalogue: InputError."""
     from .model.trace import TraceError, load_trace
-    from .properties.explain import step_table
-    from .properties.replay import replay as run_replay
+    from .properties.invariants import BY_NAME
 
     try:
         trace = load_trace(file)
-        result = run_replay(trace, with_changes=not quiet or as_json)
     except TraceError as e:
         raise InputError(str(e)) from None
+    if trace.violated is not None and trace.violated not in BY_NAME:
+        raise InputError(f"{file}: violated names {_short(trace.violated, 60)}, which is no invariant of the "
+                         f"catalogue (isrlab replay --help)")
+    return trace
+
+
+def replay_or_fail(trace, file: str, with_changes: bool = True):
+    """properties.replay.replay, with an action the trace's state does not enable as bad input."""
+    from .model.trace import TraceError
+    from .properties.replay import replay as run_replay
+
+    try:
+        return run_replay(trace, with_changes=with_changes)
+    except TraceError as e:
+        raise InputError(f"{file}: {e}") from None
+
+
+def version_note(recorded: str) -> str | None:
+    """A note when a trace was recorded under another model version: its seed may no longer give its actions."""
+    from .model.trace import model_version
+
+    now = model_version()
+    if not recorded or recorded == now:
+        return None
+    return (f"note: recorded under model version {recorded}, this is {now}: the actions replay as written, "
+            f"but the seeds in its provenance may not give this trace again")
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--max-changes", default=6, show_default=True, type=Count(0, 10_000),
+              help="Changed state fields shown per step.")
+@click.option("--quiet", is_flag=True, help="Only the outcome, no step table.")
+@click.option("--expected", "check_expected", is_flag=True,
+              help="Exit 0 when the outcome is the one the trace's header expects (a kept counterexample still "
+                   "fails as it says, a passing trace still passes), 1 when it is not.")
+def replay(file: str, as_json: bool, max_changes: int, quiet: bool, check_expected: bool) -> None:
+    """Replay a trace FILE step by step, checking every invariant after every step.
+
+    Exit 0 when nothing fails (no violation, every check holds) and the trace expects that; 1 when an
+    invariant fails or a check does not hold, or the outcome is not the one the trace expects; with
+    --expected, 0 exactly when the outcome is the one the trace expects. 2 for a bad file.
+
+    Example: isrlab replay --expected counterexamples/FILE.json
+    """
+    from .model.actions import action_to_json
+    from .properties.explain import step_table
+
+    trace = load_trace_file(file)
+    note = version_note(trace.model_version)
+    if note and trace.provenance:
+        _log(f"isrlab: {note}")
+    result = replay_or_fail(trace, file, with_changes=not quiet or as_json)
 
     if as_json:
         out = {
@@ -102,7 +197,10 @@ def replay(file: str, as_json: bool, max_changes: int, quiet: bool) -> None:
         expected = trace.expect if trace.expect == "pass" else f"violation of {trace.violated}"
         click.echo(f"outcome: {result.outcome} ({verdict}; the trace expects {expected}); "
                    f"{len(trace.actions)} actions")
-    sys.exit(EXIT_VIOLATION if (result.violations or result.check_failures) else EXIT_OK)
+    if check_expected:
+        sys.exit(EXIT_OK if result.matches_expectation else EXIT_VIOLATION)
+    clean = not result.violations and not result.check_failures
+    sys.exit(EXIT_OK if clean and result.matches_expectation else EXIT_VIOLATION)
 
 
 # --------------------------------------------------------------------------- fuzz
@@ -143,31 +241,31 @@ def _conf_pairs(pairs) -> dict:
 @click.option("--master", default="local[*]", show_default=True,
               help="Spark master: local[*] (embedded), local[N], spark://HOST:PORT, anything spark-submit "
                    "accepts; 'none' runs in this process without Spark and stops at the first violation.")
-@click.option("--shards", default=None, type=click.IntRange(1),
+@click.option("--shards", default=None, type=Count(1, 10_000),
               help="Shards per preset (default: the cluster's parallelism).")
-@click.option("--seed", default=0, show_default=True, type=int, help="Campaign seed.")
-@click.option("--runs", default=None, type=click.IntRange(1),
+@click.option("--seed", default=0, show_default=True, type=SEEDS, help="Campaign seed.")
+@click.option("--runs", default=None, type=Count(1, 10 ** 9),
               help="Runs per preset, split over the shards (default: until the budget).")
-@click.option("--budget", default=None, type=click.FloatRange(min=0.1),
+@click.option("--budget", default=None, type=SECONDS,
               help="Seconds of fuzzing (default 30 when --runs is not given); on Spark, shared out over the "
                    "tasks so that the campaign's fuzzing takes about this long.")
 @click.option("--engine", type=click.Choice(["guided", "walk", "hypothesis"]), default="guided", show_default=True,
               help="guided: novelty-guided walks over a corpus of saved states (one run = --extensions "
                    "extensions); walk: independent random walks (one run = one walk); hypothesis: the "
                    "rule-based state machine (one run = 100 test cases of --max-steps steps).")
-@click.option("--max-steps", default=None, type=click.IntRange(1),
+@click.option("--max-steps", default=None, type=Count(1, 1_000_000),
               help="Steps per walk (walk, default 120), per extension (guided, default 40) or per test case "
                    "(hypothesis, default 50).")
-@click.option("--extensions", default=6000, show_default=True, type=click.IntRange(1),
+@click.option("--extensions", default=6000, show_default=True, type=Count(1, 10 ** 8),
               help="Extensions per guided run (kafka-0.10.2's lost write takes a median 7k steps, no-kip-320's "
                    "log divergence 38k, no-kafka-7415's truncation below the HW 23k, within one or a few runs).")
 @click.option("--invariant", "invariants", multiple=True, help="Check only these invariants (repeatable).")
 @click.option("--no-swarm", is_flag=True, help="Enable every action kind in every run.")
-@click.option("--run-seed", default=None, type=int,
+@click.option("--run-seed", default=None, type=SEEDS,
               help="Run exactly one run with this seed, in process (replays a campaign's run from its seed).")
-@click.option("--shrink-budget", default=20.0, show_default=True, type=click.FloatRange(min=0.0),
+@click.option("--shrink-budget", default=20.0, show_default=True, type=Number(0.0, 7 * 24 * 3600.0, name="seconds"),
               help="Seconds to spend shrinking a counterexample.")
-@click.option("--shrink-candidates", default=1, show_default=True, type=click.IntRange(1),
+@click.option("--shrink-candidates", default=1, show_default=True, type=Count(1, 1000),
               help="Violating runs shrunk per preset and invariant (Spark campaigns; the shortest first).")
 @click.option("--out", default="campaigns", show_default=True,
               help="Folder (or hdfs://, s3a:// URI) under which a Spark campaign writes its Parquet tables. "
@@ -206,10 +304,15 @@ def fuzz(preset_names, master, shards, seed, runs, budget, engine, max_steps, ex
         raise InputError(str(e)) from None
     if in_process:
         archive = _in_process_archive(out, archive)
-    elif any(c in out for c in "[]{}*?"):
-        # Hadoop reads these as glob patterns: the tables would be written but could not be read back
-        raise InputError(f"--out {out!r} contains a glob character ([]{{}}*?), which Spark's file system reads "
-                         f"as a pattern; choose another folder name")
+        check_output_folder(archive, "--archive" if archive != out else "--out")
+    else:
+        if any(c in out for c in "[]{}*?"):
+            # Hadoop reads these as glob patterns: the tables would be written but could not be read back
+            raise InputError(f"--out {out!r} contains a glob character ([]{{}}*?), which Spark's file system "
+                             f"reads as a pattern; choose another folder name")
+        if not is_remote(out):
+            check_output_folder(out, "--out")
+        check_output_folder(archive, "--archive")
     if in_process:
         _hunt(spec, names[0], run_seed, budget, runs, shrink_budget, archive, as_json)
     else:
@@ -289,19 +392,34 @@ def _archived_line(path: str, written: bool) -> str:
     return f"{'archived as' if written else 'already archived as'} {path}; replay with: isrlab replay {path}"
 
 
+def _archive_or_fail(folder: str, preset_name: str, trace):
+    """archive_counterexample, with a write failure (disk full, permissions changed) as a one-line RunError."""
+    from .archive import archive_counterexample
+
+    try:
+        return archive_counterexample(folder, preset_name, trace)
+    except OSError as e:
+        raise RunError(f"cannot archive the counterexample in {folder}: {e.strerror or e}") from None
+
+
 def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_json) -> None:
     """isrlab fuzz --master none: one process, shard 0's seeds one after another, until the first violation."""
     import time
 
-    from .archive import archive_counterexample, counterexample
+    from .archive import counterexample
     from .campaign import run_one, run_seed as seed_of
     from .model.actions import ACTION_KINDS
     from .model.config import preset
     from .properties.invariants import WITNESSES
     from .properties.shrink import shrink
 
+    from .model.trace import model_version
+
     p = preset(preset_name)
     engine, max_steps = spec.engine, spec.steps
+    if run_seed is not None:
+        _log(f"isrlab: run seed {run_seed} under model version {model_version()}: a seed gives the same run only "
+             f"under the model version it was recorded with (a trace's model_version); its actions replay anywhere")
     t0 = time.monotonic()
     over = None if budget is None or run_seed is not None else (lambda: time.monotonic() - t0 >= budget)
     total_steps = n = 0
@@ -346,7 +464,7 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
                       "extensions": spec.extensions if engine == "guided" else None, "swarm": spec.swarm}
         cx = counterexample(preset_name, p.config, sr.actions, v.invariant, provenance, len(r.actions),
                             sr.seconds, not sr.stopped_early)
-        path, written = archive_counterexample(archive, preset_name, cx.trace)
+        path, written = _archive_or_fail(archive, preset_name, cx.trace)
         summary["violation"] = cx.trace.violation
         summary.update(trace_file=path, newly_archived=written, original_length=len(r.actions),
                        shrunk_length=cx.shrunk_length, shrink_seconds=round(sr.seconds, 3),
@@ -373,9 +491,9 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
 # --------------------------------------------------------------------------- shrink
 @main.command("shrink")
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--bfs-states", default=100_000, show_default=True, type=click.IntRange(0),
+@click.option("--bfs-states", default=100_000, show_default=True, type=Count(0, 10 ** 8),
               help="Distinct states the breadth-first pass over the trace's own actions may visit (0: none).")
-@click.option("--budget", default=120.0, show_default=True, type=click.FloatRange(min=0.1),
+@click.option("--budget", default=120.0, show_default=True, type=SECONDS,
               help="Seconds before the shrinker stops with the shortest trace so far.")
 @click.option("--archive", default="counterexamples", show_default=True, type=click.Path(file_okay=False),
               help="Folder the shorter trace is archived in.")
@@ -388,14 +506,11 @@ def shrink_cmd(file: str, bfs_states: int, budget: float, archive: str, as_json:
     """
     import os
 
-    from .archive import archive_counterexample, counterexample
-    from .model.trace import TraceError, load_trace
+    from .archive import counterexample
     from .properties.shrink import shrink
 
-    try:
-        trace = load_trace(file)
-    except TraceError as e:
-        raise InputError(str(e)) from None
+    trace = load_trace_file(file)
+    check_output_folder(archive, "--archive")
     if trace.expect != "violation" or not trace.violated:
         raise InputError(f"{file}: the trace expects no violation, so there is nothing to shrink")
     try:
@@ -413,7 +528,7 @@ def shrink_cmd(file: str, bfs_states: int, budget: float, archive: str, as_json:
                             trace.provenance.get("original_length", len(trace.actions)), sr.seconds,
                             not sr.stopped_early)
         cx.trace.description = trace.description
-        path, written = archive_counterexample(archive, trace.preset, cx.trace)
+        path, written = _archive_or_fail(archive, trace.preset, cx.trace)
         out.update(trace_file=path, newly_archived=written, explanation=cx.trace.explanation)
     if as_json:
         click.echo(json.dumps(out, indent=1))

@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from .exits import EXIT_OK, EXIT_VIOLATION, InputError
+from .exits import EXIT_OK, EXIT_VIOLATION, InputError, RunError
 
 
 @click.command("explore")
@@ -167,47 +167,54 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
 @click.option("--png", "png_out", type=click.Path(dir_okay=False), default=None, help="Write a PNG diagram here.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def explain(file, svg_out, png_out, as_json) -> None:
-    """Explain the trace FILE in one sentence and draw its space-time diagram (--svg / --png)."""
-    import os
-    import tempfile
+    """Explain the trace FILE in one sentence and draw its space-time diagram (--svg / --png).
 
+    Exit 0 when no invariant fails and the trace expects none, 1 when one fails (the sentence names
+    it; when the trace expects another invariant that holds, the sentence says so first).
+
+    Example: isrlab explain counterexamples/FILE.json --svg cx.svg
+    """
     from . import diagram
-    from .model.trace import TraceError, load_trace
+    from .cli import load_trace_file, replay_or_fail
+    from .inputs import check_output_file
+    from .model.trace import write_atomic
     from .properties.explain import sentence
-    from .properties.replay import replay as run_replay
 
     if svg_out and png_out:
         raise InputError("give either --svg or --png, not both")
+    target = svg_out or png_out
+    if target:
+        check_output_file(target, "--svg" if svg_out else "--png")
+    trace = load_trace_file(file)
+    result = replay_or_fail(trace, file, with_changes=False)
     try:
-        trace = load_trace(file)
-        result = run_replay(trace, with_changes=False)
         d = diagram.build(trace)
-    except (TraceError, ValueError) as e:
-        raise InputError(str(e)) from None
+    except ValueError as e:
+        raise InputError(f"{file}: {e}") from None
     wanted = [v for v in result.violations if trace.violated is None or v.invariant == trace.violated]
-    text = sentence(trace.config, trace.actions, wanted[0]) if wanted else \
-        f"No invariant fails in the {len(trace.actions)} steps of this trace."
+    if wanted:
+        text = sentence(trace.config, trace.actions, wanted[0])
+    elif result.violations:
+        first = result.violations[0]
+        text = (f"The trace expects a violation of {trace.violated}, which holds in its {len(trace.actions)} steps; "
+                f"{first.invariant} fails instead: " + sentence(trace.config, trace.actions, first))
+    else:
+        text = f"No invariant fails in the {len(trace.actions)} steps of this trace."
     written = None
-    if svg_out or png_out:
-        target = svg_out or png_out
-        if svg_out:
-            from .model.trace import write_atomic
-
-            write_atomic(svg_out, diagram.to_svg(d))
-        else:  # binary: same atomic discipline as write_atomic
-            folder = os.path.dirname(os.path.abspath(png_out))
-            os.makedirs(folder, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(diagram.to_png(d))
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, png_out)
+    if target:
+        data = diagram.to_svg(d) if svg_out else diagram.to_png(d)
+        try:
+            write_atomic(target, data)
+        except OSError as e:
+            raise RunError(f"cannot write {target}: {e.strerror or e}") from None
         written = target
         click.echo(f"wrote {target}", err=True)
     if as_json:
         click.echo(json.dumps({"file": file, "explanation": text, "violation_step": d.violation_step,
+                               "violations": [v.invariant for v in result.violations],
+                               "matches_expectation": result.matches_expectation,
                                "lanes": d.lanes, "steps": len(d.events), "diagram": written}, indent=1))
     else:
         click.echo(text)
-    sys.exit(EXIT_VIOLATION if result.violations else EXIT_OK)
+    clean = not result.violations and not result.check_failures
+    sys.exit(EXIT_OK if clean and result.matches_expectation else EXIT_VIOLATION)

@@ -8,8 +8,14 @@ schema, unknown action, impossible config) into a one-line ``TraceError``;
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import itertools
 import json
+import math
 import os
+import re
+import stat as statmod
 import tempfile
 from dataclasses import dataclass, field
 from importlib import resources
@@ -61,12 +67,33 @@ class Trace:
         return out
 
 
+#: the sources whose behaviour a recorded seed depends on: the model and the engines that draw from it
+_VERSIONED = (("isrlab.model", None), ("isrlab.properties", None), ("isrlab", "campaign.py"))
+
+
+@functools.lru_cache(maxsize=1)
 def model_version() -> str:
+    """The package version and a digest of the model's and engines' source, e.g. ``0.1.0+3f2a9c1d0b7e``.
+
+    A seed in a trace's provenance reproduces its run only under the same digest; the actions
+    replay under any version.
+    """
     try:
         from importlib.metadata import version
-        return version("isrlab")
+        base = version("isrlab")
     except Exception:  # pragma: no cover - running from a source tree without metadata
-        return "unknown"
+        base = "unknown"
+    h = hashlib.blake2b(digest_size=6)
+    try:
+        for package, only in _VERSIONED:
+            folder = resources.files(package)
+            for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+                if entry.name.endswith(".py") and (only is None or entry.name == only):
+                    h.update(f"{package}/{entry.name}\0".encode())
+                    h.update(entry.read_bytes())
+    except (OSError, ModuleNotFoundError):  # pragma: no cover - sources not readable (a frozen build)
+        return base
+    return f"{base}+{h.hexdigest()}"
 
 
 _SCHEMA = None
@@ -84,12 +111,27 @@ def validate_json(data) -> None:
     """Check decoded JSON against the trace schema; TraceError names the first problem and where."""
     import jsonschema
 
+    if not isinstance(data, dict):
+        raise TraceError(f"schema: top level: a trace is a JSON object, not {_json_kind(data)}")
+    actions = data.get("actions")
+    if isinstance(actions, list):  # cheap checks first: a huge list of junk must not cost a schema error each
+        if len(actions) > MAX_ACTIONS:
+            raise TraceError(f"schema: actions: {len(actions):,} actions (at most {MAX_ACTIONS:,})")
+        for i, item in enumerate(actions):
+            if not isinstance(item, dict):
+                raise TraceError(f"schema: actions/{i}: an action is a JSON object, not {_json_kind(item)}")
     validator = jsonschema.Draft202012Validator(schema())
-    errors = sorted(validator.iter_errors(data), key=lambda e: (list(e.absolute_path), e.message))
+    errors = sorted(itertools.islice(validator.iter_errors(data), 100),
+                    key=lambda e: (list(e.absolute_path), e.message))
     if errors:
         e = errors[0]
         where = "/".join(str(p) for p in e.absolute_path) or "top level"
         raise TraceError(f"schema: {where}: {e.message}")
+
+
+def _json_kind(value) -> str:
+    return {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number",
+            type(None): "null", dict: "an object"}.get(type(value), type(value).__name__)
 
 
 def trace_from_json(data) -> Trace:
@@ -121,36 +163,124 @@ def trace_from_json(data) -> Trace:
                  model_version=data.get("model_version", ""))
 
 
-def load_trace(path: str) -> Trace:
-    """Read and validate a trace file; every failure is a one-line TraceError."""
+#: limits checked before any parsing work that could blow up on a hostile or broken file
+MAX_TRACE_BYTES = 32 * 1024 * 1024
+MAX_NESTING = 64
+MAX_INT_DIGITS = 40
+MAX_ACTIONS = 1_000_000
+_DEPTH = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
+
+
+def read_regular_file(path: str, limit: int = MAX_TRACE_BYTES) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes; TraceError for a FIFO, device, folder or larger file.
+
+    Opened without blocking, so a FIFO is refused instead of waiting for a writer.
+    """
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
         raise TraceError(f"cannot read {path}: {e.strerror}") from None
     try:
+        st = os.fstat(fd)
+        if not statmod.S_ISREG(st.st_mode):
+            kind = ("a folder" if statmod.S_ISDIR(st.st_mode) else "a FIFO" if statmod.S_ISFIFO(st.st_mode)
+                    else "a device" if statmod.S_ISCHR(st.st_mode) or statmod.S_ISBLK(st.st_mode)
+                    else "a socket" if statmod.S_ISSOCK(st.st_mode) else "not a regular file")
+            raise TraceError(f"{path} is {kind}, not a regular file")
+        if st.st_size > limit:
+            raise TraceError(f"{path} is {st.st_size:,} bytes, above the limit of {limit:,}")
+        chunks, size = [], 0
+        while size <= limit:
+            try:
+                chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            except OSError as e:
+                raise TraceError(f"cannot read {path}: {e.strerror}") from None
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            raise TraceError(f"{path} is larger than the limit of {limit:,} bytes")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _nesting(raw: bytes) -> int:
+    """The deepest nesting of arrays and objects in JSON text (strings skipped), at C speed."""
+    brackets = _NOT_BRACKET.sub(b"", _STRING.sub(b"", raw))
+    return max(itertools.accumulate(_DEPTH[b] for b in brackets), default=0)
+
+
+def _parse_int(text: str) -> int:
+    if len(text) > MAX_INT_DIGITS:
+        raise TraceError(f"an integer of {len(text)} digits (at most {MAX_INT_DIGITS})")
+    return int(text)
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise TraceError(f"the number {text[:20]} is not finite")
+    return value
+
+
+def _parse_constant(name: str):
+    raise TraceError(f"{name} is not a JSON value")
+
+
+def parse_json(raw: bytes, what: str):
+    """Decode untrusted JSON within the limits above; every failure is a one-line TraceError."""
+    try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise TraceError(f"{path} is not UTF-8 text") from None
+        raise TraceError(f"{what} is not UTF-8 text") from None
+    depth = _nesting(raw)
+    if depth > MAX_NESTING:
+        raise TraceError(f"{what} nests arrays and objects {depth} deep (at most {MAX_NESTING})")
     try:
-        data = json.loads(text)
+        return json.loads(text, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
+    except TraceError as e:
+        raise TraceError(f"{what}: {e}") from None
     except json.JSONDecodeError as e:
-        raise TraceError(f"{path} is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
-    return trace_from_json(data)
+        raise TraceError(f"{what} is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+    except RecursionError:  # pragma: no cover - the nesting limit comes first
+        raise TraceError(f"{what} nests too deep") from None
+
+
+def load_trace(path: str) -> Trace:
+    """Read and validate a trace file; every failure is a one-line TraceError."""
+    data = parse_json(read_regular_file(path), path)
+    try:
+        return trace_from_json(data)
+    except TraceError as e:
+        raise TraceError(f"{path}: {e}") from None
 
 
 def dumps_trace(trace: Trace) -> str:
     return json.dumps(trace.to_json(), indent=1, sort_keys=False) + "\n"
 
 
-def write_atomic(path: str, text: str) -> None:
-    """Write text to path atomically: a temporary file in the same folder, fsynced, then renamed."""
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def write_atomic(path: str, data: str | bytes) -> None:
+    """Write text (or bytes) to path atomically: a temporary file in the same folder, fsynced, then renamed.
+
+    The file gets the mode a plain ``open`` would give it (0666 less the umask), not mkstemp's 0600.
+    """
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            os.fchmod(fh.fileno(), 0o666 & ~_umask())
+            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

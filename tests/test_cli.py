@@ -73,6 +73,93 @@ def _one_line_error(result):
     return lines[0]
 
 
+def test_usage_errors_are_one_line():
+    assert "No such option" in _one_line_error(run("fuzz", "--bogus"))
+    assert "Missing argument" in _one_line_error(run("replay"))
+    assert _one_line_error(run("no-such-command"))
+
+
+@pytest.mark.parametrize("flag,value", [("--budget", "nan"), ("--budget", "inf"), ("--budget", "-1"),
+                                        ("--budget", "1e30"), ("--shards", "1" + "0" * 30), ("--shards", "0"),
+                                        ("--max-steps", "1e30"), ("--shrink-budget", "nan"),
+                                        ("--seed", "9" * 5000), ("--runs", "-5")])
+def test_fuzz_numbers_must_be_finite_and_within_limits(flag, value, tmp_path):
+    line = _one_line_error(run("fuzz", "--master", "none", flag, value, "--archive", str(tmp_path / "a")))
+    assert line.startswith(f"isrlab: error: {flag}: ") and len(line) < 200
+    assert not (tmp_path / "a").exists()
+
+
+def test_shrink_budget_nan_is_refused(tmp_path):
+    assert "not a finite number" in _one_line_error(run("shrink", "x.json", "--budget", "nan"))
+
+
+def test_trace_limits_are_bad_input(tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 1000 + "]" * 1000)
+    assert "nests arrays and objects 1000 deep" in _one_line_error(run("replay", str(deep)))
+    wide = tmp_path / "wide.json"
+    wide.write_text('{"format": ' + "9" * 5000 + "}")
+    assert "an integer of 5000 digits" in _one_line_error(run("replay", str(wide)))
+    nan = tmp_path / "nan.json"
+    nan.write_text('{"format": NaN}')
+    assert "NaN is not a JSON value" in _one_line_error(run("replay", str(nan)))
+    junk = Trace(config=preset("kafka-2.4").config, actions=UP).to_json()
+    junk["actions"] = [1] * 300_000
+    p = tmp_path / "junk.json"
+    p.write_text(json.dumps(junk))
+    assert "actions/0: an action is a JSON object, not a number" in _one_line_error(run("shrink", str(p)))
+
+
+def test_special_files_are_refused_without_blocking(tmp_path):
+    import os
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for cmd in ("replay", "explain", "shrink"):
+        assert "is a FIFO, not a regular file" in _one_line_error(run(cmd, str(fifo)))
+    assert "is a device" in _one_line_error(run("replay", "/dev/zero"))
+    assert "is a directory" in _one_line_error(run("explain", str(tmp_path)))
+
+
+def test_output_paths_are_checked_before_the_work(tmp_path):
+    path = _archived("kafka-0.11-isr_entry_condition")
+    assert "/dev/null is not a folder" in _one_line_error(run("explain", path, "--svg", "/dev/null/x.svg"))
+    assert "is a directory" in _one_line_error(run("explain", path, "--png", str(tmp_path)))
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert "not a folder" in _one_line_error(run("fuzz", "--master", "none", "--archive", str(blocker / "x")))
+    assert "not a folder" in _one_line_error(run("fuzz", "--runs", "1", "--out", str(blocker)))
+    assert "not a folder" in _one_line_error(run("shrink", path, "--archive", str(blocker)))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+def test_written_files_respect_the_umask(tmp_path):
+    import os
+    import stat
+
+    path = _archived("kafka-0.11-isr_entry_condition")
+    old = os.umask(0o022)
+    try:
+        assert run("explain", path, "--svg", str(tmp_path / "a.svg")).exit_code == 1
+        os.umask(0o077)
+        assert run("explain", path, "--png", str(tmp_path / "b.png")).exit_code == 1
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "a.svg").stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / "b.png").stat().st_mode) == 0o600
+
+
+def test_explain_names_the_invariant_that_fails_when_the_expected_one_holds(tmp_path):
+    data = json.loads(open(_archived("kafka-0.11-isr_entry_condition")).read())
+    data["violated"] = "one_leader_per_epoch"
+    p = tmp_path / "other.json"
+    p.write_text(json.dumps(data))
+    r = run("explain", str(p))
+    assert r.exit_code == 1
+    assert "expects a violation of one_leader_per_epoch, which holds" in r.output
+    assert "isr_entry_condition fails instead" in r.output
+
+
 def test_replay_missing_file(tmp_path):
     assert "cannot read" in _one_line_error(run("replay", str(tmp_path / "nope.json")))
 
@@ -124,10 +211,50 @@ def test_replay_action_not_enabled(tmp_path):
     assert "action 1: FetchRequest(broker=1, partition=0) is not enabled" in _one_line_error(run("replay", path))
 
 
-def test_replay_violation_expected_but_missing_is_reported(tmp_path):
+def test_replay_violation_expected_but_missing_exits_1(tmp_path):
+    """A kept counterexample that no longer reproduces must fail a regression test built on replay."""
     path = _trace_file(tmp_path, UP, expect="violation", violated="acked_durability")
-    r = run("replay", path)
-    assert r.exit_code == 0 and "NOT as expected" in r.output
+    for flags in ((), ("--expected",)):
+        r = run("replay", path, *flags)
+        assert r.exit_code == 1 and "NOT as expected" in r.output
+
+
+def test_replay_expected_exits_0_when_the_counterexample_reproduces():
+    path = _archived("kafka-0.11-isr_entry_condition")
+    assert run("replay", "--quiet", path).exit_code == 1          # a violation was found
+    r = run("replay", "--quiet", "--expected", path)               # ... the one the file expects
+    assert r.exit_code == 0 and "(as expected" in r.output
+
+
+def test_replay_unknown_invariant_in_violated_is_bad_input(tmp_path):
+    path = _trace_file(tmp_path, UP, expect="violation", violated="no_such_invariant")
+    assert "no invariant of the catalogue" in _one_line_error(run("replay", path))
+
+
+def test_replay_notes_a_trace_recorded_under_another_model_version(tmp_path):
+    from isrlab.model.trace import model_version
+
+    data = json.loads(open(_archived("kafka-0.11-isr_entry_condition")).read())
+    data["model_version"] = "0.0.1"
+    p = tmp_path / "old.json"
+    p.write_text(json.dumps(data))
+    r = run("replay", "--quiet", "--expected", str(p))
+    assert r.exit_code == 0 and f"recorded under model version 0.0.1, this is {model_version()}" in r.stderr
+    assert "model version" not in run("replay", "--quiet", _trace_file(tmp_path, UP)).stderr
+
+
+def test_model_version_is_a_digest_of_the_sources():
+    import re
+    import subprocess
+    import sys
+
+    from isrlab.model.trace import model_version
+
+    assert re.fullmatch(r"\d+\.\d+\.\d+\+[0-9a-f]{12}", model_version())
+    other = subprocess.run([sys.executable, "-c", "from isrlab.model.trace import model_version; "
+                            "print(model_version())"], env={"PYTHONHASHSEED": "7", "PATH": ""},
+                           capture_output=True, text=True, check=True).stdout.strip()
+    assert other == model_version()
 
 
 def test_fuzz_unknown_preset_is_a_usage_error():

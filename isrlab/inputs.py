@@ -1,0 +1,144 @@
+"""One input-validation layer for every ``isrlab`` command.
+
+Numbers are parsed by the parameter types below (finite, within stated limits), input files are
+read through ``model.trace``'s bounded reader (regular files only, size, nesting and integer
+limits), and output paths are checked before any work starts, so that a run never computes for
+minutes to fail at the end. Every failure is a one-line error and exit code 2, nothing written.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import stat
+import tempfile
+
+import click
+
+from .exits import InputError
+
+#: the longest numeral accepted on the command line: enough for any 64-bit seed
+MAX_NUMERAL = 24
+
+
+class Number(click.ParamType):
+    """A finite float in [low, high] (``low`` excluded when ``open_low``): NaN, infinities and huge values refused."""
+
+    name = "seconds"
+
+    def __init__(self, low: float, high: float, open_low: bool = False, name: str = "number"):
+        self.low, self.high, self.open_low, self.name = low, high, open_low, name
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            x = float(value)
+        else:
+            text = str(value).strip()
+            if len(text) > MAX_NUMERAL:
+                self.fail(f"{text[:MAX_NUMERAL]}... is not a number within the limits", param, ctx)
+            try:
+                x = float(text)
+            except ValueError:
+                self.fail(f"{text!r} is not a number", param, ctx)
+        if not math.isfinite(x):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        if x < self.low or (self.open_low and x == self.low):
+            self.fail(f"{value} is {'not above' if self.open_low else 'below'} {self.low:g}", param, ctx)
+        if x > self.high:
+            self.fail(f"{value} is above the limit of {self.high:g}", param, ctx)
+        return x
+
+    def __repr__(self) -> str:
+        return f"Number({self.low}, {self.high})"
+
+
+class Count(click.ParamType):
+    """An integer in [low, high], written in at most MAX_NUMERAL characters."""
+
+    name = "integer"
+
+    def __init__(self, low: int, high: int | None = None):
+        self.low, self.high = low, high
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) and not isinstance(value, bool):
+            n = value
+        else:
+            text = str(value).strip()
+            if len(text) > MAX_NUMERAL:
+                self.fail(f"{text[:MAX_NUMERAL]}... is not an integer within the limits", param, ctx)
+            try:
+                n = int(text, 10)
+            except ValueError:
+                self.fail(f"{text!r} is not an integer", param, ctx)
+        if n < self.low:
+            self.fail(f"{n} is below {self.low}", param, ctx)
+        if self.high is not None and n > self.high:
+            self.fail(f"{n} is above the limit of {self.high:,}", param, ctx)
+        return n
+
+    def __repr__(self) -> str:
+        return f"Count({self.low}, {self.high})"
+
+
+#: the limits every command shares
+SECONDS = Number(0.0, 7 * 24 * 3600.0, open_low=True, name="seconds")   # a budget: above 0, at most a week
+SEEDS = Count(-(2 ** 63), 2 ** 64 - 1)
+
+
+def _nearest_existing(path: str) -> str:
+    """The path itself or its nearest ancestor that exists."""
+    p = os.path.abspath(path)
+    while not os.path.lexists(p):
+        parent = os.path.dirname(p)
+        if parent == p:
+            break
+        p = parent
+    return p
+
+
+def _probe_writable(folder: str, what: str) -> None:
+    """Create and remove a temporary file in folder: the one test that root, /proc and read-only mounts all answer."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".isrlab-probe-", dir=folder)
+    except OSError as e:
+        raise InputError(f"{what}: cannot write in {folder}: {e.strerror or e}") from None
+    os.close(fd)
+    try:
+        os.unlink(tmp)
+    except OSError:  # pragma: no cover
+        pass
+
+
+def check_output_folder(path: str, what: str) -> None:
+    """A folder that exists and is writable, or can be created under a writable folder; nothing is created."""
+    if not path:
+        raise InputError(f"{what}: an empty path")
+    if "\0" in path:
+        raise InputError(f"{what}: a path with a NUL character")
+    existing = _nearest_existing(path)
+    if not os.path.isdir(existing):
+        where = "is" if existing == os.path.abspath(path) else f"lies under {existing}, which is"
+        raise InputError(f"{what}: {path} {where} not a folder")
+    _probe_writable(existing, what)
+
+
+def check_output_file(path: str, what: str) -> None:
+    """A file path whose folder exists or can be created and is writable, and that is not itself a folder."""
+    if not path:
+        raise InputError(f"{what}: an empty path")
+    if "\0" in path:
+        raise InputError(f"{what}: a path with a NUL character")
+    full = os.path.abspath(path)
+    if path.endswith(os.sep) or os.path.isdir(full):
+        raise InputError(f"{what}: {path} is a folder, not a file")
+    if os.path.lexists(full):
+        mode = os.stat(full).st_mode if os.path.exists(full) else 0
+        if mode and not stat.S_ISREG(mode):
+            raise InputError(f"{what}: {path} exists and is not a regular file")
+    check_output_folder(os.path.dirname(full), what)
+
+
+def is_remote(path: str) -> bool:
+    """A Hadoop URI (hdfs://, s3a://, file://...) rather than a local path."""
+    return "://" in path
