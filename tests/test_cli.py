@@ -129,7 +129,7 @@ def test_output_paths_are_checked_before_the_work(tmp_path):
     blocker.write_text("")
     assert "not a folder" in _one_line_error(run("fuzz", "--master", "none", "--archive", str(blocker / "x")))
     assert "not a folder" in _one_line_error(run("fuzz", "--runs", "1", "--out", str(blocker)))
-    assert "not a folder" in _one_line_error(run("shrink", path, "--archive", str(blocker)))
+    assert "is a file" in _one_line_error(run("shrink", path, "--archive", str(blocker)))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
 
 
