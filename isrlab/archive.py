@@ -34,9 +34,14 @@ def archive_name(trace: Trace) -> tuple[str, str]:
     return f"{day}-{trace.preset}-{trace.violated}-{digest}.json", digest
 
 
-def archive_counterexample(out: str, preset_name: str, trace: Trace) -> tuple[str, bool]:
-    """Write the trace under out/ unless a file with the same digest is already there; (path, written)."""
+def archive_counterexample(out: str, preset_name: str, trace: Trace, keep_name: str | None = None) -> tuple[str, bool]:
+    """Write the trace under out/ unless a file with the same digest is already there; (path, written).
+
+    ``keep_name`` keeps a file's name when it moves between folders (``isrlab promote``).
+    """
     name, digest = archive_name(trace)
+    if keep_name and keep_name.endswith(f"-{digest}.json"):
+        name = keep_name
     existing = sorted(glob.glob(os.path.join(glob.escape(out), f"*-{digest}.json")))
     if existing:
         return existing[0], False

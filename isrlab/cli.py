@@ -271,8 +271,10 @@ def _conf_pairs(pairs) -> dict:
               help="Folder (or hdfs://, s3a:// URI) under which a Spark campaign writes its Parquet tables. "
                    "In process (--master none, --run-seed) nothing but the counterexample is written: --out "
                    "then names its folder, as --archive does.")
-@click.option("--archive", default="counterexamples", show_default=True, type=click.Path(file_okay=False),
-              help="Folder the shrunk counterexamples are archived in.")
+@click.option("--archive", default=None, type=click.Path(file_okay=False),
+              help="Folder the shrunk counterexamples are archived in (default: the campaign's own, "
+                   "<out>/<campaign id>/counterexamples; `isrlab promote` moves chosen ones into a regression "
+                   "folder).")
 @click.option("--conf", "conf", multiple=True, metavar="KEY=VALUE", help="Spark configuration (repeatable).")
 @click.option("--expected", "check_expected", is_flag=True,
               help="Exit 1 only when a preset contradicts its expectation (a passing preset broken, or an "
@@ -303,8 +305,8 @@ def fuzz(preset_names, master, shards, seed, runs, budget, engine, max_steps, ex
     except ValueError as e:
         raise InputError(str(e)) from None
     if in_process:
-        archive = _in_process_archive(out, archive)
-        check_output_folder(archive, "--archive" if archive != out else "--out")
+        archive = _in_process_archive(out, archive, spec.campaign_id())
+        check_output_folder(archive, "--out" if archive == out else "--archive")
     else:
         if any(c in out for c in "[]{}*?"):
             # Hadoop reads these as glob patterns: the tables would be written but could not be read back
@@ -312,7 +314,8 @@ def fuzz(preset_names, master, shards, seed, runs, budget, engine, max_steps, ex
                              f"reads as a pattern; choose another folder name")
         if not is_remote(out):
             check_output_folder(out, "--out")
-        check_output_folder(archive, "--archive")
+        if archive is not None:
+            check_output_folder(archive, "--archive")
     if in_process:
         _hunt(spec, names[0], run_seed, budget, runs, shrink_budget, archive, as_json)
     else:
@@ -320,16 +323,20 @@ def fuzz(preset_names, master, shards, seed, runs, budget, engine, max_steps, ex
                         check_expected, as_json)
 
 
-def _in_process_archive(out: str, archive: str) -> str:
+def campaign_archive(out: str, campaign_id: str) -> str:
+    """A campaign's own counterexample folder: <out>/<id>/counterexamples (campaigns/ when --out is a URI)."""
+    return os.path.join("campaigns" if is_remote(out) else out, campaign_id, "counterexamples")
+
+
+def _in_process_archive(out: str, archive: str | None, campaign_id: str) -> str:
     """The counterexample folder of an in-process hunt: --archive, or --out when only --out was given."""
     ctx = click.get_current_context()
     if ctx.get_parameter_source("out") is click.core.ParameterSource.DEFAULT:
-        return archive
+        return archive or campaign_archive(out, campaign_id)
     if "://" in out:
         raise InputError(f"--out {out!r}: a run in process (--master none, --run-seed) archives its "
                          f"counterexample in a local folder")
-    if ctx.get_parameter_source("archive") is not click.core.ParameterSource.DEFAULT \
-            and os.path.abspath(out) != os.path.abspath(archive):
+    if archive is not None and os.path.abspath(out) != os.path.abspath(archive):
         raise InputError(f"--out {out!r} and --archive {archive!r} both name the counterexample's folder of a run in "
                          f"process (--master none, --run-seed): give one")
     return out
@@ -363,6 +370,7 @@ def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidat
             n_tasks = n_shards * len(spec.presets)
             shard_budget = None if budget is None else max(0.5, budget * min(parallelism, n_tasks) / n_tasks)
             spec = dataclasses.replace(spec, shards=n_shards, shard_budget_s=shard_budget)
+            archive = archive or campaign_archive(out, spec.campaign_id())
             if not sparkjob.is_loopback_master(master) and sparkjob.is_local_path(out):
                 _log(f"isrlab: note: on a multi-machine cluster --out {out} must be shared storage "
                      f"(hdfs://, s3a://, NFS); a local path keeps each worker's part files on its own disk")
@@ -373,6 +381,8 @@ def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidat
             spark.stop()
     finally:
         shutil.rmtree(ship_dir, ignore_errors=True)
+    if not is_remote(out):
+        _point_latest(out, spec.campaign_id())
     summary = result.summary
     summary["seconds"]["session_s"] = round(started, 3)
     summary["seconds"]["total_s"] = round(time.monotonic() - t0, 3)
@@ -385,6 +395,21 @@ def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidat
     if check_expected:
         sys.exit(EXIT_OK if summary["as_expected"] else EXIT_VIOLATION)
     sys.exit(EXIT_VIOLATION if summary["violations"] else EXIT_OK)
+
+
+def _point_latest(out: str, campaign_id: str) -> None:
+    """<out>/latest: a relative symbolic link to the campaign just written, replaced atomically."""
+    link, tmp = os.path.join(out, "latest"), os.path.join(out, f".latest-{os.getpid()}")
+    try:
+        if os.path.lexists(link) and not os.path.islink(link):
+            return  # a user's own file or folder named latest: leave it alone
+        os.symlink(campaign_id, tmp)
+        os.replace(tmp, link)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
 
 
 def _archived_line(path: str, written: bool) -> str:
@@ -495,8 +520,8 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
               help="Distinct states the breadth-first pass over the trace's own actions may visit (0: none).")
 @click.option("--budget", default=120.0, show_default=True, type=SECONDS,
               help="Seconds before the shrinker stops with the shortest trace so far.")
-@click.option("--archive", default="counterexamples", show_default=True, type=click.Path(file_okay=False),
-              help="Folder the shorter trace is archived in.")
+@click.option("--archive", default=None, type=click.Path(file_okay=False),
+              help="Folder the shorter trace is archived in (default: FILE's own folder).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def shrink_cmd(file: str, bfs_states: int, budget: float, archive: str, as_json: bool) -> None:
     """Shrink the failing trace FILE harder than the fuzzer does and archive the result if it is shorter.
@@ -510,6 +535,7 @@ def shrink_cmd(file: str, bfs_states: int, budget: float, archive: str, as_json:
     from .properties.shrink import shrink
 
     trace = load_trace_file(file)
+    archive = archive or os.path.dirname(os.path.abspath(file))
     check_output_folder(archive, "--archive")
     if trace.expect != "violation" or not trace.violated:
         raise InputError(f"{file}: the trace expects no violation, so there is nothing to shrink")
@@ -541,6 +567,118 @@ def shrink_cmd(file: str, bfs_states: int, budget: float, archive: str, as_json:
             click.echo(_archived_line(out["trace_file"], out["newly_archived"]))
         else:
             click.echo("no shorter trace found")
+    sys.exit(EXIT_OK)
+
+
+# --------------------------------------------------------------------------- promote, campaigns, invariants
+@main.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--to", "dest", default="counterexamples", show_default=True, type=click.Path(file_okay=False),
+              help="The regression folder (replayed by tests/test_counterexamples.py, or by the pytest plugin).")
+@click.option("--keep", is_flag=True, help="Copy instead of moving.")
+def promote(files, dest: str, keep: bool) -> None:
+    """Move chosen counterexamples FILE... from a campaign's folder into a regression folder.
+
+    Each file must replay to the outcome it expects (checked first, for every file, before anything
+    moves); one already in the folder (same config and actions) is not written twice.
+
+    Example: isrlab promote campaigns/latest/counterexamples/*-kafka-0.11-*.json
+    """
+    from .archive import archive_counterexample
+
+    check_output_folder(dest, "--to")
+    traces = []
+    for file in files:
+        trace = load_trace_file(file)
+        if trace.expect != "violation":
+            raise InputError(f"{file}: the trace expects no violation; promote takes counterexamples")
+        if not replay_or_fail(trace, file, with_changes=False).matches_expectation:
+            raise InputError(f"{file}: does not replay to a violation of {trace.violated}; not promoted")
+        traces.append((file, trace))
+    for file, trace in traces:
+        try:
+            path, written = archive_counterexample(dest, trace.preset, trace, keep_name=os.path.basename(file))
+            if not keep and os.path.abspath(path) != os.path.abspath(file):
+                os.unlink(file)
+        except OSError as e:
+            raise RunError(f"cannot promote {file} into {dest}: {e.strerror or e}") from None
+        click.echo(f"{'promoted' if written else 'already there'}: {path}")
+    sys.exit(EXIT_OK)
+
+
+@main.command()
+@click.option("--out", default="campaigns", show_default=True, type=click.Path(file_okay=False),
+              help="The folder campaigns were written under.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def campaigns(out: str, as_json: bool) -> None:
+    """List the campaigns under --out, newest first: id, date, presets, engine, result, counterexamples.
+
+    Example: isrlab campaigns --json
+    """
+    import datetime
+
+    from .model.trace import TraceError, parse_json, read_regular_file
+
+    rows = []
+    if os.path.isdir(out):
+        for name in sorted(os.listdir(out)):
+            folder = os.path.join(out, name)
+            summary = os.path.join(folder, "summary.json")
+            if os.path.islink(folder) or not os.path.isfile(summary):
+                continue
+            try:
+                data = parse_json(read_regular_file(summary, 64 * 1024 * 1024), summary)
+            except TraceError as e:
+                _log(f"isrlab: skipping {name}: {e}")
+                continue
+            if not isinstance(data, dict):
+                continue
+            spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
+            when = datetime.datetime.fromtimestamp(os.stat(summary).st_mtime, datetime.timezone.utc)
+            cx = os.path.join(folder, "counterexamples")
+            rows.append({"id": name, "date": when.strftime("%Y-%m-%d %H:%M:%SZ"), "presets": spec.get("presets", []),
+                         "engine": spec.get("engine"), "runs": data.get("runs"), "steps": data.get("steps"),
+                         "as_expected": data.get("as_expected"),
+                         "violations": len(data.get("violations") or []),
+                         "counterexamples": len(os.listdir(cx)) if os.path.isdir(cx) else 0,
+                         "path": folder})
+    rows.sort(key=lambda r: r["date"], reverse=True)
+    latest = os.path.join(out, "latest")
+    if as_json:
+        click.echo(json.dumps({"campaigns": rows, "latest": os.path.realpath(latest) if os.path.islink(latest)
+                               else None}, indent=1))
+        sys.exit(EXIT_OK)
+    if not rows:
+        click.echo(f"no campaigns under {out} (run: isrlab fuzz)")
+        sys.exit(EXIT_OK)
+    click.echo(f"{'campaign':<24} {'date (UTC)':<21} {'engine':<8} {'result':<12} {'cx':>3}  presets")
+    for r in rows:
+        result = "as expected" if r["as_expected"] else "UNEXPECTED" if r["as_expected"] is False else "?"
+        presets_text = ", ".join(r["presets"])
+        if len(presets_text) > 60:
+            presets_text = f"{len(r['presets'])} presets"
+        click.echo(f"{r['id']:<24} {r['date']:<21} {str(r['engine']):<8} {result:<12} {r['counterexamples']:>3}  "
+                   f"{presets_text}")
+    sys.exit(EXIT_OK)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def invariants(as_json: bool) -> None:
+    """List the invariant catalogue: name, kind, what it states and its Kafka source.
+
+    Example: isrlab invariants --json
+    """
+    from .properties.invariants import CATALOGUE
+
+    rows = [{"name": inv.name, "kind": inv.kind, "scope": inv.scope, "statement": inv.statement,
+             "source": inv.source} for inv in CATALOGUE]
+    if as_json:
+        click.echo(json.dumps(rows, indent=1))
+    else:
+        width = max(len(r["name"]) for r in rows)
+        for r in rows:
+            click.echo(f"{r['name']:<{width}}  {r['kind']:<9} {r['scope']:<5} {r['statement']}")
     sys.exit(EXIT_OK)
 
 

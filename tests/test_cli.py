@@ -339,3 +339,64 @@ def test_shrink_refuses_traces_with_nothing_to_shrink(tmp_path):
     wrong = _trace_file(tmp_path, UP, name="w.json", expect="violation", violated="acked_durability")
     assert "does not violate" in _one_line_error(run("shrink", wrong))
     assert run("shrink", _archived("kafka-0.11-isr_entry_condition"), "--bfs-states", "-1").exit_code == 2
+
+
+# --------------------------------------------------------------------------- promote, campaigns, invariants
+def test_in_process_counterexample_goes_to_the_campaign_folder_by_default(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = run("fuzz", "--master", "none", "--preset", "kafka-0.11", "--runs", "5", "--json")
+    assert r.exit_code == 1, r.output
+    path = json.loads(r.stdout)["trace_file"]
+    parts = path.split("/")
+    assert parts[0] == "campaigns" and parts[2] == "counterexamples" and len(parts) == 4
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["campaigns"]
+
+
+def test_promote_moves_a_reproducing_counterexample_once(tmp_path):
+    import shutil
+
+    src = tmp_path / "campaign"
+    src.mkdir()
+    original = _archived("kafka-0.11-isr_entry_condition")
+    shutil.copy(original, src)
+    (copied,) = src.iterdir()
+    r = run("promote", str(copied), "--to", str(tmp_path / "reg"))
+    assert r.exit_code == 0 and "promoted" in r.output
+    assert not copied.exists() and [p.name for p in (tmp_path / "reg").iterdir()] == [copied.name]
+    shutil.copy(original, src)
+    r = run("promote", str(copied), "--to", str(tmp_path / "reg"), "--keep")
+    assert r.exit_code == 0 and "already there" in r.output and copied.exists()
+
+
+def test_promote_refuses_a_trace_that_does_not_reproduce(tmp_path):
+    path = _trace_file(tmp_path, UP, expect="violation", violated="acked_durability")
+    assert "does not replay to a violation" in _one_line_error(run("promote", path, "--to", str(tmp_path / "r")))
+    assert "expects no violation" in _one_line_error(run("promote", _trace_file(tmp_path, UP, name="p.json"),
+                                                         "--to", str(tmp_path / "r")))
+    assert not (tmp_path / "r").exists()
+
+
+def test_campaigns_lists_summaries_newest_first(tmp_path):
+    for name, when, ok in (("a-1", 1_000_000, True), ("b-2", 2_000_000, False)):
+        folder = tmp_path / name
+        (folder / "counterexamples").mkdir(parents=True)
+        (folder / "summary.json").write_text(json.dumps({"spec": {"presets": ["kafka-2.4"], "engine": "guided"},
+                                                         "as_expected": ok, "violations": [], "runs": 3}))
+        import os
+
+        os.utime(folder / "summary.json", (when, when))
+    (tmp_path / "junk").mkdir()
+    r = run("campaigns", "--out", str(tmp_path), "--json")
+    assert r.exit_code == 0
+    rows = json.loads(r.output)["campaigns"]
+    assert [row["id"] for row in rows] == ["b-2", "a-1"] and rows[0]["as_expected"] is False
+    assert "UNEXPECTED" in run("campaigns", "--out", str(tmp_path)).output
+    assert "no campaigns" in run("campaigns", "--out", str(tmp_path / "none")).output
+
+
+def test_invariants_lists_the_catalogue():
+    from isrlab.properties.invariants import CATALOGUE
+
+    r = run("invariants", "--json")
+    assert r.exit_code == 0
+    assert [row["name"] for row in json.loads(r.output)] == [inv.name for inv in CATALOGUE]
