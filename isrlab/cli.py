@@ -13,7 +13,7 @@ import sys
 import click
 
 from .exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, InputError, RunError  # noqa: F401
-from .inputs import SECONDS, SEEDS, Count, Number, check_output_file, check_output_folder, is_remote
+from .inputs import INVARIANT, PRESET, SECONDS, SEEDS, Count, Number, check_output_file, check_output_folder, is_remote
 
 
 def _usage_line(e: click.UsageError) -> str:
@@ -75,7 +75,10 @@ def main() -> None:
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def presets(as_json: bool) -> None:
-    """List every preset with its protocol flags and expected outcome."""
+    """List every preset with its protocol flags and expected outcome.
+
+    Example: isrlab presets --json
+    """
     from .model.config import DEFAULT_PRESET, PRESETS, ModelConfig
 
     default = ModelConfig().to_json()
@@ -236,7 +239,7 @@ def _conf_pairs(pairs) -> dict:
 
 
 @main.command()
-@click.option("--preset", "preset_names", multiple=True, metavar="NAME",
+@click.option("--preset", "preset_names", multiple=True, metavar="NAME", type=PRESET,
               help="Preset to fuzz (repeatable, or comma-separated; 'all' for every preset). Default kafka-2.4.")
 @click.option("--master", default="local[*]", show_default=True,
               help="Spark master: local[*] (embedded), local[N], spark://HOST:PORT, anything spark-submit "
@@ -259,7 +262,8 @@ def _conf_pairs(pairs) -> dict:
 @click.option("--extensions", default=6000, show_default=True, type=Count(1, 10 ** 8),
               help="Extensions per guided run (kafka-0.10.2's lost write takes a median 7k steps, no-kip-320's "
                    "log divergence 38k, no-kafka-7415's truncation below the HW 23k, within one or a few runs).")
-@click.option("--invariant", "invariants", multiple=True, help="Check only these invariants (repeatable).")
+@click.option("--invariant", "invariants", multiple=True, type=INVARIANT, metavar="NAME",
+              help="Check only these invariants (repeatable).")
 @click.option("--no-swarm", is_flag=True, help="Enable every action kind in every run.")
 @click.option("--run-seed", default=None, type=SEEDS,
               help="Run exactly one run with this seed, in process (replays a campaign's run from its seed).")
@@ -288,6 +292,8 @@ def fuzz(preset_names, master, shards, seed, runs, budget, engine, max_steps, ex
     By default a campaign on Spark (embedded local[*]): seeds sharded over the cluster, results as
     Parquet tables under --out, violations deduplicated, shrunk, explained and archived under
     --archive. With --master none, one process hunts until the first violation.
+
+    Example: isrlab fuzz --preset kafka-0.11,no-kip-320 --budget 60 --expected
     """
     from .campaign import CampaignSpec
 
@@ -528,6 +534,8 @@ def shrink_cmd(file: str, bfs_states: int, budget: float, archive: str, as_json:
 
     Adds the shrinker's breadth-first pass over the trace's own actions, which finds other orders of
     the same events (properties/shrink.py, pass 8); exit 0 whether or not it found a shorter trace.
+
+    Example: isrlab shrink campaigns/latest/counterexamples/FILE.json --budget 60
     """
     import os
 

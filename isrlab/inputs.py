@@ -142,3 +142,42 @@ def check_output_file(path: str, what: str) -> None:
 def is_remote(path: str) -> bool:
     """A Hadoop URI (hdfs://, s3a://, file://...) rather than a local path."""
     return "://" in path
+
+
+class Names(click.ParamType):
+    """A name (or comma-separated names) completed from a list: presets, invariants.
+
+    Validation stays with the command (it knows about ``all`` and commas); this type offers shell
+    completion of the known names (``eval "$(_ISRLAB_COMPLETE=bash_source isrlab)"``).
+    """
+
+    name = "name"
+
+    def __init__(self, known, extra=()):
+        self._known, self._extra = known, tuple(extra)
+
+    def convert(self, value, param, ctx):
+        return value
+
+    def shell_complete(self, ctx, param, incomplete):
+        from click.shell_completion import CompletionItem
+
+        head, _, last = incomplete.rpartition(",")
+        prefix = f"{head}," if head else ""
+        return [CompletionItem(prefix + n) for n in (*self._extra, *self._known()) if n.startswith(last)]
+
+
+def preset_names() -> list[str]:
+    from .model.config import PRESETS
+
+    return sorted(PRESETS)
+
+
+def invariant_names() -> list[str]:
+    from .properties.invariants import CATALOGUE
+
+    return [inv.name for inv in CATALOGUE]
+
+
+PRESET = Names(preset_names, extra=("all",))
+INVARIANT = Names(invariant_names)
