@@ -68,7 +68,14 @@ class IsrlabGroup(click.Group):
 @click.group(cls=IsrlabGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="isrlab")
 def main() -> None:
-    """isrlab: find, shrink, explain and archive Kafka replication bugs."""
+    """isrlab: find, shrink, explain and archive Kafka replication bugs.
+
+    User presets come from isrlab.toml, or [tool.isrlab] in pyproject.toml, in the working folder
+    (or the file $ISRLAB_CONFIG names); `isrlab presets` shows where each preset comes from.
+    """
+    from . import userpresets
+
+    userpresets.load()
 
 
 # --------------------------------------------------------------------------- presets
@@ -80,6 +87,7 @@ def presets(as_json: bool) -> None:
     Example: isrlab presets --json
     """
     from .model.config import DEFAULT_PRESET, PRESETS, ModelConfig
+    from .userpresets import EXPLORE, SOURCES
 
     default = ModelConfig().to_json()
     rows = []
@@ -90,7 +98,8 @@ def presets(as_json: bool) -> None:
         rows.append({"name": name, "expected": p.expected, "also_breaks": list(p.also_breaks),
                      "reference": p.reference,
                      "description": p.description, "differs_from_default": changed, "config": cfg,
-                     "default": name == DEFAULT_PRESET})
+                     "default": name == DEFAULT_PRESET, "source": SOURCES.get(name, "built-in"),
+                     "explore": EXPLORE.get(name, {})})
     if as_json:
         click.echo(json.dumps(rows, indent=1))
         return
@@ -106,6 +115,8 @@ def presets(as_json: bool) -> None:
         mark = " (default)" if r["default"] else ""
         click.echo(f"{r['name'] + mark:<22} {r['expected']:<20} {flag_text}")
         click.echo(f"{'':<22} {r['description']}")
+        if r["source"] != "built-in":
+            click.echo(f"{'':<22} from {r['source']}")
 
 
 # --------------------------------------------------------------------------- replay

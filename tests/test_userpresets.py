@@ -1,0 +1,80 @@
+"""User presets from isrlab.toml / [tool.isrlab]: registered, listed with their source, validated in one line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from isrlab import userpresets
+from isrlab.cli import main
+from isrlab.model.config import PRESETS
+
+pytestmark = pytest.mark.unit
+
+GOOD = """
+[presets.my-broker]
+base = "kafka-2.4"
+description = "our fork: no KIP-320 fencing"
+expected = "log_matching"
+flags = { kip_320 = false }
+explore = { max_crashes = 1 }
+"""
+
+
+@pytest.fixture
+def in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ISRLAB_CONFIG", raising=False)
+    yield tmp_path
+    userpresets.unload()
+
+
+def run(*args):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_isrlab_toml_preset_is_listed_with_its_source_and_runs(in_tmp):
+    (in_tmp / "isrlab.toml").write_text(GOOD)
+    rows = {r["name"]: r for r in json.loads(run("presets", "--json").output)}
+    mine = rows["my-broker"]
+    assert mine["source"].endswith("isrlab.toml") and rows["kafka-2.4"]["source"] == "built-in"
+    assert mine["config"]["kip_320"] is False and mine["expected"] == "log_matching"
+    assert mine["explore"] == {"max_crashes": 1}
+    r = run("fuzz", "--master", "none", "--preset", "my-broker", "--engine", "walk", "--runs", "2", "--json")
+    assert r.exit_code in (0, 1) and json.loads(r.stdout)["preset"] == "my-broker"
+
+
+def test_pyproject_tool_table_is_read(in_tmp):
+    (in_tmp / "pyproject.toml").write_text("[project]\nname = 'x'\n" + GOOD.replace("[presets.", "[tool.isrlab.presets."))
+    assert "my-broker" in run("presets").output
+
+
+def test_presets_do_not_leak_between_working_folders(in_tmp, tmp_path_factory, monkeypatch):
+    (in_tmp / "isrlab.toml").write_text(GOOD)
+    assert "my-broker" in run("presets").output
+    monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))
+    assert "my-broker" not in run("presets").output and "my-broker" not in PRESETS
+
+
+@pytest.mark.parametrize("text,message", [
+    ("[presets.x]\nflags = { kip_999 = true }\n", "presets.x.flags: unknown config field(s): kip_999"),
+    ("[presets.x]\nflags = { kip_320 = 3 }\n", "kip_320 must be true or false"),
+    ("[presets.x]\nflags = { replication_factor = 9 }\n", "replication_factor must be in"),
+    ('[presets."kafka-2.4"]\n', "is a built-in preset"),
+    ("[presets.x]\nbase = 'kafka-9'\n", "presets.x.base: 'kafka-9' is not a built-in preset"),
+    ("[presets.x]\nexpected = 'nope'\n", "'nope' is no invariant of the catalogue"),
+    ("[presets.x]\nexplore = { max_crashes = -1 }\n", "presets.x.explore.max_crashes must be an integer"),
+    ("[presets.x]\nexplore = { speed = 1 }\n", "unknown bound speed"),
+    ("[presets.x]\ncolour = 'red'\n", "unknown key(s) colour"),
+    ("[other]\n", "unknown key(s) other"),
+    ("[presets.x\n", "is not valid TOML"),
+    ("\xff", "is not valid TOML"),
+])
+def test_bad_user_presets_are_one_line_errors(in_tmp, text, message):
+    (in_tmp / "isrlab.toml").write_text(text)
+    r = run("presets")
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("isrlab: error: ") and message in lines[0], r.output
