@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, field
 from .model.actions import action_to_json
 from .model.config import preset as get_preset
 from .model.errors import ERROR_BIT
+from .properties.budget import Deadline
 from .properties.invariants import BY_NAME, SAFETY
 from .properties.walker import derive_seed, search, walk
 
@@ -142,6 +143,8 @@ class RunOutcome:
     kind_counts: dict = field(default_factory=dict)
     witnesses: frozenset = frozenset()
     errors_seen: int = 0
+    #: True when ``should_stop`` (the budget) cut the run short: it did less than its spec asks
+    stopped: bool = False
 
     @property
     def violation(self):
@@ -158,23 +161,25 @@ def run_one(spec: CampaignSpec, preset_name: str, seed: int, should_stop=None,
 
     ``keep_going`` (default: ``spec.keep_going``) lets walk and guided runs go on after a violation,
     no longer checking the failed invariant, so that a shallow bug cannot hide a deeper one in the
-    same run; a Hypothesis run reports its first (shrunk) failure only.
+    same run; a Hypothesis run reports its first (shrunk) failure only.  ``should_stop`` (a
+    ``budget.Deadline``) reaches every engine's inner loop: a run it cuts short says so (``stopped``)
+    and did what the same seed does unbounded up to there.
     """
     cfg = get_preset(preset_name).config
     keep = spec.keep_going if keep_going is None else keep_going
     if spec.engine == "walk":
-        r = walk(cfg, seed, spec.steps, spec.checked, swarm=spec.swarm, keep_going=keep)
+        r = walk(cfg, seed, spec.steps, spec.checked, swarm=spec.swarm, keep_going=keep, should_stop=should_stop)
         found = [(v, r.actions[:v.step]) for v in r.violations]
-        return RunOutcome(seed, r.steps, found, r.kind_counts, r.witnesses, r.errors_seen)
+        return RunOutcome(seed, r.steps, found, r.kind_counts, r.witnesses, r.errors_seen, r.stopped)
     if spec.engine == "guided":
         r = search(cfg, seed, spec.extensions, spec.steps, spec.checked, should_stop=should_stop, keep_going=keep)
-        return RunOutcome(seed, r.steps, list(r.violations), r.kind_counts, r.witnesses, r.errors_seen)
+        return RunOutcome(seed, r.steps, list(r.violations), r.kind_counts, r.witnesses, r.errors_seen, r.stopped)
     from .properties.machines import run_machine
 
     m = run_machine(cfg, seed, HYPOTHESIS_EXAMPLES, spec.steps, spec.checked,
-                    shrink_budget_s=spec.machine_shrink_budget_s, preset=preset_name)
+                    shrink_budget_s=spec.machine_shrink_budget_s, preset=preset_name, should_stop=should_stop)
     found = [] if m.violation is None else [(m.violation, list(m.actions))]
-    return RunOutcome(seed, m.steps, found, dict(m.kinds), m.witnesses, m.errors_seen)
+    return RunOutcome(seed, m.steps, found, dict(m.kinds), m.witnesses, m.errors_seen, m.stopped_early)
 
 
 def executor_name() -> str:
@@ -186,17 +191,15 @@ def run_shard(task: tuple, clock=time.monotonic) -> dict:
     """Run one task's shard and return its record, with one record per run under ``runs``.
 
     Plain data only.  ``task`` is ``(preset, shard, spec JSON)`` as ``CampaignSpec.tasks`` makes it.
+    With a budget, one ``budget.Deadline`` bounds the whole shard: it is asked between runs and inside
+    each run's engine, so the shard ends within about one check stride of it; a run it cut short has
+    ``stopped`` set, and so has the shard (``stopped_by_budget``).
     """
     preset_name, shard, spec_text = task
     spec = CampaignSpec.from_json(json.loads(spec_text))
     started = time.time()  # wall clock for the report only (when the shards ran): never read by a run
     t0 = clock()
-    over = None
-    if spec.shard_budget_s is not None:
-        deadline = t0 + spec.shard_budget_s
-
-        def over() -> bool:
-            return clock() >= deadline
+    over = None if spec.shard_budget_s is None else Deadline(spec.shard_budget_s, clock)
 
     runs = []
     kept: dict[str, int] = {}
@@ -228,6 +231,7 @@ def run_shard(task: tuple, clock=time.monotonic) -> dict:
             "witnesses": sorted(r.witnesses),
             "violation": found[0]["invariant"] if found else None,
             "violations": found,
+            "stopped": r.stopped,
         })
         steps += r.steps
         for k, c in r.kind_counts.items():
@@ -243,6 +247,7 @@ def run_shard(task: tuple, clock=time.monotonic) -> dict:
         "engine": spec.engine,
         "executor": executor_name(),
         "runs_done": len(runs),
+        "stopped_by_budget": over is not None and over.expired,
         "steps": steps,
         "violating_runs": violating_runs,
         "seconds": round(seconds, 6),

@@ -112,6 +112,7 @@ from ..model.encode import fingerprint
 from ..model.requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
 from ..model.state import Partition
 from ..model.step import enabled_actions, initial_state, step
+from .budget import CHECK_EVERY
 from .invariants import LIVENESS as LIVENESS_CATALOGUE, SAFETY, STATE, STEP, WITNESSES, Violation, changes
 
 __all__ = [
@@ -671,6 +672,7 @@ class ExploreResult:
     pruned: int = 0               # transitions that left the bounds
     depth: int = 0                # the largest BFS depth of a state
     complete: bool = False        # every reachable state within the bounds expanded
+    stopped_by_budget: bool = False   # should_stop (a wall-clock budget) ended the search
     seconds: float = 0.0
     found: dict = field(default_factory=dict)      # invariant name -> Found, in order of discovery
     #: the graph: per state id, its parent id and the action from it (BFS tree) and its depth
@@ -723,7 +725,7 @@ class ExploreResult:
 def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_changes: int | None = None,
             max_depth: int | None = None, max_time_ms: int | None = None, eager_tasks: bool = False, without=(),
             invariants=SAFETY, symmetry: bool = False, stop_at_first: bool = True, keep_graph: bool = False,
-            max_states: int | None = None, progress=None) -> ExploreResult:
+            max_states: int | None = None, progress=None, should_stop=None) -> ExploreResult:
     """Breadth-first search of every state reachable from ``initial_state(cfg)`` within the bounds.
 
     Parameters
@@ -743,6 +745,9 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
     keep_graph : keep the representative states and every edge (for ``graph``, liveness and coverage).
     max_states : stop (incomplete) after this many distinct states.
     progress : called as ``progress(result)`` about every 50,000 states.
+    should_stop : asked between two state expansions once ``budget.CHECK_EVERY`` transitions have been taken
+        since it was last asked (a wall-clock ``budget.Deadline``): True stops the search there, incomplete,
+        with ``stopped_by_budget`` set; what was searched before is what an unbounded search does first.
 
     Returns
     -------
@@ -758,14 +763,14 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
     gc.disable()
     try:
         return _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eager_tasks, without, invariants,
-                        symmetry, stop_at_first, keep_graph, max_states, progress)
+                        symmetry, stop_at_first, keep_graph, max_states, progress, should_stop)
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
 def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eager_tasks, without, invariants, symmetry,
-             stop_at_first, keep_graph, max_states, progress) -> ExploreResult:
+             stop_at_first, keep_graph, max_states, progress, should_stop=None) -> ExploreResult:
     without = frozenset(A.ACTION_BY_NAME[w] if isinstance(w, str) else w for w in without)
     t0 = time.perf_counter()
     state_checks = tuple(inv for inv in invariants if inv.scope == STATE)
@@ -808,7 +813,13 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
     edges = res.edges
     parent, via, depths = res.parent, res.via, res.depths
     last_progress = 0
+    next_check = 0   # res.transitions at which should_stop is next asked
     while queue and not stopped:
+        if should_stop is not None and res.transitions >= next_check:
+            next_check = res.transitions + CHECK_EVERY
+            if should_stop():
+                res.stopped_by_budget = stopped = True
+                break
         i = queue.popleft()
         s = states_by_id.pop(i)
         d = depths[i]

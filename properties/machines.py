@@ -151,7 +151,7 @@ class InvariantViolated(AssertionError):
 
 
 class BudgetExhausted(BaseException):
-    """Raised inside a rule when ``run_machine``'s wall-clock budget is spent.
+    """Raised inside a rule when ``run_machine``'s wall-clock budget is spent (or its ``should_stop`` is True).
 
     A ``BaseException`` (like ``KeyboardInterrupt``) so that Hypothesis stops at once instead of
     treating it as a failure to shrink.  ``run_machine`` catches it.
@@ -230,6 +230,10 @@ class ModelMachine(RuleBasedStateMachine):
     deadline: float | None = None
     #: once a test case has failed, the deadline moves to at most this many seconds later (run_machine)
     shrink_budget_s: float | None = None
+    #: a callable asked before every action; True raises BudgetExhausted (run_machine's ``should_stop``)
+    should_stop = None
+    #: set once a rule raised BudgetExhausted: every later rule call raises it too
+    budget_hit: bool = False
 
     def __init__(self) -> None:
         super().__init__()
@@ -265,7 +269,9 @@ class ModelMachine(RuleBasedStateMachine):
     def apply(self, a) -> None:
         """``self.state = step(cfg, self.state, a)``; ``self.trace.append(a)``."""
         cls = type(self)
-        if cls.deadline is not None and time.perf_counter() > cls.deadline:
+        if cls.budget_hit or (cls.deadline is not None and time.perf_counter() > cls.deadline) or \
+                (cls.should_stop is not None and cls.should_stop()):
+            cls.budget_hit = True
             raise BudgetExhausted()
         stats = cls.stats
         stats["rule_calls"] += 1
@@ -460,7 +466,8 @@ def machine_for(cfg: ModelConfig, invariants=CATALOGUE, *, name: str = "IsrMachi
         invariants = CATALOGUE  # the identical tuple, whose check plan (invariants._plans) is built once
     attrs = {"cfg": cfg, "checked_invariants": invariants, "focus": focus, "stats": new_stats(track_witnesses),
              "provenance": dict(provenance or {"engine": "hypothesis"}), "preset_name": preset,
-             "last_failure": None, "deadline": None, "shrink_budget_s": None, "__module__": __name__}
+             "last_failure": None, "deadline": None, "shrink_budget_s": None, "should_stop": None,
+             "budget_hit": False, "__module__": __name__}
     if swarm:
         attrs["swarm_walk"] = swarm_walk
     return type(name, (SettlingMachine if settle else ModelMachine,), attrs)
@@ -480,7 +487,7 @@ def trace_from_exception(e: BaseException) -> Trace | None:
     return None
 
 
-def _caused_by_budget(e: BaseException, deadline: float | None = None) -> bool:
+def _caused_by_budget(e: BaseException, deadline: float | None = None, hit: bool = False) -> bool:
     """BudgetExhausted itself, or an error Hypothesis raised while handling it or once it was due.
 
     Interrupting a test case mid-draw can make Hypothesis's choice tree see an inconsistent test case
@@ -488,10 +495,11 @@ def _caused_by_budget(e: BaseException, deadline: float | None = None) -> bool:
     cause, context and exception-group member is searched.  A ``Flaky`` error raised after
     ``deadline`` counts too, even without that link: past the deadline every rule call raises
     ``BudgetExhausted``, so a replayed test case stops earlier than its first run did (seen once in a
-    benchmark run, ``The second run stopped drawing earlier than the first run``).  Before the
-    deadline a Flaky error is a real inconsistency and propagates.
+    benchmark run, ``The second run stopped drawing earlier than the first run``).  ``hit`` (a rule
+    already raised ``BudgetExhausted``, e.g. for ``should_stop``) counts like a deadline passed.
+    Before the deadline a Flaky error is a real inconsistency and propagates.
     """
-    if deadline is not None and time.perf_counter() >= deadline and isinstance(e, Flaky):
+    if isinstance(e, Flaky) and (hit or (deadline is not None and time.perf_counter() >= deadline)):
         return True
     seen = set()
     todo = [e]
@@ -590,6 +598,9 @@ def _no_local_constants():
 def run_settings(max_examples: int, stateful_step_count: int, *, shrink: bool = True) -> Settings:
     """Settings of one programmatic run: no database, quiet, one failure reported, no explain phase.
 
+    Health checks about slow or large test cases are off: a long ``stateful_step_count`` (fuzz
+    ``--max-steps``) is what was asked for, not a mistake to refuse.
+
     Built on Hypothesis's ``default`` profile, not on whichever profile is loaded, so that a seed gives
     the same run under pytest's profile, in a Spark executor and on the command line.
     """
@@ -599,13 +610,13 @@ def run_settings(max_examples: int, stateful_step_count: int, *, shrink: bool = 
                     database=None, derandomize=False, report_multiple_bugs=False, print_blob=False,
                     phases=phases, verbosity=Verbosity.quiet,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                           HealthCheck.filter_too_much])
+                                           HealthCheck.filter_too_much, HealthCheck.large_base_example])
 
 
 def run_machine(cfg: ModelConfig, seed: int, max_examples: int = 100, stateful_step_count: int = 50,
                 invariants=CATALOGUE, *, shrink: bool = True, time_budget_s: float | None = None,
                 shrink_budget_s: float | None = None, focus: bool = True, preset: str | None = None,
-                settle: bool = True, swarm: bool = True) -> MachineRun:
+                settle: bool = True, swarm: bool = True, should_stop=None) -> MachineRun:
     """Run the machine for ``cfg`` with Hypothesis seeded by ``seed``; return the first violation, shrunk.
 
     Parameters
@@ -626,6 +637,10 @@ def run_machine(cfg: ModelConfig, seed: int, max_examples: int = 100, stateful_s
     shrink_budget_s : float, optional
         Seconds Hypothesis may spend after the first failure (shrinking a stateful failure replays
         thousands of test cases: 10-100 s here); when spent, the shortest failure so far is returned.
+    should_stop : callable, optional
+        Asked before every action (a campaign's ``budget.Deadline``): once True, the run stops as for
+        ``time_budget_s`` (within one action, plus Hypothesis's own bookkeeping), ``stopped_early`` set.
+        Checking it draws nothing, so the test cases before the stop are those of an unbounded run.
     focus : bool
         See ``machine_for``.
     preset : str, optional
@@ -652,18 +667,20 @@ def run_machine(cfg: ModelConfig, seed: int, max_examples: int = 100, stateful_s
     if time_budget_s is not None:
         Machine.deadline = t0 + time_budget_s
     Machine.shrink_budget_s = shrink_budget_s
+    Machine.should_stop = should_stop
     error = None
     stopped = False
     try:
         with _no_local_constants():
             run_state_machine_as_test(Machine, settings=run_settings(max_examples, stateful_step_count, shrink=shrink))
     except BaseException as e:  # the budget and invariant failures are results; anything else propagates
-        if _caused_by_budget(e, Machine.deadline):
+        if _caused_by_budget(e, Machine.deadline, Machine.budget_hit):
             stopped = True
         else:
             error = _find_violation(e)
             if error is None:
                 raise
+    stopped = stopped or Machine.budget_hit
     seconds = time.perf_counter() - t0
     s = Machine.stats
     if error is not None:

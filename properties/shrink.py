@@ -110,6 +110,7 @@ from dataclasses import dataclass, field
 from ..model import actions as A
 from ..model.config import ModelConfig
 from ..model.step import initial_state, step
+from .budget import CHECK_MASK, Deadline, either
 from .invariants import ALWAYS, BY_NAME, STATE, Violation
 from .walker import trace_of
 
@@ -145,15 +146,18 @@ def _invariant(name: str):
     return inv
 
 
-def _replay(cfg, is_state: bool, check, s, actions, start: int, states=None, applied=None):
+def _replay(cfg, is_state: bool, check, s, actions, start: int, states=None, applied=None, should_stop=None):
     """Apply actions[start:] from s (the state after actions[:start]); stop at the first violation.
 
     Returns (index, facts) with index the 1-based step of the violation, ("disabled", i) when the
     action at 1-based step i is not enabled, or None when the whole list runs without violation.
     States after each applied step are appended to ``states`` if given.  With ``applied`` (a list),
     an action that is not enabled is left out instead, and every applied action is appended to it.
+    ``should_stop()`` is asked every ``budget.CHECK_EVERY`` actions; True raises ``_Stop``.
     """
     for i in range(start, len(actions)):
+        if should_stop is not None and not i & CHECK_MASK and should_stop():
+            raise _Stop()
         a = actions[i]
         s2 = step(cfg, s, a)
         if s2 is None:
@@ -249,7 +253,7 @@ class _Stop(Exception):
 
 
 class _Shrinker:
-    def __init__(self, cfg, inv, actions, time_budget_s, max_tests, bfs_states=0):
+    def __init__(self, cfg, inv, actions, time_budget_s, max_tests, bfs_states=0, should_stop=None):
         self.cfg = cfg
         self.bfs_states = bfs_states
         self.bfs_searched: list = []   # alphabets (frozensets) already searched, each below a length >= the trace's
@@ -257,7 +261,9 @@ class _Shrinker:
         self.is_state = inv.scope == STATE
         self.order = _Order(cfg)
         self.t0 = time.monotonic()
-        self.deadline = None if time_budget_s is None else self.t0 + time_budget_s
+        self.deadline = None if time_budget_s is None else Deadline(time_budget_s)
+        #: the time budget and the caller's should_stop, asked per candidate and every CHECK_EVERY replayed actions
+        self.should_stop = either(self.deadline, should_stop)
         self.max_tests = max_tests
         self.tests = 0
         self.accepted: dict[str, int] = {}
@@ -267,7 +273,7 @@ class _Shrinker:
         if self.is_state and inv.check(cfg, s0) is not None:
             self.best, self.states, self.facts = [], states, inv.check(cfg, s0)
         else:
-            r = _replay(cfg, self.is_state, inv.check, s0, actions, 0, states)
+            r = _replay(cfg, self.is_state, inv.check, s0, actions, 0, states, should_stop=self.should_stop)
             if r is None:
                 raise ValueError(f"the trace ({len(actions)} actions) does not violate {inv.name}")
             if r[0] == "disabled":
@@ -280,7 +286,7 @@ class _Shrinker:
     # ------------------------------------------------------------------ the oracle
     def _spend(self) -> None:
         """Stop (``_Stop``) if the test or time budget is used up."""
-        if self.tests >= self.max_tests or (self.deadline is not None and time.monotonic() > self.deadline):
+        if self.tests >= self.max_tests or (self.should_stop is not None and self.should_stop()):
             raise _Stop()
 
     def test(self, cand: list) -> bool:
@@ -295,7 +301,8 @@ class _Shrinker:
             return False  # cand starts with the whole best trace: it fails where best does
         self.tests += 1
         new_states = []
-        r = _replay(self.cfg, self.is_state, self.inv.check, self.states[k], cand, k, new_states)
+        r = _replay(self.cfg, self.is_state, self.inv.check, self.states[k], cand, k, new_states,
+                    should_stop=self.should_stop)
         if r is None or r[0] == "disabled":
             return False
         n, facts = r
@@ -456,7 +463,7 @@ class _Shrinker:
         b = self.best
         applied, new_states = b[:i], []
         r = _replay(self.cfg, self.is_state, self.inv.check, self.states[i], b[:i] + b[i + 1:], i, new_states,
-                    applied)
+                    applied, self.should_stop)
         return r is not None and self._adopt(applied, i, new_states, r[1])
 
     def pass_skip(self) -> bool:
@@ -507,7 +514,7 @@ class _Shrinker:
         for _depth in range(1, len(best)):
             nxt = []
             for s, node in frontier:
-                if self.deadline is not None and time.monotonic() > self.deadline:
+                if self.should_stop is not None and self.should_stop():
                     raise _Stop()
                 for a in alphabet:
                     s2 = step(cfg, s, a)
@@ -544,17 +551,27 @@ class _Shrinker:
 
 
 def shrink(cfg: ModelConfig, actions, invariant_name: str, time_budget_s: float | None = 10.0,
-           max_tests: int = DEFAULT_MAX_TESTS, reorder: bool = True, bfs_states: int = 0) -> ShrinkResult:
+           max_tests: int = DEFAULT_MAX_TESTS, reorder: bool = True, bfs_states: int = 0,
+           should_stop=None) -> ShrinkResult:
     """A shorter, simpler trace on which ``invariant_name`` still fails (see the module docstring).
 
     ValueError if ``actions`` does not violate the invariant (or applies an action that is not
     enabled before the violation), or the invariant is unknown or a 'sometimes' witness.
-    ``time_budget_s`` (None: unlimited) and ``max_tests`` only stop the search early;
+    ``time_budget_s`` (None: unlimited), ``should_stop()`` (e.g. a whole command's
+    ``budget.Deadline``) and ``max_tests`` only stop the search early: they are asked before every
+    candidate and every ``budget.CHECK_EVERY`` actions of a replay (so within one such stride),
+    and ``stopped_early`` is then set.  Stopped inside the first replay of ``actions``, before it
+    reached the violation, the result is ``actions`` unchanged and unchecked, with ``violation`` None.
     ``bfs_states`` > 0 adds pass 8, bounded by that many distinct states.
     """
     actions = list(actions)
     inv = _invariant(invariant_name)
-    sh = _Shrinker(cfg, inv, actions, time_budget_s, max_tests, bfs_states)
+    t0 = time.monotonic()
+    try:
+        sh = _Shrinker(cfg, inv, actions, time_budget_s, max_tests, bfs_states, should_stop)
+    except _Stop:
+        return ShrinkResult(actions=actions, original_length=len(actions), shrunk_length=len(actions), tests_run=0,
+                            seconds=time.monotonic() - t0, violation=None, stopped_early=True)
     complete = sh.run(reorder)
     return ShrinkResult(actions=list(sh.best), original_length=len(actions), shrunk_length=len(sh.best),
                         tests_run=sh.tests, seconds=time.monotonic() - sh.t0,

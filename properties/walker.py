@@ -25,6 +25,7 @@ from ..model import actions as A
 from ..model.config import ModelConfig
 from ..model.state import TRUNCATING, Partition
 from ..model.step import enabled_groups, initial_state, step
+from .budget import CHECK_MASK
 from .invariants import CATALOGUE, Violation, check_state, check_transition, witnesses
 
 #: Kinds every run keeps: without them nothing replicates and no leader is ever elected.
@@ -92,6 +93,8 @@ class WalkResult:
     errors_seen: int = 0
     #: every violation found, the first of each invariant (more than one only with keep_going)
     violations: list = field(default_factory=list)
+    #: True when ``should_stop`` cut the walk short (it did fewer steps than it would have)
+    stopped: bool = False
 
 
 def swarm_kinds(rng: random.Random, swarm: bool) -> frozenset:
@@ -159,12 +162,15 @@ def role_holders(s) -> frozenset:
 
 
 def walk(cfg: ModelConfig, seed: int, max_steps: int, invariants=CATALOGUE, swarm: bool = True,
-         keep_going: bool = False) -> WalkResult:
+         keep_going: bool = False, should_stop=None) -> WalkResult:
     """One seeded run: at most max_steps actions, stopping at the first violation or when nothing is enabled.
 
     With ``keep_going`` the run goes on after a violation, no longer checking the invariant that
     failed, so that a shallow bug does not hide a deeper one; ``violations`` lists the first
     violation of each invariant (the failing prefix of violation v is ``actions[:v.step]``).
+    ``should_stop()`` (a wall-clock ``budget.Deadline``) is asked every ``budget.CHECK_EVERY`` steps;
+    when it answers True the walk ends there with ``stopped`` set, its steps so far those of any
+    longer walk of the same seed.
     """
     policy = Policy(cfg, random.Random(seed), swarm)
     s = initial_state(cfg)
@@ -172,10 +178,14 @@ def walk(cfg: ModelConfig, seed: int, max_steps: int, invariants=CATALOGUE, swar
     counts: dict[str, int] = {}
     violation = None
     found: list = []
+    stopped = False
     vs = check_state(cfg, s, 0, invariants)
     if vs:
         return WalkResult(seed, 0, trace, vs[0], policy.kinds, counts, violations=list(vs))
     for i in range(1, max_steps + 1):
+        if should_stop is not None and not i & CHECK_MASK and should_stop():
+            stopped = True
+            break
         groups = enabled_groups(cfg, s, policy.kinds)
         if not groups:
             break
@@ -196,7 +206,7 @@ def walk(cfg: ModelConfig, seed: int, max_steps: int, invariants=CATALOGUE, swar
             if not invariants:
                 break
     return WalkResult(seed, len(trace), trace, violation, policy.kinds, counts, witnesses(cfg, s),
-                      s.ghost.errors_seen, found)
+                      s.ghost.errors_seen, found, stopped)
 
 
 def _without(invariants, violations) -> tuple:
@@ -611,6 +621,8 @@ class SearchResult:
     violations: list = field(default_factory=list)
     #: distinct novelty cells (the first half of ``novelty_key``) the corpus covers
     cells: int = 0
+    #: True when ``should_stop`` ended the search before its extensions were done
+    stopped: bool = False
 
 
 def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 40, invariants=CATALOGUE,
@@ -689,9 +701,10 @@ def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 
     Making every extension from a precondition cell a targeted one (``Policy.targeted``) gave
     no-kip-320 29k against 38k but no-kafka-7415 138k against 56k (seeds 0-19): not kept.
 
-    ``should_stop()`` (e.g. a wall-clock budget) is asked between extensions; stopping early never
-    changes what the completed extensions did, so a violation found at extension k is found again by
-    any run of the same seed with >= k extensions.  With ``keep_going`` the search goes on after a
+    ``should_stop()`` (a wall-clock ``budget.Deadline``) is asked between extensions and every
+    ``budget.CHECK_EVERY`` steps inside one (an extension may be long); stopping early never changes
+    what the search did before (``stopped`` is then set), so a violation found at extension k is found
+    again by any run of the same seed with >= k extensions.  With ``keep_going`` the search goes on after a
     violation without checking that invariant again (``violations`` lists each invariant's first
     failure with its trace; ``actions`` is the first's).
 
@@ -724,15 +737,15 @@ def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 
     errors = 0
     found: list = []
 
-    def result(ext_done: int) -> SearchResult:
+    def result(ext_done: int, stopped: bool = False) -> SearchResult:
         first, first_trace = found[0] if found else (None, [])
         counts = {k.__name__: n for k, n in by_type.items()}
         return SearchResult(seed, steps, ext_done, len(states), list(first_trace), first, frozenset(seen_witnesses),
-                            counts, errors, list(found), len(cell_members))
+                            counts, errors, list(found), len(cell_members), stopped)
 
     for ext in range(1, extensions + 1):
         if should_stop is not None and should_stop():
-            return result(ext - 1)
+            return result(ext - 1, True)
         if rng.random() < p_restart:
             i = 0
         else:
@@ -752,6 +765,8 @@ def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 
         policy = Policy(cfg, random.Random(rng.getrandbits(63)))
         kinds, choose = policy.kinds, policy.choose
         for _ in range(extension_steps):
+            if should_stop is not None and not steps & CHECK_MASK and steps and should_stop():
+                return result(ext, True)  # inside extension ext: its steps so far are counted
             groups = enabled_groups(cfg, s, kinds)
             if not groups:
                 break
