@@ -13,6 +13,7 @@ import sys
 import click
 
 from .exits import EXIT_OK, EXIT_VIOLATION, InputError, RunError
+from .inputs import SECONDS
 
 
 @click.command("explore")
@@ -34,6 +35,10 @@ from .exits import EXIT_OK, EXIT_VIOLATION, InputError, RunError
               "can complete; not with --liveness).")
 @click.option("--max-states", type=click.IntRange(1), default=2_000_000, show_default=True,
               help="Give up (incomplete) after this many distinct states.")
+@click.option("--budget", default=None, type=SECONDS,
+              help="Seconds before the search stops, incomplete, with what it found so far (default: none). It "
+                   "is checked every 256 transitions, so the search stops within about 0.1 s of it; liveness and "
+                   "the --symmetry comparison are then left out.")
 @click.option("--acks", "acks", multiple=True, type=int, help="acks values produced (repeatable; default: the "
               "preset's).")
 @click.option("--without", multiple=True, help="Action kinds never taken (repeatable), e.g. ConsumerFetch.")
@@ -47,17 +52,19 @@ from .exits import EXIT_OK, EXIT_VIOLATION, InputError, RunError
 @click.option("--no-archive", is_flag=True, help="Do not write the counterexample.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expirations, max_controller_epoch,
-            max_isr_changes, max_depth, max_time, max_states, acks, without, eager_tasks, symmetry, invariants,
+            max_isr_changes, max_depth, max_time, max_states, budget, acks, without, eager_tasks, symmetry, invariants,
             all_violations, liveness, out, no_archive, as_json) -> None:
     """Breadth-first search of every reachable state of a preset within explicit bounds.
 
     Checks every safety invariant on every state and transition; on a violation prints and archives the
-    shortest trace to it (a minimal counterexample) and exits 1.
+    shortest trace to it (a minimal counterexample) and exits 1. A search stopped by --budget or
+    --max-states says it is incomplete.
     """
     from .model.actions import ACTION_BY_NAME
     from .model.config import ConfigError, preset
     from .model.trace import Trace
     from .properties.explain import sentence
+    from .properties.budget import Deadline
     from .properties.explore import (ExplorerError, LIVENESS, bounded_config, check_liveness, coverage,
                                      explore as run_explore)
     from .properties.invariants import BY_NAME, SAFETY
@@ -79,6 +86,7 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
     checked = tuple(BY_NAME[n] for n in invariants) if invariants else SAFETY
     if liveness and max_time is not None:
         raise InputError("--liveness needs time to diverge: drop --max-time")
+    deadline = Deadline(budget)  # the whole command's budget: the search, and the --symmetry comparison
 
     def progress(r):
         click.echo(f"explore {preset_name}: {r.distinct_states:,} states, depth {r.depth}, "
@@ -88,7 +96,7 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
         res = run_explore(cfg, max_leader_epoch=max_epoch, max_isr_changes=max_isr_changes, max_depth=max_depth,
                           max_time_ms=max_time, eager_tasks=eager_tasks, without=without, invariants=checked, symmetry=symmetry,
                           stop_at_first=not all_violations, keep_graph=liveness, max_states=max_states,
-                          progress=progress)
+                          progress=progress, should_stop=deadline)
     except ExplorerError as e:
         raise InputError(str(e)) from None
     summary = {"preset": preset_name, "expected": p.expected, "config": cfg.to_json(),
@@ -96,14 +104,18 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
                           "max_time_ms": max_time, "max_states": max_states, "eager_tasks": eager_tasks, "without": sorted(without)},
                "symmetry": symmetry, "distinct_states": res.distinct_states, "transitions": res.transitions,
                "pruned": res.pruned, "depth": res.depth, "complete": res.complete,
+               "budget_s": budget, "stopped_by_budget": res.stopped_by_budget,
                "seconds": round(res.seconds, 3), "states_per_second": round(res.states_per_second),
                "kinds": res.kinds, "violations": []}
-    if symmetry:
+    if symmetry and not res.stopped_by_budget:
         full = run_explore(cfg, max_leader_epoch=max_epoch, max_isr_changes=max_isr_changes, max_depth=max_depth,
                            max_time_ms=max_time, eager_tasks=eager_tasks, without=without, invariants=checked,
-                           stop_at_first=not all_violations, max_states=max_states)
-        summary["states_without_symmetry"] = full.distinct_states
-        summary["symmetry_reduction"] = round(full.distinct_states / res.distinct_states, 3)
+                           stop_at_first=not all_violations, max_states=max_states, should_stop=deadline)
+        if full.stopped_by_budget:
+            summary["stopped_by_budget"] = True
+        else:
+            summary["states_without_symmetry"] = full.distinct_states
+            summary["symmetry_reduction"] = round(full.distinct_states / res.distinct_states, 3)
     for name, f in res.found.items():
         trace = Trace(config=cfg, actions=list(f.actions), expect="violation", violated=name, preset=preset_name,
                       provenance={"engine": "explore", "bounds": summary["bounds"], "minimal": True,
@@ -123,6 +135,9 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
     live_failed = False
     if liveness:
         summary["coverage"] = coverage(res)
+    if liveness and res.stopped_by_budget:
+        summary["liveness"] = None  # a graph cut by the budget: its lassos and its "holds" would mean little
+    elif liveness:
         summary["liveness"] = {}
         for name, lasso in check_liveness(res).items():
             summary["liveness"][name] = {"reference": LIVENESS[name][0], "statement": LIVENESS[name][1],
@@ -132,11 +147,14 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
     if as_json:
         click.echo(json.dumps(summary, indent=1))
     else:
+        status = ("complete" if res.complete else "INCOMPLETE (stopped by --budget)" if res.stopped_by_budget
+                  else "INCOMPLETE (bounds or stop)")
         click.echo(f"{preset_name}: {res.distinct_states:,} distinct states, {res.transitions:,} transitions "
                    f"({res.pruned:,} pruned), depth {res.depth}, {res.seconds:.1f} s "
-                   f"({summary['states_per_second']:,} states/s), "
-                   f"{'complete' if res.complete else 'INCOMPLETE (bounds or stop)'}")
-        if symmetry:
+                   f"({summary['states_per_second']:,} states/s), {status}")
+        if symmetry and "symmetry_reduction" not in summary:
+            click.echo("symmetry: reduction not measured (stopped by --budget)")
+        elif symmetry:
             click.echo(f"symmetry: {summary['states_without_symmetry']:,} states without, reduction x"
                        f"{summary['symmetry_reduction']}")
         for item in summary["violations"]:
@@ -146,7 +164,9 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
                 verb = "archived as" if item["newly_archived"] else "already archived as"
                 click.echo(f"{verb} {item['trace_file']}")
         if liveness:
-            for name, r in summary["liveness"].items():
+            if summary["liveness"] is None:
+                click.echo("liveness: not checked (the search was stopped by --budget)")
+            for name, r in (summary["liveness"] or {}).items():
                 if r["holds"]:
                     click.echo(f"liveness {name} ({r['reference']}): holds (no fair lasso within the bounds)")
                 else:
@@ -157,7 +177,8 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
             click.echo(f"reachable: {len(cov['action_kinds'])} action kinds, errors {', '.join(cov['errors'])}; "
                        f"witnesses {', '.join(cov['witnesses']) or 'none'}")
         if not res.found:
-            click.echo(f"no violation (preset expects: {p.expected})")
+            where = " in the states searched before --budget stopped it" if res.stopped_by_budget else ""
+            click.echo(f"no violation{where} (preset expects: {p.expected})")
     sys.exit(EXIT_VIOLATION if (res.found or live_failed) else EXIT_OK)
 
 
