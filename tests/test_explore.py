@@ -351,3 +351,37 @@ def test_liveness_properties_are_the_catalogues_eventually_entries():
 
     assert [lv.name for lv in CATALOGUE_LIVENESS] == list(LIVENESS)
     assert all(lv.kind == EVENTUALLY and LIVENESS[lv.name][2] is lv.pending for lv in CATALOGUE_LIVENESS)
+
+
+# --------------------------------------------------------------------------- should_stop (--budget)
+def test_should_stop_ends_the_search_inside_with_the_states_an_unbounded_search_finds_first():
+    """Asked between expansions once CHECK_EVERY transitions have passed: the search stops at its fourth call,
+    incomplete and marked so, having numbered the very states (same parents, same actions) that a search
+    without a budget numbers first."""
+    from isrlab.properties.budget import CHECK_EVERY
+
+    cfg = bounded_config(preset("kafka-2.4").config, 2, 1, 0, 0, 1)
+    kw = dict(max_leader_epoch=2, max_isr_changes=2)
+    calls = []
+    r = explore(cfg, **kw, should_stop=lambda: calls.append(1) or len(calls) >= 4)
+    assert r.stopped_by_budget and not r.complete and len(calls) == 4
+    # three strides, plus at most the rest of one state's expansion (a few dozen transitions here)
+    assert 3 * CHECK_EVERY <= r.transitions < 4 * CHECK_EVERY
+    full = explore(cfg, **kw, max_states=r.distinct_states + 1)
+    n = r.distinct_states
+    assert not full.stopped_by_budget and (full.parent[:n], full.via[:n]) == (r.parent, r.via)
+
+
+def test_cli_explore_budget_stops_the_search_and_says_so(tmp_path):
+    """kafka-2.4's default bounds are far too large to finish: --budget ends the search, reported as incomplete;
+    liveness is then left out rather than answered from a cut graph."""
+    r = CliRunner().invoke(explore_cmd, ["--preset", "kafka-2.4", "--budget", "0.3", "--out", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    assert "INCOMPLETE (stopped by --budget)" in r.stdout
+    j = CliRunner().invoke(explore_cmd, ["--preset", "kafka-2.4", "--budget", "0.3", "--liveness", "--json",
+                                         "--out", str(tmp_path)])
+    assert j.exit_code == 0, j.output
+    out = json.loads(j.stdout)
+    assert out["stopped_by_budget"] and not out["complete"] and out["liveness"] is None
+    bad = CliRunner().invoke(explore_cmd, ["--budget", "nan"])
+    assert bad.exit_code == 2

@@ -137,7 +137,77 @@ def test_guided_search_stops_between_extensions_when_asked():
     cfg = preset("kafka-2.4").config
     calls = []
     r = search(cfg, 5, 10**6, 10, should_stop=lambda: calls.append(1) or len(calls) > 3)
-    assert r.extensions == 3 and r.violation is None and r.steps <= 30
+    assert r.extensions == 3 and r.violation is None and r.steps <= 30 and r.stopped
+
+
+def _stop_after(n: int):
+    """A should_stop that is True from its n-th call on: a counter, not a clock."""
+    calls = []
+    return lambda: calls.append(1) or len(calls) >= n
+
+
+def test_walk_stops_inside_a_long_walk_with_the_steps_of_an_unbounded_one():
+    """should_stop is asked every CHECK_EVERY steps: a 1,000,000-step walk stops at its third check, and the
+    steps it took are the first steps of the same seed's walk without a budget."""
+    from isrlab.properties.budget import CHECK_EVERY
+
+    cfg = preset("kafka-2.4").config
+    r = walk(cfg, 12345, 10**6, should_stop=_stop_after(3))
+    assert r.stopped and r.steps == 3 * CHECK_EVERY - 1
+    full = walk(cfg, 12345, r.steps + 500)
+    assert not full.stopped and full.actions[:r.steps] == r.actions
+    assert walk(cfg, 12345, r.steps).kind_counts == r.kind_counts
+
+
+def test_guided_search_stops_inside_a_long_extension():
+    """An extension of 1,000,000 steps is cut at the second check inside it; the search so far is the one a
+    search whose only extension is that long does (same steps, kinds, corpus)."""
+    from isrlab.properties.budget import CHECK_EVERY
+    from isrlab.properties.walker import search
+
+    cfg = preset("kafka-2.4").config
+    r = search(cfg, 5, 10, 10**6, should_stop=_stop_after(3))   # call 1 between extensions, 2 and 3 inside
+    assert r.stopped and r.extensions == 1 and r.steps == 2 * CHECK_EVERY
+    same = search(cfg, 5, 1, 2 * CHECK_EVERY)
+    assert not same.stopped and (same.steps, same.kind_counts, same.corpus_size, same.cells) == \
+        (r.steps, r.kind_counts, r.corpus_size, r.cells)
+
+
+@pytest.mark.parametrize("engine", ["walk", "guided"])
+def test_a_shard_budget_stops_inside_a_run_and_says_so(engine):
+    """run_shard's budget (a Deadline on an injected clock that ticks once per reading) reaches inside the run:
+    a shard of 1,000,000-step runs ends within its first run, which is marked stopped, as is the shard."""
+    import itertools
+
+    from isrlab.campaign import CampaignSpec, run_seed, run_shard
+
+    spec = CampaignSpec(presets=("kafka-2.4",), engine=engine, shards=1, shard_budget_s=12.0, max_steps=10**6,
+                        extensions=10)
+    ticks = itertools.count()
+    rec = run_shard(spec.tasks()[0], clock=lambda: float(next(ticks)))
+    assert rec["stopped_by_budget"] and rec["runs_done"] == 1
+    run = rec["runs"][0]
+    assert run["stopped"] and 0 < run["steps"] < 12 * 256   # about one check (256 steps) per clock tick
+    if engine == "walk":
+        assert walk(preset("kafka-2.4").config, run_seed(0, 0, 0), run["steps"]).kind_counts == run["kind_counts"]
+    unbounded = run_shard(CampaignSpec(presets=("kafka-2.4",), engine=engine, shards=1, runs=1, max_steps=50,
+                                       extensions=2).tasks()[0])
+    assert not unbounded["stopped_by_budget"] and not unbounded["runs"][0]["stopped"]
+
+
+@pytest.mark.parametrize("engine", ["walk", "guided", "hypothesis"])
+def test_fuzz_budget_bounds_a_run_of_a_million_steps(tmp_path, engine):
+    """`--budget 1 --max-steps 1000000` once ran 65 s (the budget was asked only between runs): now the command
+    ends.  Asserts termination within a generous timeout, not speed."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "isrlab.cli", "fuzz", "--master", "none", "--budget", "1",
+                          "--max-steps", "1000000", "--engine", engine, "--archive", str(tmp_path), "--json"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout)
+    assert summary["runs"] >= 1 and summary["violation"] is None
 
 
 def test_keep_going_walk_finds_the_same_first_violation_and_more():

@@ -420,3 +420,59 @@ def test_a_flaky_error_after_the_deadline_is_the_budget_and_before_it_is_not():
     assert not _caused_by_budget(e, deadline=time.perf_counter() + 60.0)
     assert not _caused_by_budget(e, deadline=None)
     assert not _caused_by_budget(ValueError("not Hypothesis's"), deadline=time.perf_counter() - 1.0)
+
+
+# --------------------------------------------------------------------------- should_stop (a campaign's budget)
+def _stop_after(n: int, calls: list):
+    """A should_stop that is True from its n-th call on (a counter, not a clock); ``calls`` counts them."""
+    def should_stop() -> bool:
+        calls.append(1)
+        return len(calls) >= n
+    return should_stop
+
+
+def test_should_stop_ends_a_machine_run_inside_a_long_test_case():
+    """Asked before every action: a run of 1,000,000-step test cases stops at once, passing and marked stopped."""
+    calls: list = []
+    run = run_machine(preset("kafka-2.4").config, seed=3, max_examples=100, stateful_step_count=10**6,
+                      should_stop=_stop_after(300, calls))
+    assert run.stopped_early and run.violation is None and run.actions == []
+    assert run.steps == 299 and len(calls) == 300     # the 300th check stopped it, before its action
+    assert run.examples >= 1
+
+
+def test_should_stop_cuts_hypothesis_shrinking_short_with_the_shortest_failure_so_far(monkeypatch):
+    """Once a test case failed, should_stop still ends the run (during Hypothesis's shrinking): the shortest
+    failing test case seen so far comes back, replays to the violation, and the run says it was stopped."""
+    cfg = preset("kafka-2.4").config.replace(kafka_8400=False)
+    kwargs = dict(seed=0, max_examples=2000, stateful_step_count=30, invariants=[BY_NAME["fetch_fencing"]])
+    calls: list = []
+    first_failure_at: list = []
+    original_fail = ModelMachine._fail
+
+    def fail(self, found):
+        if not first_failure_at:
+            first_failure_at.append(len(calls))
+        original_fail(self, found)
+
+    monkeypatch.setattr(ModelMachine, "_fail", fail)
+    full = run_machine(cfg, should_stop=_stop_after(10**12, calls), **kwargs)
+    assert full.violation is not None and not full.stopped_early and first_failure_at
+    assert len(calls) > first_failure_at[0] + 100, "shrinking took too few steps to cut it short"
+
+    cut_calls: list = []
+    cut = run_machine(cfg, should_stop=_stop_after(first_failure_at[0] + 100, cut_calls), **kwargs)
+    assert cut.stopped_early and len(cut_calls) == first_failure_at[0] + 100
+    assert cut.violation is not None and cut.violation.invariant == "fetch_fencing"
+    assert len(cut.actions) >= len(full.actions)
+    _replays_to(cut.trace, "fetch_fencing")
+
+
+def test_the_hypothesis_engine_of_a_campaign_run_honours_should_stop():
+    """campaign.run_one hands its should_stop to the machine (it once did not: a 30 s budget became 83 s)."""
+    from isrlab.campaign import CampaignSpec, run_one
+
+    spec = CampaignSpec(presets=("kafka-2.4",), engine="hypothesis", runs=1, max_steps=10**6)
+    calls: list = []
+    r = run_one(spec, "kafka-2.4", 7, should_stop=_stop_after(50, calls))
+    assert r.stopped and r.steps == 49 and r.violation is None

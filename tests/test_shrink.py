@@ -215,6 +215,68 @@ def test_budget_stops_early_with_a_valid_trace():
     _assert_valid_and_failing(MUTANT, res.actions, inv)
 
 
+# --------------------------------------------------------------------------- should_stop inside the passes
+def _long_clock_trace(monkeypatch, ticks: int = 1000, ms: int = 2):
+    """A trace of ``ticks`` small ticks that breaks a synthetic ``clock_below_2000`` at its last step, and a
+    list whose only item counts the invariant's checks (one per replayed step)."""
+    cfg = ModelConfig()
+    t0 = cfg.start_time_ms
+    checks = [0]
+
+    def check(cfg, s):
+        checks[0] += 1
+        return {"now": s.now} if s.now >= t0 + 2000 else None
+
+    _synthetic(monkeypatch, "clock_below_2000", check)
+    tasks = [A.IsrExpiration(b) for b in range(3)] + [A.IsrChangePropagation(b) for b in range(3)]
+    actions = tasks + [A.Tick(ms)] * ticks
+    assert first_violation(cfg, actions, "clock_below_2000")[0] == len(actions)
+    checks[0] = 0
+    return cfg, actions, checks
+
+
+def test_should_stop_is_asked_at_least_every_check_stride_of_replayed_steps(monkeypatch):
+    """Every pass (bfs included) asks should_stop before each candidate and every CHECK_EVERY replayed steps."""
+    from isrlab.properties.budget import CHECK_EVERY
+
+    cfg, actions, checks = _long_clock_trace(monkeypatch)
+    marks = []   # replayed steps so far, at each call of should_stop
+
+    def should_stop():
+        marks.append(checks[0])
+        return False
+
+    res = shrink(cfg, actions, "clock_below_2000", time_budget_s=None, should_stop=should_stop, bfs_states=1000)
+    assert not res.stopped_early and res.shrunk_length < len(actions) // 10
+    gaps = [b - a for a, b in zip([0] + marks, marks + [checks[0]])]
+    assert max(gaps) <= CHECK_EVERY, max(gaps)
+
+
+@pytest.mark.parametrize("calls", [2, 40, 400])
+def test_should_stop_ends_shrinking_inside_a_replay_with_what_an_unbounded_shrink_did_first(monkeypatch, calls):
+    """Stopped at its n-th call (2: inside the first replay of the trace), the shrinker stops there, having done
+    exactly what a shrink that never stops does up to that call; its result is the input or a failing trace."""
+    cfg, actions, checks = _long_clock_trace(monkeypatch)
+    unbounded = []
+    shrink(cfg, actions, "clock_below_2000", time_budget_s=None,
+           should_stop=lambda: unbounded.append(checks[0]) or False)
+    checks[0] = 0
+    marks = []
+
+    def should_stop():
+        marks.append(checks[0])
+        return len(marks) >= calls
+
+    res = shrink(cfg, actions, "clock_below_2000", time_budget_s=None, should_stop=should_stop)
+    assert res.stopped_early and len(marks) == calls
+    assert marks == unbounded[:calls] and checks[0] == marks[-1]   # nothing replayed after the stop
+    if calls == 2:
+        assert res.violation is None and res.actions == actions and res.tests_run == 0
+    else:
+        assert res.violation is not None and res.shrunk_length <= len(actions)
+        _assert_valid_and_failing(cfg, res.actions, "clock_below_2000")
+
+
 # --------------------------------------------------------------------------- field simplification
 def _synthetic(monkeypatch, name, check):
     """Register a throw-away state invariant so that field passes can be tested in isolation."""
