@@ -23,7 +23,7 @@ from .properties.replay import replay
 
 def trace_digest(config: ModelConfig, actions) -> str:
     """12 hex digits over the config and the actions: the identity of a counterexample."""
-    key = {"config": config.to_json(), "actions": [action_to_json(a) for a in actions]}
+    key = {"config": config.identity_json(), "actions": [action_to_json(a) for a in actions]}
     return hashlib.blake2b(json.dumps(key, sort_keys=True).encode(), digest_size=6).hexdigest()
 
 

@@ -96,7 +96,7 @@ def presets(as_json: bool) -> None:
         cfg = p.config.to_json()
         changed = {k: v for k, v in cfg.items() if v != default[k]}
         rows.append({"name": name, "expected": p.expected, "also_breaks": list(p.also_breaks),
-                     "reference": p.reference,
+                     "liveness": list(p.liveness), "reference": p.reference,
                      "description": p.description, "differs_from_default": changed, "config": cfg,
                      "default": name == DEFAULT_PRESET, "source": SOURCES.get(name, "built-in"),
                      "explore": EXPLORE.get(name, {})})
@@ -104,19 +104,22 @@ def presets(as_json: bool) -> None:
         click.echo(json.dumps(rows, indent=1))
         return
     flags = ("truncation", "kip_320", "kafka_7128", "kafka_7415", "kafka_7164", "kafka_6082", "kafka_8400",
+             "kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partition_epoch_check",
              "unclean_leader_election", "min_insync_replicas", "replica_lag_time_max_ms",
              "crash_loses_unflushed_data")
-    click.echo(f"{'preset':<22} {'expected':<20} flags")
+    click.echo(f"{'preset':<26} {'expected':<20} flags")
     for r in rows:
         cfg = r["config"]
         flag_text = " ".join(
             f"{k}={cfg[k]}" if not isinstance(cfg[k], bool) else (k if cfg[k] else f"no-{k}")
             for k in flags if k in r["differs_from_default"] or k == "truncation")
         mark = " (default)" if r["default"] else ""
-        click.echo(f"{r['name'] + mark:<22} {r['expected']:<20} {flag_text}")
-        click.echo(f"{'':<22} {r['description']}")
+        click.echo(f"{r['name'] + mark:<26} {r['expected']:<20} {flag_text}")
+        click.echo(f"{'':<26} {r['description']}")
+        if r["liveness"]:
+            click.echo(f"{'':<26} liveness expected to fail (isrlab explore --liveness): {', '.join(r['liveness'])}")
         if r["source"] != "built-in":
-            click.echo(f"{'':<22} from {r['source']}")
+            click.echo(f"{'':<26} from {r['source']}")
 
 
 # --------------------------------------------------------------------------- replay

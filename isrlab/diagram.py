@@ -29,7 +29,8 @@ _KIND = {
     A.ElectController: "election", A.ControllerProcessBrokerChange: "control",
     A.ControllerProcessIsrChangeNotification: "control", A.ControllerResign: "control",
     A.DeliverControlRequest: "control", A.Produce: "append", A.ConsumerFetch: "fetch", A.FetchRequest: "fetch",
-    A.FetchResponse: "fetch", A.OffsetsForLeaderEpoch: "fetch", A.IsrExpiration: "task",
+    A.FetchResponse: "fetch", A.OffsetsForLeaderEpoch: "fetch", A.AlterIsrRequest: "control",
+    A.AlterIsrResponse: "control", A.IsrExpiration: "task",
     A.IsrChangePropagation: "task", A.HighWatermarkCheckpoint: "task", A.DelayedProduceExpire: "task",
     A.FlushLog: "task", A.Tick: "tick", A.BrokerCrash: "fault", A.BrokerRestart: "fault",
     A.ZkSessionExpire: "fault", A.ZkReconnect: "fault",
@@ -73,7 +74,11 @@ def _replica_label(s, b: int, p: int = 0) -> str:
     part = br.partitions[p]
     epoch = part.leader_epoch if type(part) is Partition else -1
     role = "L" if type(part) is Partition and part.leader == b else "F"
-    return f"{role} {log.log_end_offset}/{log.high_watermark}/e{epoch}"
+    label = f"{role} {log.log_end_offset}/{log.high_watermark}/e{epoch}"
+    pend = part.pending_isr if type(part) is Partition else None
+    if pend is not None:  # a pending AlterIsr (KIP-497): +r for an expansion, -r for a shrink
+        label += " " + "".join(("+" if pend.expand else "-") + str(r) for r in pend.replicas)
+    return label
 
 
 def _describe(a) -> str:
@@ -93,7 +98,8 @@ def _describe(a) -> str:
             "IsrExpiration": "isr-expiration", "IsrChangePropagation": "isr-propagation",
             "HighWatermarkCheckpoint": "hw-checkpoint", "DelayedProduceExpire": "produce timeout",
             "BrokerRestart": "restart", "ZkSessionExpire": "session expired", "ZkReconnect": "zk reconnect",
-            "ConsumerFetch": "consumer fetch", "FlushLog": "flush"}.get(name, name)
+            "ConsumerFetch": "consumer fetch", "FlushLog": "flush", "AlterIsrRequest": "AlterIsr",
+            "AlterIsrResponse": "AlterIsr resp"}.get(name, name)
 
 
 def build(trace, invariants=SAFETY) -> Diagram:
@@ -142,6 +148,23 @@ def build(trace, invariants=SAFETY) -> Diagram:
             if f is not None and f.inflight is not None:
                 r = f.inflight
                 label = f"{r.error} +{len(r.entries)} hw={r.high_watermark}"
+        elif t is A.AlterIsrRequest:
+            lane = _lane(a.broker)
+            br = s.brokers[a.broker]
+            arrow = CONTROLLER
+            label = "AlterIsr " + ", ".join(f"p{x.request.partition} {list(x.request.new_isr)} v{x.request.zk_version}"
+                                            for x in br.alter_isr_unsent)
+        elif t is A.AlterIsrResponse:
+            lane = CONTROLLER
+            arrow = _lane(a.broker)
+            inflight = s.brokers[a.broker].alter_isr_inflight
+            resp = inflight.response if inflight is not None else None
+            if resp is not None and resp.error != "NONE":
+                label = f"AlterIsr resp {resp.error}"
+            elif resp is not None:
+                label = "AlterIsr resp " + ", ".join(
+                    f"p{r.partition} {r.error}" if r.error != "NONE" else f"p{r.partition} {list(r.isr)} v{r.zk_version}"
+                    for r in resp.partitions)
         elif t is A.Tick:
             lane = CONTROLLER
         else:

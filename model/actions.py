@@ -88,6 +88,19 @@ class OffsetsForLeaderEpoch:
     partition: int
 
 
+# ----------------------------------------------------------------- AlterIsr (KIP-497)
+@dataclass(frozen=True, slots=True)
+class AlterIsrRequest:
+    """Broker ``broker``'s AlterIsrManager sends its unsent ISR changes to the controller, which handles them."""
+    broker: int
+
+
+@dataclass(frozen=True, slots=True)
+class AlterIsrResponse:
+    """Broker ``broker`` handles the response to its AlterIsr request."""
+    broker: int
+
+
 # ----------------------------------------------------------------- scheduler
 @dataclass(frozen=True, slots=True)
 class IsrExpiration:
@@ -156,7 +169,7 @@ class ZkReconnect:
 Action = Union[
     ElectController, ControllerProcessBrokerChange, ControllerProcessIsrChangeNotification, ControllerResign,
     DeliverControlRequest, Produce, ConsumerFetch, FetchRequest, FetchResponse, OffsetsForLeaderEpoch,
-    IsrExpiration, IsrChangePropagation, HighWatermarkCheckpoint, DelayedProduceExpire, FlushLog, Tick,
+    AlterIsrRequest, AlterIsrResponse, IsrExpiration, IsrChangePropagation, HighWatermarkCheckpoint, DelayedProduceExpire, FlushLog, Tick,
     BrokerCrash, BrokerRestart, ZkSessionExpire, ZkReconnect,
 ]
 

@@ -71,6 +71,26 @@ class ModelConfig:
     #: KIP-380 (2.2): broker epochs; the controller detects a fast bounce and brokers refuse
     #: control requests carrying an older broker epoch (STALE_BROKER_EPOCH).
     kip_380: bool = True
+    #: KIP-497 (2.7, IBP 2.7-IV2): the leader proposes ISR changes to the controller with AlterIsr, one change
+    #: in flight per partition (PendingExpandIsr / PendingShrinkIsr), instead of writing ZooKeeper itself and
+    #: announcing the change through isr_change_notification (off: the 2.4 protocol).
+    kip_497: bool = False
+    #: KAFKA-12686 (3.0.0): makeLeader / makeFollower no longer clear the partition's AlterIsr item
+    #: (AlterIsrManager.clearPending), so an in-flight request's response cannot remove a newer item;
+    #: a proposal the manager refuses reverts to the committed ISR.  Only with kip_497.
+    kafka_12686: bool = True
+    #: KAFKA-12751 (2.7.2, 2.8.1, 3.0.0): an AlterIsr success whose zkVersion equals the leader's (the
+    #: controller found the proposed state already in place) commits instead of leaving the partition
+    #: pending.  Only with kip_497.
+    kafka_12751: bool = True
+    #: KAFKA-13091 (3.1.0): the leader recomputes its HW when an AlterIsr response commits (a shrink can
+    #: free it); before, only maybeShrinkIsr tried, while the shrink was still pending.  Only with kip_497.
+    kafka_13091: bool = True
+    #: The controller's partition-epoch check: an AlterIsr is written to ZooKeeper only if its zkVersion is
+    #: the partition state's current one (KafkaZkClient.updateLeaderAndIsr's conditional write, answered
+    #: INVALID_UPDATE_VERSION).  No JIRA: off is a mutant (an unconditional write), as the TLA+ specifications
+    #: switch a `\* CHECK` off.  Only with kip_497.
+    partition_epoch_check: bool = True
 
     # --- bounds and budgets (engines stop offering actions past them) -----
     max_records: int = 6
@@ -133,6 +153,16 @@ class ModelConfig:
         return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v)
                 for f in dataclasses.fields(self)}
 
+    def identity_json(self) -> dict:
+        """``to_json`` without the fields added since traces were first archived while they keep their default:
+        what a counterexample's digest (its archive name) is computed over, so that it does not change as the
+        configuration grows."""
+        data = self.to_json()
+        for name in LATER_FIELDS:
+            if data[name] == _DEFAULTS[name]:
+                del data[name]
+        return data
+
     @classmethod
     def from_json(cls, data: object) -> "ModelConfig":
         if not isinstance(data, dict):
@@ -152,6 +182,11 @@ class ModelConfig:
         if unknown:
             raise ConfigError(f"unknown config field(s): {', '.join(unknown)}")
         return dataclasses.replace(self, **changes)
+
+
+#: Fields added after the first archived traces (KIP-497 and its fixes), in the order they were added.
+LATER_FIELDS = ("kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partition_epoch_check")
+_DEFAULTS = {f.name: f.default for f in dataclasses.fields(ModelConfig)}
 
 
 def _coerce(name: str, value: object, default: object) -> object:
@@ -194,6 +229,9 @@ class Preset:
     reference: str = ""
     #: other invariants this preset is known to break as well.
     also_breaks: tuple = ()
+    #: liveness properties (``properties.invariants.LIVENESS``) the preset is expected to break: found as a
+    #: lasso by ``isrlab explore --liveness``, never by the fuzzers, which check safety only.
+    liveness: tuple = ()
 
     @property
     def breaks(self) -> tuple:
@@ -204,6 +242,13 @@ class Preset:
 _BASE = ModelConfig()
 
 #: Kafka 0.10.2: truncate to HW on becoming follower, none of the 2.1 fixes.
+#: Kafka 2.7 with ZooKeeper: AlterIsr (IBP 2.7-IV2) and the 2.5+ default replica.lag.time.max.ms (KIP-537).
+#: Not modelled yet: truncate-on-fetch (KAFKA-10554), which 2.7 followers use too.
+_ALTER_ISR = _BASE.replace(kip_497=True, replica_lag_time_max_ms=30000)
+#: 2.7.0 as released: none of the AlterIsr fixes (KAFKA-12751 came in 2.7.2, KAFKA-12686 in 3.0.0,
+#: KAFKA-13091 in 3.1.0).
+_KAFKA_270 = dict(kafka_12686=False, kafka_12751=False, kafka_13091=False)
+
 _PRE_21 = dict(kip_320=False, kafka_7128=False, kafka_7415=False, kafka_7164=False, kafka_6082=False,
                kip_380=False)
 
@@ -287,6 +332,36 @@ PRESETS: dict[str, Preset] = {
                "failover re-sends the epoch ZooKeeper holds) writes other records at the same offsets under "
                "the same epoch as its followers' copies, so the logs stop matching too.",
                "KIP-966", also_breaks=("consumer_safety", "log_matching")),
+        Preset("kafka-2.7", _ALTER_ISR.replace(**_KAFKA_270), "pass",
+               "Kafka 2.7.0 with ZooKeeper: ISR changes go to the controller as AlterIsr (KIP-497), one per "
+               "partition in flight, the HW counting a pending expansion (the maximal ISR); "
+               "replica.lag.time.max.ms=30000. None of the later AlterIsr fixes: KAFKA-12686, KAFKA-12751, "
+               "KAFKA-13091 (see the no-kafka-* presets for each).",
+               "2.7.0, KIP-497", liveness=("alter_isr_completes", "hw_reaches_leo")),
+        Preset("alter-isr", _ALTER_ISR, "pass",
+               "AlterIsr with ZooKeeper and every AlterIsr fix of the ZooKeeper era (KAFKA-12686, KAFKA-12751 "
+               "and KAFKA-13091, as in 3.1.0's ZooKeeper mode): the base of the AlterIsr fix-off presets.",
+               "KIP-497, 3.1.0 (ZooKeeper mode)"),
+        Preset("no-kafka-12686", _ALTER_ISR.replace(kafka_12686=False), "pass",
+               "KAFKA-12686 off: makeLeader clears the partition's AlterIsr item while its request is in "
+               "flight; the leader proposes again, and the old request's response removes the new item, "
+               "which is never sent: the partition stays pending (no further ISR change) until the next "
+               "leader epoch. A liveness bug.",
+               "KAFKA-12686", liveness=("alter_isr_completes", "hw_reaches_leo")),
+        Preset("no-kafka-12751", _ALTER_ISR.replace(kafka_12751=False), "pass",
+               "KAFKA-12751 off: an AlterIsr success carrying the leader's own zkVersion (the controller "
+               "found the proposed state in place and wrote nothing) is ignored and the partition stays "
+               "pending.",
+               "KAFKA-12751"),
+        Preset("no-kafka-13091", _ALTER_ISR.replace(kafka_13091=False), "pass",
+               "KAFKA-13091 off: the HW is not recomputed when an AlterIsr shrink commits, so a HW held "
+               "back by the removed follower stays below the LEO until the next append or follower "
+               "fetch moves it. A liveness bug.",
+               "KAFKA-13091", liveness=("hw_reaches_leo",)),
+        Preset("no-partition-epoch-check", _ALTER_ISR.replace(partition_epoch_check=False), "pass",
+               "The controller writes an AlterIsr's ISR whatever the request's zkVersion (no conditional "
+               "write, no INVALID_UPDATE_VERSION).",
+               "KIP-497 partition epoch"),
     )
 }
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 from .config import ModelConfig
 from .node import replace_at
 from .replica_manager import handle_control_request
-from .requests import (LeaderAndIsrPartitionState, LeaderAndIsrRequest, StopReplicaRequest,
-                       UpdateMetadataPartitionState, UpdateMetadataRequest)
+from . import errors as E
+from .requests import (AlterIsrPartitionResult, AlterIsrResponseData, LeaderAndIsrPartitionState,
+                       LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataPartitionState, UpdateMetadataRequest)
 from .state import LEADER_DURING_DELETE, NO_LEADER, ClusterState, Controller, LeaderIsrAndControllerEpoch
 
 
@@ -355,6 +356,46 @@ def process_isr_change_notification(cfg: ModelConfig, s: ClusterState, c: Contro
     s.zk_mut().isr_change_notifications = ()
 
 
+def process_alter_isr(cfg: ModelConfig, s: ClusterState, b: int, req) -> AlterIsrResponseData:
+    """KafkaController.processAlterIsr (Kafka 2.7.0, K9): fence by leader epoch and zkVersion, write ZK, UpdateMetadata."""
+    c = s.controller_on(b)
+    if c is None or not s.zk.sessions[b]:
+        # !isActive.  A zombie (its session gone) would block on ZooKeeper, then fail; either way the leader
+        # sees a top-level error and keeps its items.
+        return AlterIsrResponseData(E.NOT_CONTROLLER)
+    c = s.controller_mut(b)
+    broker = req.broker_id
+    known = c.live_brokers[broker] if 0 <= broker < len(c.live_brokers) else -1
+    if known < 0 or (cfg.kip_380 and known != req.broker_epoch):
+        return AlterIsrResponseData(E.STALE_BROKER_EPOCH)  # "unknown broker" / "stale broker epoch"
+    results = []
+    for item in req.partitions:
+        p = item.partition
+        st = c.partition_states[p] if 0 <= p < len(c.partition_states) else None
+        if st is None:
+            results.append(AlterIsrPartitionResult(p, E.UNKNOWN_TOPIC_OR_PARTITION))
+        elif item.leader_epoch < st.leader_epoch:                                    # strict <
+            results.append(AlterIsrPartitionResult(p, E.FENCED_LEADER_EPOCH))
+        elif (broker, item.leader_epoch, tuple(item.new_isr)) == (st.leader, st.leader_epoch, st.isr):
+            # LeaderAndIsr.equalsIgnoreZk: already in place; answered with the current state, nothing written
+            results.append(AlterIsrPartitionResult(p, E.NONE, st.leader, st.leader_epoch, st.isr, st.zk_version))
+        else:
+            current = s.zk.partition_states[p]
+            if current is None or (cfg.partition_epoch_check and current.zk_version != item.zk_version):
+                # KafkaZkClient.updateLeaderAndIsr: the conditional write fails on a bad version
+                results.append(AlterIsrPartitionResult(p, E.INVALID_UPDATE_VERSION))
+                continue
+            new = LeaderIsrAndControllerEpoch(broker, item.leader_epoch, tuple(item.new_isr), c.epoch,
+                                              current.zk_version + 1)
+            zkm = s.zk_mut()
+            zkm.partition_states = replace_at(zkm.partition_states, p, new)
+            c.partition_states = replace_at(c.partition_states, p, new)              # updateLeaderAndIsrCache
+            results.append(AlterIsrPartitionResult(p, E.NONE, new.leader, new.leader_epoch, new.isr, new.zk_version))
+    # processUpdateNotifications: UpdateMetadata for every partition of the request, to every live broker
+    send_update_metadata_request(cfg, s, c, live_brokers(c), tuple(item.partition for item in req.partitions))
+    return AlterIsrResponseData(E.NONE, tuple(results))
+
+
 def resign(cfg: ModelConfig, s: ClusterState, b: int) -> None:
     """KafkaController.onControllerResignation (Kafka 2.4.0): the channel manager and its queues go away."""
     s.controllers = tuple(c for c in s.controllers if c.broker_id != b)
@@ -371,5 +412,5 @@ def deliver_control_request(cfg: ModelConfig, s: ClusterState, controller: int, 
 __all__ = [
     "ControllerBrokerRequestBatch", "IllegalStateException", "ControllerMovedException",
     "elect_controller", "process_broker_change", "process_isr_change_notification", "resign",
-    "deliver_control_request", "offline_partition_leader_election",
+    "deliver_control_request", "offline_partition_leader_election", "process_alter_isr",
 ]

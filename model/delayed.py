@@ -43,12 +43,13 @@ def leader_partition_or_error(br: Broker, p: int):
 
 
 def check_enough_replicas_reach_offset(cfg: ModelConfig, br: Broker, p: int, required_offset: int):
-    """Partition.checkEnoughReplicasReachOffset (Kafka 2.4.0, P7): (done, error)."""
+    """Partition.checkEnoughReplicasReachOffset (Kafka 2.4.0 / 2.7.0, P7): (done, error); 2.7 counts the maximal ISR."""
     part, error = leader_partition_or_error(br, p)
     if part is None:
         return True, error
     if br.logs[p].high_watermark >= required_offset:
-        if cfg.min_insync_replicas <= len(part.isr):
+        pend = part.pending_isr
+        if cfg.min_insync_replicas <= len(part.isr) + (1 if pend is not None and pend.expand else 0):
             return True, E.NONE
         return True, E.NOT_ENOUGH_REPLICAS_AFTER_APPEND
     return False, E.NONE

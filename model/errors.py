@@ -19,6 +19,9 @@ KAFKA_STORAGE_ERROR = "KAFKA_STORAGE_ERROR"
 FENCED_LEADER_EPOCH = "FENCED_LEADER_EPOCH"
 UNKNOWN_LEADER_EPOCH = "UNKNOWN_LEADER_EPOCH"
 STALE_BROKER_EPOCH = "STALE_BROKER_EPOCH"
+# AlterIsr (KIP-497, Kafka 2.7.0)
+NOT_CONTROLLER = "NOT_CONTROLLER"
+INVALID_UPDATE_VERSION = "INVALID_UPDATE_VERSION"
 
 #: Errors.java code of each name (Kafka 2.4.0).
 CODES = {
@@ -36,8 +39,17 @@ CODES = {
     FENCED_LEADER_EPOCH: 74,
     UNKNOWN_LEADER_EPOCH: 75,
     STALE_BROKER_EPOCH: 77,
+    NOT_CONTROLLER: 41,
+    INVALID_UPDATE_VERSION: 95,
 }
 
-#: Stable bit of each error in ``Ghost.errors_seen`` (coverage of error codes).
-ERROR_BIT = {name: 1 << i for i, name in enumerate(sorted(CODES))}
+#: The codes of the 2.4 model, whose bits keep their places as codes are added.
+_CODES_24 = (NONE, OFFSET_OUT_OF_RANGE, UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_FOR_PARTITION, REQUEST_TIMED_OUT,
+             REPLICA_NOT_AVAILABLE, STALE_CONTROLLER_EPOCH, NOT_ENOUGH_REPLICAS, NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+             INVALID_REQUIRED_ACKS, KAFKA_STORAGE_ERROR, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, STALE_BROKER_EPOCH)
+
+#: Stable bit of each error in ``Ghost.errors_seen`` (coverage of error codes): the 2.4 codes by name, then
+#: each later code in the order it was added, so that a ghost's bits mean the same across versions.
+ERROR_BIT = {name: 1 << i for i, name in enumerate(
+    sorted(_CODES_24) + [name for name in CODES if name not in _CODES_24])}
 ALL_ERRORS = tuple(sorted(CODES))

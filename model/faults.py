@@ -49,6 +49,8 @@ def broker_crash(cfg: ModelConfig, s: ClusterState, b: int, clean: bool) -> None
     br.hw_checkpoint_started = False
     br.next_isr_expiration_ms = br.next_isr_propagation_ms = br.next_hw_checkpoint_ms = -1
     br.isr_change_set = ()
+    br.alter_isr_unsent = ()          # AlterIsrManager's items and its request in flight die with the process
+    br.alter_isr_inflight = None
     s.controllers = tuple(c for c in s.controllers if c.broker_id != b)
 
 
@@ -65,7 +67,7 @@ def broker_restart(cfg: ModelConfig, s: ClusterState, b: int) -> None:
     _open_session(s, br)
     now = s.now
     br.next_isr_expiration_ms = now + cfg.phase_of(b)
-    br.next_isr_propagation_ms = now
+    br.next_isr_propagation_ms = -1 if cfg.kip_497 else now   # no isr-change-propagation task with AlterIsr
     br.next_hw_checkpoint_ms = -1
     br.last_isr_change_ms = br.last_isr_propagation_ms = now
 

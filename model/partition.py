@@ -11,7 +11,8 @@ from __future__ import annotations
 from . import delayed, errors as E
 from .config import ModelConfig
 from .log import Log, cache_assign, clamp_high_watermark
-from .state import (Broker, ClusterState, LeaderIsrAndControllerEpoch, Partition, Replica)
+from .requests import AlterIsrPartition
+from .state import (AlterIsrItem, Broker, ClusterState, LeaderIsrAndControllerEpoch, Partition, PendingIsr, Replica)
 
 
 # --------------------------------------------------------------------------- Replica
@@ -54,6 +55,8 @@ def update_assignment_and_isr(part: Partition, local_id: int, assignment: tuple,
     part.remote_replicas = tuple(old.get(b) or Replica(b) for b in assignment if b != local_id)
     part.assigned_replicas = tuple(assignment)
     part.isr = tuple(sorted(isr))
+    if part.pending_isr is not None:
+        part.pending_isr = None                  # isrState = CommittedIsr(isr) (Kafka 2.7.0)
 
 
 def is_leader(br: Broker, part: Partition) -> bool:
@@ -63,11 +66,14 @@ def is_leader(br: Broker, part: Partition) -> bool:
 
 # --------------------------------------------------------------------------- HW
 def maybe_increment_leader_hw(cfg: ModelConfig, br: Broker, p: int, now: int) -> bool:
-    """Partition.maybeIncrementLeaderHW (Kafka 2.4.0, HW1-HW3): min LEO over ISR and recently caught-up replicas."""
+    """Partition.maybeIncrementLeaderHW (Kafka 2.4.0 / 2.7.0, HW1-HW3): min LEO over the maximal ISR and recently caught-up replicas."""
     part = br.partitions[p]
     log = br.logs[p]
     new_hw = log.log_end_offset
     isr = part.isr
+    pend = part.pending_isr
+    if pend is not None and pend.expand:
+        isr = isr + pend.replicas                # HW2: isrState.maximalIsr (KIP-497)
     lag = cfg.replica_lag_time_max_ms
     for r in part.remote_replicas:
         if r.log_end_offset < new_hw and (now - r.last_caught_up_time_ms <= lag or r.broker_id in isr):
@@ -124,6 +130,8 @@ def maybe_shrink_isr(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, now:
     part = br.online(p)
     if part is None or not is_leader(br, part):
         return False
+    if cfg.kip_497:
+        return _maybe_shrink_isr_with_alter_isr(cfg, s, br, p, now)
     out = out_of_sync_replicas(cfg, br, part, now)
     if not out:
         return False
@@ -134,6 +142,81 @@ def maybe_shrink_isr(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, now:
     if maybe_increment_leader_hw(cfg, br, p, now):
         delayed.try_complete_delayed_produce(cfg, s, br, p)
     return shrunk
+
+
+def _maybe_shrink_isr_with_alter_isr(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, now: int) -> bool:
+    """Partition.maybeShrinkIsr / shrinkIsrWithAlterIsr (Kafka 2.7.0, SH7; KAFKA-13091 3.1.0): propose, commit nothing."""
+    part = br.partitions[p]
+    if part.pending_isr is not None:
+        return False                             # getOutOfSyncReplicas is empty while an update is in flight
+    out = out_of_sync_replicas(cfg, br, part, now)
+    if not out:
+        return False
+    send_alter_isr_request(cfg, s, br, p, PendingIsr(False, tuple(sorted(out))))
+    if not cfg.kafka_13091:
+        # 2.7.0 still tries the HW here, over the maximal ISR of a pending shrink: the committed ISR.
+        if maybe_increment_leader_hw(cfg, br, p, now):
+            delayed.try_complete_delayed_produce(cfg, s, br, p)
+    return False
+
+
+def send_alter_isr_request(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, pending: PendingIsr) -> bool:
+    """Partition.sendAlterIsrRequest (Kafka 2.7.0; KAFKA-12686 3.0.0): queue the proposal, then the partition is pending."""
+    part = br.partitions[p]
+    if pending.expand:
+        new_isr = tuple(sorted(part.isr + pending.replicas))
+    else:
+        new_isr = tuple(b for b in part.isr if b not in pending.replicas)
+    unsent = br.alter_isr_unsent
+    for item in unsent:
+        if item.request.partition == p:
+            # AlterIsrManager.enqueue / submit keep one item per partition (putIfAbsent) and refuse this one.
+            # 3.0.0 (KAFKA-12686) reverts to the committed state; 2.7.0 throws before leaving it, which is the
+            # same state (and is unreachable there: makeLeader cleared the item).
+            return False
+    item = AlterIsrItem(AlterIsrPartition(p, part.leader_epoch, new_isr, part.zk_version), part.isr, pending)
+    br.alter_isr_unsent = tuple(sorted(unsent + (item,), key=_item_partition))
+    br.partition_mut(p).pending_isr = pending
+    return True
+
+
+def _item_partition(item: AlterIsrItem) -> int:
+    return item.request.partition
+
+
+def clear_pending(br: Broker, p: int) -> None:
+    """AlterIsrManager.clearPending (Kafka 2.7.0; removed by KAFKA-12686 in 3.0.0): drop the partition's unsent item."""
+    unsent = br.alter_isr_unsent
+    if any(item.request.partition == p for item in unsent):
+        br.alter_isr_unsent = tuple(item for item in unsent if item.request.partition != p)
+
+
+def handle_alter_isr_response(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, item: AlterIsrItem,
+                              result) -> bool:
+    """Partition.handleAlterIsrResponse (Kafka 2.7.0; KAFKA-12751 2.7.2; KAFKA-13091 3.1.0): commit, or stay pending."""
+    part = br.partitions[p]
+    if type(part) is not Partition or part.isr != item.isr or part.pending_isr != item.pending:
+        return False                             # isrState != proposedIsrState: the response is out of date
+    if result.error != E.NONE:
+        # UNKNOWN_TOPIC_OR_PARTITION, FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION: give up, stay pending until a
+        # LeaderAndIsr.  Other errors are retried; the model's controller answers none.
+        return False
+    if result.leader_epoch != part.leader_epoch:
+        return False                             # stale leader epoch: stay pending
+    if result.zk_version < part.zk_version or (not cfg.kafka_12751 and result.zk_version == part.zk_version):
+        return False                             # "we have a newer version": stay pending
+    part = br.partition_mut(p)
+    g = s.ghost_mut()
+    if item.pending.expand:                      # isrChangeListener.markExpand / markShrink
+        g.isr_expands += 1
+    else:
+        g.isr_shrinks += 1
+    part.isr = tuple(sorted(result.isr))
+    part.zk_version = result.zk_version
+    part.pending_isr = None
+    if cfg.kafka_13091 and maybe_increment_leader_hw(cfg, br, p, s.now):
+        delayed.try_complete_delayed_produce(cfg, s, br, p)
+    return True
 
 
 def is_follower_in_sync(cfg: ModelConfig, r: Replica, part: Partition, log: Log) -> bool:
@@ -150,8 +233,14 @@ def maybe_expand_isr(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, foll
     part = br.partitions[p]
     if not is_leader(br, part) or follower in part.isr:
         return False
+    if cfg.kip_497 and part.pending_isr is not None:
+        return False                             # canAddReplicaToIsr: not while an update is in flight (2.7.0)
     r = part.remote(follower)
     if r is None or not is_follower_in_sync(cfg, r, part, br.logs[p]):
+        return False
+    if cfg.kip_497:
+        # expandIsrWithAlterIsr (2.7.0, EX6): PendingExpandIsr, the new member counted in the HW at once
+        send_alter_isr_request(cfg, s, br, p, PendingIsr(True, (follower,)))
         return False
     return update_isr(cfg, s, br, p, part.isr + (follower,))
 
@@ -189,6 +278,8 @@ def make_leader(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, ps, now: 
     part.leader_epoch_start_offset = leo                                          # M4
     part.leader_epoch = ps.leader_epoch
     part.zk_version = ps.zk_version
+    if cfg.kip_497 and not cfg.kafka_12686:
+        clear_pending(br, p)                     # alterIsrManager.clearPending (2.7.0; gone with KAFKA-12686)
     if cfg.kafka_7415:                                                            # M5
         new_cache = cache_assign(log.epoch_cache, ps.leader_epoch, leo)
         if new_cache != log.epoch_cache:
@@ -223,6 +314,8 @@ def make_follower(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, ps) -> 
     part.leader_epoch = ps.leader_epoch                                           # F4
     part.leader_epoch_start_offset = -1
     part.zk_version = ps.zk_version
+    if cfg.kip_497 and not cfg.kafka_12686:
+        clear_pending(br, p)                     # alterIsrManager.clearPending (2.7.0; gone with KAFKA-12686)
     same_leader = old_leader == ps.leader                                         # F5
     if cfg.kip_320:
         unchanged = same_leader and ps.leader_epoch == old_epoch

@@ -43,7 +43,7 @@ def handle_control_request(cfg: ModelConfig, s: ClusterState, br: Broker, req) -
     if isinstance(req, LeaderAndIsrRequest):
         result = become_leader_or_follower(cfg, s, br, req)
     elif isinstance(req, UpdateMetadataRequest):
-        result = maybe_update_metadata_cache(s, br, req)
+        result = maybe_update_metadata_cache(cfg, s, br, req)
     elif isinstance(req, StopReplicaRequest):
         result = stop_replicas(cfg, s, br, req)
     else:  # pragma: no cover - closed set
@@ -139,7 +139,7 @@ def make_followers(cfg: ModelConfig, s: ClusterState, br: Broker, states: list) 
     return {ps.partition: E.NONE for ps in states}
 
 
-def maybe_update_metadata_cache(s: ClusterState, br: Broker, req: UpdateMetadataRequest) -> dict:
+def maybe_update_metadata_cache(cfg: ModelConfig, s: ClusterState, br: Broker, req: UpdateMetadataRequest) -> dict:
     """ReplicaManager.maybeUpdateMetadataCache (Kafka 2.4.0, C10): never touches Partition state."""
     if req.controller_epoch < br.controller_epoch:
         return {ps.partition: E.STALE_CONTROLLER_EPOCH for ps in req.partition_states}
@@ -149,7 +149,8 @@ def maybe_update_metadata_cache(s: ClusterState, br: Broker, req: UpdateMetadata
             parts[ps.partition] = None
         else:
             parts[ps.partition] = PartitionMetadata(ps.leader, ps.leader_epoch, ps.isr, ps.replicas)
-    br.metadata = MetadataCache(tuple(req.live_brokers), tuple(parts))
+    # MetadataCache.getControllerId (where AlterIsr goes) is kept only with KIP-497, so 2.4 states stay as they were
+    br.metadata = MetadataCache(tuple(req.live_brokers), tuple(parts), req.controller_id if cfg.kip_497 else -1)
     br.controller_epoch = req.controller_epoch
     return {ps.partition: E.NONE for ps in req.partition_states}
 

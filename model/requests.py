@@ -68,5 +68,45 @@ class StopReplicaRequest:
     partitions: tuple
 
 
+# --------------------------------------------------------------------------- AlterIsr (KIP-497)
+@dataclass(frozen=True, slots=True)
+class AlterIsrPartition:
+    """AlterIsrRequestData.PartitionData (Kafka 2.7.0): the leader's proposal for one partition."""
+
+    partition: int
+    leader_epoch: int
+    new_isr: tuple                   # sorted
+    zk_version: int                  # currentIsrVersion: the partition state version the leader holds
+
+
+@dataclass(frozen=True, slots=True)
+class AlterIsrRequestData:
+    """AlterIsrRequest (Kafka 2.7.0, v0): one leader's pending ISR changes, sent together."""
+
+    broker_id: int
+    broker_epoch: int
+    partitions: tuple                # AlterIsrPartition, by partition
+
+
+@dataclass(frozen=True, slots=True)
+class AlterIsrPartitionResult:
+    """AlterIsrResponseData.PartitionData (Kafka 2.7.0): an error, or the partition state after the request."""
+
+    partition: int
+    error: str
+    leader: int = -1
+    leader_epoch: int = -1
+    isr: tuple = ()
+    zk_version: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class AlterIsrResponseData:
+    """AlterIsrResponse (Kafka 2.7.0): a top-level error, or one result per partition."""
+
+    error: str
+    partitions: tuple = ()           # AlterIsrPartitionResult, by partition
+
+
 def request_name(req) -> str:
     return type(req).__name__

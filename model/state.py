@@ -52,6 +52,39 @@ class MetadataCache:
 
     alive_brokers: tuple = ()
     partitions: tuple = ()  # PartitionMetadata | None per partition
+    #: the controller id of the last UpdateMetadata (MetadataCache.getControllerId, where a broker sends
+    #: AlterIsr); recorded only with KIP-497, -1 otherwise
+    controller_id: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class PendingIsr:
+    """Partition's IsrState while an AlterIsr is in flight (Kafka 2.7.0): PendingExpandIsr(isr, newInSyncReplicaId)
+    when ``expand`` (``replicas`` the one new member), PendingShrinkIsr(isr, outOfSyncReplicaIds) otherwise
+    (``replicas`` the members leaving, sorted).  The committed ISR is ``Partition.isr``; None is CommittedIsr."""
+
+    expand: bool
+    replicas: tuple
+
+
+@dataclass(frozen=True, slots=True)
+class AlterIsrItem:
+    """AlterIsrManager's AlterIsrItem (Kafka 2.7.0): the request data for one partition and the proposed IsrState
+    its callback compares with the partition's (``isr`` committed, ``pending`` the PendingIsr)."""
+
+    request: object                  # requests.AlterIsrPartition
+    isr: tuple
+    pending: PendingIsr
+
+
+@dataclass(frozen=True, slots=True)
+class AlterIsrInflight:
+    """The AlterIsr request a broker has in flight (AlterIsrManager's inflightRequest) and, since the controller
+    handles it in the step that sends it, the response on its way back."""
+
+    controller: int                  # the broker the request went to
+    items: tuple                     # the AlterIsrItems sent, by partition (inflightAlterIsrItems)
+    response: object                 # requests.AlterIsrResponseData
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +136,14 @@ class Partition(Node):
     zk_version: int = 0
     controller_epoch: int = 0
     remote_replicas: tuple = ()          # Replica per remote id, AR order
+    pending_isr: PendingIsr | None = None  # isrState (KIP-497): None is CommittedIsr(isr)
+
+    def maximal_isr(self) -> tuple:
+        """IsrState.maximalIsr (Kafka 2.7.0): the committed ISR plus a pending expansion's new member."""
+        pend = self.pending_isr
+        if pend is None or not pend.expand:
+            return self.isr
+        return tuple(sorted(self.isr + pend.replicas))
 
     def remote(self, broker_id: int):
         for r in self.remote_replicas:
@@ -152,6 +193,8 @@ class Broker(Node):
     last_isr_change_ms: int = 0
     last_isr_propagation_ms: int = 0
     delayed_produces: tuple = ()
+    alter_isr_unsent: tuple = ()         # AlterIsrManager.unsentIsrUpdates: AlterIsrItem, by partition (KIP-497)
+    alter_isr_inflight: AlterIsrInflight | None = None  # AlterIsrManager's request in flight (KIP-497)
 
     def partition_mut(self, p: int) -> Partition:
         part = self.partitions[p]

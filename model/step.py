@@ -15,6 +15,7 @@ from __future__ import annotations
 from itertools import chain
 
 from . import actions as A
+from .alter_isr import receive_alter_isr_response, send_alter_isr
 from .assignment import BrokerMetadata, assign_replicas_to_brokers
 from .config import ModelConfig
 from .controller import (deliver_control_request, live_set_changed, elect_controller, process_broker_change,
@@ -42,7 +43,9 @@ def initial_state(cfg: ModelConfig) -> ClusterState:
     t0 = cfg.start_time_ms
     brokers = tuple(
         Broker(b, alive=True, broker_epoch=b + 1, partitions=none, logs=none, fetchers=none,
-               hw_checkpoint=none, next_isr_expiration_ms=t0 + cfg.phase_of(b), next_isr_propagation_ms=t0,
+               hw_checkpoint=none, next_isr_expiration_ms=t0 + cfg.phase_of(b),
+               # ReplicaManager.startup (2.7.0): no isr-change-propagation task when AlterIsr is on
+               next_isr_propagation_ms=-1 if cfg.kip_497 else t0,
                last_isr_change_ms=t0, last_isr_propagation_ms=t0)
         for b in range(n))
     zk = ZooKeeper(assignment=tuple(tuple(r) for r in assignment), partition_states=none,
@@ -122,12 +125,30 @@ def _b(s, a) -> bool:
     return 0 <= a.broker < len(s.brokers)
 
 
+def g_alter_isr_request(cfg, s, a) -> bool:
+    """Unsent items, no request in flight, and the broker's metadata names a live broker hosting a controller."""
+    if not _b(s, a):
+        return False
+    br = s.brokers[a.broker]
+    if not br.alive or not br.alter_isr_unsent or br.alter_isr_inflight is not None:
+        return False
+    t = br.metadata.controller_id
+    return 0 <= t < len(s.brokers) and s.brokers[t].alive and s.controller_on(t) is not None
+
+
+def g_alter_isr_response(cfg, s, a) -> bool:
+    return _b(s, a) and s.brokers[a.broker].alive and s.brokers[a.broker].alter_isr_inflight is not None
+
+
 def g_isr_expiration(cfg, s, a) -> bool:
     return _b(s, a) and s.brokers[a.broker].alive and s.now >= s.brokers[a.broker].next_isr_expiration_ms
 
 
 def g_isr_propagation(cfg, s, a) -> bool:
-    return _b(s, a) and s.brokers[a.broker].alive and s.now >= s.brokers[a.broker].next_isr_propagation_ms
+    if not _b(s, a):
+        return False
+    br = s.brokers[a.broker]
+    return br.alive and 0 <= br.next_isr_propagation_ms <= s.now   # -1: not scheduled (KIP-497)
 
 
 def g_hw_checkpoint(cfg, s, a) -> bool:
@@ -253,6 +274,14 @@ def e_offsets_for_leader_epoch(cfg, s, a):
     truncate_to_epoch_end_offset(cfg, s, a.broker, a.partition)
 
 
+def e_alter_isr_request(cfg, s, a):
+    send_alter_isr(cfg, s, a.broker)
+
+
+def e_alter_isr_response(cfg, s, a):
+    receive_alter_isr_response(cfg, s, a.broker)
+
+
 def e_isr_expiration(cfg, s, a):
     isr_expiration(cfg, s, s.broker_mut(a.broker))
 
@@ -376,6 +405,8 @@ RULES = {
     A.FetchResponse: (g_fetch_response, e_fetch_response, _per_bp(A.FetchResponse)),
     A.OffsetsForLeaderEpoch: (g_offsets_for_leader_epoch, e_offsets_for_leader_epoch,
                               _per_bp(A.OffsetsForLeaderEpoch)),
+    A.AlterIsrRequest: (g_alter_isr_request, e_alter_isr_request, _per_b(A.AlterIsrRequest)),
+    A.AlterIsrResponse: (g_alter_isr_response, e_alter_isr_response, _per_b(A.AlterIsrResponse)),
     A.IsrExpiration: (g_isr_expiration, e_isr_expiration, _per_b(A.IsrExpiration)),
     A.IsrChangePropagation: (g_isr_propagation, e_isr_propagation, _per_b(A.IsrChangePropagation)),
     A.HighWatermarkCheckpoint: (g_hw_checkpoint, e_hw_checkpoint, _per_b(A.HighWatermarkCheckpoint)),
@@ -426,6 +457,8 @@ class _Tables:
         self.fetch_request = tuple(tuple(A.FetchRequest(b, p) for p in range(np_)) for b in range(nb))
         self.fetch_response = tuple(tuple(A.FetchResponse(b, p) for p in range(np_)) for b in range(nb))
         self.offsets = tuple(tuple(A.OffsetsForLeaderEpoch(b, p) for p in range(np_)) for b in range(nb))
+        self.alter_isr_request = tuple(A.AlterIsrRequest(b) for b in range(nb))
+        self.alter_isr_response = tuple(A.AlterIsrResponse(b) for b in range(nb))
         self.isr_expiration = tuple(A.IsrExpiration(b) for b in range(nb))
         self.isr_propagation = tuple(A.IsrChangePropagation(b) for b in range(nb))
         self.checkpoint = tuple(A.HighWatermarkCheckpoint(b) for b in range(nb))
@@ -560,6 +593,23 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
                         g.append(row[p])
         if g:
             group(g)
+    if cfg.kip_497:
+        if every or A.AlterIsrRequest in kinds:
+            g = []
+            for br in brokers:
+                if br.alive and br.alter_isr_unsent and br.alter_isr_inflight is None:
+                    t = br.metadata.controller_id
+                    if t >= 0 and brokers[t].alive and s.controller_on(t) is not None:
+                        g.append(T.alter_isr_request[br.broker_id])
+            if g:
+                group(g)
+        if every or A.AlterIsrResponse in kinds:
+            g = []
+            for br in brokers:
+                if br.alive and br.alter_isr_inflight is not None:
+                    g.append(T.alter_isr_response[br.broker_id])
+            if g:
+                group(g)
     if every or A.IsrExpiration in kinds:
         g = []
         for br in brokers:
@@ -570,7 +620,7 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
     if every or A.IsrChangePropagation in kinds:
         g = []
         for br in brokers:
-            if br.alive and now >= br.next_isr_propagation_ms:
+            if br.alive and 0 <= br.next_isr_propagation_ms <= now:
                 g.append(T.isr_propagation[br.broker_id])
         if g:
             group(g)

@@ -134,6 +134,10 @@ _SENTENCES = {
                                        f"{f['offset']} to an acks=all producer with ISR {f['isr']}, smaller than "
                                        f"min.insync.replicas={f['min_insync_replicas']}"),
     "isr_lag_window": _lag_window,
+    "pending_isr_well_formed": lambda f, cfg: (
+        f"broker {f['broker']}'s pending ISR change of partition {f['partition']} "
+        f"({'expand by' if f['pending']['expand'] else 'shrink by'} {f['pending']['replicas']}, committed ISR "
+        f"{f['isr']}, leader {f['leader']}) is malformed: {f['problem']}"),
 }
 
 

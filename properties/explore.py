@@ -50,7 +50,10 @@ explored state is always a concrete model state, so every trace reported replays
 * **ZooKeeper versions as "current or stale".**  A cached partition-state zkVersion is only ever
   compared for equality with ZooKeeper's current one, and new versions are fresh, so each cached
   version is keyed as whether it equals ZooKeeper's (the version number itself grows without
-  bound in ISR shrink/expand cycles).
+  bound in ISR shrink/expand cycles).  With KIP-497 a leader also orders versions (an AlterIsr
+  response older than its own is ignored, KAFKA-12751 turns on the equal case), so there every
+  version is keyed relative to ZooKeeper's current one of its partition: a translation, under
+  which every comparison and every new version (current + 1) is kept.
 * **isr_change_notification znodes as the set of partitions they name**: the controller reads
   only that union and deletes them all; the sequence numbers are dropped.
 * **Ghost counters used only as flags** (ISR shrinks, expands, truncations) are saturated at 1;
@@ -83,7 +86,7 @@ Fairness assumption (weak fairness, stated precisely): every *system* action ins
 concrete ``ElectController(b)``, ``ControllerProcessBrokerChange(c)``,
 ``ControllerProcessIsrChangeNotification(c)``, ``ControllerResign(c)``,
 ``DeliverControlRequest(c, b)``, ``FetchRequest(b, p)``, ``FetchResponse(b, p)``,
-``OffsetsForLeaderEpoch(b, p)``, ``IsrExpiration(b)``, ``IsrChangePropagation(b)``,
+``OffsetsForLeaderEpoch(b, p)``, ``AlterIsrRequest(b)``, ``AlterIsrResponse(b)``, ``IsrExpiration(b)``, ``IsrChangePropagation(b)``,
 ``HighWatermarkCheckpoint(b)``, ``DelayedProduceExpire(b, r)`` and ``ZkReconnect(b)`` -- and the
 clock (``Tick``, as one class: time diverges) that is enabled continuously from some point on is
 eventually taken.  Environment actions (``Produce``, ``ConsumerFetch``, ``FlushLog``,
@@ -241,11 +244,22 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
     y_lag, y_change, y_prop, y_since, left = young_limits(cfg, now, deadline)
     g = s.ghost
     # with the ISR-change budget used up, no broker's isr_change_set can fill again: a broker with an empty
-    # one never reads its last change / propagation times (nor the invariant its session start) again
-    isr_frozen = max_isr_changes is not None and g.isr_shrinks + g.isr_expands >= max_isr_changes
+    # one never reads its last change / propagation times (nor the invariant its session start) again; with
+    # KIP-497 no isr_change_set ever fills (ISR changes go through AlterIsr)
+    isr_frozen = cfg.kip_497 or (max_isr_changes is not None and g.isr_shrinks + g.isr_expands >= max_isr_changes)
     zk = s.zk
     cur = tuple(None if st is None else st.zk_version for st in zk.partition_states)
     n = len(inv)
+    rel = cfg.kip_497
+
+    def ver(v, p):
+        # a zkVersion: "is it ZooKeeper's current one" suffices while versions are only compared for equality with
+        # ZooKeeper's (2.4); AlterIsr compares a response's version with the leader's (<, ==), so with KIP-497 it
+        # is kept relative to ZooKeeper's (a translation: every comparison and every new version is preserved)
+        c = cur[p]
+        if rel:
+            return None if c is None else v - c
+        return c is not None and v == c
 
     def past(t, h, y):
         r = t - now
@@ -273,23 +287,39 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
     def liace(p, st):
         if st is None:
             return (0,)
-        return (1, lid(st.leader), st.leader_epoch, ids(st.isr), st.controller_epoch, st.zk_version == cur[p])
+        return (1, lid(st.leader), st.leader_epoch, ids(st.isr), st.controller_epoch, ver(st.zk_version, p))
 
     def request(r):
         t = type(r)
         if t is LeaderAndIsrRequest:
             return (0, lid(r.controller_id), r.controller_epoch, r.broker_epoch,
                     tuple((q.partition, q.controller_epoch, lid(q.leader), q.leader_epoch, ids(q.isr),
-                           q.zk_version == cur[q.partition], ordered(q.replicas), q.is_new)
+                           ver(q.zk_version, q.partition), ordered(q.replicas), q.is_new)
                           for q in r.partition_states))
         if t is UpdateMetadataRequest:
             return (1, lid(r.controller_id), r.controller_epoch, r.broker_epoch,
                     tuple((q.partition, q.controller_epoch, lid(q.leader), q.leader_epoch, ids(q.isr),
-                           q.zk_version == cur[q.partition], ordered(q.replicas))
+                           ver(q.zk_version, q.partition), ordered(q.replicas))
                           for q in r.partition_states), ids(r.live_brokers))
         if t is StopReplicaRequest:
             return (2, lid(r.controller_id), r.controller_epoch, r.broker_epoch, r.delete_partitions, r.partitions)
         raise TypeError(f"unknown request {r!r}")  # pragma: no cover
+
+    def item(it):
+        q = it.request
+        pend = it.pending
+        return (q.partition, q.leader_epoch, ids(q.new_isr), ver(q.zk_version, q.partition), ids(it.isr),
+                pend.expand, ids(pend.replicas))
+
+    def alter_isr_key(unsent, inflight):
+        if inflight is None:
+            flight = None
+        else:
+            r = inflight.response
+            flight = (lid(inflight.controller), tuple([item(it) for it in inflight.items]), r.error,
+                      tuple([(x.partition, x.error, lid(x.leader), x.leader_epoch, ids(x.isr),
+                              None if x.error != "NONE" else ver(x.zk_version, x.partition)) for x in r.partitions]))
+        return tuple([item(it) for it in unsent]), flight
 
     def broker_key(br):
         parts = []
@@ -297,9 +327,10 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
             if part is None:
                 parts.append((0,))
             elif type(part) is Partition:
+                pend = part.pending_isr
                 parts.append((2, ordered(part.assigned_replicas), ids(part.isr), lid(part.leader), part.leader_epoch,
-                              part.leader_epoch_start_offset, cur[p] is not None and part.zk_version == cur[p],
-                              part.controller_epoch,
+                              part.leader_epoch_start_offset, ver(part.zk_version, p),
+                              part.controller_epoch, None if pend is None else (pend.expand, ids(pend.replicas)),
                               tuple([(lid(r.broker_id), r.log_end_offset, r.log_start_offset,
                                       r.last_fetch_leader_log_end_offset, past(r.last_fetch_time_ms, h_lag, y_lag),
                                       past(r.last_caught_up_time_ms, h_lag, y_lag)) for r in part.remote_replicas])))
@@ -322,7 +353,7 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
         return (
             br.alive, br.broker_epoch, br.controller_epoch, tuple(parts), logs, tuple(fetchers),
             tuple([-1 if h is None else h for h in br.hw_checkpoint]), br.hw_checkpoint_started,
-            ids(md.alive_brokers),
+            ids(md.alive_brokers), lid(md.controller_id), alter_isr_key(br.alter_isr_unsent, br.alter_isr_inflight),
             tuple([(0,) if m is None else (1, lid(m.leader), m.leader_epoch, ids(m.isr), ordered(m.replicas))
                    for m in md.partitions]),
             fut(br.next_isr_expiration_ms), fut(br.next_isr_propagation_ms), fut(br.next_hw_checkpoint_ms),
@@ -428,8 +459,31 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
     h_lag, h_change, h_prop = horizons(cfg)
     intern_part, intern_log, intern_fetch, intern_md, intern_broker = (_Interner() for _ in range(5))
     intern_zk, intern_ctrl, intern_ghost, intern_context = _Interner(), _Interner(), _Interner(), _Interner()
+    intern_alter = _Interner()
     memo: dict = {}
     limit = memo_limit
+    rel = kip_497 = cfg.kip_497   # zkVersions relative to ZooKeeper's (KIP-497) or "current or not" (_key's ver)
+
+    def ver(v, c):
+        if rel:
+            return None if c is None else v - c
+        return c is not None and v == c
+
+    def item(it, cur):
+        q = it.request
+        return (q.partition, q.leader_epoch, q.new_isr, ver(q.zk_version, cur[q.partition]), it.isr,
+                it.pending.expand, it.pending.replicas)
+
+    def alter_key(unsent, inflight, cur) -> int:
+        if inflight is None:
+            flight = None
+        else:
+            r = inflight.response
+            flight = (inflight.controller, tuple([item(it, cur) for it in inflight.items]), r.error,
+                      tuple([(x.partition, x.error, x.leader, x.leader_epoch, x.isr,
+                              None if x.error != "NONE" else ver(x.zk_version, cur[x.partition]))
+                             for x in r.partitions]))
+        return intern_alter((tuple([item(it, cur) for it in unsent]), flight))
 
     def part_static(part):
         if part is None:
@@ -437,7 +491,7 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
         if type(part) is not Partition:
             return -2, ()
         return (intern_part((part.assigned_replicas, part.isr, part.leader, part.leader_epoch,
-                             part.leader_epoch_start_offset, part.controller_epoch,
+                             part.leader_epoch_start_offset, part.controller_epoch, part.pending_isr,
                              tuple([(r.broker_id, r.log_end_offset, r.log_start_offset,
                                      r.last_fetch_leader_log_end_offset) for r in part.remote_replicas]))),
                 tuple([(r.last_fetch_time_ms, r.last_caught_up_time_ms) for r in part.remote_replicas]))
@@ -472,14 +526,16 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
         ctx = (now, cur, isr_frozen, since_b)
         if e[2] == ctx:
             return e[3]
-        static, versions, ptimes, dues, last_change, last_prop, deadlines, empty = e[1]
+        static, versions, ptimes, dues, last_change, last_prop, deadlines, empty, unsent, inflight = e[1]
         y_lag, y_change, y_prop, y_since, left = young_limits(cfg, now, deadline)
         out = [static]
         add = out.append
+        if unsent or inflight is not None:
+            add(alter_key(unsent, inflight, cur))
         for p, v in enumerate(versions):
             if v is not None:
                 c = cur[p]
-                add(c is not None and v == c)
+                add(None if c is None else v - c) if rel else add(c is not None and v == c)
                 for t_fetch, t_caught in ptimes[p]:
                     r = t_fetch - now
                     add(YOUNG if r >= y_lag else r if r >= -h_lag else -h_lag - 1)
@@ -520,7 +576,7 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
         md = br.metadata
         mk = memo.get(id(md))
         if mk is None:
-            mk = memo[id(md)] = (md, intern_md((md.alive_brokers, md.partitions)))
+            mk = memo[id(md)] = (md, intern_md((md.alive_brokers, md.partitions, md.controller_id)))
         dps = br.delayed_produces
         static = intern_broker((br.alive, br.broker_epoch, br.controller_epoch, tuple(parts),
                                 tuple([log_static(log) for log in br.logs]),
@@ -532,7 +588,7 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
         val = (static, tuple(versions), tuple(ptimes),
                (br.next_isr_expiration_ms, br.next_isr_propagation_ms, br.next_hw_checkpoint_ms),
                br.last_isr_change_ms, br.last_isr_propagation_ms, tuple([dp.deadline_ms for dp in dps]),
-               not br.isr_change_set)
+               not br.isr_change_set, br.alter_isr_unsent, br.alter_isr_inflight)
         return val
 
     def zk_static(zk, cur):
@@ -548,18 +604,18 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
     def liace(p, st, cur):
         if st is None:
             return (0,)
-        return (1, st.leader, st.leader_epoch, st.isr, st.controller_epoch, st.zk_version == cur[p])
+        return (1, st.leader, st.leader_epoch, st.isr, st.controller_epoch, ver(st.zk_version, cur[p]))
 
     def request(r, cur):
         t = type(r)
         if t is LeaderAndIsrRequest:
             return (0, r.controller_id, r.controller_epoch, r.broker_epoch,
                     tuple([(q.partition, q.controller_epoch, q.leader, q.leader_epoch, q.isr,
-                            q.zk_version == cur[q.partition], q.replicas, q.is_new) for q in r.partition_states]))
+                            ver(q.zk_version, cur[q.partition]), q.replicas, q.is_new) for q in r.partition_states]))
         if t is UpdateMetadataRequest:
             return (1, r.controller_id, r.controller_epoch, r.broker_epoch,
                     tuple([(q.partition, q.controller_epoch, q.leader, q.leader_epoch, q.isr,
-                            q.zk_version == cur[q.partition], q.replicas) for q in r.partition_states]),
+                            ver(q.zk_version, cur[q.partition]), q.replicas) for q in r.partition_states]),
                     r.live_brokers)
         if t is StopReplicaRequest:
             return (2, r.controller_id, r.controller_epoch, r.broker_epoch, r.delete_partitions, r.partitions)
@@ -594,7 +650,7 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
         zk = s.zk
         cur = tuple([None if st is None else st.zk_version for st in zk.partition_states])
         g = s.ghost
-        isr_frozen = max_isr_changes is not None and g.isr_shrinks + g.isr_expands >= max_isr_changes
+        isr_frozen = kip_497 or (max_isr_changes is not None and g.isr_shrinks + g.isr_expands >= max_isr_changes)
         since = g.session_since
         out = [zk_static(zk, cur), ghost_static(g)]
         add = out.append
@@ -937,7 +993,7 @@ def coverage_fraction(reachable: dict, kinds=(), errors_bits: int = 0, witnesses
 FAIR_KINDS = frozenset({
     A.ElectController, A.ControllerProcessBrokerChange, A.ControllerProcessIsrChangeNotification,
     A.ControllerResign, A.DeliverControlRequest, A.FetchRequest, A.FetchResponse, A.OffsetsForLeaderEpoch,
-    A.IsrExpiration, A.IsrChangePropagation, A.HighWatermarkCheckpoint, A.DelayedProduceExpire, A.ZkReconnect,
+    A.AlterIsrRequest, A.AlterIsrResponse, A.IsrExpiration, A.IsrChangePropagation, A.HighWatermarkCheckpoint, A.DelayedProduceExpire, A.ZkReconnect,
     A.Tick,
 })
 

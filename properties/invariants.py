@@ -77,8 +77,8 @@ class Invariant:
 #: Parts of a state the invariants read.  ``changes(pre, post)`` sets the bit of every part a step replaced:
 #: a broker's logs, its Partition records or its liveness; ZooKeeper's partition states; the ghost's
 #: acknowledged, consumed and leader records; its unclean-election and lossy-crash counters; the controller
-#: epoch in ZooKeeper or on a broker.
-LOGS, PARTITIONS, ALIVE, ZK_STATES, ACKED, CONSUMED, LEADERS, LOSSES, EPOCHS = (1 << i for i in range(9))
+#: epoch in ZooKeeper or on a broker; a broker's unsent AlterIsr items (KIP-497).
+LOGS, PARTITIONS, ALIVE, ZK_STATES, ACKED, CONSUMED, LEADERS, LOSSES, EPOCHS, ALTER_ISR = (1 << i for i in range(10))
 
 
 def changes(pre: ClusterState, post: ClusterState) -> int:
@@ -100,6 +100,8 @@ def changes(pre: ClusterState, post: ClusterState) -> int:
                     bits |= ALIVE
                 if b0.controller_epoch != b1.controller_epoch:
                     bits |= EPOCHS
+                if b0.alter_isr_unsent is not b1.alter_isr_unsent:
+                    bits |= ALTER_ISR
     z0, z1 = pre.zk, post.zk
     if z0 is not z1:
         if z0.partition_states is not z1.partition_states:
@@ -288,18 +290,53 @@ def log_matching(cfg, s: ClusterState):
 
 
 def hw_within_isr(cfg, s: ClusterState):
-    """INV hw_within_isr: a leader's HW is at most the LEO of every member of its ISR (clean elections, no data loss)."""
+    """INV hw_within_isr: a leader's HW is at most the LEO of every member of its maximal ISR (the committed ISR
+    plus a pending expansion, KIP-497; the ISR itself before 2.7) (clean elections, no data loss)."""
     g = s.ghost
     if g.unclean_elections or g.lossy_crashes:
         return None
     for p in range(len(s.zk.assignment)):
         for br, part in _leaders(s, p):
             hw = br.logs[p].high_watermark
-            for f in part.isr:
+            isr = part.isr if part.pending_isr is None else part.maximal_isr()
+            for f in isr:
                 flog = s.brokers[f].logs[p]
                 if f != br.broker_id and flog is not None and flog.log_end_offset < hw:
                     return {"partition": p, "leader": br.broker_id, "high_watermark": hw, "follower": f,
-                            "follower_log_end_offset": flog.log_end_offset, "isr": list(part.isr)}
+                            "follower_log_end_offset": flog.log_end_offset, "isr": list(isr)}
+    return None
+
+
+def pending_isr_well_formed(cfg, s: ClusterState):
+    """INV pending_isr_well_formed (KIP-497): only a leader has a pending ISR change; a pending expansion adds one
+    assigned replica outside the committed ISR, a pending shrink removes followers of the committed ISR and
+    leaves the leader in it; the AlterIsr item queued for the partition, if any, proposes that change."""
+    for br in s.brokers:
+        if not br.alive:
+            continue
+        b = br.broker_id
+        queued = {item.request.partition: item for item in br.alter_isr_unsent}
+        for p, part in enumerate(br.partitions):
+            if type(part) is not Partition or part.pending_isr is None:
+                continue
+            pend = part.pending_isr
+            bad = None
+            if part.leader != b:
+                bad = "pending on a follower"
+            elif pend.expand:
+                r = pend.replicas
+                if len(r) != 1 or r[0] in part.isr or r[0] not in part.assigned_replicas or r[0] == b:
+                    bad = "expansion by a member, the leader or an unassigned replica"
+            elif not pend.replicas or not set(pend.replicas) <= set(part.isr) or b in pend.replicas:
+                bad = "shrink of a non-member or of the leader"
+            item = queued.get(p)
+            if bad is None and item is not None and (item.isr, item.pending) == (part.isr, pend) \
+                    and tuple(item.request.new_isr) != tuple(sorted(
+                        part.maximal_isr() if pend.expand else [x for x in part.isr if x not in pend.replicas])):
+                bad = "queued item proposes another ISR"
+            if bad is not None:
+                return {"broker": b, "partition": p, "problem": bad, "leader": part.leader, "isr": list(part.isr),
+                        "pending": {"expand": pend.expand, "replicas": list(pend.replicas)}}
     return None
 
 
@@ -388,7 +425,7 @@ def fetch_fencing(cfg, pre: ClusterState, a, post: ClusterState):
     p1 = post.brokers[f.leader].partitions[a.partition]
     if type(p0) is Partition and type(p1) is Partition:
         r0, r1 = p0.remote(a.broker), p1.remote(a.broker)
-        if r0 != r1 or p0.isr != p1.isr:
+        if r0 != r1 or p0.isr != p1.isr or p0.pending_isr != p1.pending_isr:
             return {"leader": f.leader, "follower": a.broker, "partition": a.partition, "error": resp.error,
                     "log_end_offset_before": None if r0 is None else r0.log_end_offset,
                     "log_end_offset_after": None if r1 is None else r1.log_end_offset}
@@ -396,15 +433,17 @@ def fetch_fencing(cfg, pre: ClusterState, a, post: ClusterState):
 
 
 def isr_entry_condition(cfg, pre: ClusterState, a, post: ClusterState):
-    """INV isr_entry_condition (I9, EX2): a follower joins a leader's ISR only with LEO >= HW and >= the epoch start offset."""
+    """INV isr_entry_condition (I9, EX2): a follower joins a leader's ISR only with LEO >= HW and >= the epoch start
+    offset.  With KIP-497 it joins the maximal ISR, which the HW counts, when the leader proposes it."""
     for b, (br0, br1) in enumerate(zip(pre.brokers, post.brokers)):
         if br0 is br1:
             continue
         for p in range(len(br1.partitions)):
             p0, p1 = _leader_part(pre, b, p), _leader_part(post, b, p)
-            if p0 is None or p1 is None or p0.leader_epoch != p1.leader_epoch or p0.isr == p1.isr:
+            if p0 is None or p1 is None or p0.leader_epoch != p1.leader_epoch or (
+                    p0.isr == p1.isr and p0.pending_isr == p1.pending_isr):
                 continue
-            for f in set(p1.isr) - set(p0.isr):
+            for f in set(p1.maximal_isr()) - set(p0.maximal_isr()):
                 leo = p1.remote(f).log_end_offset
                 hw = br0.logs[p].high_watermark
                 start = p1.leader_epoch_start_offset
@@ -416,19 +455,31 @@ def isr_entry_condition(cfg, pre: ClusterState, a, post: ClusterState):
 
 
 def min_isr_promise(cfg, pre: ClusterState, a, post: ClusterState):
-    """INV min_isr_promise (I11, P7): an acks=all success implies |ISR| >= min.insync.replicas at completion."""
+    """INV min_isr_promise (I11, P7): an acks=all success implies |ISR| >= min.insync.replicas at completion (the
+    maximal ISR from 2.7, as checkEnoughReplicasReachOffset counts it)."""
     new = post.ghost.acked[len(pre.ghost.acked):]
     for rid, offset, _epoch, b, p in new:
         part = post.brokers[b].partitions[p]
-        if type(part) is Partition and len(part.isr) < cfg.min_insync_replicas:
-            return {"record": rid, "offset": offset, "leader": b, "partition": p, "isr": list(part.isr),
+        if type(part) is Partition and len(part.maximal_isr()) < cfg.min_insync_replicas:
+            return {"record": rid, "offset": offset, "leader": b, "partition": p, "isr": list(part.maximal_isr()),
                     "min_insync_replicas": cfg.min_insync_replicas}
     return None
 
 
+def _target_isr(part) -> tuple:
+    """The ISR a leader is heading to: its committed ISR, less a pending shrink's members, plus a pending expansion's."""
+    pend = part.pending_isr
+    if pend is None:
+        return part.isr
+    if pend.expand:
+        return part.maximal_isr()
+    return tuple(x for x in part.isr if x not in pend.replicas)
+
+
 def isr_lag_window(cfg, pre: ClusterState, a, post: ClusterState):
     """INV isr_lag_window (SH3, 1.5x rule): an isr-expiration run removes a follower only when it is out of sync by
-    more than replica.lag.time.max.ms, and leaves no such follower in the ISR (unless the ZooKeeper write failed)."""
+    more than replica.lag.time.max.ms, and leaves no such follower in the ISR (unless the ZooKeeper write failed).
+    With KIP-497 the run removes by proposing a shrink (the ISR it heads to), unless an update is in flight."""
     if type(a) is not A.IsrExpiration:
         return None
     b, now, lag = a.broker, pre.now, cfg.replica_lag_time_max_ms
@@ -437,16 +488,22 @@ def isr_lag_window(cfg, pre: ClusterState, a, post: ClusterState):
         if p0 is None or p1 is None:
             continue
         leo = pre.brokers[b].logs[p].log_end_offset
-        for f in set(p0.isr) - set(p1.isr):
+        isr0, isr1 = _target_isr(p0), _target_isr(p1)
+        for f in set(isr0) - set(isr1):
             r = p0.remote(f)
             if not (r.log_end_offset != leo and now - r.last_caught_up_time_ms > lag):
                 return {"bound": "lower", "leader": b, "partition": p, "follower": f, "now": now,
                         "last_caught_up_time_ms": r.last_caught_up_time_ms, "follower_log_end_offset":
                         r.log_end_offset, "leader_log_end_offset": leo}
-        zk_state = post.zk.partition_states[p]
-        write_failed = (not post.zk.sessions[b] or zk_state is None or zk_state.zk_version != p1.zk_version
-                        or p1.isr == p0.isr)
-        for f in p1.isr:
+        if cfg.kip_497:
+            # in flight already (getOutOfSyncReplicas is empty), or the manager refused the proposal (KAFKA-12686)
+            write_failed = p0.pending_isr is not None or any(
+                item.request.partition == p for item in pre.brokers[b].alter_isr_unsent)
+        else:
+            zk_state = post.zk.partition_states[p]
+            write_failed = (not post.zk.sessions[b] or zk_state is None or zk_state.zk_version != p1.zk_version
+                            or p1.isr == p0.isr)
+        for f in isr1:
             r = p1.remote(f)
             if f != b and r.log_end_offset != leo and now - r.last_caught_up_time_ms > lag and not write_failed:
                 return {"bound": "upper", "leader": b, "partition": p, "follower": f, "now": now,
@@ -508,9 +565,16 @@ CATALOGUE: tuple[Invariant, ...] = (
               "reference I3; KIP-279",
               reads=LOSSES | LOGS),
     Invariant("hw_within_isr", ALWAYS, STATE, hw_within_isr,
-              "a leader's HW is at most the LEO of every member of its ISR",
-              "Partition.maybeIncrementLeaderHW (Kafka 2.4.0); reference section 3",
+              "a leader's HW is at most the LEO of every member of its ISR (its maximal ISR with KIP-497)",
+              "Partition.maybeIncrementLeaderHW (Kafka 2.4.0; 2.7.0 over isrState.maximalIsr, KIP-497); "
+              "reference section 3",
               reads=LOSSES | ALIVE | PARTITIONS | LOGS),
+    Invariant("pending_isr_well_formed", ALWAYS, STATE, pending_isr_well_formed,
+              "a pending ISR change is a leader's: one new assigned member, or followers of the committed ISR "
+              "leaving it; its queued AlterIsr item proposes that ISR",
+              "Partition.PendingExpandIsr / PendingShrinkIsr, maybeExpandIsr, getOutOfSyncReplicas, "
+              "sendAlterIsrRequest (Kafka 2.7.0); KIP-497",
+              reads=ALIVE | PARTITIONS | ALTER_ISR),
     Invariant("isr_propagation_bound", ALWAYS, STATE, isr_propagation_bound,
               "an ISR change reaches isr_change_notification within 5000+2500 ms of the last change or "
               "60000+2500 ms of the last propagation", "ReplicaManager.maybePropagateIsrChanges (Kafka 2.4.0)"),
@@ -609,11 +673,22 @@ def partition_has_leader_bad(cfg, s, p) -> bool:
     return _zk_leader_of(s, p) is None
 
 
-#: The catalogue's EVENTUALLY properties (section 3 of the reference: L-a, L-c).
+def alter_isr_completes_bad(cfg, s, p) -> bool:
+    """L-b's "C and not G": the live broker leading p in ZooKeeper's current leader epoch has an ISR change
+    pending (KIP-497: an AlterIsr not yet answered, or answered without a commit)."""
+    led = _zk_leader_of(s, p)
+    return led is not None and led[1].pending_isr is not None
+
+
+#: The catalogue's EVENTUALLY properties (section 3 of the reference: L-a, L-b, L-c).
 LIVENESS: tuple[Liveness, ...] = (
     Liveness("hw_reaches_leo", "L-a", "with every ISR follower live and fetching, the leader's HW reaches its LEO",
              "Partition.maybeIncrementLeaderHW after updateFollowerFetchState (Kafka 2.4.0); reference L-a",
              hw_reaches_leo_bad),
+    Liveness("alter_isr_completes", "L-b", "a pending AlterIsr of ZooKeeper's current leader eventually resolves "
+             "(committed, or replaced by a LeaderAndIsr)",
+             "Partition.sendAlterIsrRequest / handleAlterIsrResponse, AlterIsrManager (Kafka 2.7.0); KIP-497; "
+             "reference L-b", alter_isr_completes_bad),
     Liveness("partition_has_leader", "L-c", "a partition with a live ISR member eventually has a leader",
              "KafkaController.onReplicasBecomeOffline / OfflinePartitionLeaderElectionStrategy (Kafka 2.4.0); "
              "reference L-c", partition_has_leader_bad),

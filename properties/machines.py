@@ -355,12 +355,23 @@ def _kind_rule(kind: type):
     return rule(data=st.data())(precondition(enabled)(apply_kind))
 
 
+#: Kinds whose rules only a machine over a KIP-497 config has (``machine_for`` adds them): a machine over any
+#: other config has exactly the rules, and so draws exactly the test cases, it had before AlterIsr existed.
+ALTER_ISR_KINDS = (A.AlterIsrRequest, A.AlterIsrResponse)
+
 for _kind in A.ACTION_TYPES:
-    setattr(ModelMachine, rule_name(_kind), _kind_rule(_kind))
+    if _kind not in ALTER_ISR_KINDS:
+        setattr(ModelMachine, rule_name(_kind), _kind_rule(_kind))
 del _kind
 
 
-#: The control plane's bookkeeping, which ``settle_control_plane`` runs to quiescence.
+def rule_kinds(cfg: ModelConfig) -> tuple:
+    """The action kinds a machine over ``cfg`` has a one-kind rule for."""
+    return tuple(k for k in A.ACTION_TYPES if cfg.kip_497 or k not in ALTER_ISR_KINDS)
+
+
+#: The control plane's bookkeeping, which ``settle_control_plane`` runs to quiescence (with KIP-497 also the
+#: AlterIsr requests and their responses: ``SettlingMachine.settle_kinds``).
 SETTLE_KINDS = (A.ControllerProcessBrokerChange, A.ControllerProcessIsrChangeNotification, A.DeliverControlRequest)
 #: At most this many steps per settle_control_plane call (a bound, in case requests keep coming).
 SETTLE_LIMIT = 40
@@ -369,9 +380,11 @@ SETTLE_LIMIT = 40
 class SettlingMachine(ModelMachine):
     """The shell plus one macro rule, ``settle_control_plane`` (``machine_for(..., settle=True)``)."""
 
+    settle_kinds: tuple = SETTLE_KINDS
+
     def settle_enabled(self) -> bool:
         groups = self.enabled_by_kind()
-        return any(k in groups for k in SETTLE_KINDS)
+        return any(k in groups for k in self.settle_kinds)
 
     @rule()
     @precondition(settle_enabled)
@@ -385,7 +398,7 @@ class SettlingMachine(ModelMachine):
         """
         for _ in range(SETTLE_LIMIT):
             groups = self.enabled_by_kind()
-            a = next((groups[k][0] for k in SETTLE_KINDS if k in groups), None)
+            a = next((groups[k][0] for k in self.settle_kinds if k in groups), None)
             if a is None:
                 return
             self.apply(a)
@@ -470,6 +483,10 @@ def machine_for(cfg: ModelConfig, invariants=CATALOGUE, *, name: str = "IsrMachi
              "budget_hit": False, "__module__": __name__}
     if swarm:
         attrs["swarm_walk"] = swarm_walk
+    if cfg.kip_497:
+        for kind in ALTER_ISR_KINDS:
+            attrs[rule_name(kind)] = _kind_rule(kind)
+        attrs["settle_kinds"] = SETTLE_KINDS + ALTER_ISR_KINDS
     return type(name, (SettlingMachine if settle else ModelMachine,), attrs)
 
 

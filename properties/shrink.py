@@ -22,7 +22,8 @@ runs out or ``max_tests`` candidates have been replayed:
 3. remove actions that belong together, which chunk deletion misses when
    they are far apart and removing either alone leaves the other not enabled:
    a ``FetchRequest`` and the next ``FetchResponse`` of the same
-   broker/partition; a ``BrokerCrash`` and the next ``BrokerRestart`` of the
+   broker/partition; an ``AlterIsrRequest`` and the next ``AlterIsrResponse``
+   of the same broker; a ``BrokerCrash`` and the next ``BrokerRestart`` of the
    same broker (also with the ``ZkSessionExpire`` of that broker in between);
    a ``ZkSessionExpire`` and the next ``ZkReconnect``/``BrokerRestart`` of the
    same broker;
@@ -344,6 +345,12 @@ class _Shrinker:
                 for j in range(i + 1, len(b)):
                     c = b[j]
                     if type(c) is A.FetchResponse and c.broker == a.broker and c.partition == a.partition:
+                        out.append((i, j))
+                        break
+            elif t is A.AlterIsrRequest:
+                for j in range(i + 1, len(b)):
+                    c = b[j]
+                    if type(c) is A.AlterIsrResponse and c.broker == a.broker:
                         out.append((i, j))
                         break
             elif t is A.BrokerCrash:

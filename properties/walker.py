@@ -31,7 +31,7 @@ from .invariants import CATALOGUE, Violation, check_state, check_transition, wit
 #: Kinds every run keeps: without them nothing replicates and no leader is ever elected.
 CORE_KINDS = frozenset({
     A.ElectController, A.ControllerProcessBrokerChange, A.DeliverControlRequest, A.FetchRequest,
-    A.FetchResponse, A.OffsetsForLeaderEpoch, A.Produce,
+    A.FetchResponse, A.OffsetsForLeaderEpoch, A.Produce, A.AlterIsrRequest, A.AlterIsrResponse,
 })
 #: Time and the scheduled tasks go together: a task that is left out would stop the clock at its
 #: first due time, so a run either has all of them or has time frozen.
@@ -52,6 +52,9 @@ EAGER_CANDIDATES = (
     A.ControllerProcessBrokerChange, A.ControllerProcessIsrChangeNotification, A.ControllerResign,
     A.IsrExpiration, A.IsrChangePropagation, A.HighWatermarkCheckpoint, A.DelayedProduceExpire,
 )
+#: With KIP-497 the AlterIsr send and its response are reactions too; drawn after the others, so that a
+#: preset without AlterIsr draws exactly as before they existed.
+EAGER_ALTER_ISR = (A.AlterIsrRequest, A.AlterIsrResponse)
 P_EAGER = 0.7
 EAGERNESS = 0.9
 #: Per-run weight of each broker's actions: a slow broker (weight 0.1) fetches, restarts and answers
@@ -118,7 +121,8 @@ class Policy:
         self.rng = rng
         self.kinds = swarm_kinds(rng, swarm)
         self.weights = [rng.choice(BROKER_WEIGHTS) for _ in range(cfg.n_brokers)] if swarm else None
-        self.eager = frozenset(k for k in EAGER_CANDIDATES if rng.random() < P_EAGER) if swarm else frozenset()
+        candidates = EAGER_CANDIDATES + EAGER_ALTER_ISR if cfg.kip_497 else EAGER_CANDIDATES
+        self.eager = frozenset(k for k in candidates if rng.random() < P_EAGER) if swarm else frozenset()
         self.targeted = swarm and rng.random() < P_TARGETED
 
     def choose(self, groups: list, s):

@@ -45,7 +45,8 @@ def _transitions(name: str) -> tuple:
 
 
 #: Every part ``changes`` reports, one bit each.
-PARTS = (I.LOGS, I.PARTITIONS, I.ALIVE, I.ZK_STATES, I.ACKED, I.CONSUMED, I.LEADERS, I.LOSSES, I.EPOCHS)
+PARTS = (I.LOGS, I.PARTITIONS, I.ALIVE, I.ZK_STATES, I.ACKED, I.CONSUMED, I.LEADERS, I.LOSSES, I.EPOCHS,
+         I.ALTER_ISR)
 ALL = sum(PARTS)
 REST = -1   # everything no bit names: the clock, fetchers, controllers, sessions, the ghost's counters...
 
@@ -69,6 +70,8 @@ def _mix(base, donor, bits: int, only=None):
             br.alive = bd.alive
         if bits & I.EPOCHS:
             br.controller_epoch = bd.controller_epoch
+        if bits & I.ALTER_ISR:
+            br.alter_isr_unsent = bd.alter_isr_unsent
         brokers.append(br)
     x.brokers = tuple(brokers)
     x.zk = base.zk._clone(tok)
@@ -186,6 +189,8 @@ def _same(a, b, part: int) -> bool:
             x.controller_epoch == y.controller_epoch for x, y in zip(a.brokers, b.brokers))
     if part == I.ZK_STATES:
         return a.zk.partition_states is b.zk.partition_states
+    if part == I.ALTER_ISR:
+        return all(x.alter_isr_unsent is y.alter_isr_unsent for x, y in zip(a.brokers, b.brokers))
     if part == I.LOSSES:
         return (a.ghost.unclean_elections, a.ghost.lossy_crashes) == (b.ghost.unclean_elections, b.ghost.lossy_crashes)
     attr = {I.ACKED: "acked", I.CONSUMED: "consumed", I.LEADERS: "leaders"}[part]

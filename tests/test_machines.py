@@ -113,11 +113,18 @@ def test_unflushed_single_replica_mutant_loses_an_acked_record():
 
 # --------------------------------------------------------------------------- (c) only enabled actions
 def test_one_rule_per_action_kind_and_a_single_invariant():
+    from isrlab.properties.machines import ALTER_ISR_KINDS, rule_kinds
+
     Machine = machine_for(preset("kafka-2.4").config)
     setup = Machine.setup_state()
-    assert sorted(r.function.__name__ for r in setup.rules) == sorted(rule_name(k) for k in A.ACTION_TYPES)
+    # without KIP-497 the AlterIsr kinds have no rule: the machine draws what it drew before they existed
+    assert sorted(r.function.__name__ for r in setup.rules) == sorted(
+        rule_name(k) for k in A.ACTION_TYPES if k not in ALTER_ISR_KINDS)
     assert all(len(r.preconditions) == 1 for r in setup.rules)
     assert [i.function.__name__ for i in setup.invariants] == ["catalogue_holds"]
+    cfg = preset("kafka-2.7").config
+    assert sorted(r.function.__name__ for r in machine_for(cfg).setup_state().rules) == sorted(
+        rule_name(k) for k in A.ACTION_TYPES) == sorted(rule_name(k) for k in rule_kinds(cfg))
     with pytest.raises(TypeError):
         ModelMachine()
 
@@ -224,12 +231,12 @@ def test_this_session_runs_under_the_selected_profile():
 
 # --------------------------------------------------------------------------- (e) the settle macro
 def test_settle_control_plane_runs_the_control_plane_to_quiescence_checking_each_step():
-    from isrlab.properties.machines import SETTLE_KINDS
+    from isrlab.properties.machines import SETTLE_KINDS, rule_kinds
 
     cfg = preset("kafka-2.4").config
     Machine = machine_for(cfg, settle=True)
     names = {r.function.__name__ for r in Machine.setup_state().rules}
-    assert names == {rule_name(k) for k in A.ACTION_TYPES} | {"settle_control_plane"}
+    assert names == {rule_name(k) for k in rule_kinds(cfg)} | {"settle_control_plane"}
     m = Machine()
     m.apply(A.ElectController(0))
     m.catalogue_holds()
@@ -275,13 +282,13 @@ def test_a_violation_inside_the_settle_macro_is_reported_at_its_own_step():
 def test_swarm_walk_applies_policy_chosen_enabled_actions_checking_each_step():
     import random
 
-    from isrlab.properties.machines import swarm_walk
+    from isrlab.properties.machines import rule_kinds, swarm_walk
     from isrlab.properties.walker import Policy
 
     cfg = preset("kafka-0.10.2").config
     Machine = machine_for(cfg, settle=True, swarm=True)
     names = {r.function.__name__ for r in Machine.setup_state().rules}
-    assert names == {rule_name(k) for k in A.ACTION_TYPES} | {"settle_control_plane", "swarm_walk"}
+    assert names == {rule_name(k) for k in rule_kinds(cfg)} | {"settle_control_plane", "swarm_walk"}
     assert "swarm_walk" not in {r.function.__name__ for r in machine_for(cfg).setup_state().rules}
     m = Machine()
     m.catalogue_holds()

@@ -1,0 +1,57 @@
+"""AlterIsrManager (KIP-497, Kafka 2.7.0): a leader's ISR changes on their way to the controller and back.
+
+A leader that wants to change a partition's ISR queues one item per partition
+(``partition.send_alter_isr_request``) and the partition is pending until the
+answer.  The manager sends every unsent item in one request, one request in
+flight per broker (``send_alter_isr``, the AlterIsrRequest action), to the
+controller its metadata cache names, which handles it in the same step
+(``controller.process_alter_isr``); the response waits on the broker until
+``receive_alter_isr_response`` (the AlterIsrResponse action) runs each item's
+callback, so LeaderAndIsr requests, other ISR proposals and faults interleave
+between the controller's write and the leader's commit.
+"""
+
+from __future__ import annotations
+
+from . import errors as E
+from .config import ModelConfig
+from .controller import process_alter_isr
+from .delayed import note_error
+from .partition import handle_alter_isr_response
+from .requests import AlterIsrRequestData
+from .state import AlterIsrInflight, ClusterState
+
+
+def send_alter_isr(cfg: ModelConfig, s: ClusterState, b: int) -> None:
+    """AlterIsrManagerImpl.propagateIsrChanges / sendRequest (Kafka 2.7.0): every unsent item in one request."""
+    br = s.broker_mut(b)
+    items = br.alter_isr_unsent                  # copied, not removed: they leave when their response comes
+    req = AlterIsrRequestData(b, br.broker_epoch, tuple(item.request for item in items))
+    target = br.metadata.controller_id           # BrokerToControllerChannelManager: MetadataCache.getControllerId
+    response = process_alter_isr(cfg, s, target, req)
+    br.alter_isr_inflight = AlterIsrInflight(target, items, response)
+
+
+def receive_alter_isr_response(cfg: ModelConfig, s: ClusterState, b: int) -> str:
+    """AlterIsrManagerImpl.handleAlterIsrResponse (Kafka 2.7.0): each item's callback, then its partition's item goes."""
+    br = s.broker_mut(b)
+    inflight = br.alter_isr_inflight
+    br.alter_isr_inflight = None                 # inflightRequest.compareAndSet(true, false)
+    resp = inflight.response
+    note_error(s, resp.error)
+    if resp.error != E.NONE:
+        # STALE_BROKER_EPOCH, NOT_CONTROLLER (re-sent by the channel), ...: the items stay unsent and go again
+        return resp.error
+    results = {r.partition: r for r in resp.partitions}
+    for item in inflight.items:
+        p = item.request.partition
+        r = results.get(p)
+        if r is None:
+            continue                             # left out of the response: stays unsent, re-sent
+        note_error(s, r.error)
+        handle_alter_isr_response(cfg, s, br, p, item, r)
+        # finally: unsentIsrUpdates.remove(topicPartition), whatever item the partition holds by now
+        unsent = br.alter_isr_unsent
+        if any(x.request.partition == p for x in unsent):
+            br.alter_isr_unsent = tuple(x for x in unsent if x.request.partition != p)
+    return resp.error
