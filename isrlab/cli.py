@@ -96,7 +96,7 @@ def presets(as_json: bool) -> None:
         cfg = p.config.to_json()
         changed = {k: v for k, v in cfg.items() if v != default[k]}
         rows.append({"name": name, "expected": p.expected, "also_breaks": list(p.also_breaks),
-                     "liveness": list(p.liveness), "reference": p.reference,
+                     "reference": p.reference,
                      "description": p.description, "differs_from_default": changed, "config": cfg,
                      "default": name == DEFAULT_PRESET, "source": SOURCES.get(name, "built-in"),
                      "explore": EXPLORE.get(name, {})})
@@ -116,8 +116,6 @@ def presets(as_json: bool) -> None:
         mark = " (default)" if r["default"] else ""
         click.echo(f"{r['name'] + mark:<26} {r['expected']:<20} {flag_text}")
         click.echo(f"{'':<26} {r['description']}")
-        if r["liveness"]:
-            click.echo(f"{'':<26} liveness expected to fail (isrlab explore --liveness): {', '.join(r['liveness'])}")
         if r["source"] != "built-in":
             click.echo(f"{'':<26} from {r['source']}")
 

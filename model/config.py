@@ -229,9 +229,6 @@ class Preset:
     reference: str = ""
     #: other invariants this preset is known to break as well.
     also_breaks: tuple = ()
-    #: liveness properties (``properties.invariants.LIVENESS``) the preset is expected to break: found as a
-    #: lasso by ``isrlab explore --liveness``, never by the fuzzers, which check safety only.
-    liveness: tuple = ()
 
     @property
     def breaks(self) -> tuple:
@@ -332,35 +329,40 @@ PRESETS: dict[str, Preset] = {
                "failover re-sends the epoch ZooKeeper holds) writes other records at the same offsets under "
                "the same epoch as its followers' copies, so the logs stop matching too.",
                "KIP-966", also_breaks=("consumer_safety", "log_matching")),
-        Preset("kafka-2.7", _ALTER_ISR.replace(**_KAFKA_270), "pass",
+        Preset("kafka-2.7", _ALTER_ISR.replace(**_KAFKA_270), "hw_advanced_on_isr_shrink",
                "Kafka 2.7.0 with ZooKeeper: ISR changes go to the controller as AlterIsr (KIP-497), one per "
                "partition in flight, the HW counting a pending expansion (the maximal ISR); "
-               "replica.lag.time.max.ms=30000. None of the later AlterIsr fixes: KAFKA-12686, KAFKA-12751, "
-               "KAFKA-13091 (see the no-kafka-* presets for each).",
-               "2.7.0, KIP-497", liveness=("alter_isr_completes", "hw_reaches_leo")),
+               "replica.lag.time.max.ms=30000. Without the later AlterIsr fixes: a committed shrink leaves the "
+               "HW where the removed follower held it (KAFKA-13091), and a LeaderAndIsr that comes while an "
+               "AlterIsr is in flight can leave the partition pending for good (KAFKA-12686). Both are liveness "
+               "bugs, found as the states they leave behind (see no-kafka-13091 and no-kafka-12686).",
+               "2.7.0, KIP-497", also_breaks=("pending_isr_in_flight",)),
         Preset("alter-isr", _ALTER_ISR, "pass",
                "AlterIsr with ZooKeeper and every AlterIsr fix of the ZooKeeper era (KAFKA-12686, KAFKA-12751 "
                "and KAFKA-13091, as in 3.1.0's ZooKeeper mode): the base of the AlterIsr fix-off presets.",
                "KIP-497, 3.1.0 (ZooKeeper mode)"),
-        Preset("no-kafka-12686", _ALTER_ISR.replace(kafka_12686=False), "pass",
-               "KAFKA-12686 off: makeLeader clears the partition's AlterIsr item while its request is in "
-               "flight; the leader proposes again, and the old request's response removes the new item, "
-               "which is never sent: the partition stays pending (no further ISR change) until the next "
-               "leader epoch. A liveness bug.",
-               "KAFKA-12686", liveness=("alter_isr_completes", "hw_reaches_leo")),
+        Preset("no-kafka-12686", _ALTER_ISR.replace(kafka_12686=False), "pending_isr_in_flight",
+               "KAFKA-12686 off: makeLeader clears the partition's AlterIsr item (clearPending) while its request "
+               "is in flight; the leader proposes again, and the old request's response, handled against the "
+               "new proposal, removes the new item, which is never sent: the partition stays pending, and no "
+               "ISR change can be made, until the next leader epoch. A liveness bug, caught as the stuck state.",
+               "KAFKA-12686"),
         Preset("no-kafka-12751", _ALTER_ISR.replace(kafka_12751=False), "pass",
-               "KAFKA-12751 off: an AlterIsr success carrying the leader's own zkVersion (the controller "
-               "found the proposed state in place and wrote nothing) is ignored and the partition stays "
-               "pending.",
+               "KAFKA-12751 off: an AlterIsr success carrying the leader's own zkVersion (the controller found "
+               "the proposed state in place and wrote nothing) is ignored and the partition stays pending. "
+               "Unreachable in this ZooKeeper-era model: a leader's ISR and zkVersion are always a pair "
+               "ZooKeeper held, and the controller's own ISR changes bump the leader epoch.",
                "KAFKA-12751"),
-        Preset("no-kafka-13091", _ALTER_ISR.replace(kafka_13091=False), "pass",
+        Preset("no-kafka-13091", _ALTER_ISR.replace(kafka_13091=False), "hw_advanced_on_isr_shrink",
                "KAFKA-13091 off: the HW is not recomputed when an AlterIsr shrink commits, so a HW held "
-               "back by the removed follower stays below the LEO until the next append or follower "
-               "fetch moves it. A liveness bug.",
-               "KAFKA-13091", liveness=("hw_reaches_leo",)),
+               "back by the removed follower stays below what the new ISR allows (until an append or a follower "
+               "fetch moves it; with that follower dead and no more appends, for good). A liveness bug, caught "
+               "at the commit.",
+               "KAFKA-13091"),
         Preset("no-partition-epoch-check", _ALTER_ISR.replace(partition_epoch_check=False), "pass",
-               "The controller writes an AlterIsr's ISR whatever the request's zkVersion (no conditional "
-               "write, no INVALID_UPDATE_VERSION).",
+               "The controller writes an AlterIsr's ISR whatever the request's zkVersion (no conditional write, "
+               "no INVALID_UPDATE_VERSION). Unreachable in this ZooKeeper-era model: every ISR change the "
+               "controller makes itself bumps the leader epoch, so a stale AlterIsr is fenced by its epoch first.",
                "KIP-497 partition epoch"),
     )
 }

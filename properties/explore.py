@@ -89,9 +89,11 @@ concrete ``ElectController(b)``, ``ControllerProcessBrokerChange(c)``,
 ``OffsetsForLeaderEpoch(b, p)``, ``AlterIsrRequest(b)``, ``AlterIsrResponse(b)``, ``IsrExpiration(b)``, ``IsrChangePropagation(b)``,
 ``HighWatermarkCheckpoint(b)``, ``DelayedProduceExpire(b, r)`` and ``ZkReconnect(b)`` -- and the
 clock (``Tick``, as one class: time diverges) that is enabled continuously from some point on is
-eventually taken.  Environment actions (``Produce``, ``ConsumerFetch``, ``FlushLog``,
-``BrokerCrash``, ``BrokerRestart``, ``ZkSessionExpire``) are not fair: a client may stop, a broker
-may stay down.  For weak fairness an SCC contains a fair cycle iff every fair class enabled in all
+eventually taken; so is ``ZkSessionExpire(b)`` of a *dead* broker (ZooKeeper expires a session whose
+process stopped heartbeating, after zookeeper.session.timeout.ms: without it a crashed controller
+would hold /controller for ever).  Environment actions (``Produce``, ``ConsumerFetch``, ``FlushLog``,
+``BrokerCrash``, ``BrokerRestart``, ``ZkSessionExpire`` of a live broker) are not fair: a client may
+stop, a broker may stay down.  For weak fairness an SCC contains a fair cycle iff every fair class enabled in all
 of its states is taken on some edge inside it (then the cycle through every state and edge is
 fair), so no nested decomposition is needed.  A fair class whose transition leaves the bounds
 (pruned by ``max_leader_epoch``, or an ``ElectController`` blocked only by the controller-epoch
@@ -998,6 +1000,12 @@ FAIR_KINDS = frozenset({
 })
 
 
+def _is_fair(s, a) -> bool:
+    """Whether a, taken from s, is a fair action: a system action, or ZooKeeper expiring a dead broker's session."""
+    t = type(a)
+    return t in FAIR_KINDS or (t is A.ZkSessionExpire and not s.brokers[a.broker].alive)
+
+
 def _fair_class(a):
     return "Tick" if type(a) is A.Tick else a
 
@@ -1006,7 +1014,7 @@ def _fair_enabled(cfg: ModelConfig, s, eager_tasks: bool, without) -> set:
     """The fair classes enabled in s, counting an ElectController blocked only by the controller-epoch budget."""
     # enabledness in the model itself: the eager-task reduction hides actions in states where a task is due,
     # which must not make them look intermittently disabled
-    out = {_fair_class(a) for a in explorer_actions(cfg, s, False, without) if type(a) in FAIR_KINDS}
+    out = {_fair_class(a) for a in explorer_actions(cfg, s, False, without) if _is_fair(s, a)}
     zk = s.zk
     if zk.controller == -1 and zk.controller_epoch >= cfg.max_controller_epoch:
         hosts = {c.broker_id for c in s.controllers}
@@ -1051,7 +1059,7 @@ def check_liveness(res: ExploreResult, names=tuple(LIVENESS)) -> dict:
     # per state: fair classes enabled, and those taken only by transitions that left the bounds
     pruned_from: dict = {}
     for u, v, a in res.edges:
-        if v < 0 and type(a) in FAIR_KINDS:
+        if v < 0 and _is_fair(res.states[u], a):
             pruned_from.setdefault(u, set()).add(_fair_class(a))
     out = {}
     for name in names:
@@ -1088,7 +1096,7 @@ def _fair_lasso(res, g, sub, comp, pruned_from, name, p):
             if v not in members:
                 continue
             for a in g.edges[u, v]["actions"]:
-                if type(a) in FAIR_KINDS:
+                if _is_fair(res.states[u], a):
                     taken.setdefault(_fair_class(a), (u, v, a))
     classes = set().union(*enabled.values())
     always = [c for c in classes if all(c in enabled[i] for i in comp)]

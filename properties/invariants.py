@@ -340,6 +340,35 @@ def pending_isr_well_formed(cfg, s: ClusterState):
     return None
 
 
+def pending_isr_in_flight(cfg, s: ClusterState):
+    """INV pending_isr_in_flight (KIP-497): the broker leading a partition in ZooKeeper's current leader epoch, while
+    an ISR change of its is pending, holds the AlterIsr item of that change for that epoch (unsent or in flight).
+
+    A pending change whose item is gone can only be undone by a LeaderAndIsr, and the controller sends one
+    only with a new leader epoch: while ZooKeeper's epoch is the leader's, the partition is stuck, no ISR
+    change can be made (the liveness property alter_isr_completes fails from here on).  After an answer
+    that leaves the partition pending (FENCED_LEADER_EPOCH) ZooKeeper's epoch is already a later one."""
+    for p, st in enumerate(s.zk.partition_states):
+        if st is None or st.leader < 0:
+            continue
+        br = s.brokers[st.leader]
+        part = br.partitions[p] if br.alive else None
+        if type(part) is not Partition or part.pending_isr is None or part.leader != br.broker_id \
+                or part.leader_epoch != st.leader_epoch:
+            continue
+        for item in br.alter_isr_unsent:
+            if item.request.partition == p and item.isr == part.isr and item.pending == part.pending_isr \
+                    and item.request.leader_epoch == part.leader_epoch:
+                break
+        else:
+            pend = part.pending_isr
+            return {"broker": br.broker_id, "partition": p, "leader_epoch": part.leader_epoch, "isr": list(part.isr),
+                    "pending": {"expand": pend.expand, "replicas": list(pend.replicas)},
+                    "queued": [{"leader_epoch": it.request.leader_epoch, "new_isr": list(it.request.new_isr)}
+                               for it in br.alter_isr_unsent if it.request.partition == p]}
+    return None
+
+
 def isr_propagation_bound(cfg, s: ClusterState):
     """INV isr_propagation_bound (1.13): an ISR change is written to isr_change_notification within 5000+2500 ms of
     the last change, or 60000+2500 ms of the last propagation (while the broker's session is alive)."""
@@ -511,6 +540,36 @@ def isr_lag_window(cfg, pre: ClusterState, a, post: ClusterState):
     return None
 
 
+def _hw_candidate(cfg, br, part, p: int, now: int) -> int:
+    """What Partition.maybeIncrementLeaderHW would set the leader's HW to now (HW1, over the maximal ISR)."""
+    new_hw = br.logs[p].log_end_offset
+    isr = part.maximal_isr()
+    lag = cfg.replica_lag_time_max_ms
+    for r in part.remote_replicas:
+        if r.log_end_offset < new_hw and (now - r.last_caught_up_time_ms <= lag or r.broker_id in isr):
+            new_hw = r.log_end_offset
+    return new_hw
+
+
+def hw_advanced_on_isr_shrink(cfg, pre: ClusterState, a, post: ClusterState):
+    """INV hw_advanced_on_isr_shrink (HW4): when a leader's committed ISR loses members, its HW is at least what
+    maybeIncrementLeaderHW computes in the new state: the HW a removed follower held back is released at once."""
+    for b, (br0, br1) in enumerate(zip(pre.brokers, post.brokers)):
+        if br0 is br1 or br0.partitions is br1.partitions:
+            continue
+        for p in range(len(br1.partitions)):
+            p0, p1 = _leader_part(pre, b, p), _leader_part(post, b, p)
+            if p0 is None or p1 is None or p0.isr is p1.isr or not set(p0.isr) - set(p1.isr) \
+                    or br1.logs[p] is None:
+                continue
+            hw, want = br1.logs[p].high_watermark, _hw_candidate(cfg, br1, p1, p, post.now)
+            if hw < want:
+                return {"leader": b, "partition": p, "isr_before": list(p0.isr), "isr_after": list(p1.isr),
+                        "high_watermark": hw, "hw_candidate": want,
+                        "log_end_offset": br1.logs[p].log_end_offset}
+    return None
+
+
 # =========================================================================== sometimes witnesses
 def witness_hw_advanced(cfg, s: ClusterState):
     """WITNESS hw_advanced: some leader's HW is above 0."""
@@ -575,6 +634,12 @@ CATALOGUE: tuple[Invariant, ...] = (
               "Partition.PendingExpandIsr / PendingShrinkIsr, maybeExpandIsr, getOutOfSyncReplicas, "
               "sendAlterIsrRequest (Kafka 2.7.0); KIP-497",
               reads=ALIVE | PARTITIONS | ALTER_ISR),
+    Invariant("pending_isr_in_flight", ALWAYS, STATE, pending_isr_in_flight,
+              "ZooKeeper's current leader, while an ISR change is pending, holds that change's AlterIsr item for "
+              "its epoch (else nothing but a new leader epoch can end the pending state)",
+              "Partition.sendAlterIsrRequest / handleAlterIsrResponse, AlterIsrManager.enqueue / clearPending "
+              "(Kafka 2.7.0); KAFKA-12686 (3.0.0), KAFKA-12751 (2.7.2); reference L-b",
+              reads=ALIVE | PARTITIONS | ZK_STATES | ALTER_ISR),
     Invariant("isr_propagation_bound", ALWAYS, STATE, isr_propagation_bound,
               "an ISR change reaches isr_change_notification within 5000+2500 ms of the last change or "
               "60000+2500 ms of the last propagation", "ReplicaManager.maybePropagateIsrChanges (Kafka 2.4.0)"),
@@ -594,6 +659,10 @@ CATALOGUE: tuple[Invariant, ...] = (
               "a follower joins the ISR only with LEO >= HW and LEO >= the leader epoch start offset",
               "Partition.isFollowerInSync, KAFKA-7128; reference I9",
               reads=ALIVE | PARTITIONS),
+    Invariant("hw_advanced_on_isr_shrink", ALWAYS, STEP, hw_advanced_on_isr_shrink,
+              "when a leader's ISR shrinks, its HW is at least what maybeIncrementLeaderHW computes in the new state",
+              "Partition.maybeShrinkIsr (Kafka 2.4.0, HW4); Partition.handleAlterIsrResponse (KAFKA-13091, 3.1.0)",
+              reads=ALIVE | PARTITIONS | LOGS),
     Invariant("min_isr_promise", ALWAYS, STEP, min_isr_promise,
               "an acks=all success implies |ISR| >= min.insync.replicas at completion",
               "Partition.checkEnoughReplicasReachOffset (Kafka 2.4.0); reference I11",

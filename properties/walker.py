@@ -351,7 +351,51 @@ def novelty_key(cfg: ModelConfig, s) -> tuple:
             g.truncations > 0, g.isr_shrinks > 0, g.isr_expands > 0, min(stale, 2), diverged,
             *_isr_members_below_hw(s, not cfg.kafka_7415, g.produced < cfg.max_records),
             _hw_window(s) if not cfg.kafka_7415 else 0)
+    if cfg.kip_497:
+        cell += (_alter_isr_race(s), _shrink_holds_hw(cfg, s))
     return cell, (max_epoch, roles, len(s.controllers))
+
+
+def _shrink_holds_hw(cfg, s) -> int:
+    """1 if a leader has an ISR shrink pending (KIP-497) whose leaving members hold its HW back: committed, the
+    shrink would let the HW rise (KAFKA-13091's path, where the commit does not recompute it)."""
+    lag, now = cfg.replica_lag_time_max_ms, s.now
+    for br in s.brokers:
+        if not br.alive:
+            continue
+        for p, part in enumerate(br.partitions):
+            if type(part) is not Partition or part.leader != br.broker_id or part.pending_isr is None \
+                    or part.pending_isr.expand:
+                continue
+            log = br.logs[p]
+            new_hw = log.log_end_offset
+            for r in part.remote_replicas:
+                if r.log_end_offset < new_hw and (now - r.last_caught_up_time_ms <= lag or (
+                        r.broker_id in part.isr and r.broker_id not in part.pending_isr.replicas)):
+                    new_hw = r.log_end_offset
+            if new_hw > log.high_watermark:
+                return 1
+    return 0
+
+
+def _alter_isr_race(s) -> int:
+    """KAFKA-12686's window, a cell field of KIP-497 presets only: 1 if a broker has an AlterIsr response in flight
+    for a partition it has led since in a later leader epoch (a LeaderAndIsr came between the controller's
+    answer and the leader's reading of it); 2 if in that window the partition is pending again, a new proposal
+    the old response's handling will meet (``AlterIsrManager`` removes the partition's item whatever it is)."""
+    best = 0
+    for br in s.brokers:
+        inflight = br.alter_isr_inflight
+        if inflight is None or not br.alive:
+            continue
+        for item in inflight.items:
+            part = br.partitions[item.request.partition]
+            if type(part) is Partition and part.leader == br.broker_id \
+                    and part.leader_epoch > item.request.leader_epoch:
+                if part.pending_isr is not None:
+                    return 2
+                best = 1
+    return best
 
 
 def _hw_window(s) -> int:
@@ -580,8 +624,12 @@ P_PRECONDITION = 0.5
 #: after its first append, and the HW window open and its leader's session expired inside it.
 PRECONDITION_WEIGHTS = (1.0, 10.0, 1.0, 10.0, 10.0, 10.0, 1.0, 10.0)
 
-#: Positions in the novelty cell (``novelty_key``) of the precondition fields.
-_DIVERGENCE, _AHEAD, _TRUNCATING, _NEW_LEADER, _HW_WINDOW = 9, 10, 11, 12, 13
+#: Positions in the novelty cell (``novelty_key``) of the precondition fields (_ALTER_ISR_RACE: KIP-497 presets).
+_DIVERGENCE, _AHEAD, _TRUNCATING, _NEW_LEADER, _HW_WINDOW, _ALTER_ISR_RACE, _SHRINK_HOLDS_HW = 9, 10, 11, 12, 13, 14, 15
+#: The AlterIsr race's weight among precondition cells, open (1) and with a new proposal pending in it (2);
+#: a pending shrink holding the HW back.
+ALTER_ISR_RACE_WEIGHTS = (1.0, 10.0)
+SHRINK_HOLDS_HW_WEIGHT = 10.0
 
 
 def precondition_weight(cell: tuple) -> float:
@@ -606,6 +654,11 @@ def precondition_weight(cell: tuple) -> float:
         w = max(w, PRECONDITION_WEIGHTS[3 + cell[_NEW_LEADER]])
     if cell[_HW_WINDOW]:
         w = max(w, PRECONDITION_WEIGHTS[5 + cell[_HW_WINDOW]])
+    if len(cell) > _ALTER_ISR_RACE:
+        if cell[_ALTER_ISR_RACE]:
+            w = max(w, ALTER_ISR_RACE_WEIGHTS[cell[_ALTER_ISR_RACE] - 1])
+        if cell[_SHRINK_HOLDS_HW]:
+            w = max(w, SHRINK_HOLDS_HW_WEIGHT)
     return w
 
 
