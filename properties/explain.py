@@ -134,6 +134,16 @@ _SENTENCES = {
                                        f"{f['offset']} to an acks=all producer with ISR {f['isr']}, smaller than "
                                        f"min.insync.replicas={f['min_insync_replicas']}"),
     "isr_lag_window": _lag_window,
+    "pending_isr_in_flight": lambda f, cfg: (
+        f"broker {f['broker']}, ZooKeeper's leader of partition {f['partition']} in epoch {f['leader_epoch']}, "
+        f"waits for an ISR {'expansion by' if f['pending']['expand'] else 'shrink by'} {f['pending']['replicas']} "
+        f"(committed ISR {f['isr']}) that no AlterIsr of its own will answer "
+        f"({'nothing queued' if not f['queued'] else 'only ' + str(f['queued']) + ' queued'}): until a new leader "
+        f"epoch no ISR change can be made"),
+    "hw_advanced_on_isr_shrink": lambda f, cfg: (
+        f"leader {f['leader']}'s ISR shrank from {f['isr_before']} to {f['isr_after']} but its HW stayed at "
+        f"{f['high_watermark']}, below the {f['hw_candidate']} the new ISR allows (LEO {f['log_end_offset']}): "
+        f"the HW was not recomputed when the shrink took effect"),
     "pending_isr_well_formed": lambda f, cfg: (
         f"broker {f['broker']}'s pending ISR change of partition {f['partition']} "
         f"({'expand by' if f['pending']['expand'] else 'shrink by'} {f['pending']['replicas']}, committed ISR "

@@ -93,9 +93,10 @@ def test_kafka_7415_counterexample_is_gone_with_the_fix():
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_counterexample_is_gone_on_kafka_2_4(path):
-    """Found before the fix, gone after it: each archived trace replayed on kafka-2.4 (every fix in).
+    """Found before the fix, gone after it: each archived trace replayed on kafka-2.4 (every fix in), or, for
+    the AlterIsr presets (KIP-497), on alter-isr (every AlterIsr fix in).
 
-    The presets differ from kafka-2.4 only in protocol flags, so the same actions apply.  Every action stays
+    The presets differ from those only in protocol flags, so the same actions apply.  Every action stays
     enabled and the recorded invariant holds throughout, except for kafka-0.10.2's traces: under epoch
     truncation a new follower must send OffsetsForLeaderEpoch before it fetches, so their first fetch after
     becoming a follower is not enabled there (which is the fix: truncation no longer goes by the HW).
@@ -106,10 +107,11 @@ def test_counterexample_is_gone_on_kafka_2_4(path):
     from isrlab.properties.shrink import first_violation
 
     trace = load_trace(str(path))
-    fixed = preset("kafka-2.4").config
+    fixed = preset("alter-isr" if trace.config.kip_497 else "kafka-2.4").config
     differing = {f for f in fixed.__dataclass_fields__ if getattr(fixed, f) != getattr(trace.config, f)}
     assert differing <= {"truncation", "kip_320", "kafka_7128", "kafka_7415", "kafka_7164", "kafka_6082", "kip_380",
-                         "crash_loses_unflushed_data"}, differing
+                         "crash_loses_unflushed_data", "kafka_12686", "kafka_12751", "kafka_13091",
+                         "partition_epoch_check"}, differing
     s = initial_state(fixed)
     for a in trace.actions:
         after = step(fixed, s, a)
