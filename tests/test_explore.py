@@ -111,6 +111,39 @@ def test_key_is_relative_to_the_clock():
 
 
 @pytest.mark.unit
+def test_fast_key_agrees_with_state_key_on_alter_isr_states():
+    """KIP-497 states (AlterIsr items, answers in flight, pending ISR changes, zkVersions keyed relative to
+    ZooKeeper's) from walks: the fast key and state_key partition them alike, and both see ZooKeeper's version
+    moving alone (every version the brokers and the controller hold then lags it by more)."""
+    import dataclasses
+
+    from isrlab.properties.walker import derive_seed, walk
+
+    cfg = preset("kafka-2.7").config
+    states = []
+    for i in range(24):
+        s = initial_state(cfg)
+        for a in walk(cfg, derive_seed(3, i), 400, invariants=()).actions:
+            s = step(cfg, s, a)
+            states.append(s)
+    assert sum(any(b.alter_isr_inflight is not None for b in s.brokers) for s in states) > 20
+    fast = fast_keyer(cfg, memo_limit=50)
+    by_fast, by_slow = {}, {}
+    for t in states:
+        a, b = fast(t), state_key(cfg, t)
+        assert by_fast.setdefault(a, b) == b and by_slow.setdefault(b, a) == a
+    from isrlab.model.state import Partition
+
+    for t in [t for t in states if any(type(b.partitions[0]) is Partition for b in t.brokers)][::37]:
+        u = t._clone(None)
+        u.zk = t.zk._clone(None)
+        u.zk.partition_states = tuple(None if st is None else dataclasses.replace(st, zk_version=st.zk_version + 3)
+                                      for st in t.zk.partition_states)
+        # only ZooKeeper's version moved: every cached version is now 3 behind, a different key
+        assert state_key(cfg, u) != state_key(cfg, t) and fast(u) != fast(t)
+
+
+@pytest.mark.unit
 def test_fast_key_partitions_states_like_state_key():
     # the explorer dedups by fast_keyer; state_key is the definition.  On every transition of a small search
     # (the concrete successor, not only the representative kept), two states get the same fast key iff they
