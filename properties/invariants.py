@@ -311,6 +311,8 @@ def pending_isr_well_formed(cfg, s: ClusterState):
     """INV pending_isr_well_formed (KIP-497): only a leader has a pending ISR change; a pending expansion adds one
     assigned replica outside the committed ISR, a pending shrink removes followers of the committed ISR and
     leaves the leader in it; the AlterIsr item queued for the partition, if any, proposes that change."""
+    if not cfg.kip_497:
+        return None                              # nothing is ever pending without AlterIsr
     for br in s.brokers:
         if not br.alive:
             continue
@@ -348,6 +350,8 @@ def pending_isr_in_flight(cfg, s: ClusterState):
     only with a new leader epoch: while ZooKeeper's epoch is the leader's, the partition is stuck, no ISR
     change can be made (the liveness property alter_isr_completes fails from here on).  After an answer
     that leaves the partition pending (FENCED_LEADER_EPOCH) ZooKeeper's epoch is already a later one."""
+    if not cfg.kip_497:
+        return None                              # nothing is ever pending without AlterIsr
     for p, st in enumerate(s.zk.partition_states):
         if st is None or st.leader < 0:
             continue
@@ -553,7 +557,11 @@ def _hw_candidate(cfg, br, part, p: int, now: int) -> int:
 
 def hw_advanced_on_isr_shrink(cfg, pre: ClusterState, a, post: ClusterState):
     """INV hw_advanced_on_isr_shrink (HW4): when a leader's committed ISR loses members, its HW is at least what
-    maybeIncrementLeaderHW computes in the new state: the HW a removed follower held back is released at once."""
+    maybeIncrementLeaderHW computes in the new state: the HW a removed follower held back is released at once.
+    The shrinks a leader makes itself (its ZooKeeper write, or an AlterIsr it commits), which the ghost counts;
+    a LeaderAndIsr's smaller ISR goes through makeLeader, which recomputes the HW anyway (M9)."""
+    if post.ghost.isr_shrinks == pre.ghost.isr_shrinks:
+        return None
     for b, (br0, br1) in enumerate(zip(pre.brokers, post.brokers)):
         if br0 is br1 or br0.partitions is br1.partitions:
             continue
