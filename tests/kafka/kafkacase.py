@@ -59,7 +59,10 @@ class Case:
         self.cls, self.test = kafka_case.split(".")
         self.description = description
         self.preset = preset_name
-        config.setdefault("max_records", 50)     # a budget for the engines, not a Kafka setting
+        # budgets for the engines, not Kafka settings
+        config.setdefault("max_records", 50)
+        config.setdefault("max_crashes", 10)
+        config.setdefault("max_session_expirations", 10)
         self.cfg = preset(preset_name).config.replace(**config)
         self.s = initial_state(self.cfg)
         self.actions: list = []
@@ -69,6 +72,8 @@ class Case:
         self.failure = None
         self.notes: list = []
         self.not_checked: list = []
+        self._errors_before = 0
+        self._errors_mark = None
 
     # ------------------------------------------------------------------ raw actions
     def do(self, a) -> "Case":
@@ -85,12 +90,18 @@ class Case:
         self.checks.append({"after": len(self.actions), "path": path, "equals": equals, "why": why})
         return self
 
+    def mark_errors(self) -> "Case":
+        """Remember the error codes seen so far: the next check_new_error covers every action since."""
+        self._errors_mark = self.s.ghost.errors_seen
+        return self
+
     def check_new_error(self, name: str, why: str) -> "Case":
-        """The last action made the model record error `name` for the first time in this run.
+        """The last action (or those since mark_errors) made the model record error `name` for the first time.
 
         The state keeps only the set of error codes seen so far (ghost.errors_seen), so the check is
-        that set: the codes seen before the action (whatever they were) plus this one."""
-        before = self._errors_before
+        that set: the codes seen before (whatever they were) plus this one."""
+        before = self._errors_before if self._errors_mark is None else self._errors_mark
+        self._errors_mark = None
         bit = ERROR_BIT[name]
         assert not before & bit, f"{self.kafka_case}: {name} was already seen before action {len(self.actions)}"
         return self.check("ghost.errors_seen", before | bit, why)
@@ -132,6 +143,9 @@ class Case:
                         progressed = True
             if not progressed:
                 return self
+
+    def isr_notification(self, c: int) -> "Case":
+        return self.do(A.ControllerProcessIsrChangeNotification(c))
 
     def broker_change(self, c: int) -> "Case":
         return self.do(A.ControllerProcessBrokerChange(c))
