@@ -12,6 +12,7 @@ marked with ``fails(reason)`` and written to ``failing/``.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from isrlab.model import actions as A
@@ -87,6 +88,7 @@ class Case:
         return self
 
     def check(self, path: str, equals, why: str) -> "Case":
+        equals = json.loads(json.dumps(equals))        # a copy: a list the caller changes later stays as it was
         self.checks.append({"after": len(self.actions), "path": path, "equals": equals, "why": why})
         return self
 
@@ -191,6 +193,9 @@ class Case:
                 return self
         raise AssertionError(f"{self.kafka_case}: followers did not settle")
 
+    def flush(self, b: int, p: int = 0) -> "Case":
+        return self.do(A.FlushLog(b, p))
+
     def crash(self, b: int, clean: bool = True) -> "Case":
         return self.do(A.BrokerCrash(b, clean))
 
@@ -292,7 +297,9 @@ MISSING = {
     "controlled shutdown": "controlled shutdown",
     "preferred election": "preferred-leader election",
     "reassignment": "partition reassignment",
-    "partition expansion": "adding partitions to a topic",
+    "partition expansion": "topics and partitions created at run time (TopicChange, partition modifications)",
+    "controller batch internals": "a controller request batch given arbitrary contents (the same partition "
+                                  "twice, partitions without leadership)",
     "interleaved OffsetsForLeaderEpoch": "OffsetsForLeaderEpoch request and response as separate steps",
     "message format < 0.11": "message format < 0.11 (no leader epochs in records)",
     "log start offset": "log start offset moves (DeleteRecords, retention, a leader's log starting above 0)",
