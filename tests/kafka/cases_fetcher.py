@@ -50,12 +50,14 @@ def fenced_truncation():
     c.crash(1).broker_change(3).deliver_all()
     c.restart(1).broker_change(3).deliver_all()
     c.check("brokers.1.fetchers.0.state", "truncating", "the restarted follower starts with truncation")
+    c.check("brokers.1.logs.0.high_watermark", 1, "its HW is 1 (the record was committed before)")
     c.check("brokers.1.fetchers.0.leader_epoch", 1, "in epoch 1 (broker 1 left the ISR: epoch 0 -> 1)")
     c.crash(2).broker_change(3).deliver_all(to=[0])
     c.check("brokers.0.partitions.0.leader_epoch", 2, "the leader is in epoch 2, one ahead of the follower")
     c.produce(0, acks=1, n=2)
     c.ofle(1)
-    c.check("brokers.1.logs.0.entries", [[1, 0]], "no progress")
+    c.check("brokers.1.logs.0.entries", [[1, 0]], "no progress: the log end is unchanged")
+    c.check("brokers.1.logs.0.high_watermark", 1, "and so is the HW")
     c.check("brokers.1.fetchers.0.state", "failed", "the partition is marked failed")
     return c
 
@@ -355,20 +357,24 @@ def poll_on_error():
              "While the broker it follows is not the leader (NOT_LEADER_FOR_PARTITION) the follower keeps asking "
              "and truncates nothing; once the new leader answers it truncates to the answer (Kafka: 156).",
              n_brokers=5, replication_factor=4)
-    c.adapt("Follower 2 is in truncation (epoch 1) when its leader 0 restarts: broker 0 has no partition until "
-            "the controller acts.  The controller then elects broker 1, which has fewer records than broker 2.")
+    c.adapt("Follower 2 is in truncation (epoch 1) when its leader 0 restarts: broker 0 hosts no partition until "
+            "the controller's LeaderAndIsr reaches it, but already knows the partition from the controller's "
+            "UpdateMetadata (in 2.4 a broker that knows neither answers UNKNOWN_TOPIC_OR_PARTITION).  The "
+            "controller elects broker 1, which has fewer records than broker 2.")
     c.unchecked("the second partition answered UNKNOWN_SERVER_ERROR (the model has no such failure)")
     c.create_topic(controller=4).catch_up()
     c.produce(0, acks=1, n=2).catch_up().produce(0, acks=1).fetch(2)
     c.crash(3).broker_change(4).deliver_all()
-    c.crash(0).restart(0)
+    c.crash(0).restart(0).broker_change(4).deliver(4, 0)
+    c.check("brokers.0.metadata.partitions.0.leader", -1, "broker 0 knows the partition (no leader yet)")
+    c.check("brokers.0.partitions", [None], "and hosts none")
     for i in range(4):
         c.ofle(2)
         if i == 0:
             c.check_new_error("NOT_LEADER_FOR_PARTITION", "broker 0 answers NOT_LEADER_FOR_PARTITION")
         c.check("brokers.2.logs.0.entries", [[1, 0], [2, 0], [3, 0]], f"round {i + 1}: no truncation")
         c.check("brokers.2.fetchers.0.state", "truncating", f"round {i + 1}: still asking")
-    c.broker_change(4).deliver_all()
+    c.deliver_all()
     c.check("brokers.2.partitions.0.leader", 1, "a new leader, broker 1")
     c.ofle(2)
     c.check("brokers.2.logs.0.entries", [[1, 0], [2, 0]], "truncated to the new leader's answer, 2")
