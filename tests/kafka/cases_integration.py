@@ -245,6 +245,7 @@ def _unclean(name: str, enabled: bool, override: str | None) -> Case:
              n_brokers=3, replication_factor=2, unclean_leader_election=enabled)
     if override:
         c.adapt(override)
+        c.unchecked("that the topic-level override takes precedence over the broker default (one setting here)")
     c.adapt("Kafka shuts brokers down with controlled shutdown; the partition states it leads to are those of a "
             "plain shutdown here (the follower leaves the ISR with an epoch bump; the last ISR member keeps the "
             "leadership until it stops).  A third broker hosts the controller.  Consuming reads every record "
