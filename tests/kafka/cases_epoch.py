@@ -198,7 +198,7 @@ out_of_scope(E + "shouldClearEarliestOnEmptyCache", "a guard: truncateFromStart 
 out_of_scope(E + "shouldClearLatestOnEmptyCache", "a guard: truncateFromEnd on an empty cache does not throw")
 
 
-# ============================================================================ EpochDrivenReplicationProtocolAcceptanceTest
+# ======================================================================= EpochDrivenReplicationProtocolAcceptanceTest
 # Two brokers (Kafka's 100 and 101 are 0 and 1) host the partition; a third broker hosts the
 # controller so that bouncing either replica does not move it.  Kafka bounces brokers with
 # controlled shutdown; a follower's controlled shutdown and a plain shutdown leave the same partition

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kafkacase import Case, case, errors, missing, out_of_scope
+from kafkacase import Case, case, missing, out_of_scope
 
 # ============================================================================ IsrExpirationTest
 # Two brokers, replica.lag.time.max.ms = 100 (the isr-expiration task runs every 50 ms), broker 0

@@ -13,7 +13,6 @@ marked with ``fails(reason)`` and written to ``failing/``.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from isrlab.model import actions as A
 from isrlab.model.config import preset
@@ -21,7 +20,6 @@ from isrlab.model.encode import encode
 from isrlab.model.errors import ERROR_BIT
 from isrlab.model.step import initial_state, step, tick_limit
 
-HERE = Path(__file__).resolve().parent
 KAFKA_TAG = "2.4.0"
 
 #: Kafka 2.4.0 test sources, by class.
@@ -42,14 +40,6 @@ SOURCES = {
     "EpochDrivenReplicationProtocolAcceptanceTest":
         "core/src/test/scala/unit/kafka/server/epoch/EpochDrivenReplicationProtocolAcceptanceTest.scala",
 }
-
-
-def errors(*names: str) -> int:
-    """The ghost's errors_seen bit set for exactly these error names."""
-    out = 0
-    for n in names:
-        out |= ERROR_BIT[n]
-    return out
 
 
 class Case:
