@@ -296,8 +296,9 @@ def _conf_pairs(pairs) -> dict:
                    "invariant a preset is not known to break), instead of 1 on any violation; a known bug "
                    "not found within the budget is reported as 'not found'.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable summary on stdout.")
+@click.option("--verbose", is_flag=True, help="Print each counterexample's step table after the summary.")
 def fuzz(preset_names, master, shards, seed, runs, budget, engine, max_steps, extensions, invariants, no_swarm,
-         run_seed, shrink_budget, shrink_candidates, out, archive, conf, check_expected, as_json) -> None:
+         run_seed, shrink_budget, shrink_candidates, out, archive, conf, check_expected, as_json, verbose) -> None:
     """Fuzz presets: seeded swarm runs with every invariant checked after every step.
 
     By default a campaign on Spark (embedded local[*]): seeds sharded over the cluster, results as
@@ -337,7 +338,7 @@ def fuzz(preset_names, master, shards, seed, runs, budget, engine, max_steps, ex
         _hunt(spec, names[0], run_seed, budget, runs, shrink_budget, archive, as_json)
     else:
         _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidates, out, archive, conf_map,
-                        check_expected, as_json)
+                        check_expected, as_json, verbose)
 
 
 def campaign_archive(out: str, campaign_id: str) -> str:
@@ -364,7 +365,7 @@ def _log(message: str) -> None:
 
 
 def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidates, out, archive, conf_map,
-                    check_expected, as_json) -> None:
+                    check_expected, as_json, verbose=False) -> None:
     """isrlab fuzz on Spark: the campaign pipeline of isrlab.sparkjob."""
     import dataclasses
     import shutil
@@ -403,12 +404,24 @@ def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidat
     summary = result.summary
     summary["seconds"]["session_s"] = round(started, 3)
     summary["seconds"]["total_s"] = round(time.monotonic() - t0, 3)
+    where = {"archive": archive}
+    if not is_remote(out):
+        folder = os.path.join(out, spec.campaign_id())
+        where["summary"] = os.path.join(folder, "summary.json")
+        where["tables"] = os.path.join(folder, "runs") + os.sep
+        try:
+            from . import report
+
+            _log("isrlab: writing the campaign's report")
+            where["report"] = report.write(folder)
+        except (OSError, InputError) as e:  # the campaign's results stand; only the page is missing
+            _log(f"isrlab: the report could not be written: {e}")
     if as_json:
         click.echo(json.dumps(summary, indent=1))
     else:
-        for table in result.tables:
-            click.echo("\n".join(table))
-        click.echo("\n".join(sparkjob.summary_lines(summary)))
+        from . import console
+
+        console.campaign(summary, console.console(), where, result.tables if verbose else None)
     if check_expected:
         sys.exit(EXIT_OK if summary["as_expected"] else EXIT_VIOLATION)
     sys.exit(EXIT_VIOLATION if summary["violations"] else EXIT_OK)
@@ -678,6 +691,29 @@ def campaigns(out: str, as_json: bool) -> None:
             presets_text = f"{len(r['presets'])} presets"
         click.echo(f"{r['id']:<24} {r['date']:<21} {str(r['engine']):<8} {result:<12} {r['counterexamples']:>3}  "
                    f"{presets_text}")
+    sys.exit(EXIT_OK)
+
+
+@main.command("report")
+@click.argument("campaign", default="latest")
+@click.option("--out", default="campaigns", show_default=True, type=click.Path(file_okay=False),
+              help="The folder campaigns were written under (CAMPAIGN may also be a campaign's own folder).")
+def report_cmd(campaign: str, out: str) -> None:
+    """Write CAMPAIGN's report, one self-contained HTML page: summary, plots, counterexamples with diagrams.
+
+    Campaigns write theirs at the end; this command writes it again (e.g. after promoting).
+
+    Example: isrlab report latest
+    """
+    from . import report
+
+    folder = report.resolve(campaign, out)
+    check_output_file(os.path.join(folder, "report.html"), "report")
+    try:
+        path = report.write(folder)
+    except OSError as e:
+        raise RunError(f"cannot write the report in {folder}: {e.strerror or e}") from None
+    click.echo(path)
     sys.exit(EXIT_OK)
 
 
