@@ -100,10 +100,9 @@ def _plots(preset: str, runs: list[dict]) -> list[tuple[str, str]]:
         witnesses.append(len(seen_w))
     if total:
         fig, ax = plt.subplots(figsize=(6.4, 2.8))
-        ax.step(xs, kinds, where="post", label="action kinds")
-        ax.step(xs, errors, where="post", label="error codes")
-        ax.step(xs, witnesses, where="post", label="witnesses")
-        ax.set_xscale("symlog")
+        ax.step(xs, kinds, where="post", marker=".", label="action kinds")
+        ax.step(xs, errors, where="post", marker=".", label="error codes")
+        ax.step(xs, witnesses, where="post", marker=".", label="witnesses")
         ax.set_xlabel("steps (runs in seed order)")
         ax.set_ylabel("distinct, seen so far")
         ax.legend(fontsize="small", loc="lower right")
@@ -184,7 +183,7 @@ def render(folder: str) -> str:
         figs = _plots(p["preset"], by_preset.get(p["preset"], []))
         if figs:
             plots.append(f"<section class=\"preset\"><h3>{e(p['preset'])}</h3><div class=\"plots\">"
-                         + "".join(f"<figure>{svg}<figcaption>{e(t)}</figcaption></figure>" for t, svg in figs)
+                         + "".join(f"<figure title=\"{e(t)}\">{svg}</figure>" for t, svg in figs)
                          + "</div></section>")
     folded = fold(summary.get("counterexamples", []))
     cxs = [f"<h2>Counterexamples ({len(folded)} distinct)</h2>"]
