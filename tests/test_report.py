@@ -113,7 +113,7 @@ def test_report_is_one_self_contained_page(tmp_path):
     assert p.tags[0] == "html" and "summary" in p.ids
     assert p.classes.count("counterexample") == 2          # the near-duplicate is folded
     assert p.classes.count("diagram") == 2 and p.tags.count("svg") >= 2 + 3  # diagrams and plots
-    assert "steps to the first violation" in text and "coverage" in text
+    assert "steps to the first violation" in page and "coverage over 2 runs" in page
     assert "joined leader" in text and "isrlab replay --expected" in text
     assert p.tags.count("details") == 2                     # the step tables, folded
     assert report.resolve("seed0-abc", str(tmp_path)) == str(folder)
