@@ -261,8 +261,10 @@ def _conf_pairs(pairs) -> dict:
 @click.option("--runs", default=None, type=Count(1, 10 ** 9),
               help="Runs per preset, split over the shards (default: until the budget).")
 @click.option("--budget", default=None, type=SECONDS,
-              help="Seconds of fuzzing (default 30 when --runs is not given); on Spark, shared out over the "
-                   "tasks so that the campaign's fuzzing takes about this long.")
+              help="Seconds of fuzzing (default 30 when --runs is not given), a wall-clock bound checked inside "
+                   "every run (every 256 steps of a walk or extension, before every Hypothesis action): fuzzing "
+                   "stops within about 0.1 s of it, then shrinks for at most --shrink-budget; on Spark, shared out "
+                   "over the tasks (plus Spark's start-up and scheduling).")
 @click.option("--engine", type=click.Choice(["guided", "walk", "hypothesis"]), default="guided", show_default=True,
               help="guided: novelty-guided walks over a corpus of saved states (one run = --extensions "
                    "extensions); walk: independent random walks (one run = one walk); hypothesis: the "
@@ -279,7 +281,8 @@ def _conf_pairs(pairs) -> dict:
 @click.option("--run-seed", default=None, type=SEEDS,
               help="Run exactly one run with this seed, in process (replays a campaign's run from its seed).")
 @click.option("--shrink-budget", default=20.0, show_default=True, type=Number(0.0, 7 * 24 * 3600.0, name="seconds"),
-              help="Seconds to spend shrinking a counterexample.")
+              help="Seconds to spend shrinking a counterexample (checked before every candidate and every 256 "
+                   "replayed actions: at most about 0.1 s more).")
 @click.option("--shrink-candidates", default=1, show_default=True, type=Count(1, 1000),
               help="Violating runs shrunk per preset and invariant (Spark campaigns; the shortest first).")
 @click.option("--out", default="campaigns", show_default=True,
@@ -463,6 +466,7 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
 
     from .archive import counterexample
     from .campaign import run_one, run_seed as seed_of
+    from .properties.budget import Deadline
     from .model.actions import ACTION_KINDS
     from .model.config import preset
     from .properties.invariants import WITNESSES
@@ -476,7 +480,7 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
         _log(f"isrlab: run seed {run_seed} under model version {model_version()}: a seed gives the same run only "
              f"under the model version it was recorded with (a trace's model_version); its actions replay anywhere")
     t0 = time.monotonic()
-    over = None if budget is None or run_seed is not None else (lambda: time.monotonic() - t0 >= budget)
+    over = None if budget is None or run_seed is not None else Deadline(budget)
     total_steps = n = 0
     kinds_seen: dict[str, int] = {}
     seen_witnesses: set[str] = set()
@@ -508,7 +512,7 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
                "campaign_seed": spec.seed, "runs": n, "steps": total_steps, "seconds": round(secs, 3),
                "steps_per_second": round(total_steps / secs) if secs > 0 else None,
                "action_kinds_covered": sorted(kinds_seen), "witnesses": sorted(seen_witnesses),
-               "violation": None}
+               "stopped_by_budget": bool(over is not None and over.expired and found is None), "violation": None}
     lines = []
     if found is not None:
         this_seed, r = found
@@ -539,7 +543,8 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
             click.echo(summary["explanation"])
             click.echo(_archived_line(summary["trace_file"], summary["newly_archived"]))
         else:
-            click.echo(f"no violation (preset expects: {p.expected})")
+            why = " within --budget" if summary["stopped_by_budget"] else ""
+            click.echo(f"no violation{why} (preset expects: {p.expected})")
     sys.exit(EXIT_VIOLATION if found is not None else EXIT_OK)
 
 
@@ -549,7 +554,8 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
 @click.option("--bfs-states", default=100_000, show_default=True, type=Count(0, 10 ** 8),
               help="Distinct states the breadth-first pass over the trace's own actions may visit (0: none).")
 @click.option("--budget", default=120.0, show_default=True, type=SECONDS,
-              help="Seconds before the shrinker stops with the shortest trace so far.")
+              help="Seconds before the shrinker stops with the shortest trace so far (checked before every "
+                   "candidate and every 256 replayed actions, so within about 0.1 s).")
 @click.option("--archive", default=None, type=click.Path(file_okay=False),
               help="Folder the shorter trace is archived in (default: FILE's own folder).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
