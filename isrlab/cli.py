@@ -367,6 +367,21 @@ def _log(message: str) -> None:
     click.echo(message, err=True)
 
 
+#: attempts per task on Spark's embedded master, as spark.task.maxFailures gives a cluster by default
+LOCAL_TASK_ATTEMPTS = 4
+
+
+def with_task_retries(master: str) -> str:
+    """local / local[N] / local[*] as local[N,4]: Spark's embedded master otherwise fails a campaign on one lost
+    task (spark.task.maxFailures does not apply to it); a user-given local[N,F] stays as given."""
+    import re
+
+    m = re.fullmatch(r"local(?:\[(\*|[1-9][0-9]*)\])?", master.strip())
+    if m is None:
+        return master
+    return f"local[{m.group(1) or 1},{LOCAL_TASK_ATTEMPTS}]"
+
+
 def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidates, out, archive, conf_map,
                     check_expected, as_json, verbose=False) -> None:
     """isrlab fuzz on Spark: the campaign pipeline of isrlab.sparkjob."""
@@ -377,6 +392,11 @@ def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidat
     from . import sparkjob
 
     t0 = time.monotonic()
+    retrying = with_task_retries(master)
+    if retrying != master:
+        _log(f"isrlab: {master} runs as {retrying}: a task whose Python worker is lost is retried "
+             f"(up to {LOCAL_TASK_ATTEMPTS} attempts)")
+        master = retrying
     ship_dir = sparkjob.default_ship_dir()
     try:
         try:
