@@ -367,6 +367,40 @@ def _log(message: str) -> None:
     click.echo(message, err=True)
 
 
+def _jvm_reason(path: str) -> str | None:
+    """The JVM's own reason for failing to start: the first exception line of its log."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read(1 << 20).splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        if "Exception:" in line or line.startswith("Error:"):
+            return line.split("Exception:", 1)[-1].strip() if "Exception:" in line else line[len("Error:"):].strip()
+    return None
+
+
+class _stderr_to:
+    """Point file descriptor 2 at a file while a child process (Spark's JVM) starts; Python's stderr comes back."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def __enter__(self):
+        sys.stderr.flush()
+        self.saved = os.dup(2)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(fd, 2)
+        os.close(fd)
+        return self
+
+    def __exit__(self, *exc):
+        sys.stderr.flush()
+        os.dup2(self.saved, 2)
+        os.close(self.saved)
+        return False
+
+
 #: attempts per task on Spark's embedded master, as spark.task.maxFailures gives a cluster by default
 LOCAL_TASK_ATTEMPTS = 4
 
@@ -398,12 +432,15 @@ def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidat
              f"(up to {LOCAL_TASK_ATTEMPTS} attempts)")
         master = retrying
     ship_dir = sparkjob.default_ship_dir()
+    # the JVM's own stderr (start-up notices, executor-loss lines) goes to a log file, not the user's screen
+    jvm_log = os.path.join(ship_dir, "spark.log")
     try:
         try:
-            spark = sparkjob.session(master, "isrlab fuzz", conf_map, ship_dir)
-        except Exception as e:  # a bad master URL or configuration: say so in one line
-            raise InputError(f"cannot start Spark on {master!r}: {str(e).splitlines()[0] if str(e) else e}") \
-                from None
+            with _stderr_to(jvm_log):
+                spark = sparkjob.session(master, "isrlab fuzz", conf_map, ship_dir)
+        except Exception as e:  # a bad master URL or configuration: say so in one line, with the JVM's reason
+            reason = _jvm_reason(jvm_log) or (str(e).splitlines()[0] if str(e) else type(e).__name__)
+            raise InputError(f"cannot start Spark on {master!r}: {reason[:300]}") from None
         started = time.monotonic() - t0
         try:
             parallelism = spark.sparkContext.defaultParallelism
@@ -417,9 +454,17 @@ def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidat
                      f"(hdfs://, s3a://, NFS); a local path keeps each worker's part files on its own disk")
             _log(f"isrlab: Spark {spark.version} on {master} ({parallelism} slots) started in {started:.1f} s; "
                  f"{n_tasks} tasks")
-            result = sparkjob.run_campaign(spark, spec, out, archive, shrink_candidates, shrink_budget, log=_log)
+            try:
+                result = sparkjob.run_campaign(spark, spec, out, archive, shrink_candidates, shrink_budget, log=_log)
+            except Exception as e:  # a job that failed after Spark's retries: no partial table left behind
+                if not is_remote(out):
+                    shutil.rmtree(os.path.join(out, spec.campaign_id(), "_shards_raw"), ignore_errors=True)
+                first = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), type(e).__name__)
+                raise RunError(f"the Spark job failed: {first[:300]}") from None
         finally:
             spark.stop()
+            if not is_remote(out) and os.path.isfile(jvm_log) and os.path.isdir(os.path.join(out, spec.campaign_id())):
+                shutil.copyfile(jvm_log, os.path.join(out, spec.campaign_id(), "spark.log"))
     finally:
         shutil.rmtree(ship_dir, ignore_errors=True)
     if not is_remote(out):
