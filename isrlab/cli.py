@@ -212,7 +212,12 @@ def replay(file: str, as_json: bool, max_changes: int, quiet: bool, check_expect
         click.echo(f"outcome: {result.outcome} ({verdict}; the trace expects {expected}); "
                    f"{len(trace.actions)} actions")
     if check_expected:
-        sys.exit(EXIT_OK if result.matches_expectation else EXIT_VIOLATION)
+        from .properties.replay import verdict
+
+        ok, why = verdict(result)
+        if not ok and not as_json:
+            click.echo(why)
+        sys.exit(EXIT_OK if ok else EXIT_VIOLATION)
     clean = not result.violations and not result.check_failures
     sys.exit(EXIT_OK if clean and result.matches_expectation else EXIT_VIOLATION)
 
