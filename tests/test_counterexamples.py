@@ -36,7 +36,7 @@ def test_counterexample_replays_to_its_violation(path):
     assert PRESETS[trace.preset].config == trace.config
     r = CliRunner().invoke(main, ["replay", str(path), "--json"])
     assert r.exit_code == 1, r.output
-    out = json.loads(r.output)
+    out = json.loads(r.stdout)
     assert out["matches_expectation"], out["violations"]
     first = next(v for v in out["violations"] if v["invariant"] == trace.violated)
     assert first["step"] == len(trace.actions), "the archived trace ends at its violation (shrunk)"
