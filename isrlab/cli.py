@@ -184,10 +184,10 @@ def replay(file: str, as_json: bool, max_changes: int, quiet: bool, check_expect
     from .properties.explain import step_table
 
     trace = load_trace_file(file)
+    result = replay_or_fail(trace, file, with_changes=not quiet or as_json)
     note = version_note(trace.model_version)
     if note and trace.provenance:
         _log(f"isrlab: {note}")
-    result = replay_or_fail(trace, file, with_changes=not quiet or as_json)
 
     if as_json:
         out = {
@@ -358,7 +358,7 @@ def _in_process_archive(out: str, archive: str | None, campaign_id: str) -> str:
     """The counterexample folder of an in-process hunt: --archive, or --out when only --out was given."""
     ctx = click.get_current_context()
     if ctx.get_parameter_source("out") is click.core.ParameterSource.DEFAULT:
-        return archive or campaign_archive(out, campaign_id)
+        return archive if archive is not None else campaign_archive(out, campaign_id)
     if "://" in out:
         raise InputError(f"--out {out!r}: a run in process (--master none, --run-seed) archives its "
                          f"counterexample in a local folder")
@@ -643,7 +643,7 @@ def shrink_cmd(file: str, bfs_states: int, budget: float, archive: str, as_json:
     from .properties.shrink import shrink
 
     trace = load_trace_file(file)
-    archive = archive or os.path.dirname(os.path.abspath(file))
+    archive = archive if archive is not None else os.path.dirname(os.path.abspath(file))
     check_output_folder(archive, "--archive")
     if trace.expect != "violation" or not trace.violated:
         raise InputError(f"{file}: the trace expects no violation, so there is nothing to shrink")
