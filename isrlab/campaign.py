@@ -187,6 +187,23 @@ def executor_name() -> str:
     return f"{socket.gethostname()}/{os.getppid()}"
 
 
+def hold_for_test(preset_name: str, shard: int, attempt: int) -> None:
+    """Test hook (fault injection, off unless ISRLAB_TEST_TASK_MARKERS names a folder): attempt 0 of the task
+    named by ISRLAB_TEST_HOLD_TASK ("preset:shard") writes its PID to <folder>/<preset>-<shard>-0.pid and waits
+    (at most 120 s) so that a test can kill a task it knows is running; every other attempt runs at once."""
+    folder = os.environ.get("ISRLAB_TEST_TASK_MARKERS")
+    if not folder or attempt != 0 or os.environ.get("ISRLAB_TEST_HOLD_TASK") != f"{preset_name}:{shard}":
+        return
+    marker = os.path.join(folder, f"{preset_name}-{shard}-{attempt}.pid")
+    tmp = marker + ".tmp"
+    with open(tmp, "w") as fh:
+        fh.write(str(os.getpid()))
+    os.replace(tmp, marker)
+    end = time.monotonic() + 120.0
+    while time.monotonic() < end:
+        time.sleep(0.05)
+
+
 def run_shard(task: tuple, clock=time.monotonic) -> dict:
     """Run one task's shard and return its record, with one record per run under ``runs``.
 

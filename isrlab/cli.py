@@ -185,10 +185,10 @@ def replay(file: str, as_json: bool, max_changes: int, quiet: bool, check_expect
     from .properties.explain import step_table
 
     trace = load_trace_file(file)
+    result = replay_or_fail(trace, file, with_changes=not quiet or as_json)
     note = version_note(trace.model_version)
     if note and trace.provenance:
         _log(f"isrlab: {note}")
-    result = replay_or_fail(trace, file, with_changes=not quiet or as_json)
 
     if as_json:
         out = {
@@ -213,7 +213,12 @@ def replay(file: str, as_json: bool, max_changes: int, quiet: bool, check_expect
         click.echo(f"outcome: {result.outcome} ({verdict}; the trace expects {expected}); "
                    f"{len(trace.actions)} actions")
     if check_expected:
-        sys.exit(EXIT_OK if result.matches_expectation else EXIT_VIOLATION)
+        from .properties.replay import verdict
+
+        ok, why = verdict(result)
+        if not ok and not as_json:
+            click.echo(why)
+        sys.exit(EXIT_OK if ok else EXIT_VIOLATION)
     clean = not result.violations and not result.check_failures
     sys.exit(EXIT_OK if clean and result.matches_expectation else EXIT_VIOLATION)
 
@@ -262,8 +267,10 @@ def _conf_pairs(pairs) -> dict:
 @click.option("--runs", default=None, type=Count(1, 10 ** 9),
               help="Runs per preset, split over the shards (default: until the budget).")
 @click.option("--budget", default=None, type=SECONDS,
-              help="Seconds of fuzzing (default 30 when --runs is not given); on Spark, shared out over the "
-                   "tasks so that the campaign's fuzzing takes about this long.")
+              help="Seconds of fuzzing (default 30 when --runs is not given), a wall-clock bound checked inside "
+                   "every run (every 256 steps of a walk or extension, before every Hypothesis action): fuzzing "
+                   "stops within about 0.1 s of it, then shrinks for at most --shrink-budget; on Spark, shared out "
+                   "over the tasks (plus Spark's start-up and scheduling).")
 @click.option("--engine", type=click.Choice(["guided", "walk", "hypothesis"]), default="guided", show_default=True,
               help="guided: novelty-guided walks over a corpus of saved states (one run = --extensions "
                    "extensions); walk: independent random walks (one run = one walk); hypothesis: the "
@@ -280,7 +287,8 @@ def _conf_pairs(pairs) -> dict:
 @click.option("--run-seed", default=None, type=SEEDS,
               help="Run exactly one run with this seed, in process (replays a campaign's run from its seed).")
 @click.option("--shrink-budget", default=20.0, show_default=True, type=Number(0.0, 7 * 24 * 3600.0, name="seconds"),
-              help="Seconds to spend shrinking a counterexample.")
+              help="Seconds to spend shrinking a counterexample (checked before every candidate and every 256 "
+                   "replayed actions: at most about 0.1 s more).")
 @click.option("--shrink-candidates", default=1, show_default=True, type=Count(1, 1000),
               help="Violating runs shrunk per preset and invariant (Spark campaigns; the shortest first).")
 @click.option("--out", default="campaigns", show_default=True,
@@ -297,8 +305,9 @@ def _conf_pairs(pairs) -> dict:
                    "invariant a preset is not known to break), instead of 1 on any violation; a known bug "
                    "not found within the budget is reported as 'not found'.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable summary on stdout.")
+@click.option("--verbose", is_flag=True, help="Print each counterexample's step table after the summary.")
 def fuzz(preset_names, master, shards, seed, runs, budget, engine, max_steps, extensions, invariants, no_swarm,
-         run_seed, shrink_budget, shrink_candidates, out, archive, conf, check_expected, as_json) -> None:
+         run_seed, shrink_budget, shrink_candidates, out, archive, conf, check_expected, as_json, verbose) -> None:
     """Fuzz presets: seeded swarm runs with every invariant checked after every step.
 
     By default a campaign on Spark (embedded local[*]): seeds sharded over the cluster, results as
@@ -338,7 +347,7 @@ def fuzz(preset_names, master, shards, seed, runs, budget, engine, max_steps, ex
         _hunt(spec, names[0], run_seed, budget, runs, shrink_budget, archive, as_json)
     else:
         _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidates, out, archive, conf_map,
-                        check_expected, as_json)
+                        check_expected, as_json, verbose)
 
 
 def campaign_archive(out: str, campaign_id: str) -> str:
@@ -350,7 +359,7 @@ def _in_process_archive(out: str, archive: str | None, campaign_id: str) -> str:
     """The counterexample folder of an in-process hunt: --archive, or --out when only --out was given."""
     ctx = click.get_current_context()
     if ctx.get_parameter_source("out") is click.core.ParameterSource.DEFAULT:
-        return archive or campaign_archive(out, campaign_id)
+        return archive if archive is not None else campaign_archive(out, campaign_id)
     if "://" in out:
         raise InputError(f"--out {out!r}: a run in process (--master none, --run-seed) archives its "
                          f"counterexample in a local folder")
@@ -364,8 +373,57 @@ def _log(message: str) -> None:
     click.echo(message, err=True)
 
 
+def _jvm_reason(path: str) -> str | None:
+    """The JVM's own reason for failing to start: the first exception line of its log."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read(1 << 20).splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        if "Exception:" in line or line.startswith("Error:"):
+            return line.split("Exception:", 1)[-1].strip() if "Exception:" in line else line[len("Error:"):].strip()
+    return None
+
+
+class _stderr_to:
+    """Point file descriptor 2 at a file while a child process (Spark's JVM) starts; Python's stderr comes back."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def __enter__(self):
+        sys.stderr.flush()
+        self.saved = os.dup(2)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(fd, 2)
+        os.close(fd)
+        return self
+
+    def __exit__(self, *exc):
+        sys.stderr.flush()
+        os.dup2(self.saved, 2)
+        os.close(self.saved)
+        return False
+
+
+#: attempts per task on Spark's embedded master, as spark.task.maxFailures gives a cluster by default
+LOCAL_TASK_ATTEMPTS = 4
+
+
+def with_task_retries(master: str) -> str:
+    """local / local[N] / local[*] as local[N,4]: Spark's embedded master otherwise fails a campaign on one lost
+    task (spark.task.maxFailures does not apply to it); a user-given local[N,F] stays as given."""
+    import re
+
+    m = re.fullmatch(r"local(?:\[(\*|[1-9][0-9]*)\])?", master.strip())
+    if m is None:
+        return master
+    return f"local[{m.group(1) or 1},{LOCAL_TASK_ATTEMPTS}]"
+
+
 def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidates, out, archive, conf_map,
-                    check_expected, as_json) -> None:
+                    check_expected, as_json, verbose=False) -> None:
     """isrlab fuzz on Spark: the campaign pipeline of isrlab.sparkjob."""
     import dataclasses
     import shutil
@@ -374,13 +432,21 @@ def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidat
     from . import sparkjob
 
     t0 = time.monotonic()
+    retrying = with_task_retries(master)
+    if retrying != master:
+        _log(f"isrlab: {master} runs as {retrying}: a task whose Python worker is lost is retried "
+             f"(up to {LOCAL_TASK_ATTEMPTS} attempts)")
+        master = retrying
     ship_dir = sparkjob.default_ship_dir()
+    # the JVM's own stderr (start-up notices, executor-loss lines) goes to a log file, not the user's screen
+    jvm_log = os.path.join(ship_dir, "spark.log")
     try:
         try:
-            spark = sparkjob.session(master, "isrlab fuzz", conf_map, ship_dir)
-        except Exception as e:  # a bad master URL or configuration: say so in one line
-            raise InputError(f"cannot start Spark on {master!r}: {str(e).splitlines()[0] if str(e) else e}") \
-                from None
+            with _stderr_to(jvm_log):
+                spark = sparkjob.session(master, "isrlab fuzz", conf_map, ship_dir)
+        except Exception as e:  # a bad master URL or configuration: say so in one line, with the JVM's reason
+            reason = _jvm_reason(jvm_log) or (str(e).splitlines()[0] if str(e) else type(e).__name__)
+            raise InputError(f"cannot start Spark on {master!r}: {reason[:300]}") from None
         started = time.monotonic() - t0
         try:
             parallelism = spark.sparkContext.defaultParallelism
@@ -394,9 +460,17 @@ def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidat
                      f"(hdfs://, s3a://, NFS); a local path keeps each worker's part files on its own disk")
             _log(f"isrlab: Spark {spark.version} on {master} ({parallelism} slots) started in {started:.1f} s; "
                  f"{n_tasks} tasks")
-            result = sparkjob.run_campaign(spark, spec, out, archive, shrink_candidates, shrink_budget, log=_log)
+            try:
+                result = sparkjob.run_campaign(spark, spec, out, archive, shrink_candidates, shrink_budget, log=_log)
+            except Exception as e:  # a job that failed after Spark's retries: no partial table left behind
+                if not is_remote(out):
+                    shutil.rmtree(os.path.join(out, spec.campaign_id(), "_shards_raw"), ignore_errors=True)
+                first = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), type(e).__name__)
+                raise RunError(f"the Spark job failed: {first[:300]}") from None
         finally:
             spark.stop()
+            if not is_remote(out) and os.path.isfile(jvm_log) and os.path.isdir(os.path.join(out, spec.campaign_id())):
+                shutil.copyfile(jvm_log, os.path.join(out, spec.campaign_id(), "spark.log"))
     finally:
         shutil.rmtree(ship_dir, ignore_errors=True)
     if not is_remote(out):
@@ -404,12 +478,24 @@ def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidat
     summary = result.summary
     summary["seconds"]["session_s"] = round(started, 3)
     summary["seconds"]["total_s"] = round(time.monotonic() - t0, 3)
+    where = {"archive": archive}
+    if not is_remote(out):
+        folder = os.path.join(out, spec.campaign_id())
+        where["summary"] = os.path.join(folder, "summary.json")
+        where["tables"] = os.path.join(folder, "runs") + os.sep
+        try:
+            from . import report
+
+            _log("isrlab: writing the campaign's report")
+            where["report"] = report.write(folder)
+        except (OSError, InputError) as e:  # the campaign's results stand; only the page is missing
+            _log(f"isrlab: the report could not be written: {e}")
     if as_json:
         click.echo(json.dumps(summary, indent=1))
     else:
-        for table in result.tables:
-            click.echo("\n".join(table))
-        click.echo("\n".join(sparkjob.summary_lines(summary)))
+        from . import console
+
+        console.campaign(summary, console.console(), where, result.tables if verbose else None)
     if check_expected:
         sys.exit(EXIT_OK if summary["as_expected"] else EXIT_VIOLATION)
     sys.exit(EXIT_VIOLATION if summary["violations"] else EXIT_OK)
@@ -451,6 +537,7 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
 
     from .archive import counterexample
     from .campaign import run_one, run_seed as seed_of
+    from .properties.budget import Deadline
     from .model.actions import ACTION_KINDS
     from .model.config import preset
     from .properties.invariants import WITNESSES
@@ -464,7 +551,7 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
         _log(f"isrlab: run seed {run_seed} under model version {model_version()}: a seed gives the same run only "
              f"under the model version it was recorded with (a trace's model_version); its actions replay anywhere")
     t0 = time.monotonic()
-    over = None if budget is None or run_seed is not None else (lambda: time.monotonic() - t0 >= budget)
+    over = None if budget is None or run_seed is not None else Deadline(budget)
     total_steps = n = 0
     kinds_seen: dict[str, int] = {}
     seen_witnesses: set[str] = set()
@@ -496,7 +583,7 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
                "campaign_seed": spec.seed, "runs": n, "steps": total_steps, "seconds": round(secs, 3),
                "steps_per_second": round(total_steps / secs) if secs > 0 else None,
                "action_kinds_covered": sorted(kinds_seen), "witnesses": sorted(seen_witnesses),
-               "violation": None}
+               "stopped_by_budget": bool(over is not None and over.expired and found is None), "violation": None}
     lines = []
     if found is not None:
         this_seed, r = found
@@ -527,7 +614,8 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
             click.echo(summary["explanation"])
             click.echo(_archived_line(summary["trace_file"], summary["newly_archived"]))
         else:
-            click.echo(f"no violation (preset expects: {p.expected})")
+            why = " within --budget" if summary["stopped_by_budget"] else ""
+            click.echo(f"no violation{why} (preset expects: {p.expected})")
     sys.exit(EXIT_VIOLATION if found is not None else EXIT_OK)
 
 
@@ -537,7 +625,8 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
 @click.option("--bfs-states", default=100_000, show_default=True, type=Count(0, 10 ** 8),
               help="Distinct states the breadth-first pass over the trace's own actions may visit (0: none).")
 @click.option("--budget", default=120.0, show_default=True, type=SECONDS,
-              help="Seconds before the shrinker stops with the shortest trace so far.")
+              help="Seconds before the shrinker stops with the shortest trace so far (checked before every "
+                   "candidate and every 256 replayed actions, so within about 0.1 s).")
 @click.option("--archive", default=None, type=click.Path(file_okay=False),
               help="Folder the shorter trace is archived in (default: FILE's own folder).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
@@ -555,7 +644,7 @@ def shrink_cmd(file: str, bfs_states: int, budget: float, archive: str, as_json:
     from .properties.shrink import shrink
 
     trace = load_trace_file(file)
-    archive = archive or os.path.dirname(os.path.abspath(file))
+    archive = archive if archive is not None else os.path.dirname(os.path.abspath(file))
     check_output_folder(archive, "--archive")
     if trace.expect != "violation" or not trace.violated:
         raise InputError(f"{file}: the trace expects no violation, so there is nothing to shrink")
@@ -679,6 +768,29 @@ def campaigns(out: str, as_json: bool) -> None:
             presets_text = f"{len(r['presets'])} presets"
         click.echo(f"{r['id']:<24} {r['date']:<21} {str(r['engine']):<8} {result:<12} {r['counterexamples']:>3}  "
                    f"{presets_text}")
+    sys.exit(EXIT_OK)
+
+
+@main.command("report")
+@click.argument("campaign", default="latest")
+@click.option("--out", default="campaigns", show_default=True, type=click.Path(file_okay=False),
+              help="The folder campaigns were written under (CAMPAIGN may also be a campaign's own folder).")
+def report_cmd(campaign: str, out: str) -> None:
+    """Write CAMPAIGN's report, one self-contained HTML page: summary, plots, counterexamples with diagrams.
+
+    Campaigns write theirs at the end; this command writes it again (e.g. after promoting).
+
+    Example: isrlab report latest
+    """
+    from . import report
+
+    folder = report.resolve(campaign, out)
+    check_output_file(os.path.join(folder, "report.html"), "report")
+    try:
+        path = report.write(folder)
+    except OSError as e:
+        raise RunError(f"cannot write the report in {folder}: {e.strerror or e}") from None
+    click.echo(path)
     sys.exit(EXIT_OK)
 
 

@@ -13,38 +13,40 @@ import sys
 import click
 
 from .exits import EXIT_OK, EXIT_VIOLATION, InputError, RunError
-from .inputs import SECONDS
+from .inputs import INVARIANT, PRESET, SECONDS, Count
 
 
 @click.command("explore")
-@click.option("--preset", "preset_name", default="kafka-2.4", show_default=True, help="Preset to explore.")
-@click.option("--brokers", type=click.IntRange(1, 6), default=None, help="Number of brokers (caps the RF).")
-@click.option("--max-records", type=click.IntRange(0), default=2, show_default=True, help="Records produced.")
-@click.option("--max-epoch", type=click.IntRange(0), default=2, show_default=True,
+@click.option("--preset", "preset_name", default="kafka-2.4", show_default=True, type=PRESET,
+              help="Preset to explore.")
+@click.option("--brokers", type=Count(1, 6), default=None, help="Number of brokers (caps the RF).")
+@click.option("--max-records", type=Count(0, 1000), default=2, show_default=True, help="Records produced.")
+@click.option("--max-epoch", type=Count(0, 1000), default=2, show_default=True,
               help="Largest partition leader epoch (transitions writing a larger one are pruned).")
-@click.option("--max-crashes", type=click.IntRange(0), default=0, show_default=True, help="Broker crashes.")
-@click.option("--max-expirations", type=click.IntRange(0), default=0, show_default=True,
+@click.option("--max-crashes", type=Count(0, 1000), default=0, show_default=True, help="Broker crashes.")
+@click.option("--max-expirations", type=Count(0, 1000), default=0, show_default=True,
               help="ZooKeeper session expirations of live brokers.")
-@click.option("--max-controller-epoch", type=click.IntRange(1), default=1, show_default=True,
+@click.option("--max-controller-epoch", type=Count(1, 1000), default=1, show_default=True,
               help="Controller elections.")
-@click.option("--max-isr-changes", type=click.IntRange(0), default=2, show_default=True,
+@click.option("--max-isr-changes", type=Count(0, 1000), default=2, show_default=True,
               help="Leader ISR writes (shrinks + expansions).")
-@click.option("--max-depth", type=click.IntRange(0), default=None, help="Stop at this BFS depth.")
-@click.option("--max-time", "max_time", type=click.IntRange(0), default=None,
+@click.option("--max-depth", type=Count(0, 10 ** 6), default=None, help="Stop at this BFS depth.")
+@click.option("--max-time", "max_time", type=Count(0, 10 ** 12), default=None,
               help="Model time bound in ms from the start: no clock tick past it (a bound, so the search "
               "can complete; not with --liveness).")
-@click.option("--max-states", type=click.IntRange(1), default=2_000_000, show_default=True,
+@click.option("--max-states", type=Count(1, 10 ** 9), default=2_000_000, show_default=True,
               help="Give up (incomplete) after this many distinct states.")
 @click.option("--budget", default=None, type=SECONDS,
               help="Seconds before the search stops, incomplete, with what it found so far (default: none). It "
                    "is checked every 256 transitions, so the search stops within about 0.1 s of it; liveness and "
                    "the --symmetry comparison are then left out.")
-@click.option("--acks", "acks", multiple=True, type=int, help="acks values produced (repeatable; default: the "
+@click.option("--acks", "acks", multiple=True, type=click.Choice(["-1", "0", "1"]), help="acks values produced (repeatable; default: the "
               "preset's).")
 @click.option("--without", multiple=True, help="Action kinds never taken (repeatable), e.g. ConsumerFetch.")
 @click.option("--eager-tasks", is_flag=True, help="Run due scheduled tasks before anything else (reduction).")
 @click.option("--symmetry", is_flag=True, help="Deduplicate up to renaming brokers; report the reduction factor.")
-@click.option("--invariant", "invariants", multiple=True, help="Check only these invariants (repeatable).")
+@click.option("--invariant", "invariants", multiple=True, type=INVARIANT, metavar="NAME",
+              help="Check only these invariants (repeatable).")
 @click.option("--all-violations", is_flag=True, help="Go on after a violation: the shortest trace of each invariant.")
 @click.option("--liveness", is_flag=True, help="Keep the state graph and check the liveness properties (SCCs).")
 @click.option("--out", default="counterexamples", show_default=True, type=click.Path(file_okay=False),
@@ -74,7 +76,7 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
         p = preset(preset_name)
         cfg = bounded_config(p.config, brokers, max_records, max_crashes, max_expirations, max_controller_epoch)
         if acks:
-            cfg = cfg.replace(produce_acks=tuple(sorted(set(acks))))
+            cfg = cfg.replace(produce_acks=tuple(sorted({int(a) for a in acks})))
     except ConfigError as e:
         raise InputError(str(e)) from None
     unknown = [w for w in without if w not in ACTION_BY_NAME]
@@ -201,11 +203,11 @@ def explain(file, svg_out, png_out, as_json) -> None:
     from .model.trace import write_atomic
     from .properties.explain import sentence
 
-    if svg_out and png_out:
+    if svg_out is not None and png_out is not None:
         raise InputError("give either --svg or --png, not both")
-    target = svg_out or png_out
-    if target:
-        check_output_file(target, "--svg" if svg_out else "--png")
+    target = svg_out if svg_out is not None else png_out
+    if target is not None:
+        check_output_file(target, "--svg" if svg_out is not None else "--png")
     trace = load_trace_file(file)
     result = replay_or_fail(trace, file, with_changes=False)
     try:
@@ -222,8 +224,8 @@ def explain(file, svg_out, png_out, as_json) -> None:
     else:
         text = f"No invariant fails in the {len(trace.actions)} steps of this trace."
     written = None
-    if target:
-        data = diagram.to_svg(d) if svg_out else diagram.to_png(d)
+    if target is not None:
+        data = diagram.to_svg(d) if svg_out is not None else diagram.to_png(d)
         try:
             write_atomic(target, data)
         except OSError as e:

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
-from .campaign import CampaignSpec, run_shard
+from .campaign import CampaignSpec, hold_for_test, run_shard
 
 #: Spark's JVM logging for campaigns: errors only (the driver's; executors keep Spark's default).
 LOG4J2 = Path(__file__).with_name("log4j2.properties")
@@ -188,9 +188,11 @@ def shard_row(task: tuple) -> tuple:
 
     run_schema, shard_schema = _schemas()
     violation_fields = run_schema["violations"].dataType.elementType.names
-    rec = run_shard(task)
     ctx = TaskContext.get()
-    rec["attempt"] = ctx.attemptNumber() if ctx is not None else 0
+    attempt = ctx.attemptNumber() if ctx is not None else 0
+    hold_for_test(task[0], task[1], attempt)
+    rec = run_shard(task)
+    rec["attempt"] = attempt
     for r in rec["runs"]:
         r["violations"] = [tuple(v[f] for f in violation_fields) for v in r["violations"]]
     rec["runs"] = [tuple(r[f] for f in run_schema.names) for r in rec["runs"]]

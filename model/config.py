@@ -14,6 +14,10 @@ from dataclasses import dataclass, field
 TRUNCATION_MODES = ("hw", "kip101", "kip279")
 
 
+#: the largest integer a config field may hold (about 31 years in ms)
+MAX_CONFIG_INT = 10 ** 12
+
+
 class ConfigError(ValueError):
     """An impossible or malformed configuration (reported in one line, exit 2)."""
 
@@ -138,6 +142,15 @@ class ModelConfig:
                      "max_controller_epoch", "max_flushes"):
             if getattr(self, name) < 0:
                 errors.append(f"{name} must be >= 0")
+        if any(a not in (-1, 0, 1) for a in self.produce_acks):
+            errors.append(f"produce_acks must hold acks values -1, 0 or 1, got {self.produce_acks!r}")
+        for f in dataclasses.fields(self):  # every count, offset and time: non-negative and of a sane size
+            if f.name == "produce_acks":
+                continue
+            value = getattr(self, f.name)
+            values = value if isinstance(value, tuple) else (value,)
+            if any(isinstance(v, int) and not isinstance(v, bool) and not 0 <= v <= MAX_CONFIG_INT for v in values):
+                errors.append(f"{f.name} must be in 0..{MAX_CONFIG_INT:,}, got {value!r}")
         if errors:
             raise ConfigError("; ".join(errors))
 

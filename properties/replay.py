@@ -42,6 +42,33 @@ class ReplayResult:
         return any(v.invariant == self.trace.violated for v in self.violations)
 
 
+def verdict(result: ReplayResult) -> tuple[bool, str]:
+    """Whether the outcome is the one the trace's header expects, and in one paragraph why not.
+
+    The one definition ``isrlab replay --expected`` and the pytest plugin share: a trace expecting a
+    violation of X passes when X fails (others may fail too); a trace expecting ``pass`` passes when no
+    invariant fails; every check must hold either way.
+    """
+    from .explain import sentence
+
+    trace = result.trace
+    problems = [f"check failed: {msg}" for msg in result.check_failures]
+    if trace.expect == "pass":
+        if result.violations:
+            v = result.violations[0]
+            problems.insert(0, f"expected no violation, but {v.invariant} fails at step {v.step}: "
+                               f"{sentence(trace.config, trace.actions, v)}")
+    elif not any(v.invariant == trace.violated for v in result.violations):
+        if result.violations:
+            v = result.violations[0]
+            problems.insert(0, f"expected a violation of {trace.violated}, which holds; {v.invariant} fails "
+                               f"instead at step {v.step}: {sentence(trace.config, trace.actions, v)}")
+        else:
+            problems.insert(0, f"expected a violation of {trace.violated}, but no invariant fails in the "
+                               f"{len(trace.actions)} steps of the trace")
+    return (not problems, "\n".join(problems))
+
+
 def diff_states(before: dict, after: dict) -> list:
     """(path, old, new) for every leaf that changed between two encoded states."""
     a, b = flatten(before), flatten(after)

@@ -93,7 +93,11 @@ sizes, the sequence of action sort keys), so no pass can cycle.
 
 Determinism: no randomness and no clock inside the search; for a given
 (cfg, actions, invariant) the result is always the same unless the time
-budget or ``max_tests`` stops the search early (``ShrinkResult.stopped_early``).
+budget, ``should_stop`` or ``max_tests`` stops the search early
+(``ShrinkResult.stopped_early``).  They are asked before every candidate and
+every ``budget.CHECK_EVERY`` replayed actions, in every pass, so a stop comes
+within one such stride and the candidates tried before it are those of an
+unbounded shrink.
 
 Speed: ``step`` is pure, so the states of the current best trace are kept
 (``states[i]`` is the state after its first i actions) and a candidate is

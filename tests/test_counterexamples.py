@@ -36,10 +36,21 @@ def test_counterexample_replays_to_its_violation(path):
     assert PRESETS[trace.preset].config == trace.config
     r = CliRunner().invoke(main, ["replay", str(path), "--json"])
     assert r.exit_code == 1, r.output
-    out = json.loads(r.output)
+    out = json.loads(r.stdout)
     assert out["matches_expectation"], out["violations"]
     first = next(v for v in out["violations"] if v["invariant"] == trace.violated)
     assert first["step"] == len(trace.actions), "the archived trace ends at its violation (shrunk)"
+
+
+def test_the_archive_passes_as_plugin_items(tmp_path):
+    """The regression folder through the pytest plugin, as a user's project would run it: every file one item,
+    each replaying to the outcome its header expects."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(tmp_path),
+                        "--isrlab-traces", str(ARCHIVE)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and f"{len(FILES)} passed" in r.stdout, r.stdout + r.stderr
 
 
 def test_every_breaking_preset_has_an_archived_counterexample():

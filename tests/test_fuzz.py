@@ -173,10 +173,11 @@ def test_guided_search_stops_inside_a_long_extension():
         (r.steps, r.kind_counts, r.corpus_size, r.cells)
 
 
-@pytest.mark.parametrize("engine", ["walk", "guided"])
+@pytest.mark.parametrize("engine", ["walk", "guided", "hypothesis"])
 def test_a_shard_budget_stops_inside_a_run_and_says_so(engine):
-    """run_shard's budget (a Deadline on an injected clock that ticks once per reading) reaches inside the run:
-    a shard of 1,000,000-step runs ends within its first run, which is marked stopped, as is the shard."""
+    """run_shard's budget (a Deadline on an injected clock that ticks once per reading) reaches inside the run,
+    as it does on an executor: a shard of 1,000,000-step runs (test cases for the machine) ends within its first
+    run, which is marked stopped, as is the shard."""
     import itertools
 
     from isrlab.campaign import CampaignSpec, run_seed, run_shard

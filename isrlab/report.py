@@ -1,0 +1,204 @@
+"""A campaign's report: one self-contained HTML page a person can read and send around.
+
+The summary table, then per preset the distribution of steps to each invariant's first violation
+and coverage curves (distinct action kinds, error codes and witnesses against steps, runs in seed
+order), then each distinct counterexample with its sentence, its space-time diagram and its step
+table. Plots are drawn by matplotlib as inline SVG; the Parquet tables are read with pyarrow, so
+no JVM is needed. The page loads nothing from the network.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import os
+
+from .exits import InputError
+
+MAX_RUNS_PLOTTED = 200_000
+
+
+def resolve(campaign: str, out: str = "campaigns") -> str:
+    """A campaign's folder from a path, an id under ``out``, or ``latest``; InputError if it holds no summary."""
+    for candidate in (campaign, os.path.join(out, campaign)):
+        if os.path.isfile(os.path.join(candidate, "summary.json")):
+            return candidate
+    raise InputError(f"no campaign {campaign!r} (a folder with summary.json, an id under {out}/, or latest; "
+                     f"isrlab campaigns lists them)")
+
+
+def load_summary(folder: str) -> dict:
+    from .model.trace import TraceError, parse_json, read_regular_file
+
+    path = os.path.join(folder, "summary.json")
+    try:
+        data = parse_json(read_regular_file(path, 64 * 1024 * 1024), path)
+    except TraceError as e:
+        raise InputError(str(e)) from None
+    if not isinstance(data, dict) or not isinstance(data.get("presets"), list):
+        raise InputError(f"{path} is not a campaign summary")
+    return data
+
+
+def load_runs(folder: str) -> list[dict]:
+    """The runs table as dicts (preset, run_index, seed, steps, kind_counts, error_codes, witnesses, violations)."""
+    import pyarrow.dataset as ds
+
+    path = os.path.join(folder, "runs")
+    if not os.path.isdir(path):
+        return []
+    table = ds.dataset(path, format="parquet", partitioning="hive").to_table(
+        columns=["preset", "run_index", "seed", "steps", "kind_counts", "error_codes", "witnesses", "violations"])
+    rows = table.slice(0, MAX_RUNS_PLOTTED).to_pylist()
+    for r in rows:
+        r["kind_counts"] = dict(r["kind_counts"] or [])
+    rows.sort(key=lambda r: (r["preset"], r["run_index"], r["seed"]))
+    return rows
+
+
+def _svg(fig) -> str:
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight")
+    text = buf.getvalue()
+    return text[text.index("<svg"):]
+
+
+def _plots(preset: str, runs: list[dict]) -> list[tuple[str, str]]:
+    """(title, inline SVG) of the steps-to-first-violation histogram and the coverage curves of one preset."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams["svg.hashsalt"] = "isrlab"  # deterministic ids in the SVG
+    out = []
+    first: dict[str, list] = {}
+    for r in runs:
+        for v in r["violations"] or []:
+            first.setdefault(v["invariant"], []).append(v["step"])
+    if first:
+        fig, ax = plt.subplots(figsize=(6.4, 2.8))
+        names = sorted(first)
+        ax.hist([first[n] for n in names], bins=30, label=names, stacked=True)
+        ax.set_xlabel("step of the run at which the invariant first failed")
+        ax.set_ylabel("runs")
+        ax.legend(fontsize="small")
+        ax.set_title(f"{preset}: steps to the first violation ({sum(map(len, first.values()))} violating runs)")
+        out.append(("steps to the first violation", _svg(fig)))
+        plt.close(fig)
+    xs, kinds, errors, witnesses = [0], [0], [0], [0]
+    seen_k, seen_e, seen_w, total = set(), set(), set(), 0
+    for r in runs:
+        total += r["steps"]
+        seen_k |= set(r["kind_counts"])
+        seen_e |= set(r["error_codes"] or ())
+        seen_w |= set(r["witnesses"] or ())
+        xs.append(total)
+        kinds.append(len(seen_k))
+        errors.append(len(seen_e))
+        witnesses.append(len(seen_w))
+    if total:
+        fig, ax = plt.subplots(figsize=(6.4, 2.8))
+        ax.step(xs, kinds, where="post", marker=".", label="action kinds")
+        ax.step(xs, errors, where="post", marker=".", label="error codes")
+        ax.step(xs, witnesses, where="post", marker=".", label="witnesses")
+        ax.set_xlabel("steps (runs in seed order)")
+        ax.set_ylabel("distinct, seen so far")
+        ax.legend(fontsize="small", loc="lower right")
+        ax.set_title(f"{preset}: coverage over {len(runs):,} runs")
+        out.append(("coverage", _svg(fig)))
+        plt.close(fig)
+    return out
+
+
+def _counterexample_html(c: dict, count: int) -> str:
+    from . import diagram
+    from .model.trace import TraceError, load_trace
+    from .properties.explain import step_table
+    from .properties.replay import replay
+
+    e = html.escape
+    parts = [f'<section class="counterexample"><h3>{e(c["preset"])}: <span class="inv">{e(c["invariant"])}</span> '
+             f'in {c["shrunk_length"]} steps (shrunk from {c["original_length"]})'
+             + (f", and {count - 1} like it" if count > 1 else "") + "</h3>",
+             f'<p class="sentence">{e(c.get("explanation", ""))}</p>',
+             f'<p class="file"><code>{e(c["file"])}</code><br><code>isrlab replay --expected '
+             f'{e(c["file"])}</code></p>']
+    try:
+        trace = load_trace(c["file"])
+    except TraceError as err:
+        parts.append(f'<p class="missing">the trace cannot be read: {e(str(err))}</p></section>')
+        return "".join(parts)
+    svg = diagram.to_svg(diagram.build(trace))
+    parts.append(f'<div class="diagram">{svg[svg.index("<svg"):]}</div>')
+    table = "\n".join(step_table(replay(trace)))
+    parts.append(f"<details><summary>step table</summary><pre>{e(table)}</pre></details></section>")
+    return "".join(parts)
+
+
+_STYLE = """
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1100px;color:#222}
+h1{font-size:1.5em} h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}
+table.summary{border-collapse:collapse} table.summary td,table.summary th{padding:.25em .8em;text-align:left;
+border-bottom:1px solid #eee} td.num{text-align:right}
+.ok{color:#1a7f37} .UNEXPECTED{color:#cf222e;font-weight:bold} .notfound{color:#9a6700}
+.inv{color:#cf222e} .sentence{font-size:1.05em} pre{font-size:11px;overflow-x:auto;background:#f6f8fa;padding:.5em}
+.diagram{overflow-x:auto} .plots{display:flex;flex-wrap:wrap;gap:1em} .plots svg{max-width:100%;height:auto}
+code{background:#f6f8fa;padding:0 .2em}
+"""
+
+
+def render(folder: str) -> str:
+    """The report of the campaign in ``folder`` as an HTML document (a string)."""
+    from .console import fold
+
+    summary = load_summary(folder)
+    runs = load_runs(folder)
+    e = html.escape
+    verdict = ("every preset behaved as expected" if summary.get("as_expected") and summary.get("every_bug_found")
+               else "no contradiction; some known bugs not found within the budget" if summary.get("as_expected")
+               else "NOT AS EXPECTED")
+    secs = summary.get("seconds", {})
+    head = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>isrlab campaign {e(str(summary.get('campaign')))}</title><style>{_STYLE}</style></head><body>",
+            f"<h1>isrlab campaign <code>{e(str(summary.get('campaign')))}</code></h1>",
+            f"<p class=\"verdict\"><strong>{e(verdict)}</strong>: {summary.get('runs', 0):,} runs, "
+            f"{summary.get('steps', 0):,} steps in {secs.get('total_s') or secs.get('fuzz_s') or 0:.0f} s on "
+            f"{e(str(summary.get('master')))} ({summary.get('tasks')} tasks; engine "
+            f"{e(str(summary.get('spec', {}).get('engine')))}, seed {e(str(summary.get('spec', {}).get('seed')))}).</p>"]
+    rows = ["<h2>Presets</h2><table class=\"summary\" id=\"summary\"><tr><th>preset</th><th>expected</th>"
+            "<th>runs</th><th>steps</th><th>violated</th><th>verdict</th></tr>"]
+    for p in summary["presets"]:
+        cls = p["verdict"].replace(" ", "")
+        rows.append(f"<tr><td>{e(p['preset'])}</td><td>{e(p['expected'])}</td><td class=\"num\">{p['runs']:,}</td>"
+                    f"<td class=\"num\">{p['steps']:,}</td><td>{e(', '.join(p['violated']) or '-')}</td>"
+                    f"<td class=\"{e(cls)}\">{e(p['verdict'])}</td></tr>")
+    rows.append("</table>")
+    plots = ["<h2>Per preset</h2>"]
+    by_preset: dict[str, list] = {}
+    for r in runs:
+        by_preset.setdefault(r["preset"], []).append(r)
+    for p in summary["presets"]:
+        figs = _plots(p["preset"], by_preset.get(p["preset"], []))
+        if figs:
+            plots.append(f"<section class=\"preset\"><h3>{e(p['preset'])}</h3><div class=\"plots\">"
+                         + "".join(f"<figure title=\"{e(t)}\">{svg}</figure>" for t, svg in figs)
+                         + "</div></section>")
+    folded = fold(summary.get("counterexamples", []))
+    cxs = [f"<h2>Counterexamples ({len(folded)} distinct)</h2>"]
+    cxs += [_counterexample_html(c, n) for c, n in folded] or ["<p>none</p>"]
+    foot = [f"<h2>Data</h2><p><code>{e(os.path.join(folder, 'summary.json'))}</code>, Parquet tables under "
+            f"<code>{e(os.path.join(folder, 'runs'))}</code> and <code>{e(os.path.join(folder, 'shards'))}</code> "
+            f"(read them with pyarrow or Spark).</p><pre>{e(json.dumps(summary.get('spec', {}), indent=1))}</pre>",
+            "</body></html>"]
+    return "\n".join(head + rows + plots + cxs + foot)
+
+
+def write(folder: str) -> str:
+    """Render and write ``<folder>/report.html`` atomically; its path."""
+    from .model.trace import write_atomic
+
+    path = os.path.join(folder, "report.html")
+    write_atomic(path, render(folder))
+    return path

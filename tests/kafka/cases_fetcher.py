@@ -1,0 +1,403 @@
+"""AbstractFetcherThreadTest and ReplicaFetcherThreadTest (Kafka 2.4.0): the follower's fetcher.
+
+Kafka's tests drive a fetcher against a mocked leader whose log and epoch they set at will; here the
+leader is another broker of the model, and the leader's and follower's states are reached through the
+protocol (produce, leader changes by the controller, LeaderAndIsr reaching one broker before another).
+One ``doWork`` of Kafka's fetcher is a truncation round (OffsetsForLeaderEpoch) and/or a fetch round.
+"""
+
+from __future__ import annotations
+
+from kafkacase import Case, case, missing, out_of_scope
+
+F = "AbstractFetcherThreadTest."
+RF = "ReplicaFetcherThreadTest."
+FOUR = dict(n_brokers=4, replication_factor=3)  # replicas [0, 1, 2], the controller on broker 3
+
+out_of_scope(F + "testMetricsRemovedOnShutdown", "metrics only")
+out_of_scope(F + "testConsumerLagRemovedWithPartition", "metrics only")
+
+
+@case(F + "testSimpleFetch")
+def simple_fetch():
+    c = Case(F + "testSimpleFetch",
+             "A follower in epoch 0 with an empty log, the leader holding 2 records with HW 2: one round of "
+             "work leaves the follower with LEO 2 and HW 2.", n_brokers=2, replication_factor=2)
+    c.adapt("The follower is down while the leader takes the records (ISR = {leader}, so the HW is 2), then "
+            "starts and follows it.")
+    c.crash(1).create_topic(controller=0)
+    c.produce(0, acks=1, n=2)
+    c.check("brokers.0.logs.0.high_watermark", 2, "the leader's HW is 2")
+    c.restart(1).broker_change(0).deliver_all()
+    c.ofle(1).fetch(1)
+    c.check("brokers.1.logs.0.entries", [[1, 0], [2, 0]], "the follower's LEO is 2")
+    c.check("brokers.1.logs.0.high_watermark", 2, "and its HW is 2")
+    return c
+
+
+@case(F + "testFencedTruncation")
+def fenced_truncation():
+    c = Case(F + "testFencedTruncation",
+             "A follower still in epoch 0 (here 1) asks a leader already in epoch 1 (here 2) for its truncation "
+             "offset: "
+             "FENCED_LEADER_EPOCH, no progress, the partition is removed from the fetcher and marked failed.",
+             **FOUR)
+    c.adapt("The follower holds one record, so that it sends OffsetsForLeaderEpoch (Kafka's mock sends it "
+            "for an empty log too); Kafka's epochs 0 and 1 are 1 and 2 here: the follower restarted and got "
+            "epoch 1, and the leader moves to epoch 2 (broker 2 stops) before the follower asks.")
+    c.create_topic(controller=3).catch_up()
+    c.produce(0, acks=1).catch_up()
+    c.crash(1).broker_change(3).deliver_all()
+    c.restart(1).broker_change(3).deliver_all()
+    c.check("brokers.1.fetchers.0.state", "truncating", "the restarted follower starts with truncation")
+    c.check("brokers.1.logs.0.high_watermark", 1, "its HW is 1 (the record was committed before)")
+    c.check("brokers.1.fetchers.0.leader_epoch", 1, "in epoch 1 (broker 1 left the ISR: epoch 0 -> 1)")
+    c.crash(2).broker_change(3).deliver_all(to=[0])
+    c.check("brokers.0.partitions.0.leader_epoch", 2, "the leader is in epoch 2, one ahead of the follower")
+    c.produce(0, acks=1, n=2)
+    c.ofle(1)
+    c.check("brokers.1.logs.0.entries", [[1, 0]], "no progress: the log end is unchanged")
+    c.check("brokers.1.logs.0.high_watermark", 1, "and so is the HW")
+    c.check("brokers.1.fetchers.0.state", "failed", "the partition is marked failed")
+    return c
+
+
+@case(F + "testFencedFetch")
+def fenced_fetch():
+    c = Case(F + "testFencedFetch",
+             "A follower caught up to LEO 2; the leader's epoch moves on; the next fetch is fenced: the "
+             "partition is removed from the fetcher and marked failed.", **FOUR)
+    c.adapt("The leader's epoch moves on when the controller removes broker 2 from the ISR and the "
+            "LeaderAndIsr reaches the leader before the follower.")
+    c.create_topic(controller=3).catch_up()
+    c.produce(0, acks=1, n=2).catch_up()
+    c.check("brokers.1.logs.0.entries", [[1, 0], [2, 0]], "the follower caught up (LEO 2)")
+    c.crash(2).broker_change(3).deliver_all(to=[0])
+    c.fetch(1)
+    c.check("brokers.1.fetchers.0.state", "failed", "fenced: the partition is marked failed")
+    return c
+
+
+@case(F + "testUnknownLeaderEpochInTruncation")
+def unknown_epoch_in_truncation():
+    c = Case(F + "testUnknownLeaderEpochInTruncation",
+             "The follower's epoch is ahead of the leader's: its truncation round gets UNKNOWN_LEADER_EPOCH, "
+             "nothing is fetched and it stays in truncation; once the leader reaches the epoch it truncates "
+             "and fetches.", **FOUR)
+    c.adapt("The follower holds the leader's first record already (so it asks the leader), the leader a "
+            "second; the follower is ahead because the LeaderAndIsr of epoch 1 reached it first.")
+    c.create_topic(controller=3).catch_up()
+    c.produce(0, acks=1).catch_up().produce(0, acks=1)
+    c.crash(2).broker_change(3).deliver_all(to=[1])
+    c.ofle(1)
+    c.check_new_error("UNKNOWN_LEADER_EPOCH", "the leader answers UNKNOWN_LEADER_EPOCH")
+    c.check("brokers.1.logs.0.entries", [[1, 0]], "no data has been fetched")
+    c.check("brokers.1.fetchers.0.state", "truncating", "the follower is still truncating")
+    c.deliver_all(to=[0])
+    c.ofle(1).fetch(1)
+    c.check("brokers.1.logs.0.entries", [[1, 0], [2, 0]], "now it makes progress")
+    c.check("brokers.1.fetchers.0.state", "fetching", "and is fetching")
+    return c
+
+
+@case(F + "testUnknownLeaderEpochWhileFetching")
+def unknown_epoch_while_fetching():
+    c = Case(F + "testUnknownLeaderEpochWhileFetching",
+             "A follower fetching in an epoch the leader does not have yet gets UNKNOWN_LEADER_EPOCH: it stays "
+             "at its offset, still fetching; once the leader has the epoch it continues.", **FOUR)
+    c.adapt("Kafka rewinds the mocked leader's epoch after a first fetch; a leader's epoch never goes back, "
+            "so here the follower is ahead from the start: its log is empty (it finishes truncation without "
+            "asking) and the LeaderAndIsr of epoch 1 reached it before the leader.")
+    c.create_topic(controller=3)
+    c.produce(0, acks=1, n=2)
+    c.crash(2).broker_change(3).deliver_all(to=[1]).ofle(1)
+    c.check("brokers.1.fetchers.0.state", "fetching", "the follower fetches in epoch 1")
+    c.fetch(1)
+    c.check("brokers.1.logs.0.entries", [], "stuck at its offset")
+    c.check("brokers.1.fetchers.0.state", "fetching", "still fetching")
+    c.deliver_all(to=[0]).fetch(1)
+    c.check("brokers.1.logs.0.entries", [[1, 0], [2, 0]], "with the leader in epoch 1 it continues")
+    c.check("brokers.1.fetchers.0.state", "fetching", "fetching")
+    return c
+
+
+@case(F + "testTruncation")
+def truncation():
+    c = Case(F + "testTruncation",
+             "Replica log epochs 0, 2, 4 and leader log epochs 1, 3, 5 (one record each, nothing in common): "
+             "the follower truncates round after round until the logs match; then log start, log end and HW "
+             "are the leader's.", n_brokers=3, replication_factor=2,
+             assignment_start_index=1, assignment_replica_shift=1, unclean_leader_election=True)
+    c.adapt("Both logs are written for real: brokers 1 and 0 lead in turn, each elected uncleanly while the "
+            "other is down, and each writes one record per epoch (broker 1 in epochs 0, 2, 4; broker 0 in 1, 3, "
+            "5).  Then broker 1 follows broker 0 in epoch 5.")
+    c.crash(0).create_topic(controller=2)
+    c.produce(1, acks=1)
+    for leader, other in ((0, 1), (1, 0), (0, 1), (1, 0), (0, 1)):
+        c.restart(leader).broker_change(2).deliver_all()
+        c.crash(other).broker_change(2).deliver_all()
+        c.produce(leader, acks=1)
+    c.check("brokers.1.logs.0.entries", [[1, 0], [3, 2], [5, 4]], "replica log: epochs 0, 2, 4")
+    c.check("brokers.0.logs.0.entries", [[2, 1], [4, 3], [6, 5]], "leader log: epochs 1, 3, 5")
+    c.restart(1).broker_change(2).deliver_all()
+    c.check("brokers.1.fetchers.0.leader_epoch", 5, "the follower's fetch state is in epoch 5")
+    c.catch_up()
+    c.check("brokers.1.logs.0.entries", [[2, 1], [4, 3], [6, 5]], "the logs match")
+    c.check("brokers.1.logs.0.log_start_offset", 0, "the log start offsets match (0)")
+    c.check("brokers.0.logs.0.high_watermark", 3, "the leader's HW")
+    c.check("brokers.1.logs.0.high_watermark", 3, "equals the follower's")
+    return c
+
+
+@case(F + "testTruncateToHighWatermarkIfLeaderEpochRequestNotSupported")
+def truncate_to_hw_no_epoch_request():
+    c = Case(F + "testTruncateToHighWatermarkIfLeaderEpochRequestNotSupported",
+             "Without OffsetsForLeaderEpoch (an inter-broker protocol before 0.11) a new follower with 3 records "
+             "and HW 2 truncates to its HW: LEO 2, fetch offset 2, ready to fetch.",
+             preset_name="kafka-0.10.2", n_brokers=3, replication_factor=3, assignment_replica_shift=1)
+    c.adapt("The pre-KIP-101 protocol is the kafka-0.10.2 preset, where the truncation to the HW happens as "
+            "the broker becomes follower (2.4 does it when the fetcher adds the partition).  Replicas "
+            "[0, 2, 1]: broker 1 (3 records, HW 2) follows broker 2, elected when leader 0 stops.")
+    c.create_topic(controller=2)
+    c.produce(0, acks=1, n=2).fetch(2).produce(0, acks=1)
+    c.fetch(1).fetch_request(2).fetch(1).fetch(1).fetch_response(2)
+    c.check("brokers.1.logs.0.entries", [[1, 0], [2, 0], [3, 0]], "the follower has 3 records")
+    c.check("brokers.1.logs.0.high_watermark", 2, "and HW 2")
+    c.crash(0).broker_change(2).deliver_all()
+    c.check("brokers.1.partitions.0.leader", 2, "it follows a new leader")
+    c.check("brokers.1.logs.0.entries", [[1, 0], [2, 0]], "truncated to the HW: LEO 2")
+    c.check("brokers.1.fetchers.0.fetch_offset", 2, "fetch offset 2")
+    c.check("brokers.1.fetchers.0.state", "fetching", "ready to fetch")
+    return c
+
+
+missing(F + "testTruncateToHighWatermarkIfLeaderEpochInfoNotAvailable", "message format < 0.11",
+        "A log without leader epochs (latestEpoch None) truncates to its HW.")
+missing(F + "testTruncateToHighWatermarkDuringRemovePartitions", "fetcher internals",
+        "The partition is removed while it truncates to its HW.")
+missing(F + "testTruncationSkippedIfNoEpochChange", "fetcher internals",
+        "addPartitions with the same epoch keeps the fetch state; a LeaderAndIsr with the same epoch never "
+        "reaches the fetcher in 2.4 (ReplicaManager refuses it), so the case is the fetcher's own.")
+
+
+@case(F + "testFollowerFetchOutOfRangeHigh")
+def fetch_out_of_range_high():
+    c = Case(F + "testFollowerFetchOutOfRangeHigh",
+             "The follower fetches at 3 but the leader's log has become empty (LEO 0) without a new epoch: "
+             "OFFSET_OUT_OF_RANGE, and the follower truncates to the leader's log end: LEO 0, log start 0, HW 0.",
+             preset_name="crash-loses-unflushed", n_brokers=2, replication_factor=2)
+    c.adapt("Kafka clears the mocked leader's log; here the leader loses its three unflushed records in a crash "
+            "and leads again in the same epoch (a new controller resends the epoch ZooKeeper holds), while the "
+            "follower keeps fetching in that epoch.")
+    c.create_topic(controller=0).catch_up()
+    c.produce(0, acks=1, n=3).fetch(1)
+    c.check("brokers.1.logs.0.entries", [[1, 0], [2, 0], [3, 0]], "the follower has 3 records, fetches at 3")
+    c.crash(0, clean=False).expire(0).restart(0).elect(1).deliver_all()
+    c.check("brokers.0.logs.0.entries", [], "the leader's log is empty")
+    c.check("brokers.0.partitions.0.leader_epoch", 0, "in the same epoch")
+    c.fetch_request(1)
+    c.check("brokers.1.fetchers.0.inflight.error", "OFFSET_OUT_OF_RANGE", "the fetch at 3 is out of range")
+    c.fetch_response(1)
+    c.check("brokers.1.logs.0.entries", [], "the follower truncates to the leader's log end: LEO 0")
+    c.check("brokers.1.logs.0.log_start_offset", 0, "log start 0")
+    c.check("brokers.1.logs.0.high_watermark", 0, "HW 0")
+    return c
+
+
+missing(F + "testFencedOffsetResetAfterOutOfRange", "ListOffsets",
+        "After OFFSET_OUT_OF_RANGE the follower's ListOffsets to the leader is fenced (FENCED_LEADER_EPOCH); the "
+        "model reads the leader's offsets in the same step, without a request that could fail.")
+missing(F + "testFollowerFetchOutOfRangeLow", "log start offset",
+        "The follower's fetch offset is below the leader's log start offset (2).")
+missing(F + "testRetryAfterUnknownLeaderEpochInLatestOffsetFetch", "ListOffsets",
+        "The follower's ListOffsets fails with UNKNOWN_LEADER_EPOCH once and is retried (and a leader log "
+        "starting at 2).")
+missing(F + "testCorruptMessage", "fetcher internals", "A corrupt record batch in a fetch response.")
+missing(F + "testLeaderEpochChangeDuringFencedFetchEpochsFromLeader", "interleaved OffsetsForLeaderEpoch",
+        "KAFKA-7786: the follower's epoch changes while its OffsetsForLeaderEpoch is in flight (fenced answer).")
+missing(F + "testLeaderEpochChangeDuringSuccessfulFetchEpochsFromLeader", "interleaved OffsetsForLeaderEpoch",
+        "KAFKA-7786: the follower's epoch changes while its OffsetsForLeaderEpoch is in flight (valid answer).")
+missing(F + "testTruncateToEpochEndOffsetsDuringRemovePartitions", "interleaved OffsetsForLeaderEpoch",
+        "The partition is removed while its OffsetsForLeaderEpoch is in flight.")
+out_of_scope(F + "testTruncationThrowsExceptionIfLeaderReturnsPartitionsNotRequestedInFetchEpochs",
+             "a malformed response (partitions that were not requested)")
+missing(F + "testFetcherThreadHandlingPartitionFailureDuringAppending", "fetcher internals",
+        "A storage exception while appending marks the partition failed; the others continue.")
+missing(F + "testFetcherThreadHandlingPartitionFailureDuringTruncation", "fetcher internals",
+        "A storage exception while truncating marks the partition failed; the others continue.")
+
+# ============================================================================ ReplicaFetcherThreadTest
+
+out_of_scope(RF + "shouldSendLatestRequestVersionsByDefault", "request versions")
+missing(RF + "shouldFetchLeaderEpochRequestIfLastEpochDefinedForSomePartitions", "message format < 0.11",
+        "One of the partitions has no leader epochs (old message format) and skips OffsetsForLeaderEpoch.")
+out_of_scope(RF + "shouldHandleExceptionFromBlockingSend", "a network client that throws (UNKNOWN_SERVER_ERROR)")
+
+
+@case(RF + "shouldFetchLeaderEpochOnFirstFetchOnlyIfLeaderEpochKnownToBoth")
+def epoch_request_first_fetch_only():
+    c = Case(RF + "shouldFetchLeaderEpochOnFirstFetchOnlyIfLeaderEpochKnownToBoth",
+             "A new follower whose log has a leader epoch asks OffsetsForLeaderEpoch once, truncates once, then "
+             "only fetches: the next rounds send no epoch request.", n_brokers=2, replication_factor=2)
+    c.adapt("One partition (Kafka: two); the follower holds a record from epoch 0 when it restarts and becomes "
+            "follower in epoch 1.")
+    c.create_topic(controller=0).catch_up()
+    c.produce(0, acks=1).catch_up()
+    c.crash(1).broker_change(0).deliver_all().restart(1).broker_change(0).deliver_all()
+    c.check("brokers.1.fetchers.0.state", "truncating", "the follower starts with an epoch request")
+    c.ofle(1).fetch(1)
+    c.check("brokers.1.fetchers.0.state", "fetching", "loop 1: one epoch request, then a fetch")
+    c.fetch(1)
+    c.check("brokers.1.fetchers.0.state", "fetching", "loop 2: a fetch, no epoch request")
+    c.fetch(1)
+    c.check("brokers.1.fetchers.0.state", "fetching", "loop 3: a fetch, no epoch request")
+    c.check("brokers.1.logs.0.entries", [[1, 0]], "the one truncation removed nothing")
+    return c
+
+
+@case(RF + "shouldTruncateToOffsetSpecifiedInEpochOffsetResponse")
+def truncate_to_epoch_end_offset():
+    c = Case(RF + "shouldTruncateToOffsetSpecifiedInEpochOffsetResponse",
+             "The leader answers the follower's OffsetsForLeaderEpoch with an end offset below the follower's "
+             "log end (Kafka: 156 < 200): the follower truncates to it.", **FOUR)
+    c.adapt("Follower 2 holds 3 records of epoch 0, broker 1 only 2; broker 1 is elected when leader 0 stops "
+            "and answers (0, 2): the follower truncates to 2.")
+    c.create_topic(controller=3).catch_up()
+    c.produce(0, acks=1, n=2).catch_up().produce(0, acks=1).fetch(2)
+    c.crash(0).broker_change(3).deliver_all()
+    c.check("brokers.2.partitions.0.leader", 1, "broker 2 follows broker 1")
+    c.check("brokers.2.logs.0.entries", [[1, 0], [2, 0], [3, 0]], "with 3 records")
+    c.ofle(2)
+    c.check("brokers.2.logs.0.entries", [[1, 0], [2, 0]], "truncated to the leader's end offset 2")
+    c.check("brokers.2.fetchers.0.fetch_offset", 2, "and fetches from 2")
+    return c
+
+
+missing(RF + "shouldTruncateToOffsetSpecifiedInEpochOffsetResponseIfFollowerHasNoMoreEpochs", "starting states",
+        "The mocked follower log has latest epoch 5 yet no end offset for epoch 4; a 2.4 epoch cache answers "
+        "every epoch below its latest (KAFKA-7415), so no log the model can build is in that state.")
+
+
+@case(RF + "shouldFetchLeaderEpochSecondTimeIfLeaderRepliesWithEpochNotKnownToFollower")
+def epoch_request_second_time():
+    c = Case(RF + "shouldFetchLeaderEpochSecondTimeIfLeaderRepliesWithEpochNotKnownToFollower",
+             "The leader answers with an epoch the follower does not know: the follower truncates to the end of "
+             "its own largest epoch below it and asks again (no fetch yet); the second answer ends the "
+             "truncation and fetching starts; no third epoch request.",
+             n_brokers=3, replication_factor=2, unclean_leader_election=True)
+    c.adapt("Broker 1 (epochs 0 and 3 in its log) follows broker 0 (epochs 0, 1, 5): it asks for epoch 3, "
+            "broker 0 answers epoch 1, which broker 1 never had; the histories come from unclean elections while "
+            "the other broker was away.")
+    c.create_topic(controller=2).catch_up()
+    c.produce(0, acks=1, n=2).catch_up()
+    c.expire(1).broker_change(2).deliver_all()
+    c.produce(0, acks=1)
+    c.crash(0).broker_change(2).deliver_all()
+    c.reconnect(1).broker_change(2).deliver_all()
+    c.produce(1, acks=1)
+    c.crash(1).broker_change(2).restart(0).broker_change(2).deliver_all()
+    c.produce(0, acks=1)
+    c.restart(1).broker_change(2).deliver_all()
+    c.check("brokers.1.logs.0.epoch_cache", [[0, 0], [3, 2]], "the follower knows epochs 0 and 3")
+    c.check("brokers.0.logs.0.epoch_cache", [[0, 0], [1, 2], [5, 3]], "the leader has epochs 0, 1 and 5")
+    c.ofle(1)
+    c.check("brokers.1.fetchers.0.state", "truncating", "epoch 1 is unknown to the follower: it asks again")
+    c.check("brokers.1.logs.0.entries", [[1, 0], [2, 0]], "after truncating to the end of its epoch 0 (2)")
+    c.ofle(1)
+    c.check("brokers.1.fetchers.0.state", "fetching", "the second answer ends the truncation")
+    c.check("brokers.1.fetchers.0.fetch_offset", 2, "truncated to the second answer's offset, 2")
+    c.fetch(1)
+    c.check("brokers.1.fetchers.0.state", "fetching", "loop 3: a fetch, no epoch request")
+    return c
+
+
+@case(RF + "shouldUseLeaderEndOffsetIfInterBrokerVersionBelow20")
+def leader_end_offset_below_20():
+    c = Case(RF + "shouldUseLeaderEndOffsetIfInterBrokerVersionBelow20",
+             "Before 2.0 (OffsetsForLeaderEpoch v0) the leader answers an end offset without an epoch: the "
+             "follower truncates to it (Kafka: 155 and 143), then only fetches.",
+             preset_name="kafka-0.11", **FOUR)
+    c.adapt("The protocol before 2.0 is the kafka-0.11 preset (KIP-101 truncation, end offset only).  "
+            "Follower 2 holds 3 records, the new leader 1 only 2.")
+    c.create_topic(controller=3).catch_up()
+    c.produce(0, acks=1, n=2).catch_up().produce(0, acks=1).fetch(2)
+    c.crash(0).broker_change(3).deliver_all()
+    c.ofle(2)
+    c.check("brokers.2.logs.0.entries", [[1, 0], [2, 0]], "truncated to the leader's end offset 2")
+    c.check("brokers.2.fetchers.0.state", "fetching", "then fetching")
+    c.fetch(2)
+    c.check("brokers.2.fetchers.0.state", "fetching", "loop 2: no epoch request")
+    return c
+
+
+@case(RF + "shouldTruncateToInitialFetchOffsetIfLeaderReturnsUndefinedOffset")
+def truncate_to_initial_offset_on_undefined():
+    c = Case(RF + "shouldTruncateToInitialFetchOffsetIfLeaderReturnsUndefinedOffset",
+             "The leader answers UNDEFINED (no epoch, no offset): the follower truncates to its initial fetch "
+             "offset (its HW).", preset_name="no-kafka-7415", **FOUR)
+    c.adapt("A 2.4 leader always has its own epoch in its cache (KAFKA-7415) and never answers UNDEFINED to a "
+            "follower's epoch; the no-kafka-7415 preset lets the new leader 1, which holds no record, answer "
+            "UNDEFINED for follower 2's epoch 0.  Follower 2's HW (its initial fetch offset) is 0.")
+    c.create_topic(controller=3).catch_up()
+    c.produce(0, acks=1, n=2).fetch(2, rounds=2)
+    c.check("brokers.2.logs.0.entries", [[1, 0], [2, 0]], "follower 2 holds 2 records")
+    c.check("brokers.2.logs.0.high_watermark", 0, "its HW is 0")
+    c.crash(0).broker_change(3).deliver_all()
+    c.check("brokers.1.logs.0.epoch_cache", [], "the new leader's epoch cache is empty")
+    c.check("brokers.2.fetchers.0.fetch_offset", 0, "the initial fetch offset is the HW, 0")
+    c.ofle(2)
+    c.check("brokers.2.logs.0.entries", [], "truncated to the initial fetch offset 0")
+    c.check("brokers.2.fetchers.0.state", "fetching", "and fetching")
+    return c
+
+
+@case(RF + "shouldPollIndefinitelyIfLeaderReturnsAnyException")
+def poll_on_error():
+    c = Case(RF + "shouldPollIndefinitelyIfLeaderReturnsAnyException",
+             "While the broker it follows is not the leader (NOT_LEADER_FOR_PARTITION) the follower keeps asking "
+             "and truncates nothing; once the new leader answers it truncates to the answer (Kafka: 156).",
+             n_brokers=5, replication_factor=4)
+    c.adapt("Follower 2 is in truncation (epoch 1) when its leader 0 restarts: broker 0 hosts no partition until "
+            "the controller's LeaderAndIsr reaches it, but already knows the partition from the controller's "
+            "UpdateMetadata (in 2.4 a broker that knows neither answers UNKNOWN_TOPIC_OR_PARTITION).  The "
+            "controller elects broker 1, which has fewer records than broker 2.")
+    c.unchecked("the second partition answered UNKNOWN_SERVER_ERROR (the model has no such failure)")
+    c.create_topic(controller=4).catch_up()
+    c.produce(0, acks=1, n=2).catch_up().produce(0, acks=1).fetch(2)
+    c.crash(3).broker_change(4).deliver_all()
+    c.crash(0).restart(0).broker_change(4).deliver(4, 0)
+    c.check("brokers.0.metadata.partitions.0.leader", -1, "broker 0 knows the partition (no leader yet)")
+    c.check("brokers.0.partitions", [None], "and hosts none")
+    for i in range(4):
+        c.ofle(2)
+        if i == 0:
+            c.check_new_error("NOT_LEADER_FOR_PARTITION", "broker 0 answers NOT_LEADER_FOR_PARTITION")
+        c.check("brokers.2.logs.0.entries", [[1, 0], [2, 0], [3, 0]], f"round {i + 1}: no truncation")
+        c.check("brokers.2.fetchers.0.state", "truncating", f"round {i + 1}: still asking")
+    c.deliver_all()
+    c.check("brokers.2.partitions.0.leader", 1, "a new leader, broker 1")
+    c.ofle(2)
+    c.check("brokers.2.logs.0.entries", [[1, 0], [2, 0]], "truncated to the new leader's answer, 2")
+    c.check("brokers.2.fetchers.0.state", "fetching", "and fetching")
+    return c
+
+
+@case(RF + "shouldMovePartitionsOutOfTruncatingLogState")
+def out_of_truncating():
+    c = Case(RF + "shouldMovePartitionsOutOfTruncatingLogState",
+             "A partition added to the fetcher starts in the truncating state; after one round it is fetching.",
+             n_brokers=2, replication_factor=2)
+    c.adapt("One partition (Kafka: two); the follower holds a record, so its round asks the leader.")
+    c.create_topic(controller=0).catch_up()
+    c.produce(0, acks=1).catch_up()
+    c.crash(1).broker_change(0).deliver_all().restart(1).broker_change(0).deliver_all()
+    c.check("brokers.1.fetchers.0.state", "truncating", "the partition starts truncating")
+    c.ofle(1)
+    c.check("brokers.1.fetchers.0.state", "fetching", "after one round it is fetching")
+    return c
+
+
+missing(RF + "shouldFilterPartitionsMadeLeaderDuringLeaderEpochRequest", "interleaved OffsetsForLeaderEpoch",
+        "A partition becomes leader while the follower's OffsetsForLeaderEpoch is in flight.")
+out_of_scope(RF + "shouldCatchExceptionFromBlockingSendWhenShuttingDownReplicaFetcherThread",
+             "exceptions while the fetcher thread shuts down")

@@ -1,0 +1,152 @@
+"""ReplicaManagerTest (Kafka 2.4.0)."""
+
+from __future__ import annotations
+
+from kafkacase import Case, case, missing, out_of_scope
+
+R = "ReplicaManagerTest."
+
+out_of_scope(R + "testHighWaterMarkDirectoryMapping", "the HW checkpoint file's location per log directory")
+out_of_scope(R + "testHighwaterMarkRelativeDirectoryMapping", "the HW checkpoint file's location per log directory")
+
+
+@case(R + "testIllegalRequiredAcks")
+def illegal_required_acks():
+    c = Case(R + "testIllegalRequiredAcks",
+             "A produce with acks = 3 is answered INVALID_REQUIRED_ACKS and nothing is appended.",
+             n_brokers=1, replication_factor=1)
+    c.adapt("Kafka's replica manager hosts no partition at all; here the produce reaches broker 0 before any "
+            "controller: the acks check comes first all the same.")
+    c.produce(0, acks=3)
+    c.check_new_error("INVALID_REQUIRED_ACKS", "the response is INVALID_REQUIRED_ACKS")
+    c.check("ghost.produced", 0, "nothing was appended")
+    return c
+
+
+@case(R + "testClearPurgatoryOnBecomingFollower")
+def clear_purgatory_on_becoming_follower():
+    c = Case(R + "testClearPurgatoryOnBecomingFollower",
+             "An acks=-1 produce waits on leader 0; when broker 0 becomes a follower (leader 1, epoch 1) the "
+             "waiting produce is completed at once with NOT_LEADER_FOR_PARTITION.",
+             n_brokers=2, replication_factor=2)
+    c.adapt("Leadership moves to broker 1 the way the controller moves it: broker 0's ZooKeeper session "
+            "expires (it keeps running), the controller elects broker 1, and when broker 0 registers again it "
+            "gets LeaderAndIsr making it a follower of broker 1 in epoch 1.")
+    c.create_topic(controller=1)
+    c.produce(0, acks=-1)
+    c.check("brokers.0.delayed_produces.0.required_offset", 1, "the produce waits in the purgatory")
+    c.expire(0).broker_change(1).deliver_all()
+    c.check("zk.partition_states.0.leader", 1, "broker 1 leads")
+    c.reconnect(0).broker_change(1).mark_errors().deliver_all(to=[0])
+    c.check("brokers.0.partitions.0.leader", 1, "broker 0 follows broker 1 in epoch 1")
+    c.check("brokers.0.partitions.0.leader_epoch", 1, "in epoch 1")
+    c.check("brokers.0.delayed_produces", [], "the produce was completed (fired)")
+    c.check_new_error("NOT_LEADER_FOR_PARTITION", "with NOT_LEADER_FOR_PARTITION")
+    c.check("ghost.acked", [], "and not acknowledged")
+    return c
+
+
+missing(R + "testReceiveOutOfOrderSequenceExceptionWithLogStartOffset", "transactions",
+        "Idempotent producer sequence numbers (OUT_OF_ORDER_SEQUENCE_NUMBER with the log start offset).")
+missing(R + "testReadCommittedFetchLimitedAtLSO", "transactions", "The LSO of open transactions.")
+missing(R + "testDelayedFetchIncludesAbortedTransactions", "transactions", "Aborted transactions in a DelayedFetch.")
+
+
+@case(R + "testFetchBeyondHighWatermarkReturnEmptyResponse")
+def fetch_beyond_hw():
+    c = Case(R + "testFetchBeyondHighWatermarkReturnEmptyResponse",
+             "Above the HW a follower's fetch returns records (it reads up to the log end), a consumer's fetch "
+             "returns nothing, both without error.", n_brokers=3, replication_factor=3)
+    c.adapt("The follower fetches at 1 (its log end) with the leader at 2 records and HW 0.  Consumers in the "
+            "model fetch from the log start: the consumer reads at 0 with the HW at 0, which is also above the HW.")
+    c.create_topic(controller=0).catch_up()
+    c.produce(0, acks=-1).fetch(1).produce(0, acks=-1)
+    c.fetch_request(1)
+    c.check("brokers.0.logs.0.high_watermark", 0, "the HW is 0 (follower 2 has not fetched)")
+    c.check("brokers.1.fetchers.0.inflight.error", "NONE", "the follower's fetch at 1: no error")
+    c.check("brokers.1.fetchers.0.inflight.entries", [[2, 0]], "and it returns data")
+    c.consume(0)
+    c.check("ghost.consumed", [], "the consumer's fetch above the HW returns nothing")
+    return c
+
+
+@case(R + "testFollowerStateNotUpdatedIfLogReadFails")
+def follower_state_not_updated_if_read_fails():
+    c = Case(R + "testFollowerStateNotUpdatedIfLogReadFails",
+             "KAFKA-8400: a follower's valid fetch at 0 sets its state (LEO 0, log start 0); a later fetch at a "
+             "higher offset (3) with an old leader epoch fails with FENCED_LEADER_EPOCH and does not update it.",
+             n_brokers=4, replication_factor=3)
+    c.adapt("The leader's epoch moves past the follower's when the controller removes broker 2 from the ISR "
+            "and the LeaderAndIsr reaches the leader first.  The leader appends 3 records before the valid fetch "
+            "and 2 after (Kafka: 5 before), so that the follower's next fetch is at 3.")
+    c.create_topic(controller=3)
+    c.check("brokers.0.partitions.0.remote_replicas.0.log_start_offset", -1, "follower 1's log start is unknown")
+    c.check("brokers.0.partitions.0.remote_replicas.0.log_end_offset", -1, "follower 1's LEO is unknown")
+    c.produce(0, acks=1, n=3).ofle(1).fetch_request(1)
+    c.check("brokers.1.fetchers.0.inflight.error", "NONE", "the valid fetch at 0 succeeds")
+    c.check("brokers.0.partitions.0.remote_replicas.0.log_start_offset", 0, "the follower's log start is 0")
+    c.check("brokers.0.partitions.0.remote_replicas.0.log_end_offset", 0, "the follower's LEO is 0")
+    c.fetch_response(1).produce(0, acks=1, n=2)
+    c.crash(2).broker_change(3).deliver_all(to=[0])
+    c.check("brokers.0.partitions.0.leader_epoch", 1, "the leader is in epoch 1, follower 1 in epoch 0")
+    c.fetch_request(1)
+    c.check("brokers.1.fetchers.0.inflight.fetch_offset", 3, "a fetch at 3 with the old epoch")
+    c.check("brokers.1.fetchers.0.inflight.error", "FENCED_LEADER_EPOCH", "fails with FENCED_LEADER_EPOCH")
+    c.check("brokers.0.partitions.0.remote_replicas.0.log_start_offset", 0, "the follower's state is not updated")
+    c.check("brokers.0.partitions.0.remote_replicas.0.log_end_offset", 0, "its LEO is still 0")
+    return c
+
+
+missing(R + "testFetchMessagesWhenNotFollowerForOnePartition", "reassignment",
+        "A follower fetching a partition it does not replicate (empty records, no state update) happens around "
+        "reassignments; the model's followers fetch only their own partitions.")
+
+
+@case(R + "testBecomeFollowerWhenLeaderIsUnchangedButMissedLeaderUpdate")
+def become_follower_missed_update():
+    c = Case(R + "testBecomeFollowerWhenLeaderIsUnchangedButMissedLeaderUpdate",
+             "A follower of leader 1 in epoch 1 gets LeaderAndIsr with the same leader in epoch 3 (it missed an "
+             "update): it truncates (once) to the end offset the leader returns for its latest epoch.",
+             n_brokers=4, replication_factor=3)
+    c.adapt("Broker 2 follows leader 0 in epoch 0 and holds a record (offset 1) that leader 0 later loses: "
+            "while broker 2 is disconnected from ZooKeeper, leader 0 is itself disconnected, broker 1 leads "
+            "(epoch 2) and leader 0, following it, truncates that record; broker 1 is then disconnected and "
+            "broker 0 leads again (epoch 3).  Broker 2 reconnects and gets leader 0 in epoch 3: same leader, "
+            "epoch 0 -> 3.")
+    c.create_topic(controller=3).catch_up()
+    c.produce(0, acks=1).catch_up()
+    c.produce(0, acks=1).fetch(2)
+    c.check("brokers.2.logs.0.entries", [[1, 0], [2, 0]], "broker 2 holds offsets 0 and 1")
+    c.expire(2).broker_change(3).deliver_all()                  # epoch 1, ISR [0, 1]
+    c.expire(0).broker_change(3).deliver_all()                  # broker 1 leads, epoch 2
+    c.reconnect(0).broker_change(3).deliver_all().catch_up([0])
+    c.check("brokers.0.logs.0.entries", [[1, 0]], "broker 0, following broker 1, lost offset 1")
+    c.expire(1).broker_change(3).deliver_all()                  # broker 0 leads again, epoch 3
+    c.check("zk.partition_states.0.leader", 0, "broker 0 leads again")
+    c.check("zk.partition_states.0.leader_epoch", 3, "in epoch 3")
+    c.check("brokers.2.fetchers.0.leader", 0, "broker 2 still follows broker 0")
+    c.check("brokers.2.fetchers.0.leader_epoch", 0, "in epoch 0")
+    c.reconnect(2).broker_change(3).deliver_all(to=[2])
+    c.check("brokers.2.fetchers.0.state", "truncating", "same leader, epoch 0 -> 3: the follower truncates first")
+    c.ofle(2)
+    c.check("brokers.2.logs.0.entries", [[1, 0]], "truncated to the leader's end offset 1")
+    c.check("brokers.2.fetchers.0.fetch_offset", 1, "and fetches from there")
+    c.check("brokers.2.fetchers.0.state", "fetching", "truncation is done")
+    return c
+
+
+for _name in ("testReplicaSelector", "testPreferredReplicaAsFollower", "testPreferredReplicaAsLeader",
+              "testFetchFollowerNotAllowedForOlderClients", "testFetchFromLeaderAlwaysAllowed"):
+    missing(R + _name, "follower fetching", "ClientMetadata and the replica selector (KIP-392).")
+out_of_scope(R + "testUnknownReplicaSelector", "configuration validation (an unknown replica.selector.class)")
+out_of_scope(R + "testDefaultReplicaSelector", "configuration default (no replica selector)")
+missing(R + "testBecomeFollowerWhileOldClientFetchInPurgatory", "DelayedFetch",
+        "A consumer fetch parked in the fetch purgatory completes with NOT_LEADER_FOR_PARTITION.")
+missing(R + "testBecomeFollowerWhileNewClientFetchInPurgatory", "DelayedFetch",
+        "A consumer fetch parked in the fetch purgatory completes with FENCED_LEADER_EPOCH.")
+missing(R + "testClearFetchPurgatoryOnStopReplica", "DelayedFetch",
+        "A parked fetch completed by StopReplica (and StopReplica to a live leader).")
+missing(R + "testClearProducePurgatoryOnStopReplica", "StopReplica",
+        "StopReplica(delete) to the live leader completes its waiting produce with NOT_LEADER_FOR_PARTITION.")
+out_of_scope(R + "testOldLeaderLosesMetricsWhenReassignPartitions", "metrics only")
+out_of_scope(R + "testOldFollowerLosesMetricsWhenReassignPartitions", "metrics only")

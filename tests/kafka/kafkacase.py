@@ -1,0 +1,326 @@
+"""The trace builder behind tests/kafka/: ``Case`` and the registry of Kafka test cases.
+
+Each function of the cases_*.py modules re-expresses one test case of Kafka 2.4.0's own test suite as a trace of the
+model's actions.  The actions are chosen by hand (the helpers only save typing: deliver every
+queued control request, run a fetch round, let the clock pass while the scheduler runs what falls
+due); the ``check`` calls state what Kafka's test asserts, in Kafka's numbers where the model can
+reach them, never values read back from the model.  A case whose checks the model does not meet is
+marked with ``fails(reason)`` and written to ``failing/``.
+
+``build_traces.py`` writes the JSON files and the README table from the registry.
+"""
+
+from __future__ import annotations
+
+import json
+
+from isrlab.model import actions as A
+from isrlab.model.config import preset
+from isrlab.model.encode import encode
+from isrlab.model.errors import ERROR_BIT
+from isrlab.model.step import initial_state, step, tick_limit
+
+KAFKA_TAG = "2.4.0"
+
+#: Kafka 2.4.0 test sources, by class.
+SOURCES = {
+    "PartitionTest": "core/src/test/scala/unit/kafka/cluster/PartitionTest.scala",
+    "ReplicaManagerTest": "core/src/test/scala/unit/kafka/server/ReplicaManagerTest.scala",
+    "IsrExpirationTest": "core/src/test/scala/unit/kafka/server/IsrExpirationTest.scala",
+    "HighwatermarkPersistenceTest": "core/src/test/scala/unit/kafka/server/HighwatermarkPersistenceTest.scala",
+    "LogRecoveryTest": "core/src/test/scala/unit/kafka/server/LogRecoveryTest.scala",
+    "AbstractFetcherThreadTest": "core/src/test/scala/unit/kafka/server/AbstractFetcherThreadTest.scala",
+    "ReplicaFetcherThreadTest": "core/src/test/scala/unit/kafka/server/ReplicaFetcherThreadTest.scala",
+    "LeaderEpochFileCacheTest": "core/src/test/scala/unit/kafka/server/epoch/LeaderEpochFileCacheTest.scala",
+    "ControllerChannelManagerTest": "core/src/test/scala/unit/kafka/controller/ControllerChannelManagerTest.scala",
+    "ControllerIntegrationTest": "core/src/test/scala/unit/kafka/controller/ControllerIntegrationTest.scala",
+    "PartitionLeaderElectionAlgorithmsTest":
+        "core/src/test/scala/unit/kafka/controller/PartitionLeaderElectionAlgorithmsTest.scala",
+    "UncleanLeaderElectionTest": "core/src/test/scala/unit/kafka/integration/UncleanLeaderElectionTest.scala",
+    "EpochDrivenReplicationProtocolAcceptanceTest":
+        "core/src/test/scala/unit/kafka/server/epoch/EpochDrivenReplicationProtocolAcceptanceTest.scala",
+}
+
+
+class Case:
+    """One trace being written: the model state is kept alongside, so every action is known enabled."""
+
+    def __init__(self, kafka_case: str, description: str, preset_name: str = "kafka-2.4", **config):
+        self.kafka_case = kafka_case
+        self.cls, self.test = kafka_case.split(".")
+        self.description = description
+        self.preset = preset_name
+        # budgets for the engines, not Kafka settings
+        config.setdefault("max_records", 50)
+        config.setdefault("max_crashes", 10)
+        config.setdefault("max_session_expirations", 10)
+        self.cfg = preset(preset_name).config.replace(**config)
+        self.s = initial_state(self.cfg)
+        self.actions: list = []
+        self.checks: list = []
+        self.expect = "pass"
+        self.violated = None
+        self.failure = None
+        self.notes: list = []
+        self.not_checked: list = []
+        self._errors_before = 0
+        self._errors_mark = None
+
+    # ------------------------------------------------------------------ raw actions
+    def do(self, a) -> "Case":
+        self._errors_before = self.s.ghost.errors_seen
+        s2 = step(self.cfg, self.s, a)
+        if s2 is None:
+            raise AssertionError(f"{self.kafka_case}: action {len(self.actions) + 1} {A.describe(a)} "
+                                 f"is not enabled at {self.s.now}")
+        self.s = s2
+        self.actions.append(a)
+        return self
+
+    def check(self, path: str, equals, why: str) -> "Case":
+        equals = json.loads(json.dumps(equals))        # a copy: a list the caller changes later stays as it was
+        self.checks.append({"after": len(self.actions), "path": path, "equals": equals, "why": why})
+        return self
+
+    def mark_errors(self) -> "Case":
+        """Remember the error codes seen so far: the next check_new_error covers every action since."""
+        self._errors_mark = self.s.ghost.errors_seen
+        return self
+
+    def check_new_error(self, name: str, why: str) -> "Case":
+        """The last action (or those since mark_errors) made the model record error `name` for the first time.
+
+        The state keeps only the set of error codes seen so far (ghost.errors_seen), so the check is
+        that set: the codes seen before (whatever they were) plus this one."""
+        before = self._errors_before if self._errors_mark is None else self._errors_mark
+        self._errors_mark = None
+        bit = ERROR_BIT[name]
+        assert not before & bit, f"{self.kafka_case}: {name} was already seen before action {len(self.actions)}"
+        return self.check("ghost.errors_seen", before | bit, why)
+
+    def fails(self, reason: str) -> "Case":
+        """The model does not meet this case's checks (or expectation): the trace goes to failing/."""
+        self.failure = reason
+        return self
+
+    def expect_violation(self, invariant: str) -> "Case":
+        self.expect, self.violated = "violation", invariant
+        return self
+
+    # ------------------------------------------------------------------ helpers
+    def elect(self, b: int) -> "Case":
+        return self.do(A.ElectController(b))
+
+    def deliver(self, c: int, b: int, n: int = 1) -> "Case":
+        for _ in range(n):
+            self.do(A.DeliverControlRequest(c, b))
+        return self
+
+    def queued(self, c: int, b: int) -> int:
+        ctl = self.s.controller_on(c)
+        return len(ctl.queues[b]) if ctl is not None else 0
+
+    def deliver_all(self, c: int | None = None, to=None) -> "Case":
+        """Deliver every queued request (of controller c, to brokers `to`), broker by broker, in queue order."""
+        while True:
+            progressed = False
+            for ctl in list(self.s.controllers):
+                if c is not None and ctl.broker_id != c:
+                    continue
+                for b in range(len(self.s.brokers)):
+                    if to is not None and b not in to:
+                        continue
+                    while self.queued(ctl.broker_id, b) and self.s.brokers[b].alive:
+                        self.deliver(ctl.broker_id, b)
+                        progressed = True
+            if not progressed:
+                return self
+
+    def isr_notification(self, c: int) -> "Case":
+        return self.do(A.ControllerProcessIsrChangeNotification(c))
+
+    def broker_change(self, c: int) -> "Case":
+        return self.do(A.ControllerProcessBrokerChange(c))
+
+    def produce(self, b: int, acks: int = -1, n: int = 1, p: int = 0) -> "Case":
+        for _ in range(n):
+            self.do(A.Produce(b, p, acks))
+        return self
+
+    def consume(self, b: int, p: int = 0, isolation: str = "read_uncommitted") -> "Case":
+        return self.do(A.ConsumerFetch(b, p, isolation))
+
+    def ofle(self, b: int, p: int = 0) -> "Case":
+        return self.do(A.OffsetsForLeaderEpoch(b, p))
+
+    def fetch_request(self, b: int, p: int = 0) -> "Case":
+        return self.do(A.FetchRequest(b, p))
+
+    def fetch_response(self, b: int, p: int = 0) -> "Case":
+        return self.do(A.FetchResponse(b, p))
+
+    def fetch(self, b: int, p: int = 0, rounds: int = 1) -> "Case":
+        for _ in range(rounds):
+            self.fetch_request(b, p).fetch_response(b, p)
+        return self
+
+    def catch_up(self, followers=None, p: int = 0, max_rounds: int = 50) -> "Case":
+        """Followers truncate (OffsetsForLeaderEpoch) and fetch until a round changes nothing."""
+        for _ in range(max_rounds):
+            before = encode(self.s)
+            for b, br in enumerate(self.s.brokers):
+                if followers is not None and b not in followers:
+                    continue
+                f = br.fetchers[p]
+                if not br.alive or f is None:
+                    continue
+                if f.state == "truncating":
+                    self.ofle(b, p)
+                    f = self.s.brokers[b].fetchers[p]
+                if f is not None and f.state == "fetching" and self.s.brokers[f.leader].alive:
+                    self.fetch(b, p)
+            if encode(self.s) == before:
+                return self
+        raise AssertionError(f"{self.kafka_case}: followers did not settle")
+
+    def flush(self, b: int, p: int = 0) -> "Case":
+        return self.do(A.FlushLog(b, p))
+
+    def crash(self, b: int, clean: bool = True) -> "Case":
+        return self.do(A.BrokerCrash(b, clean))
+
+    def restart(self, b: int) -> "Case":
+        return self.do(A.BrokerRestart(b))
+
+    def expire(self, b: int) -> "Case":
+        return self.do(A.ZkSessionExpire(b))
+
+    def reconnect(self, b: int) -> "Case":
+        return self.do(A.ZkReconnect(b))
+
+    def run_due_tasks(self, skip=()) -> "Case":
+        """Run every scheduled task (and produce timeout) that is due now, broker by broker."""
+        for b, br in enumerate(self.s.brokers):
+            if not br.alive:
+                continue
+            if "isr" not in skip and self.s.now >= self.s.brokers[b].next_isr_expiration_ms:
+                self.do(A.IsrExpiration(b))
+            if "propagation" not in skip and self.s.now >= self.s.brokers[b].next_isr_propagation_ms:
+                self.do(A.IsrChangePropagation(b))
+            br = self.s.brokers[b]
+            if "checkpoint" not in skip and br.hw_checkpoint_started and self.s.now >= br.next_hw_checkpoint_ms:
+                self.do(A.HighWatermarkCheckpoint(b))
+            for dp in sorted(self.s.brokers[b].delayed_produces, key=lambda d: d.request_id):
+                if self.s.now >= dp.deadline_ms:
+                    self.do(A.DelayedProduceExpire(b, dp.request_id))
+        return self
+
+    def sleep(self, ms: int, run_at_end: bool = True, skip=()) -> "Case":
+        """Let ms of model time pass; every scheduled task that falls due on the way runs when it is due
+        (those due exactly at the end only with run_at_end, so that other actions can come first)."""
+        target = self.s.now + ms
+        self.run_due_tasks(skip)
+        while self.s.now < target:
+            limit = tick_limit(self.cfg, self.s)
+            nxt = target if limit is None or limit >= target else limit
+            if nxt > self.s.now:
+                self.do(A.Tick(nxt - self.s.now))
+            if self.s.now < target or run_at_end:
+                self.run_due_tasks(skip)
+        return self
+
+    def create_topic(self, controller: int = 0) -> "Case":
+        """The controller comes up, creates the partition's state (NewPartition -> Online), sends it out."""
+        return self.elect(controller).deliver_all()
+
+    # ------------------------------------------------------------------ output
+    def to_json(self) -> dict:
+        source = SOURCES[self.cls]
+        prov = {
+            "engine": "hand-written",
+            "source": f"Kafka {KAFKA_TAG} {source} {self.test} (apache/kafka at tag {KAFKA_TAG})",
+            "kafka_test": self.kafka_case,
+            "kafka_file": source,
+            "kafka_tag": KAFKA_TAG,
+        }
+        if self.notes:
+            prov["adaptations"] = self.notes
+        if self.not_checked:
+            prov["not_checked"] = self.not_checked
+        if self.failure:
+            prov["model_disagrees"] = self.failure
+        out = {
+            "format": "isrlab-trace",
+            "version": 1,
+            "preset": self.preset,
+            "description": self.description,
+            "config": self.cfg.to_json(),
+            "provenance": prov,
+            "expect": self.expect,
+            "violated": self.violated,
+            "actions": [A.action_to_json(a) for a in self.actions],
+            "checks": self.checks,
+        }
+        return out
+
+    def unchecked(self, what: str) -> "Case":
+        """An assertion of Kafka's test that the trace cannot check (listed in the README's table)."""
+        self.not_checked.append(what)
+        return self
+
+    def adapt(self, note: str) -> "Case":
+        """Record how the trace departs from the letter of Kafka's test (the facts it keeps are checked)."""
+        self.notes.append(note)
+        return self
+
+
+# ====================================================================== the registry
+#: kafka case "Class.testName" -> ("expressed", builder) | ("missing", category, detail) | ("out", detail)
+REGISTRY: dict = {}
+
+#: the vocabulary a case needs and the model lacks, as named in issue 18 where it names it
+MISSING = {
+    "ListOffsets": "ListOffsets (LATEST / EARLIEST / by timestamp, isolation level, OFFSET_NOT_AVAILABLE)",
+    "starting states": "starting states (a log, epoch cache, HW or epochs given up front)",
+    "epoch-cache queries": "observing the epoch cache's answers (endOffsetFor) in checks",
+    "StopReplica": "StopReplica to live brokers / topic deletion",
+    "controlled shutdown": "controlled shutdown",
+    "preferred election": "preferred-leader election",
+    "reassignment": "partition reassignment",
+    "partition expansion": "topics and partitions created at run time (TopicChange, partition modifications)",
+    "controller batch internals": "a controller request batch given arbitrary contents (the same partition "
+                                  "twice, partitions without leadership)",
+    "interleaved OffsetsForLeaderEpoch": "OffsetsForLeaderEpoch request and response as separate steps",
+    "message format < 0.11": "message format < 0.11 (no leader epochs in records)",
+    "log start offset": "log start offset moves (DeleteRecords, retention, a leader's log starting above 0)",
+    "repeated error codes": "observing each response's error (a code already seen cannot be observed again)",
+    "transactions": "transactions and idempotent producers (producer ids, markers, LSO, aborted transactions)",
+    "DelayedFetch": "DelayedFetch (fetch purgatory, fetch.min.bytes, fetch timeouts)",
+    "follower fetching": "KIP-392 fetch from followers (ClientMetadata, replica selector)",
+    "offline replicas": "offline replicas in UpdateMetadata and the metadata cache",
+    "fetcher internals": "the fetcher's own operations (partitions added or removed mid-round, "
+                         "re-added with the same epoch, storage exceptions)",
+    "topic config": "topic-level configuration changes at run time",
+    "inter-broker protocol": "older inter-broker protocol versions of OffsetsForLeaderEpoch (IBP < 2.0)",
+    "batches": "several records per batch (compressed batches, partial batches)",
+}
+
+
+def case(name: str):
+    """Register a builder for one Kafka test case (it returns a Case)."""
+    def register(fn):
+        assert name not in REGISTRY, name
+        REGISTRY[name] = ("expressed", fn)
+        return fn
+    return register
+
+
+def missing(name: str, category: str, detail: str) -> None:
+    assert name not in REGISTRY, name
+    assert category in MISSING, category
+    REGISTRY[name] = ("missing", category, detail)
+
+
+def out_of_scope(name: str, detail: str) -> None:
+    assert name not in REGISTRY, name
+    REGISTRY[name] = ("out", detail)

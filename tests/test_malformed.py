@@ -1,0 +1,32 @@
+"""Malformed input, as users' broken files and flags are: every case a clean outcome (tests/malformed.py).
+
+A clean outcome: no traceback, no hang (20 s), the exit code its oracle allows (2 for input that is
+certainly bad), one ``isrlab: error:`` line on stderr for exit 2, and no file left behind.
+benchmarks/malformed.py runs thousands of the same cases and prints the counts.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from malformed import classify, generate, run_case
+
+pytestmark = pytest.mark.unit
+
+CASES = generate(seed=0, n=300)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_malformed_input_has_a_clean_outcome(case):
+    o = run_case(case)
+    verdict = classify(case, o)
+    assert verdict == "ok", (f"{verdict}: isrlab {' '.join(a[:80] for a in case.args)} -> exit {o.code} "
+                             f"(allowed {case.expect})\nstderr: {o.stderr[-1500:]}\nstdout: {o.stdout[-500:]}\n"
+                             f"left: {o.leftovers}")
+
+
+def test_the_corpus_covers_what_users_reported():
+    names = " ".join(c.name for c in CASES)
+    for what in ("fifo", "dev-zero", "deep", "bigint", "junk_actions", "violated", "--budget", "/dev/null/x",
+                 "oversized", "nan"):
+        assert what in names, what
