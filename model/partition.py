@@ -126,7 +126,7 @@ def out_of_sync_replicas(cfg: ModelConfig, br: Broker, part: Partition, now: int
 
 
 def maybe_shrink_isr(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, now: int) -> bool:
-    """Partition.maybeShrinkIsr (Kafka 2.4.0, SH1-SH6): remove out-of-sync followers, then maybe raise the HW."""
+    """Partition.maybeShrinkIsr (Kafka 2.4.0, SH1-SH6; 2.7.0 proposes through AlterIsr, SH7): remove out-of-sync followers."""
     part = br.online(p)
     if part is None or not is_leader(br, part):
         return False
@@ -229,7 +229,7 @@ def is_follower_in_sync(cfg: ModelConfig, r: Replica, part: Partition, log: Log)
 
 
 def maybe_expand_isr(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, follower: int) -> bool:
-    """Partition.maybeExpandIsr (Kafka 2.4.0, EX1-EX5): add one caught-up assigned follower to the ISR."""
+    """Partition.maybeExpandIsr (Kafka 2.4.0, EX1-EX5; 2.7.0 proposes through AlterIsr, EX6): add one caught-up follower."""
     part = br.partitions[p]
     if not is_leader(br, part) or follower in part.isr:
         return False
@@ -268,7 +268,7 @@ def update_follower_fetch_state(cfg: ModelConfig, s: ClusterState, br: Broker, p
 
 # --------------------------------------------------------------------------- leadership
 def make_leader(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, ps, now: int) -> bool:
-    """Partition.makeLeader (Kafka 2.4.0, M1-M10); returns isNewLeader."""
+    """Partition.makeLeader (Kafka 2.4.0, M1-M10; 2.7.0 CommittedIsr and clearPending); returns isNewLeader."""
     part = br.partition_mut(p)
     b = br.broker_id
     part.controller_epoch = ps.controller_epoch                                   # M1
@@ -304,7 +304,7 @@ def make_leader(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, ps, now: 
 
 
 def make_follower(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, ps) -> bool:
-    """Partition.makeFollower (Kafka 2.4.0, F1-F5); returns whether the become-follower steps must run."""
+    """Partition.makeFollower (Kafka 2.4.0, F1-F5; 2.7.0 clearPending); returns whether the become-follower steps must run."""
     part = br.partition_mut(p)
     b = br.broker_id
     old_leader, old_epoch = part.leader, part.leader_epoch

@@ -140,7 +140,7 @@ def make_followers(cfg: ModelConfig, s: ClusterState, br: Broker, states: list) 
 
 
 def maybe_update_metadata_cache(cfg: ModelConfig, s: ClusterState, br: Broker, req: UpdateMetadataRequest) -> dict:
-    """ReplicaManager.maybeUpdateMetadataCache (Kafka 2.4.0, C10): never touches Partition state."""
+    """ReplicaManager.maybeUpdateMetadataCache (Kafka 2.4.0, C10; 2.7.0 keeps the controller id): never touches Partition state."""
     if req.controller_epoch < br.controller_epoch:
         return {ps.partition: E.STALE_CONTROLLER_EPOCH for ps in req.partition_states}
     parts = list(br.metadata.partitions) or [None] * len(br.partitions)
