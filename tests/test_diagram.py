@@ -37,7 +37,8 @@ def test_svg_of_each_counterexample(path):
     events = [e for e in root.iter(f"{SVG}circle") if "event" in e.get("class", "")]
     assert len(events) == len(trace.actions)
     classes = " ".join(e.get("class") for e in events)
-    assert "control" in classes and "append" in classes and "fetch" in classes
+    # every kind of event the trace's actions make is drawn (control requests, appends, fetches, faults...)
+    assert {diagram._KIND[type(a)] for a in trace.actions} <= set(classes.split()) and "control" in classes
     labels = [e.text for e in root.iter(f"{SVG}text") if e.get("class") == "replica-state"]
     assert any("/e" in t for t in labels)  # LEO/HW/epoch along the lanes
     red = [e for e in root.iter(f"{SVG}text") if e.get("class") == "step-label" and e.get("fill") == "#b00000"]
