@@ -26,7 +26,7 @@ import pytest
 from isrlab.model import actions as A
 from isrlab.model import controller, delayed, errors as E, faults, fetcher, log as logmod, partition
 from isrlab.model import replica_manager, step as stepmod
-from isrlab.model.config import ModelConfig
+from isrlab.model.config import ModelConfig, preset
 from isrlab.model.encode import encode
 from isrlab.model.state import NO_LEADER, FetchResponseData, LeaderIsrAndControllerEpoch
 from isrlab.model.step import enabled_actions, initial_state, step, tick_limit
@@ -107,11 +107,11 @@ class Builder:
         return self
 
 
-def scenario(name: str) -> list:
+def scenario(name: str, cfg: ModelConfig = CFG) -> list:
     """The actions of a hand-written scenario trace (tests/scenarios/<name>*.json)."""
     (path,) = sorted(SCENARIOS.glob(f"{name}*.json"))
     trace = load_trace(str(path))
-    assert trace.config == CFG, f"{path.name} no longer uses the kafka-2.4 configuration"
+    assert trace.config == cfg, f"{path.name} no longer uses the {'kafka-2.4' if cfg is CFG else 'expected'} configuration"
     return list(trace.actions)
 
 
@@ -598,6 +598,50 @@ def t_stale_leader_shrinks_isr():
             .advance(15000).tasks().actions)
 
 
+# --- AlterIsr (KIP-497, Kafka 2.7.0) ---------------------------------------------------------------------
+CFG_ALTER_ISR = preset("alter-isr").config
+
+
+def mut_no_kafka_13091(monkeypatch):
+    """KAFKA-13091 off: the HW is not recomputed when an AlterIsr shrink commits (Kafka 2.7.0-3.0)."""
+    return CFG_ALTER_ISR.replace(kafka_13091=False)
+
+
+def mut_shrink_without_hw_recompute(monkeypatch):
+    """2.4's maybeShrinkIsr without its maybeIncrementLeaderHW after the ZooKeeper write."""
+    def maybe_shrink_isr(cfg, s, br, p, now):
+        part = br.online(p)
+        if part is None or not partition.is_leader(br, part):
+            return False
+        out = partition.out_of_sync_replicas(cfg, br, part, now)
+        if not out:
+            return False
+        return partition.update_isr(cfg, s, br, p, tuple(b for b in part.isr if b not in out))
+    patch(monkeypatch, "maybe_shrink_isr", maybe_shrink_isr, partition, replica_manager)
+
+
+def mut_no_kafka_12686(monkeypatch):
+    """KAFKA-12686 off: makeLeader clears the partition's AlterIsr item although its request is in flight."""
+    return CFG_ALTER_ISR.replace(kafka_12686=False)
+
+
+def mut_alter_isr_sends_committed_isr(monkeypatch):
+    """sendAlterIsrRequest puts the committed ISR in the AlterIsr item instead of the proposed one."""
+    import dataclasses
+
+    original = partition.send_alter_isr_request
+
+    def send_alter_isr_request(cfg, s, br, p, pending):
+        queued = original(cfg, s, br, p, pending)
+        if queued:
+            isr = br.partitions[p].isr
+            br.alter_isr_unsent = tuple(
+                dataclasses.replace(it, request=dataclasses.replace(it.request, new_isr=isr))
+                if it.request.partition == p else it for it in br.alter_isr_unsent)
+        return queued
+    patch(monkeypatch, "send_alter_isr_request", send_alter_isr_request, partition)
+
+
 CFG_LOSSY = CFG.replace(crash_loses_unflushed_data=True)
 CFG_MIN_ISR_2 = CFG.replace(min_insync_replicas=2)
 
@@ -689,6 +733,15 @@ CASES = (
          {"bound": "lower", "follower": 1, "follower_log_end_offset": 1, "leader_log_end_offset": 1}),
     Case("isr_lag_window", mut_shrink_one_at_a_time, t_both_followers_idle,
          {"bound": "upper", "leader": 0, "follower": 2}),
+    Case("hw_advanced_on_isr_shrink", mut_no_kafka_13091, lambda: scenario("23b-", CFG_ALTER_ISR),
+         {"leader": 0, "isr_after": [0, 1], "high_watermark": 0, "hw_candidate": 1}, CFG_ALTER_ISR),
+    Case("hw_advanced_on_isr_shrink", mut_shrink_without_hw_recompute, lambda: scenario("22a-", CFG.replace(
+        replica_lag_time_max_ms=30000)), {"leader": 0, "isr_after": [0, 1], "high_watermark": 0, "hw_candidate": 1},
+         CFG.replace(replica_lag_time_max_ms=30000)),
+    Case("pending_isr_in_flight", mut_no_kafka_12686, lambda: scenario("24b-", CFG_ALTER_ISR),
+         {"broker": 0, "leader_epoch": 2, "pending": {"expand": True, "replicas": [1]}}, CFG_ALTER_ISR),
+    Case("pending_isr_well_formed", mut_alter_isr_sends_committed_isr, lambda: scenario("22b-", CFG_ALTER_ISR),
+         {"broker": 0, "problem": "queued item proposes another ISR"}, CFG_ALTER_ISR),
 )
 
 
