@@ -107,14 +107,14 @@ def presets(as_json: bool) -> None:
              "kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partition_epoch_check",
              "unclean_leader_election", "min_insync_replicas", "replica_lag_time_max_ms",
              "crash_loses_unflushed_data")
-    click.echo(f"{'preset':<26} {'expected':<20} flags")
+    click.echo(f"{'preset':<26} {'expected':<26} flags")
     for r in rows:
         cfg = r["config"]
         flag_text = " ".join(
             f"{k}={cfg[k]}" if not isinstance(cfg[k], bool) else (k if cfg[k] else f"no-{k}")
             for k in flags if k in r["differs_from_default"] or k == "truncation")
         mark = " (default)" if r["default"] else ""
-        click.echo(f"{r['name'] + mark:<26} {r['expected']:<20} {flag_text}")
+        click.echo(f"{r['name'] + mark:<26} {r['expected']:<26} {flag_text}")
         click.echo(f"{'':<26} {r['description']}")
         if r["source"] != "built-in":
             click.echo(f"{'':<26} from {r['source']}")
