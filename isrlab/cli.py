@@ -432,6 +432,9 @@ def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidat
     from . import sparkjob
 
     t0 = time.monotonic()
+    from .userpresets import export_env
+
+    conf_map = {**export_env(spec.presets), **conf_map}  # the user's presets travel to the executors
     retrying = with_task_retries(master)
     if retrying != master:
         _log(f"isrlab: {master} runs as {retrying}: a task whose Python worker is lost is retried "

@@ -40,6 +40,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from .campaign import CampaignSpec, hold_for_test, run_shard
+from .userpresets import register_env
 
 #: Spark's JVM logging for campaigns: errors only (the driver's; executors keep Spark's default).
 LOG4J2 = Path(__file__).with_name("log4j2.properties")
@@ -191,6 +192,7 @@ def shard_row(task: tuple) -> tuple:
     ctx = TaskContext.get()
     attempt = ctx.attemptNumber() if ctx is not None else 0
     hold_for_test(task[0], task[1], attempt)
+    register_env()
     rec = run_shard(task)
     rec["attempt"] = attempt
     for r in rec["runs"]:
@@ -207,6 +209,7 @@ def shrink_candidate(cand: tuple) -> dict:
     from .properties.shrink import shrink
 
     preset_name, invariant, seed, trace_text, budget = cand
+    register_env()
     cfg = get_preset(preset_name).config
     actions = [action_from_json(a) for a in json.loads(trace_text)]
     sr = shrink(cfg, actions, invariant, time_budget_s=budget)

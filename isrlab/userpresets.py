@@ -17,6 +17,7 @@ error naming the file and key; a user preset may not shadow a built-in one.
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 
@@ -168,3 +169,25 @@ def to_json(names) -> list:
     return [{"name": n, "config": PRESETS[n].config.to_json(), "expected": PRESETS[n].expected,
              "description": PRESETS[n].description, "reference": PRESETS[n].reference,
              "also_breaks": list(PRESETS[n].also_breaks)} for n in names if n in SOURCES]
+
+#: the environment variable that carries the driver's user presets to Spark's executors
+ENV = "ISRLAB_USER_PRESETS"
+
+
+def export_env(names) -> dict:
+    """Put the named user presets in this process's environment (local executors inherit it) and return the
+    Spark settings that give a cluster's executors the same."""
+    presets = to_json(names)
+    if not presets:
+        return {}
+    text = json.dumps(presets, sort_keys=True)
+    os.environ[ENV] = text
+    return {f"spark.executorEnv.{ENV}": text}
+
+
+def register_env() -> None:
+    """Executor side: register the user presets the driver exported, if any."""
+    text = os.environ.get(ENV)
+    if text:
+        register_json(json.loads(text))
+

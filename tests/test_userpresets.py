@@ -78,3 +78,20 @@ def test_bad_user_presets_are_one_line_errors(in_tmp, text, message):
     assert r.exit_code == 2 and "Traceback" not in r.output
     lines = r.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("isrlab: error: ") and message in lines[0], r.output
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_user_presets_travel_to_spark_executors(in_tmp):
+    import os
+    import subprocess
+    import sys
+
+    (in_tmp / "isrlab.toml").write_text(GOOD)
+    isrlab = os.path.join(os.path.dirname(sys.executable), "isrlab")
+    r = subprocess.run([isrlab, "fuzz", "--master", "local[2]", "--preset", "my-broker", "--engine", "walk",
+                        "--runs", "4", "--out", str(in_tmp / "c"), "--json"], cwd=in_tmp, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode in (0, 1), r.stderr[-2000:]
+    s = json.loads(r.stdout)
+    assert s["runs"] == 4 and [p["preset"] for p in s["presets"]] == ["my-broker"]
