@@ -46,6 +46,15 @@ def fold(counterexamples: list) -> list:
     return out
 
 
+def _violated(p: dict) -> str:
+    """The invariants a preset broke in one short cell: the headline first, then how many others."""
+    broken = list(p["violated"])
+    if not broken:
+        return "-"
+    first = p["expected"] if p["expected"] in broken else broken[0]
+    return first + (f" +{len(broken) - 1}" if len(broken) > 1 else "")
+
+
 def _verdict(text: str) -> Text:
     style = {"ok": "green", "UNEXPECTED": "bold red", "not found": "yellow"}.get(text.split(" ")[0], "")
     return Text(text, style=style)
@@ -74,8 +83,8 @@ def campaign(summary: dict, out: Console, where: dict, verbose_tables: list | No
                     ("steps", {"justify": "right"}), ("violated", {}), ("verdict", {})):
         table.add_column(col, **kw)
     for p in presets:
-        table.add_row(p["preset"], p["expected"], f"{p['runs']:,}", f"{p['steps']:,}",
-                      ", ".join(p["violated"]) or "-", _verdict(p["verdict"]))
+        table.add_row(p["preset"], p["expected"], f"{p['runs']:,}", f"{p['steps']:,}", _violated(p),
+                      _verdict(p["verdict"]))
     out.print(table)
 
     folded = fold(summary.get("counterexamples", []))
