@@ -61,6 +61,8 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
     Checks every safety invariant on every state and transition; on a violation prints and archives the
     shortest trace to it (a minimal counterexample) and exits 1. A search stopped by --budget or
     --max-states says it is incomplete.
+
+    Example: isrlab explore --preset kafka-0.10.2 --brokers 2 --max-records 1 --max-expirations 2 --budget 120
     """
     from .model.actions import ACTION_BY_NAME
     from .model.config import ConfigError, preset

@@ -22,7 +22,10 @@ from .exits import EXIT_OK, EXIT_VIOLATION, InputError
               help="Run only these groups (repeatable): lag_window, propagation, inductive, mutants, "
                    "leader_change.")
 def prove(as_json: bool, groups: tuple) -> None:
-    """Prove the timing bounds and inductive invariants with z3, cross-checked against the model."""
+    """Prove the timing bounds and inductive invariants with z3, cross-checked against the model.
+
+    Example: isrlab prove --group lag_window --json
+    """
     from .specs.report import GROUPS, run
 
     unknown = [g for g in groups if g not in GROUPS]
