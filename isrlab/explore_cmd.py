@@ -49,8 +49,10 @@ from .inputs import INVARIANT, PRESET, SECONDS, Count
               help="Check only these invariants (repeatable).")
 @click.option("--all-violations", is_flag=True, help="Go on after a violation: the shortest trace of each invariant.")
 @click.option("--liveness", is_flag=True, help="Keep the state graph and check the liveness properties (SCCs).")
-@click.option("--out", default="counterexamples", show_default=True, type=click.Path(file_okay=False),
-              help="Folder the shortest counterexample is archived in.")
+@click.option("--out", default="campaigns/explore/counterexamples", show_default=True,
+              type=click.Path(file_okay=False),
+              help="Folder the shortest counterexample is archived in (untracked, like a campaign's; `isrlab "
+                   "promote` moves one into a regression folder).")
 @click.option("--no-archive", is_flag=True, help="Do not write the counterexample.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expirations, max_controller_epoch,
@@ -73,7 +75,10 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
                                      explore as run_explore)
     from .properties.invariants import BY_NAME, SAFETY
     from .properties.replay import replay as run_replay
+    from .inputs import check_output_folder
 
+    if not no_archive:
+        check_output_folder(out, "--out")
     try:
         p = preset(preset_name)
         cfg = bounded_config(p.config, brokers, max_records, max_crashes, max_expirations, max_controller_epoch)
