@@ -43,30 +43,36 @@ class ReplayResult:
 
 
 def verdict(result: ReplayResult) -> tuple[bool, str]:
-    """Whether the outcome is the one the trace's header expects, and in one paragraph why not.
+    """Whether the outcome is the one the trace's header expects, and if not, why not (one line per problem).
 
-    The one definition ``isrlab replay --expected`` and the pytest plugin share: a trace expecting a
-    violation of X passes when X fails (others may fail too); a trace expecting ``pass`` passes when no
-    invariant fails; every check must hold either way.
+    The one definition ``isrlab replay --expected`` and the pytest plugin share, over
+    ``ReplayResult.matches_expectation``: a trace expecting a violation of X matches when X fails (others may
+    fail too); a trace expecting ``pass`` matches when no invariant fails; every check must hold either way.
+    The message says what broke, at which step, in the explainer's sentence; it is empty when ok.
     """
+    if result.matches_expectation:
+        return True, ""
     from .explain import sentence
 
     trace = result.trace
     problems = [f"check failed: {msg}" for msg in result.check_failures]
+    first = min(result.violations, key=lambda v: v.step, default=None)
+    if first is not None:
+        what = sentence(trace.config, trace.actions, first)
+        others = ", ".join(f"{v.invariant} (step {v.step})" for v in result.violations if v is not first)
+        if others:
+            what += f"\nalso failing: {others}"
     if trace.expect == "pass":
-        if result.violations:
-            v = result.violations[0]
-            problems.insert(0, f"expected no violation, but {v.invariant} fails at step {v.step}: "
-                               f"{sentence(trace.config, trace.actions, v)}")
+        if first is not None:
+            problems.insert(0, f"expected no violation, but {first.invariant} fails at step {first.step}: {what}")
     elif not any(v.invariant == trace.violated for v in result.violations):
-        if result.violations:
-            v = result.violations[0]
-            problems.insert(0, f"expected a violation of {trace.violated}, which holds; {v.invariant} fails "
-                               f"instead at step {v.step}: {sentence(trace.config, trace.actions, v)}")
+        if first is not None:
+            problems.insert(0, f"expected a violation of {trace.violated}, which holds; {first.invariant} fails "
+                               f"instead at step {first.step}: {what}")
         else:
-            problems.insert(0, f"expected a violation of {trace.violated}, but no invariant fails in the "
-                               f"{len(trace.actions)} steps of the trace")
-    return (not problems, "\n".join(problems))
+            problems.insert(0, f"expected a violation of {trace.violated}, but the trace passed: no invariant "
+                               f"fails in its {len(trace.actions)} steps")
+    return False, "\n".join(problems)
 
 
 def diff_states(before: dict, after: dict) -> list:

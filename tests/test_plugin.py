@@ -1,8 +1,15 @@
-"""The pytest plugin in a user's own project: a folder of traces collected as test items, outside this repo."""
+"""The pytest plugin in a user's own project: a folder of traces collected as test items, outside this repo.
+
+Each test builds a temporary project (its own rootdir, no conftest of ours) and runs ``python -m pytest`` in
+it as a user would; ``verdict``, the definition the plugin and ``isrlab replay --expected`` share, is also
+tested directly.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -10,27 +17,43 @@ from pathlib import Path
 
 import pytest
 
+from isrlab.model.trace import load_trace
+from isrlab.properties.replay import replay, verdict
+
 pytestmark = pytest.mark.unit
 ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = ROOT / "tests" / "scenarios"
 
 
-def _pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+def _archived(name: str) -> Path:
+    (src,) = ROOT.glob(f"counterexamples/*-{name}-*.json")
+    return src
+
+
+def _pytest(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
-                           "--rootdir", str(cwd), *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+                           "--rootdir", str(cwd), *args], cwd=cwd, capture_output=True, text=True, timeout=300,
+                          env=env)
+
+
+def _with(src: Path, **changes) -> str:
+    data = json.loads(src.read_text())
+    data.update(changes)
+    return json.dumps(data)
 
 
 def _project(tmp_path: Path) -> Path:
+    """A user's project with a regressions/ folder: two archived counterexamples, a passing scenario with
+    checks, a fixed scenario, and one trace whose header expects a violation that does not happen."""
     project = tmp_path / "their-broker"
     traces = project / "regressions"
     traces.mkdir(parents=True)
     for name in ("kafka-0.11-isr_entry_condition", "no-kip-320-log_matching"):
-        (src,) = ROOT.glob(f"counterexamples/*-{name}-*.json")
-        shutil.copy(src, traces)
-    shutil.copy(ROOT / "tests" / "scenarios" / "01-isr-shrink-after-lag-time.json", traces)
-    (src,) = ROOT.glob("counterexamples/*-kafka-0.11-isr_entry_condition-*.json")
-    wrong = json.loads(src.read_text())
-    wrong["violated"] = "one_leader_per_epoch"    # a header whose expectation no longer holds
-    (traces / "wrong-expectation.json").write_text(json.dumps(wrong))
+        shutil.copy(_archived(name), traces)
+    shutil.copy(SCENARIOS / "01-isr-shrink-after-lag-time.json", traces)
+    shutil.copy(SCENARIOS / "10b-kip101-epoch-truncation-keeps-acked-record.json", traces)
+    (traces / "wrong-expectation.json").write_text(
+        _with(_archived("kafka-0.11-isr_entry_condition"), violated="one_leader_per_epoch"))
     return project
 
 
@@ -38,29 +61,109 @@ def test_a_folder_of_traces_runs_as_test_items(tmp_path):
     project = _project(tmp_path)
     r = _pytest(project, "--isrlab-traces", "regressions", "-rf")
     assert r.returncode == 1, r.stdout + r.stderr
-    assert "1 failed, 3 passed" in r.stdout
+    assert "1 failed, 4 passed" in r.stdout, r.stdout
+    # item names are the file names
     assert "FAILED regressions/wrong-expectation.json::wrong-expectation.json" in r.stdout
-    assert "expected a violation of one_leader_per_epoch, which holds; isr_entry_condition fails instead" in r.stdout
-    assert "joined leader" in r.stdout and "Traceback" not in r.stdout
+    assert ("expected a violation of one_leader_per_epoch, which holds; isr_entry_condition fails instead at "
+            "step 12: At step 12 broker 1 joined leader 0's ISR with LEO 0") in r.stdout
+    assert "Traceback" not in r.stdout and "runtest" not in r.stdout    # the explanation alone
+    listed = _pytest(project, "--isrlab-traces", "regressions", "--collect-only")
+    assert "regressions/10b-kip101-epoch-truncation-keeps-acked-record.json::" \
+           "10b-kip101-epoch-truncation-keeps-acked-record.json" in listed.stdout
+    assert "5 tests collected" in listed.stdout
+
+
+def test_each_way_an_outcome_can_miss_its_expectation(tmp_path):
+    """A fixed trace that now expects the bug, a counterexample that now expects a pass, a check that does not
+    hold, an action the model does not enable: each one failing item with its reason."""
+    project = tmp_path / "p"
+    traces = project / "traces"
+    traces.mkdir(parents=True)
+    fixed = SCENARIOS / "10b-kip101-epoch-truncation-keeps-acked-record.json"
+    (traces / "still-broken.json").write_text(_with(fixed, expect="violation", violated="acked_durability"))
+    (traces / "now-fixed.json").write_text(_with(_archived("no-kip-320-acked_durability"), expect="pass",
+                                                 violated=None, violation=None))
+    data = json.loads((SCENARIOS / "01-isr-shrink-after-lag-time.json").read_text())
+    check = data["checks"][0]
+    check["equals"] = "something else"
+    (traces / "bad-check.json").write_text(json.dumps(data))
+    data = json.loads(fixed.read_text())
+    data["actions"], data["checks"] = data["actions"][1:], []    # no controller elected: nothing to deliver
+    (traces / "not-enabled.json").write_text(json.dumps(data))
+
+    r = _pytest(project, "--isrlab-traces", "traces", "-n", "2")    # under xdist, as ./run tests runs
+    assert r.returncode == 1 and "4 failed" in r.stdout, r.stdout + r.stderr
+    out = r.stdout
+    steps = len(json.loads(fixed.read_text())["actions"])
+    assert f"expected a violation of acked_durability, but the trace passed: no invariant fails in its {steps} " \
+           f"steps" in out
+    # the first invariant to fail, then the others
+    assert "expected no violation, but committed_prefix fails at step 31: At step 31" in out
+    assert "\nalso failing: acked_durability (step 39)\n" in out
+    assert f"check failed: after {check['after']} actions: {check['path']} is" in out
+    assert "expected 'something else'" in out
+    assert "the trace does not replay: action 1:" in out and "is not enabled" in out
+    assert "Traceback" not in out
 
 
 def test_the_ini_option_and_a_broken_file(tmp_path):
     project = _project(tmp_path)
     (project / "regressions" / "wrong-expectation.json").unlink()
     (project / "regressions" / "broken.json").write_text("[" * 500 + "]" * 500)
+    (project / "regressions" / "unknown.json").write_text(
+        _with(_archived("no-kip-320-log_matching"), violated="no_such_invariant"))
     (project / "pytest.ini").write_text("[pytest]\nisrlab_traces = regressions\n")
     r = _pytest(project)
     # pytest's own rule: a collection error interrupts the session (--continue-on-collection-errors runs the rest)
-    assert r.returncode == 2 and "1 error" in r.stdout, r.stdout + r.stderr
-    assert "3 passed, 1 error" in _pytest(project, "--continue-on-collection-errors").stdout
-    assert "not an isrlab trace" in r.stdout and "nests arrays and objects 500 deep" in r.stdout
-    assert "Traceback" not in r.stdout
+    assert r.returncode == 2 and "2 errors" in r.stdout, r.stdout + r.stderr
+    assert "4 passed, 2 errors" in _pytest(project, "--continue-on-collection-errors").stdout
+    assert "\nnot an isrlab trace: broken.json nests arrays and objects 500 deep" in r.stdout
+    assert "\nnot an isrlab trace: unknown.json: violated names 'no_such_invariant'" in r.stdout
+    assert "Traceback" not in r.stdout and str(project) not in r.stdout
     missing = _pytest(project, "--isrlab-traces", "nowhere")
     assert missing.returncode == 4 and "isrlab traces: no such folder" in missing.stderr
 
 
+def test_ini_folders_are_collected_like_testpaths(tmp_path):
+    """Given paths, pytest runs those (the ini folders are the default, as testpaths); --isrlab-traces adds its
+    folder to them."""
+    project = _project(tmp_path)
+    (project / "regressions" / "wrong-expectation.json").unlink()
+    (project / "test_unit.py").write_text("def test_unit():\n    assert True\n")
+    (project / "pyproject.toml").write_text('[tool.pytest.ini_options]\nisrlab_traces = ["regressions"]\n')
+    assert "5 passed" in _pytest(project).stdout
+    assert "1 passed" in _pytest(project, "test_unit.py").stdout
+    assert "5 passed" in _pytest(project, "test_unit.py", "--isrlab-traces", "regressions").stdout
+
+
+def test_loaded_by_name_without_autoloading(tmp_path):
+    """-p isrlab.pytest_plugin loads it where entry points are not autoloaded, and is harmless where they are."""
+    project = _project(tmp_path)
+    (project / "regressions" / "wrong-expectation.json").unlink()
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    r = _pytest(project, "-p", "isrlab.pytest_plugin", "--isrlab-traces", "regressions", env=env)
+    assert r.returncode == 0 and "4 passed" in r.stdout, r.stdout + r.stderr
+    r = _pytest(project, "-p", "isrlab.pytest_plugin", "--isrlab-traces", "regressions")
+    assert r.returncode == 0 and "4 passed" in r.stdout, r.stdout + r.stderr
+
+
 def test_projects_without_traces_see_nothing(tmp_path):
-    (tmp_path / "test_x.py").write_text("def test_x():\n    assert True\n")
-    (tmp_path / "data.json").write_text("{}")
+    """Installed but unused: JSON files stay uncollected and the model is never imported."""
+    (tmp_path / "test_x.py").write_text(
+        "import sys\n\n"
+        "def test_x():\n"
+        "    assert not [m for m in sys.modules if m.startswith(('isrlab.model', 'isrlab.properties'))]\n")
+    shutil.copy(SCENARIOS / "01-isr-shrink-after-lag-time.json", tmp_path / "data.json")
     r = _pytest(tmp_path)
     assert r.returncode == 0 and "1 passed" in r.stdout, r.stdout + r.stderr
+    assert "isrlab.pytest_plugin" in _pytest(tmp_path, "--trace-config").stdout    # it was loaded
+
+
+@pytest.mark.parametrize("name", ["kafka-0.11-isr_entry_condition", "no-kip-320-log_matching"])
+def test_verdict_on_archived_counterexamples(name):
+    trace = load_trace(str(_archived(name)))
+    assert verdict(replay(trace, with_changes=False)) == (True, "")
+    as_pass = dataclasses.replace(trace, expect="pass", violated=None, violation=None)
+    ok, why = verdict(replay(as_pass, with_changes=False))
+    first = min(replay(trace, with_changes=False).violations, key=lambda v: v.step)
+    assert not ok and why.startswith(f"expected no violation, but {first.invariant} fails at step {first.step}: ")
