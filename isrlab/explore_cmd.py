@@ -64,7 +64,8 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
     shortest trace to it (a minimal counterexample) and exits 1. A search stopped by --budget or
     --max-states says it is incomplete.
 
-    Example: isrlab explore --preset kafka-0.10.2 --brokers 2 --max-records 1 --max-expirations 2 --budget 120
+    Example (KAFKA-7128 in about 10 s): isrlab explore --preset kafka-0.11 --brokers 3 --max-records 1
+    --max-expirations 1 --max-epoch 1 --max-isr-changes 1 --eager-tasks --without ConsumerFetch
     """
     from .model.actions import ACTION_BY_NAME
     from .model.config import ConfigError, preset
@@ -157,7 +158,10 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
         click.echo(json.dumps(summary, indent=1))
     else:
         status = ("complete" if res.complete else "INCOMPLETE (stopped by --budget)" if res.stopped_by_budget
-                  else "INCOMPLETE (bounds or stop)")
+                  else "stopped at the first violation (--all-violations goes on)" if res.found and not all_violations
+                  else f"INCOMPLETE (stopped by --max-states {max_states:,})" if res.distinct_states >= max_states
+                  else f"INCOMPLETE (stopped by --max-depth {max_depth})" if max_depth is not None
+                  else "INCOMPLETE")
         click.echo(f"{preset_name}: {res.distinct_states:,} distinct states, {res.transitions:,} transitions "
                    f"({res.pruned:,} pruned), depth {res.depth}, {res.seconds:.1f} s "
                    f"({summary['states_per_second']:,} states/s), {status}")
