@@ -194,11 +194,9 @@ def hold_for_test(preset_name: str, shard: int, attempt: int) -> None:
     folder = os.environ.get("ISRLAB_TEST_TASK_MARKERS")
     if not folder or attempt != 0 or os.environ.get("ISRLAB_TEST_HOLD_TASK") != f"{preset_name}:{shard}":
         return
-    marker = os.path.join(folder, f"{preset_name}-{shard}-{attempt}.pid")
-    tmp = marker + ".tmp"
-    with open(tmp, "w") as fh:
-        fh.write(str(os.getpid()))
-    os.replace(tmp, marker)
+    from .model.trace import write_atomic
+
+    write_atomic(os.path.join(folder, f"{preset_name}-{shard}-{attempt}.pid"), str(os.getpid()))
     end = time.monotonic() + 120.0
     while time.monotonic() < end:
         time.sleep(0.05)

@@ -13,19 +13,20 @@ import click
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
 
 
-class InputError(click.ClickException):
+class OneLineError(click.ClickException):
+    """An error shown as one ``isrlab: error:`` line on stderr, with the subclass's exit code."""
+
+    def show(self, file=None) -> None:
+        click.echo(f"isrlab: error: {self.format_message()}", err=True)
+
+
+class InputError(OneLineError):
     """Bad input: one line on stderr, exit code 2."""
 
     exit_code = EXIT_USAGE
 
-    def show(self, file=None) -> None:
-        click.echo(f"isrlab: error: {self.format_message()}", err=True)
 
-
-class RunError(click.ClickException):
+class RunError(OneLineError):
     """A run that could not complete for a reason other than its input: one line on stderr, exit code 3."""
 
     exit_code = EXIT_FAILED
-
-    def show(self, file=None) -> None:
-        click.echo(f"isrlab: error: {self.format_message()}", err=True)

@@ -110,12 +110,16 @@ def _probe_writable(folder: str, what: str) -> None:
         pass
 
 
-def check_output_folder(path: str, what: str) -> None:
-    """A folder that exists and is writable, or can be created under a writable folder; nothing is created."""
+def _check_path_text(path: str, what: str) -> None:
     if not path:
         raise InputError(f"{what}: an empty path")
     if "\0" in path:
         raise InputError(f"{what}: a path with a NUL character")
+
+
+def check_output_folder(path: str, what: str) -> None:
+    """A folder that exists and is writable, or can be created under a writable folder; nothing is created."""
+    _check_path_text(path, what)
     existing = _nearest_existing(path)
     if not os.path.isdir(existing):
         where = "is" if existing == os.path.abspath(path) else f"lies under {existing}, which is"
@@ -125,10 +129,7 @@ def check_output_folder(path: str, what: str) -> None:
 
 def check_output_file(path: str, what: str) -> None:
     """A file path whose folder exists or can be created and is writable, and that is not itself a folder."""
-    if not path:
-        raise InputError(f"{what}: an empty path")
-    if "\0" in path:
-        raise InputError(f"{what}: a path with a NUL character")
+    _check_path_text(path, what)
     full = os.path.abspath(path)
     if path.endswith(os.sep) or os.path.isdir(full):
         raise InputError(f"{what}: {path} is a folder, not a file")
