@@ -33,7 +33,7 @@ _KIND = {
     A.AlterIsrResponse: "control", A.IsrExpiration: "task",
     A.IsrChangePropagation: "task", A.HighWatermarkCheckpoint: "task", A.DelayedProduceExpire: "task",
     A.FlushLog: "task", A.Tick: "tick", A.BrokerCrash: "fault", A.BrokerRestart: "fault",
-    A.ZkSessionExpire: "fault", A.ZkReconnect: "fault",
+    A.ZkSessionExpire: "fault", A.ZkReconnect: "fault", A.ZkDeleteController: "fault",
 }
 COLOURS = {"append": "#1f77b4", "fetch": "#2ca02c", "truncation": "#d62728", "isr": "#9467bd",
            "control": "#8c564b", "election": "#ff7f0e", "fault": "#000000", "task": "#7f7f7f",
@@ -99,7 +99,7 @@ def _describe(a) -> str:
             "HighWatermarkCheckpoint": "hw-checkpoint", "DelayedProduceExpire": "produce timeout",
             "BrokerRestart": "restart", "ZkSessionExpire": "session expired", "ZkReconnect": "zk reconnect",
             "ConsumerFetch": "consumer fetch", "FlushLog": "flush", "AlterIsrRequest": "AlterIsr",
-            "AlterIsrResponse": "AlterIsr resp"}.get(name, name)
+            "AlterIsrResponse": "AlterIsr resp", "ZkDeleteController": "/controller deleted"}.get(name, name)
 
 
 def build(trace, invariants=SAFETY) -> Diagram:
@@ -167,6 +167,9 @@ def build(trace, invariants=SAFETY) -> Diagram:
                     for r in resp.partitions)
         elif t is A.Tick:
             lane = CONTROLLER
+        elif t is A.ZkDeleteController:
+            lane = CONTROLLER
+            label = f"/controller of {a.controller} deleted (it has not noticed)"
         else:
             lane = _lane(a.broker)
         # consequences read from the states: truncations, ISR changes, elections
@@ -183,6 +186,10 @@ def build(trace, invariants=SAFETY) -> Diagram:
         if z1 is not None and z0 is not None and z0.isr != z1.isr:
             kinds.append("isr")
             label += f"; ISR {list(z1.isr)}"
+        if s2.ghost.unclean_losses is not s.ghost.unclean_losses:
+            lost = sorted(set(s2.ghost.unclean_losses) - set(s.ghost.unclean_losses))
+            if lost:  # a documented loss of an unclean election, not a violation
+                label += "; unclean loss: " + ", ".join(f"r{r}@{o}" for _p, _e, _l, o, r in lost)
         events.append(Event(i, a, lane, kinds, label, arrow, names))
         states.append({_lane(b): _replica_label(s2, b) for b in range(n)})
         s = s2

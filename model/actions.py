@@ -166,11 +166,22 @@ class ZkReconnect:
     broker: int
 
 
+@dataclass(frozen=True, slots=True)
+class ZkDeleteController:
+    """An operator deletes the /controller znode held by ``controller``, whose ZooKeeper session lives on.
+
+    The controller moves while the old one is still active: it learns of it only when it processes the
+    ControllerChange / Reelect event (``ControllerResign``), and may handle other events first.  Kafka's own
+    test of KAFKA-6082 makes this window so (ControllerIntegrationTest.testControllerMove, Kafka 2.4.0).
+    """
+    controller: int
+
+
 Action = Union[
     ElectController, ControllerProcessBrokerChange, ControllerProcessIsrChangeNotification, ControllerResign,
     DeliverControlRequest, Produce, ConsumerFetch, FetchRequest, FetchResponse, OffsetsForLeaderEpoch,
     AlterIsrRequest, AlterIsrResponse, IsrExpiration, IsrChangePropagation, HighWatermarkCheckpoint, DelayedProduceExpire, FlushLog, Tick,
-    BrokerCrash, BrokerRestart, ZkSessionExpire, ZkReconnect,
+    BrokerCrash, BrokerRestart, ZkSessionExpire, ZkReconnect, ZkDeleteController,
 ]
 
 #: Every action class, in the documented order of ``enabled_actions``.

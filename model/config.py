@@ -101,6 +101,9 @@ class ModelConfig:
     max_crashes: int = 2
     max_session_expirations: int = 2
     max_controller_epoch: int = 4
+    #: operator deletions of /controller (``ZkDeleteController``): the controller moves while its ZooKeeper
+    #: session lives, the window in which a zombie controller still writes ZooKeeper (KAFKA-6082).
+    max_controller_moves: int = 1
     max_flushes: int = 1000
     #: clock tick sizes offered besides "up to the next scheduled deadline".
     tick_ms: tuple[int, ...] = (1000,)
@@ -139,7 +142,7 @@ class ModelConfig:
         if not self.tick_ms or any(t <= 0 for t in self.tick_ms):
             errors.append("tick_ms must be a non-empty list of positive integers")
         for name in ("max_records", "max_crashes", "max_session_expirations",
-                     "max_controller_epoch", "max_flushes"):
+                     "max_controller_epoch", "max_controller_moves", "max_flushes"):
             if getattr(self, name) < 0:
                 errors.append(f"{name} must be >= 0")
         if any(a not in (-1, 0, 1) for a in self.produce_acks):
@@ -197,8 +200,10 @@ class ModelConfig:
         return dataclasses.replace(self, **changes)
 
 
-#: Fields added after the first archived traces (KIP-497 and its fixes), in the order they were added.
-LATER_FIELDS = ("kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partition_epoch_check")
+#: Fields added after the first archived traces (KIP-497 and its fixes, the /controller deletion budget), in the
+#: order they were added.
+LATER_FIELDS = ("kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partition_epoch_check",
+                "max_controller_moves")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(ModelConfig)}
 
 
@@ -275,7 +280,7 @@ PRESETS: dict[str, Preset] = {
                "can diverge (KIP-101 scenario 2: the fuzzer's trace diverges with KIP-320 switched on as well).",
                "0.10.2.0, KIP-101",
                also_breaks=("isr_entry_condition", "hw_within_isr", "committed_prefix", "consumer_safety",
-                            "log_matching")),
+                            "log_matching", "stale_controller_write_refused")),
         Preset("kafka-0.11", _BASE.replace(truncation="kip101", **_PRE_21), "isr_entry_condition",
                "KIP-101 epochs without KIP-279 and the 2.1 fixes: a follower rejoins the ISR below the new "
                "leader's epoch start offset (KAFKA-7128). After fast leader failovers the logs also diverge "
@@ -284,13 +289,13 @@ PRESETS: dict[str, Preset] = {
                "0.11 either, so KAFKA-6880's divergence and data loss (see no-kip-320) are reachable.",
                "0.11.0, KAFKA-7128, KIP-279",
                also_breaks=("log_matching", "committed_prefix", "acked_durability", "consumer_safety",
-                            "hw_within_isr")),
+                            "hw_within_isr", "stale_controller_write_refused")),
         Preset("kafka-2.0", _BASE.replace(**_PRE_21), "isr_entry_condition",
                "KIP-279 truncation without the 2.1 fixes: a lagging new leader's HW lets a follower rejoin "
                "the ISR without its leader epoch's records (KAFKA-7128). KIP-320 is not in 2.0 either, so "
                "KAFKA-6880's divergence and data loss (see no-kip-320) are reachable.", "2.0.0, KAFKA-7128",
                also_breaks=("log_matching", "committed_prefix", "acked_durability", "consumer_safety",
-                            "hw_within_isr")),
+                            "hw_within_isr", "stale_controller_write_refused")),
         Preset("no-kafka-7128", _BASE.replace(kafka_7128=False), "isr_entry_condition",
                "KAFKA-7128 off: a follower rejoins the ISR below the new leader's epoch start offset (only "
                "LEO >= a lagging HW is required). Electing it can lose acknowledged records, but that needs "
@@ -321,15 +326,25 @@ PRESETS: dict[str, Preset] = {
                "ISR member's LEO is below the leader's HW.",
                "KIP-320, KAFKA-6880",
                also_breaks=("committed_prefix", "acked_durability", "consumer_safety", "hw_within_isr")),
-        Preset("no-kafka-6082", _BASE.replace(kafka_6082=False), "pass",
-               "KAFKA-6082 off: a zombie controller's ZooKeeper writes are not fenced by the epoch znode.",
+        Preset("no-kafka-6082", _BASE.replace(kafka_6082=False), "stale_controller_write_refused",
+               "KAFKA-6082 off: a controller's ZooKeeper writes check only the partition znode's version, not "
+               "/controller_epoch's. When /controller is deleted while its controller's session lives (an operator "
+               "moving the controller), the old controller keeps handling the events queued before it notices: a "
+               "broker change makes it elect a leader or shrink an ISR in ZooKeeper after the new controller took "
+               "over. Its LeaderAndIsr carries the old controller epoch, which brokers that heard from the new "
+               "controller refuse, and the new controller, which reads a live leader in ZooKeeper, sends none: the "
+               "leader ZooKeeper names never learns it leads, and the partition stays without a leader (the liveness "
+               "property partition_has_leader). No acknowledged write is lost and no epoch goes back: elections read "
+               "ZooKeeper and write with its version, and brokers refuse the old controller epoch.",
                "KAFKA-6082"),
         Preset("no-kip-380", _BASE.replace(kip_380=False), "pass",
                "KIP-380 off: no broker epochs, so the controller misses a fast bounce and a restarted broker "
                "accepts requests queued for its previous incarnation.", "KIP-380"),
         Preset("unclean-election", _BASE.replace(unclean_leader_election=True), "pass",
-               "unclean.leader.election.enable=true: an out-of-sync replica may be elected; the durability "
-               "and consumer invariants exempt unclean elections, every other invariant must still hold.",
+               "unclean.leader.election.enable=true: an out-of-sync replica may be elected. The records that "
+               "election loses (acknowledged or read in an older epoch, missing from the elected replica's log when "
+               "it takes over) are reported as a documented loss (unclean_loss, with the election and its records), "
+               "not a violation; every other record, and every later loss, is still checked.",
                "unclean.leader.election.enable"),
         Preset("min-isr-2", _BASE.replace(min_insync_replicas=2), "pass",
                "min.insync.replicas=2 with RF 3: acks=all needs two in-sync replicas.", "min.insync.replicas"),

@@ -11,6 +11,7 @@ delays and reordering between brokers can be explored.
 from __future__ import annotations
 
 from .config import ModelConfig
+from .losses import note_unclean_election
 from .node import replace_at
 from .replica_manager import handle_control_request
 from . import errors as E
@@ -209,7 +210,7 @@ def trigger_online_partition_state_change(cfg: ModelConfig, s: ClusterState, c: 
             new = LeaderIsrAndControllerEpoch(leader, st.leader_epoch + 1, isr, c.epoch, st.zk_version + 1)
             write_partition_state(cfg, s, c, p, new, st.zk_version)
             if unclean:
-                s.ghost_mut().unclean_elections += 1
+                note_unclean_election(s, p, new.leader_epoch, leader)
             batch.add_leader_and_isr_request_for_brokers(
                 tuple(r for r in assignment if live(r)), p, new, assignment, False)
     batch.send_requests_to_brokers()
@@ -380,6 +381,11 @@ def process_alter_isr(cfg: ModelConfig, s: ClusterState, b: int, req) -> AlterIs
             # LeaderAndIsr.equalsIgnoreZk: already in place; answered with the current state, nothing written
             results.append(AlterIsrPartitionResult(p, E.NONE, st.leader, st.leader_epoch, st.isr, st.zk_version))
         else:
+            if cfg.kafka_6082 and s.zk.controller_epoch_zk_version != c.epoch_zk_version:
+                # updateLeaderAndIsr's check on /controller_epoch fails: ControllerMovedException, which
+                # processAlterIsr (2.7.0) answers with UNKNOWN_SERVER_ERROR (a top-level error here too, as
+                # NOT_CONTROLLER: the leader keeps its items).  Nothing was written before this first write.
+                return AlterIsrResponseData(E.NOT_CONTROLLER)
             current = s.zk.partition_states[p]
             if current is None or (cfg.partition_epoch_check and current.zk_version != item.zk_version):
                 # KafkaZkClient.updateLeaderAndIsr: the conditional write fails on a bad version

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from . import errors as E
 from .config import ModelConfig
+from .losses import judge
 from .state import Broker, ClusterState, DelayedProduce, Partition
 
 
@@ -63,6 +64,8 @@ def respond_produce(s: ClusterState, br: Broker, dp: DelayedProduce, error: str)
         epoch = br.partitions[dp.partition].leader_epoch
         g.acked = g.acked + tuple((rid, dp.first_offset + i, epoch, br.broker_id, dp.partition)
                                   for i, rid in enumerate(dp.record_ids))
+        if g.unclean:   # a deposed leader acknowledging after an unclean takeover: a documented loss?
+            judge(s, dp.partition, [(dp.first_offset + i, rid, epoch) for i, rid in enumerate(dp.record_ids)])
 
 
 def try_complete_delayed_produce(cfg: ModelConfig, s: ClusterState, br: Broker, p: int) -> None:

@@ -89,6 +89,14 @@ def zk_reconnect(cfg: ModelConfig, s: ClusterState, b: int) -> None:
     _open_session(s, s.broker_mut(b))
 
 
+def zk_delete_controller(cfg: ModelConfig, s: ClusterState, b: int) -> None:
+    """An operator deletes /controller (KafkaZkClient.deleteController, Kafka 2.4.0): every broker's ControllerChangeHandler
+    queues a Reelect, which the old controller, still active until then, handles after the events before it."""
+    zk = s.zk_mut()
+    zk.controller = -1
+    s.ghost_mut().controller_moves += 1
+
+
 def flush_log(cfg: ModelConfig, s: ClusterState, b: int, p: int) -> None:
     """Log.flush: the recovery point moves to the LEO."""
     br = s.broker_mut(b)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from . import delayed, errors as E
 from .config import ModelConfig
 from .log import Log, cache_assign, clamp_high_watermark
+from .losses import note_takeover
 from .requests import AlterIsrPartition
 from .state import (AlterIsrItem, Broker, ClusterState, LeaderIsrAndControllerEpoch, Partition, PendingIsr, Replica)
 
@@ -300,6 +301,7 @@ def make_leader(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, ps, now: 
         delayed.try_complete_delayed_produce(cfg, s, br, p)
     g = s.ghost_mut()
     g.leaders = g.leaders + ((p, ps.leader_epoch, b),)
+    note_takeover(s, br, p, ps.leader_epoch)                 # an unclean election's documented losses (ghost)
     return is_new_leader
 
 

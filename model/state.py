@@ -110,6 +110,21 @@ class FetchResponseData:
     log_start_offset: int
 
 
+@dataclass(frozen=True, slots=True)
+class UncleanElection:
+    """Ghost record of an unclean leader election (unclean.leader.election.enable): the partition, the leader epoch
+    the controller wrote and the out-of-sync replica it chose.  Once that replica first leads the partition in
+    that epoch or a later one (a clean election may give it a later epoch from the ISR the unclean one left),
+    ``taken_epoch`` is that epoch and ``log`` its log then, ``(log start offset, record ids)``, against which
+    older promises are judged lost."""
+
+    partition: int
+    leader_epoch: int
+    leader: int
+    taken_epoch: int = -1
+    log: tuple | None = None
+
+
 # --------------------------------------------------------------------------- broker side
 @record
 class Replica(Node):
@@ -271,6 +286,13 @@ class Ghost(Node):
     #: (partition, leader epoch, broker) each time a broker became leader, in order.
     leaders: tuple = ()
     unclean_elections: int = 0
+    #: UncleanElection per unclean election, in order.
+    unclean: tuple = ()
+    #: (partition, leader epoch, leader, offset, record id): a record acknowledged to acks=all or read by a
+    #: consumer in an older epoch that the unclean leader of that epoch did not hold at its offset when it took
+    #: over (a documented loss of unclean.leader.election.enable), sorted.
+    unclean_losses: tuple = ()
+    controller_moves: int = 0            # operator deletions of /controller (ZkDeleteController)
     crashes: int = 0
     lossy_crashes: int = 0               # unclean crashes that lost unflushed data
     session_expirations: int = 0

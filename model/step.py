@@ -21,8 +21,9 @@ from .config import ModelConfig
 from .controller import (deliver_control_request, live_set_changed, elect_controller, process_broker_change,
                          process_isr_change_notification, resign)
 from .delayed import expire_delayed_produce, note_error
-from .faults import broker_crash, broker_restart, flush_log, zk_reconnect, zk_session_expire
+from .faults import broker_crash, broker_restart, flush_log, zk_delete_controller, zk_reconnect, zk_session_expire
 from .fetcher import process_fetch_response, send_fetch, truncate_to_epoch_end_offset
+from .losses import judge
 from .node import memo_by_identity
 from .replica_manager import (CONSUMER_ID, append_records, checkpoint_high_watermarks, fetch_messages,
                               isr_expiration, maybe_propagate_isr_changes)
@@ -215,6 +216,14 @@ def g_reconnect(cfg, s, a) -> bool:
     return _b(s, a) and s.brokers[a.broker].alive and not s.zk.sessions[a.broker]
 
 
+def g_delete_controller(cfg, s, a) -> bool:
+    """/controller is held by ``a.controller`` (so its session is alive), within the budget, and a new controller
+    epoch is still within bounds (a deletion no controller could follow is left out)."""
+    return (0 <= a.controller < len(s.brokers) and s.zk.controller == a.controller
+            and s.controller_on(a.controller) is not None and s.ghost.controller_moves < cfg.max_controller_moves
+            and s.zk.controller_epoch < cfg.max_controller_epoch)
+
+
 # =========================================================================== effects
 def _begin(s: ClusterState) -> ClusterState:
     """A clone of the cluster owning a fresh write token (see node.py)."""
@@ -258,6 +267,8 @@ def e_consumer_fetch(cfg, s, a):
             old = s.ghost.consumed
             if not seen.issubset(old):
                 s.ghost_mut().consumed = tuple(sorted(seen.union(old)))
+                if s.ghost.unclean:   # served by a leader an unclean election deposed: a documented loss?
+                    judge(s, a.partition, [(off, rid, e) for _p, off, rid, e in sorted(seen - set(old))])
 
 
 def e_fetch_request(cfg, s, a):
@@ -320,6 +331,10 @@ def e_session_expire(cfg, s, a):
 
 def e_reconnect(cfg, s, a):
     zk_reconnect(cfg, s, a.broker)
+
+
+def e_delete_controller(cfg, s, a):
+    zk_delete_controller(cfg, s, a.controller)
 
 
 # =========================================================================== enumeration
@@ -417,6 +432,7 @@ RULES = {
     A.BrokerRestart: (g_restart, e_restart, _per_b(A.BrokerRestart)),
     A.ZkSessionExpire: (g_session_expire, e_session_expire, _per_b(A.ZkSessionExpire)),
     A.ZkReconnect: (g_reconnect, e_reconnect, _per_b(A.ZkReconnect)),
+    A.ZkDeleteController: (g_delete_controller, e_delete_controller, _controllers(A.ZkDeleteController)),
 }
 assert tuple(RULES) == A.ACTION_TYPES
 
@@ -467,6 +483,7 @@ class _Tables:
         self.restart = tuple(A.BrokerRestart(b) for b in range(nb))
         self.expire = tuple(A.ZkSessionExpire(b) for b in range(nb))
         self.reconnect = tuple(A.ZkReconnect(b) for b in range(nb))
+        self.delete_controller = tuple(A.ZkDeleteController(b) for b in range(nb))
         self.tick_sizes = tuple(sorted(set(cfg.tick_ms)))
         self.ticks: dict = {}
 
@@ -683,6 +700,12 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
                 g.append(T.reconnect[br.broker_id])
         if g:
             group(g)
+    if (every or A.ZkDeleteController in kinds) and zk.controller >= 0 and ghost.controller_moves < cfg.max_controller_moves \
+            and zk.controller_epoch < cfg.max_controller_epoch:
+        for c in controllers:
+            if c.broker_id == zk.controller:
+                group([T.delete_controller[c.broker_id]])
+                break
     return groups
 
 

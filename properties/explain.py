@@ -130,6 +130,12 @@ _SENTENCES = {
                                                       f"controller epoch {f['request_controller_epoch']} although it "
                                                       f"had seen epoch {f['broker_controller_epoch']} (it changed "
                                                       f"{f['changed']})"),
+    "stale_controller_write_refused": lambda f, cfg: (
+        f"controller {f['controller']}, of controller epoch {f['controller_epoch']} while /controller_epoch holds "
+        f"{f['zk_controller_epoch']}, wrote {f['written']}"
+        + (f" {f['partition']}: {f['before']} -> {f['after']}" if f['written'] == 'partition state'
+           else f" (deleted {f['before']})")
+        + ": a deposed controller changed ZooKeeper (KAFKA-6082's fencing is off)"),
     "min_isr_promise": lambda f, cfg: (f"leader {f['leader']} acknowledged record {f['record']} at offset "
                                        f"{f['offset']} to an acks=all producer with ISR {f['isr']}, smaller than "
                                        f"min.insync.replicas={f['min_insync_replicas']}"),
@@ -151,8 +157,22 @@ _SENTENCES = {
 }
 
 
+def loss_sentence(loss) -> str:
+    """One sentence for a documented loss (``replay.Loss``): the unclean election and exactly the records it lost."""
+    f = loss.facts
+    records = ", ".join(f"record {r} at offset {o}" for o, r in f["records"])
+    when = "" if f.get("election_step") is None else f" at step {f['election_step']}"
+    taken = ("" if f.get("taken_epoch") in (None, -1, f["leader_epoch"])
+             else f" (it took over in epoch {f['taken_epoch']}, from the ISR the election left)")
+    return (f"Documented loss: the unclean election{when} of broker {f['leader']} as leader of partition "
+            f"{f['partition']} in epoch {f['leader_epoch']}{taken} lost {records}, acknowledged or read in an older "
+            f"epoch (step {loss.step}); unclean.leader.election.enable trades them for availability, every other "
+            f"record is still checked.")
+
+
 def step_table(result: ReplayResult, max_changes: int = 4, width: int = 24) -> list[str]:
-    """| step | action | changed fields | lines, each step where an invariant fails marked."""
+    """| step | action | changed fields | lines, each step where an invariant fails marked, and each step that
+    established a documented loss (an unclean election's), with a sentence per loss after the table."""
     def short(x) -> str:
         t = json.dumps(x, separators=(",", ":"))
         return t if len(t) <= width else t[: width - 3] + "..."
@@ -163,5 +183,8 @@ def step_table(result: ReplayResult, max_changes: int = 4, width: int = 24) -> l
         if len(r.changes) > max_changes:
             shown.append(f"(+{len(r.changes) - max_changes} more)")
         mark = " <== " + ", ".join(v.invariant for v in r.violations) if r.violations else ""
+        if getattr(r, "losses", None):
+            mark += " <-- " + ", ".join(f"{x.name} (documented)" for x in r.losses)
         lines.append(f"{r.index:>4}  {describe(r.action):<58} {'; '.join(shown)}{mark}")
+    lines.extend(loss_sentence(x) for x in getattr(result, "losses", ()))
     return lines

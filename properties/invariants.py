@@ -10,7 +10,9 @@ Kinds follow stateright: ``always`` (must hold at every step), ``sometimes`` (a
 witness that some state of a run or campaign must reach, so that a run in which
 nothing happens cannot pass), ``eventually`` (``LIVENESS``: whenever a condition
 holds, a goal is eventually reached; refuted only by a fair cycle of the state
-graph, which the explorer checks).  A failing check returns the facts of its first
+graph, which the explorer checks), and ``documented`` (a loss Kafka documents for
+a setting, ``unclean_loss``: never a violation, reported with its facts as an event,
+and among a run's ``witnesses`` when it happened).  A failing check returns the facts of its first
 counterexample as data; ``explain.py`` renders text.  Engines call
 ``check_state`` on the initial state and ``check_transition`` after every step.
 
@@ -39,12 +41,14 @@ from typing import Callable
 
 from ..model import actions as A
 from ..model import errors as E
+from ..model.losses import lost_records
 from ..model.node import memo_by_identity
 from ..model.state import ClusterState, FetchState, Partition
 
 ALWAYS = "always"
 SOMETIMES = "sometimes"
 EVENTUALLY = "eventually"
+DOCUMENTED = "documented"
 STATE = "state"
 STEP = "step"
 
@@ -64,7 +68,7 @@ class Violation:
 @dataclass(frozen=True, slots=True)
 class Invariant:
     name: str
-    kind: str            # ALWAYS or SOMETIMES
+    kind: str            # ALWAYS, SOMETIMES or DOCUMENTED
     scope: str           # STATE or STEP
     check: Callable
     statement: str
@@ -76,7 +80,7 @@ class Invariant:
 # --------------------------------------------------------------------------- what a step changed
 #: Parts of a state the invariants read.  ``changes(pre, post)`` sets the bit of every part a step replaced:
 #: a broker's logs, its Partition records or its liveness; ZooKeeper's partition states; the ghost's
-#: acknowledged, consumed and leader records; its unclean-election and lossy-crash counters; the controller
+#: acknowledged, consumed and leader records; its unclean elections and their losses, and its lossy-crash counter; the controller
 #: epoch in ZooKeeper or on a broker; a broker's unsent AlterIsr items (KIP-497).
 LOGS, PARTITIONS, ALIVE, ZK_STATES, ACKED, CONSUMED, LEADERS, LOSSES, EPOCHS, ALTER_ISR = (1 << i for i in range(10))
 
@@ -116,7 +120,8 @@ def changes(pre: ClusterState, post: ClusterState) -> int:
             bits |= CONSUMED
         if g0.leaders is not g1.leaders:
             bits |= LEADERS
-        if g0.unclean_elections != g1.unclean_elections or g0.lossy_crashes != g1.lossy_crashes:
+        if g0.unclean is not g1.unclean or g0.unclean_losses is not g1.unclean_losses \
+                or g0.lossy_crashes != g1.lossy_crashes:
             bits |= LOSSES
     return bits
 
@@ -138,6 +143,11 @@ def _leader_part(s: ClusterState, b: int, p: int):
     if type(part) is Partition and part.leader == b:
         return part
     return None
+
+
+def _deposed_by_unclean_election(g, p: int, leader_epoch: int) -> bool:
+    """Whether an unclean election of p wrote a later leader epoch than ``leader_epoch``."""
+    return any(u.partition == p and u.leader_epoch > leader_epoch for u in g.unclean)
 
 
 def _entry(e):
@@ -196,11 +206,15 @@ def epoch_cache_monotonic(cfg, s: ClusterState):
 
 
 def acked_durability(cfg, s: ClusterState):
-    """INV acked_durability (I1): a record acknowledged to acks=all stays at its offset in every later leader's log."""
+    """INV acked_durability (I1): a record acknowledged to acks=all stays at its offset in every later leader's log
+    (except the documented losses of unclean elections, ``Ghost.unclean_losses``: those records only)."""
     g = s.ghost
-    if not g.acked or g.unclean_elections:
+    if not g.acked:
         return None
+    lost = lost_records(g) if g.unclean_losses else ()
     for rid, offset, epoch, _b, p in g.acked:
+        if lost and (p, offset, rid) in lost:
+            continue
         for br, part in _leaders(s, p):
             if part.leader_epoch < epoch:
                 continue
@@ -213,12 +227,16 @@ def acked_durability(cfg, s: ClusterState):
 
 
 def consumer_safety(cfg, s: ClusterState):
-    """INV consumer_safety (I12): a record a consumer read below the HW is never replaced or truncated later."""
+    """INV consumer_safety (I12): a record a consumer read below the HW is never replaced or truncated later
+    (except the documented losses of unclean elections, ``Ghost.unclean_losses``: those records only)."""
     g = s.ghost
-    if not g.consumed or g.unclean_elections:
+    if not g.consumed:
         return None
+    lost = lost_records(g) if g.unclean_losses else ()
     by_offset = {}
     for p, offset, rid, epoch in g.consumed:
+        if lost and (p, offset, rid) in lost:
+            continue
         other, first_epoch = by_offset.setdefault((p, offset), (rid, epoch))
         if other != rid:
             return {"partition": p, "offset": offset, "records": sorted((other, rid))}
@@ -235,7 +253,7 @@ def consumer_safety(cfg, s: ClusterState):
 
 def committed_prefix(cfg, s: ClusterState):
     """INV committed_prefix (I2, StrongIsr): below a leader's HW every ZooKeeper ISR member holds the same records."""
-    if s.ghost.unclean_elections or s.ghost.lossy_crashes:
+    if s.ghost.lossy_crashes:
         return None
     for p, st in enumerate(s.zk.partition_states):
         if st is None:
@@ -258,8 +276,6 @@ def committed_prefix(cfg, s: ClusterState):
 
 def log_matching(cfg, s: ClusterState):
     """INV log_matching (I3): two replicas holding the same (offset, epoch) agree on every earlier offset."""
-    if s.ghost.unclean_elections:
-        return None
     brokers = s.brokers
     for p in range(len(s.zk.assignment)):
         logs = [(br.broker_id, br.logs[p]) for br in brokers if br.logs[p] is not None and br.logs[p].entries]
@@ -291,12 +307,15 @@ def log_matching(cfg, s: ClusterState):
 
 def hw_within_isr(cfg, s: ClusterState):
     """INV hw_within_isr: a leader's HW is at most the LEO of every member of its maximal ISR (the committed ISR
-    plus a pending expansion, KIP-497; the ISR itself before 2.7) (clean elections, no data loss)."""
+    plus a pending expansion, KIP-497; the ISR itself before 2.7); no lossy crash, and a leader an unclean election
+    deposed is not held to it (its ISR members follow the unclean leader: what it counted committed is lost)."""
     g = s.ghost
-    if g.unclean_elections or g.lossy_crashes:
+    if g.lossy_crashes:
         return None
     for p in range(len(s.zk.assignment)):
         for br, part in _leaders(s, p):
+            if g.unclean and _deposed_by_unclean_election(g, p, part.leader_epoch):
+                continue      # its ISR members follow the unclean leader: what it counted committed is a documented loss
             hw = br.logs[p].high_watermark
             isr = part.isr if part.pending_isr is None else part.maximal_isr()
             for f in isr:
@@ -446,6 +465,38 @@ def stale_controller_epoch_refused(cfg, pre: ClusterState, a, post: ClusterState
     return None
 
 
+def _acting_controller(pre: ClusterState, a):
+    """The controller instance that handles action a (a controller event, or an AlterIsr sent to it), or None."""
+    t = type(a)
+    if t is A.ControllerProcessBrokerChange or t is A.ControllerProcessIsrChangeNotification:
+        return pre.controller_on(a.controller)
+    if t is A.AlterIsrRequest and 0 <= a.broker < len(pre.brokers):
+        target = pre.brokers[a.broker].metadata.controller_id
+        return pre.controller_on(target) if target >= 0 else None
+    return None
+
+
+def stale_controller_write_refused(cfg, pre: ClusterState, a, post: ClusterState):
+    """INV stale_controller_write_refused (K6, KAFKA-6082): a controller from an older controller epoch than
+    /controller_epoch changes nothing in ZooKeeper (partition states, isr_change_notification znodes)."""
+    c = _acting_controller(pre, a)
+    if c is None or c.epoch >= pre.zk.controller_epoch:
+        return None
+    z0, z1 = pre.zk, post.zk
+    for p, (st0, st1) in enumerate(zip(z0.partition_states, z1.partition_states)):
+        if st0 != st1:
+            return {"controller": c.broker_id, "controller_epoch": c.epoch, "zk_controller_epoch":
+                    z0.controller_epoch, "partition": p, "written": "partition state",
+                    "before": None if st0 is None else [st0.leader, st0.leader_epoch, list(st0.isr), st0.controller_epoch],
+                    "after": None if st1 is None else [st1.leader, st1.leader_epoch, list(st1.isr), st1.controller_epoch]}
+    if z0.isr_change_notifications != z1.isr_change_notifications:
+        return {"controller": c.broker_id, "controller_epoch": c.epoch, "zk_controller_epoch": z0.controller_epoch,
+                "written": "isr_change_notification",
+                "before": [list(ps) for _seq, ps in z0.isr_change_notifications],
+                "after": [list(ps) for _seq, ps in z1.isr_change_notifications]}
+    return None
+
+
 def fetch_fencing(cfg, pre: ClusterState, a, post: ClusterState):
     """INV fetch_fencing (I8, KAFKA-8400): a follower fetch answered with an error leaves the leader's view of it unchanged."""
     if type(a) is not A.FetchRequest:
@@ -578,6 +629,24 @@ def hw_advanced_on_isr_shrink(cfg, pre: ClusterState, a, post: ClusterState):
     return None
 
 
+# =========================================================================== documented losses
+def unclean_loss(cfg, s: ClusterState):
+    """DOCUMENTED unclean_loss: the records unclean leader elections lost (``Ghost.unclean_losses``), by election.
+
+    Not a violation: unclean.leader.election.enable trades these records for availability, as Kafka documents.
+    The durability invariants exempt exactly these records and check every other one."""
+    g = s.ghost
+    if not g.unclean_losses:
+        return None
+    out = []
+    for u in g.unclean:
+        lost = [[off, rid] for p, e, _l, off, rid in g.unclean_losses if (p, e) == (u.partition, u.leader_epoch)]
+        if lost:
+            out.append({"partition": u.partition, "leader_epoch": u.leader_epoch, "leader": u.leader,
+                        "taken_epoch": u.taken_epoch, "lost": lost})
+    return {"elections": out}
+
+
 # =========================================================================== sometimes witnesses
 def witness_hw_advanced(cfg, s: ClusterState):
     """WITNESS hw_advanced: some leader's HW is above 0."""
@@ -617,10 +686,11 @@ CATALOGUE: tuple[Invariant, ...] = (
               reads=LOGS),
     Invariant("acked_durability", ALWAYS, STATE, acked_durability,
               "a record acknowledged with NONE to acks=all stays at its offset in every later leader's log "
-              "(unclean elections exempt)", "reference I1; KIP-101, KIP-279",
+              "(but the records an unclean election lost: unclean_loss)", "reference I1; KIP-101, KIP-279",
               reads=ACKED | LOSSES | ALIVE | PARTITIONS | LOGS),
     Invariant("consumer_safety", ALWAYS, STATE, consumer_safety,
-              "a record a consumer read below the HW is never replaced or truncated (unclean elections exempt)",
+              "a record a consumer read below the HW is never replaced or truncated (but the records an unclean "
+              "election lost: unclean_loss)",
               "reference I12",
               reads=CONSUMED | LOSSES | ALIVE | PARTITIONS | LOGS),
     Invariant("committed_prefix", ALWAYS, STATE, committed_prefix,
@@ -630,7 +700,7 @@ CATALOGUE: tuple[Invariant, ...] = (
     Invariant("log_matching", ALWAYS, STATE, log_matching,
               "two replicas holding the same (offset, epoch) agree on every earlier offset",
               "reference I3; KIP-279",
-              reads=LOSSES | LOGS),
+              reads=LOGS),
     Invariant("hw_within_isr", ALWAYS, STATE, hw_within_isr,
               "a leader's HW is at most the LEO of every member of its ISR (its maximal ISR with KIP-497)",
               "Partition.maybeIncrementLeaderHW (Kafka 2.4.0; 2.7.0 over isrState.maximalIsr, KIP-497); "
@@ -660,6 +730,10 @@ CATALOGUE: tuple[Invariant, ...] = (
     Invariant("stale_controller_epoch_refused", ALWAYS, STEP, stale_controller_epoch_refused,
               "a control request from an older controller epoch changes no broker state",
               "ReplicaManager.becomeLeaderOrFollower / stopReplicas / maybeUpdateMetadataCache (Kafka 2.4.0)"),
+    Invariant("stale_controller_write_refused", ALWAYS, STEP, stale_controller_write_refused,
+              "a controller from an older controller epoch than /controller_epoch writes nothing to ZooKeeper",
+              "KafkaZkClient.updateLeaderAndIsr / deleteIsrChangeNotifications: a MultiOp checking /controller_epoch's "
+              "zkVersion, ControllerMovedException (KAFKA-6082, 2.1.0; Kafka 2.4.0); reference K6"),
     Invariant("fetch_fencing", ALWAYS, STEP, fetch_fencing,
               "a follower fetch answered with an error does not change the leader's state for that follower",
               "ReplicaManager.updateFollowerFetchState, KAFKA-8400; reference I8"),
@@ -684,6 +758,11 @@ CATALOGUE: tuple[Invariant, ...] = (
     Invariant("leader_change_with_truncation", SOMETIMES, STATE, witness_leader_change_with_truncation,
               "a leader changes and a follower truncates", "vacuity guard"),
     Invariant("acked", SOMETIMES, STATE, witness_acked, "an acks=all produce is acknowledged", "vacuity guard"),
+    Invariant("unclean_loss", DOCUMENTED, STATE, unclean_loss,
+              "an unclean leader election lost records acknowledged to acks=all or read by a consumer: a documented "
+              "loss, reported with the election and its records, never a violation",
+              "unclean.leader.election.enable (KafkaConfig, Kafka 2.4.0); "
+              "PartitionLeaderElectionAlgorithms.offlinePartitionLeaderElection", reads=LOSSES),
 )
 
 BY_NAME = {inv.name: inv for inv in CATALOGUE}
@@ -772,6 +851,8 @@ LIVENESS: tuple[Liveness, ...] = (
 )
 SAFETY = tuple(inv for inv in CATALOGUE if inv.kind == ALWAYS)
 WITNESSES = tuple(inv for inv in CATALOGUE if inv.kind == SOMETIMES)
+#: the documented losses (``unclean_loss``): events, reported with their facts, never violations
+DOCUMENTED_LOSSES = tuple(inv for inv in CATALOGUE if inv.kind == DOCUMENTED)
 
 
 def check_state(cfg, s: ClusterState, step: int, invariants=CATALOGUE) -> list[Violation]:
@@ -831,5 +912,20 @@ def _plans(invariants) -> tuple:
 
 
 def witnesses(cfg, s: ClusterState) -> frozenset:
-    """Names of the SOMETIMES witnesses that hold in s."""
-    return frozenset(inv.name for inv in WITNESSES if inv.check(cfg, s))
+    """Names of the SOMETIMES witnesses that hold in s, and of the documented losses (``unclean_loss``) it records:
+    a run's witnesses say what it reached, so a campaign's runs table shows which runs lost records to an unclean
+    election (``documented_losses`` gives their facts)."""
+    out = [inv.name for inv in WITNESSES if inv.check(cfg, s)]
+    if s.ghost.unclean_losses:
+        out.extend(inv.name for inv in DOCUMENTED_LOSSES if inv.check(cfg, s) is not None)
+    return frozenset(out)
+
+
+def documented_losses(cfg, s: ClusterState) -> list:
+    """The documented losses recorded in s, as ``Violation``-shaped records (never violations): (name, facts)."""
+    out = []
+    for inv in DOCUMENTED_LOSSES:
+        facts = inv.check(cfg, s)
+        if facts is not None:
+            out.append((inv.name, facts))
+    return out

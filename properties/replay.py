@@ -19,6 +19,21 @@ class StepRecord:
     action: object
     changes: list            # (path, old, new)
     violations: list
+    losses: list = field(default_factory=list)   # Loss records established at this step
+
+
+@dataclass(frozen=True)
+class Loss:
+    """A documented loss (never a violation): records an unclean leader election lost, established at ``step``
+    (the takeover of the elected replica, or a deposed leader acknowledging or serving an older record after it),
+    with the step of the election itself."""
+
+    name: str                # "unclean_loss"
+    step: int
+    facts: dict              # partition, leader_epoch, leader, election_step, records: [[offset, record id], ...]
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "step": self.step, "facts": self.facts}
 
 
 @dataclass
@@ -28,6 +43,7 @@ class ReplayResult:
     violations: list = field(default_factory=list)      # first violation of each invariant
     check_failures: list = field(default_factory=list)  # one-line messages
     final_state: object = None
+    losses: list = field(default_factory=list)          # documented losses (Loss), in step order
 
     @property
     def outcome(self) -> str:
@@ -102,12 +118,33 @@ def _run_checks(trace: Trace, after: int, data: dict, failures: list) -> None:
             failures.append(f"after {after} actions: {c['path']} is {got!r}, expected {c['equals']!r}{why}")
 
 
+def _new_losses(pre, post, i: int, elections: dict) -> list:
+    """The documented losses (``Ghost.unclean_losses``) step i established, one Loss per unclean election; notes the
+    step of every unclean election it made in ``elections``."""
+    g0, g1 = pre.ghost, post.ghost
+    if g0.unclean is not g1.unclean:
+        for u in g1.unclean[len(g0.unclean):]:
+            elections.setdefault((u.partition, u.leader_epoch), i)
+    if g0.unclean_losses is g1.unclean_losses or g0.unclean_losses == g1.unclean_losses:
+        return []
+    new = sorted(set(g1.unclean_losses) - set(g0.unclean_losses))
+    out = []
+    for p, epoch, leader in sorted({(p, e, l) for p, e, l, _o, _r in new}):
+        taken = next((u.taken_epoch for u in g1.unclean if (u.partition, u.leader_epoch) == (p, epoch)), -1)
+        out.append(Loss("unclean_loss", i, {
+            "partition": p, "leader_epoch": epoch, "leader": leader, "taken_epoch": taken,
+            "election_step": elections.get((p, epoch)),
+            "records": [[o, r] for q, e, _l, o, r in new if (q, e) == (p, epoch)]}))
+    return out
+
+
 def replay(trace: Trace, invariants=CATALOGUE, with_changes: bool = True) -> ReplayResult:
     """Apply every action of the trace; TraceError if one is not enabled where the trace applies it."""
     cfg = trace.config
     result = ReplayResult(trace)
     s = initial_state(cfg)
     seen: set[str] = set()
+    elections: dict = {}     # (partition, leader epoch) of each unclean election -> its step
 
     def note(vs: list[Violation]) -> None:
         for v in vs:
@@ -126,9 +163,11 @@ def replay(trace: Trace, invariants=CATALOGUE, with_changes: bool = True) -> Rep
             raise TraceError(f"action {i}: {describe(a)} is not enabled at time {s.now} ms")
         vs = check_transition(cfg, s, a, s2, i, invariants)
         note(vs)
+        losses = _new_losses(s, s2, i, elections)
+        result.losses.extend(losses)
         data2 = encode(s2) if need_data else None
         changes = diff_states(data, data2) if with_changes else []
-        result.steps.append(StepRecord(i, a, changes, vs))
+        result.steps.append(StepRecord(i, a, changes, vs, losses))
         if trace.checks:
             _run_checks(trace, i, data2, result.check_failures)
         s, data = s2, data2

@@ -26,7 +26,8 @@ runs out or ``max_tests`` candidates have been replayed:
    of the same broker; a ``BrokerCrash`` and the next ``BrokerRestart`` of the
    same broker (also with the ``ZkSessionExpire`` of that broker in between);
    a ``ZkSessionExpire`` and the next ``ZkReconnect``/``BrokerRestart`` of the
-   same broker;
+   same broker; a ``ZkDeleteController`` and the next ``ControllerResign`` of
+   that controller;
 4. simplify fields: merge adjacent ``Tick``s into one; shrink a ``Tick``'s ms
    by binary search (smallest ms found that keeps the trace valid and
    failing); move an enumerated field towards its *canonical* value, the
@@ -376,6 +377,12 @@ class _Shrinker:
                 for j in range(i + 1, len(b)):
                     c = b[j]
                     if type(c) in (A.ZkReconnect, A.BrokerRestart) and c.broker == a.broker:
+                        out.append((i, j))
+                        break
+            elif t is A.ZkDeleteController:
+                for j in range(i + 1, len(b)):
+                    c = b[j]
+                    if type(c) is A.ControllerResign and c.controller == a.controller:
                         out.append((i, j))
                         break
         return out
