@@ -369,7 +369,7 @@ def test_cli_explore_pass_and_bad_input(tmp_path):
                                           "--max-isr-changes", "0", "--acks", "-1", "--without", "ConsumerFetch",
                                           "--eager-tasks", "--liveness", "--out", str(tmp_path)])
     assert ok.exit_code == 0, ok.output
-    assert "388 distinct states" in ok.stdout and "complete" in ok.stdout
+    assert "1,411 distinct states" in ok.stdout and "complete" in ok.stdout
     assert "liveness hw_reaches_leo (L-a): holds" in ok.stdout
     assert not list(tmp_path.iterdir())
     for bad in (["--preset", "nope"], ["--without", "Nope"], ["--invariant", "nope"],
