@@ -254,6 +254,11 @@ def mut_in_sync_ignores_hw(monkeypatch):
     patch(monkeypatch, "is_follower_in_sync", is_follower_in_sync, partition)
 
 
+def mut_no_kafka_6082(monkeypatch):
+    """KAFKA-6082 switched off: a controller's ZooKeeper writes check only the partition znode's version."""
+    return CFG.replace(kafka_6082=False)
+
+
 def mut_no_kafka_7128(monkeypatch):
     """KAFKA-7128 switched off: ISR expansion checks only LEO >= (a possibly lagging) HW."""
     return CFG.replace(kafka_7128=False)
@@ -720,6 +725,8 @@ CASES = (
     Case("fetch_fencing", mut_no_kafka_8400, t_fenced_fetch_to_leader,
          {"leader": 0, "follower": 2, "error": E.FENCED_LEADER_EPOCH, "log_end_offset_before": 0,
           "log_end_offset_after": 1}),
+    Case("stale_controller_write_refused", mut_no_kafka_6082, lambda: scenario("26b-"),
+         {"controller": 2, "controller_epoch": 1, "zk_controller_epoch": 2, "written": "partition state"}),
     Case("isr_entry_condition", mut_no_kafka_7128, lambda: scenario("08a-"),
          {"follower": 2, "follower_log_end_offset": 1, "leader_epoch_start_offset": 2}),
     Case("isr_entry_condition", mut_in_sync_ignores_hw, t_follower_rejoins_below_hw,
