@@ -22,8 +22,10 @@ NO_WITNESS = "no witness"
 AGREES = "agrees"
 DISAGREES = "disagrees"
 
-#: per-query limit; a query that needs longer reports ``unknown`` (a failure).
-TIMEOUT_MS = 30_000
+#: per-query limit in z3's own work units (its ``rlimit count``), not seconds, so that a query gets the same
+#: answer on a busy machine as on a quiet one; one that needs more reports ``unknown`` (a failure).
+#: About ten times the largest query of ``isrlab prove`` (benchmarks/RESULTS.md).
+RLIMIT = 200_000_000
 
 
 def configure() -> None:
@@ -70,7 +72,7 @@ class Claim:
 
 def new_solver() -> z3.Solver:
     s = z3.Solver()
-    s.set("timeout", TIMEOUT_MS)
+    s.set("rlimit", RLIMIT)
     s.set("random_seed", 0)
     return s
 

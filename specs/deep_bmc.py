@@ -1,8 +1,8 @@
 """Bit-blasted bounded model checking: the smallest k for runs too deep for ``induction.bmc``.
 
 ``induction.bmc`` gives z3 integer unrollings.  With four replicas and the model controller's election
-(``expand_no_epoch_start`` needs both) each extra step costs it about 3x, and depth 7 already exceeds
-the 30 s query limit, while the shortest violation has 10 steps.  ``bmc`` here asks the same question
+(``expand_no_epoch_start`` needs both) each extra step costs it about 3x, and depth 7 already exceeded
+a 30 s query limit, while the shortest violation has 10 steps.  ``bmc`` here asks the same question
 of the same relation (``hw_isr`` with ``bmc=True``, ``n`` replicas, L = 10000, P = 5000, J = 0, the same
 initial state) and answers it exactly; what changes is only how the question is put:
 
@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 import z3
 
 from . import hw_isr as H
-from .core import TIMEOUT_MS, new_solver
+from .core import RLIMIT, new_solver
 from .induction import BMC_JITTER, BMC_LAG, BmcResult as _IntBmcResult
 
 #: lemmas of ``hw_isr`` every state of the unrolling must satisfy (proved for the relation by ``prove_lemmas``)
@@ -364,7 +364,7 @@ def bmc(target: str, mutant: str | None, k_max: int, leader_change: str | None =
         tries = ([(firsts[k], tuple(first_without))] if first_without and k > 0 else []) + [(queries[k], ())]
         for q, left_out in tries:
             solver = z3.Then(*TACTIC).solver()
-            solver.set("timeout", TIMEOUT_MS)
+            solver.set("rlimit", RLIMIT)
             solver.add(image.bv(q))
             t0 = time.perf_counter()
             r = solver.check()
