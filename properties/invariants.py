@@ -43,7 +43,7 @@ from ..model import actions as A
 from ..model import errors as E
 from ..model.losses import lost_records
 from ..model.node import memo_by_identity
-from ..model.state import ClusterState, FetchState, Partition
+from ..model.state import TRUNCATING, ClusterState, FetchState, Partition
 
 ALWAYS = "always"
 SOMETIMES = "sometimes"
@@ -836,7 +836,51 @@ def alter_isr_completes_bad(cfg, s, p) -> bool:
     return led is not None and led[1].pending_isr is not None
 
 
-#: The catalogue's EVENTUALLY properties (section 3 of the reference: L-a, L-b, L-c).
+def _leader_followers(s, p):
+    """(leader log, [(follower broker, its fetcher)]) for the live members of p's leader ISR (ZooKeeper's current
+    leader) that fetch from that leader in its epoch, or None without such a leader."""
+    led = _zk_leader_of(s, p)
+    if led is None:
+        return None
+    br, part, log = led
+    out = []
+    for f in part.isr:
+        fb = s.brokers[f]
+        fs = fb.fetchers[p] if f != br.broker_id and fb.alive else None
+        if type(fs) is FetchState and fs.leader == br.broker_id and fs.leader_epoch == part.leader_epoch \
+                and fb.logs[p] is not None:
+            out.append((fb, fs))
+    return log, out
+
+
+def isr_follower_catches_up_bad(cfg, s, p) -> bool:
+    """"C and not G" of isr_follower_catches_up: a live member of ZooKeeper's leader's ISR fetches from it in its
+    epoch and its LEO is not the leader's."""
+    lf = _leader_followers(s, p)
+    return lf is not None and any(fb.logs[p].log_end_offset != lf[0].log_end_offset for fb, _fs in lf[1])
+
+
+def truncation_completes_bad(cfg, s, p) -> bool:
+    """"C and not G" of truncation_completes: a live follower truncates p (OffsetsForLeaderEpoch) towards a live
+    broker that leads p in the fetcher's leader epoch."""
+    for fb in s.brokers:
+        fs = fb.fetchers[p] if fb.alive else None
+        if type(fs) is FetchState and fs.state == TRUNCATING:
+            lb = s.brokers[fs.leader]
+            lpart = lb.partitions[p] if lb.alive else None
+            if type(lpart) is Partition and lpart.leader == lb.broker_id and lpart.leader_epoch == fs.leader_epoch:
+                return True
+    return False
+
+
+def produce_completes_bad(cfg, s, p) -> bool:
+    """"C and not G" of produce_completes: a live broker holds an acks=all produce of p that has not completed
+    (DelayedProduce: by the HW, a leadership change or its timeout)."""
+    return any(br.alive and any(dp.partition == p for dp in br.delayed_produces) for br in s.brokers)
+
+
+#: The catalogue's EVENTUALLY properties (section 3 of the reference: L-a, L-b, L-c; the last three are checked
+#: by the settling phase, ``properties.settle``, and by the explorer alike).
 LIVENESS: tuple[Liveness, ...] = (
     Liveness("hw_reaches_leo", "L-a", "with every ISR follower live and fetching, the leader's HW reaches its LEO",
              "Partition.maybeIncrementLeaderHW after updateFollowerFetchState (Kafka 2.4.0); reference L-a",
@@ -848,7 +892,20 @@ LIVENESS: tuple[Liveness, ...] = (
     Liveness("partition_has_leader", "L-c", "a partition with a live ISR member eventually has a leader",
              "KafkaController.onReplicasBecomeOffline / OfflinePartitionLeaderElectionStrategy (Kafka 2.4.0); "
              "reference L-c", partition_has_leader_bad),
+    Liveness("isr_follower_catches_up", "L-d", "a live ISR follower fetching from ZooKeeper's leader in its epoch "
+             "eventually has the leader's LEO",
+             "AbstractFetcherThread.processFetchRequest, Partition.updateFollowerFetchState (Kafka 2.4.0)",
+             isr_follower_catches_up_bad),
+    Liveness("truncation_completes", "L-e", "a follower truncating towards a live leader of its epoch eventually "
+             "fetches again",
+             "AbstractFetcherThread.maybeTruncate / truncateToEpochEndOffsets (Kafka 2.4.0); KIP-101, KIP-279",
+             truncation_completes_bad),
+    Liveness("produce_completes", "L-f", "an acks=all produce held by a live broker eventually completes (by the HW, "
+             "a leadership change or its timeout)",
+             "DelayedProduce.tryComplete / onExpiration, ReplicaManager.appendRecords (Kafka 2.4.0)",
+             produce_completes_bad),
 )
+LIVENESS_BY_NAME = {lv.name: lv for lv in LIVENESS}
 SAFETY = tuple(inv for inv in CATALOGUE if inv.kind == ALWAYS)
 WITNESSES = tuple(inv for inv in CATALOGUE if inv.kind == SOMETIMES)
 #: the documented losses (``unclean_loss``): events, reported with their facts, never violations
