@@ -906,6 +906,8 @@ LIVENESS: tuple[Liveness, ...] = (
              produce_completes_bad),
 )
 LIVENESS_BY_NAME = {lv.name: lv for lv in LIVENESS}
+#: every name a trace, a preset or a campaign may name as violated: the catalogue's and the liveness properties'
+NAMES = frozenset(BY_NAME) | frozenset(LIVENESS_BY_NAME)
 SAFETY = tuple(inv for inv in CATALOGUE if inv.kind == ALWAYS)
 WITNESSES = tuple(inv for inv in CATALOGUE if inv.kind == SOMETIMES)
 #: the documented losses (``unclean_loss``): events, reported with their facts, never violations
