@@ -13,7 +13,8 @@ ties broken by ``enabled_actions`` order.  So every action that stays enabled is
 of the others, and time advances once per round, far enough for the next scheduled task to fire.
 
 The cluster has settled when no liveness property is pending ("C and not G" holds for no property and
-partition) and stays so for ``STABLE_ROUNDS`` full rounds (every class enabled at a round's start taken,
+partition) and no system action but the perpetual ones (``PERPETUAL``: the clock, the scheduled tasks and
+fetches) is enabled, and stays so for ``STABLE_ROUNDS`` full rounds (every class enabled at a round's start taken,
 or disabled, since): a follower that truncates again and again passes through states where nothing is
 pending, and only a round that sees it go back to truncating tells it apart from one that converged.
 A cluster that has not settled within ``settle_bound(cfg)`` steps violates each property that was
@@ -36,10 +37,15 @@ from ..model.step import enabled_groups, step
 from .explore import FAIR_KINDS
 from .invariants import LIVENESS, LIVENESS_BY_NAME, Violation
 
-__all__ = ["Settled", "settle", "settle_bound", "settled_facts", "settle_after_run", "STABLE_ROUNDS"]
+__all__ = ["Settled", "settle", "settle_bound", "settled_facts", "settle_after_run", "STABLE_ROUNDS", "PERPETUAL"]
 
 #: Full rounds of the fair schedule with nothing pending after which the cluster counts as settled.
 STABLE_ROUNDS = 2
+#: Kinds a settled cluster keeps taking for ever (the clock, the scheduled tasks, caught-up followers' fetches):
+#: while any other system action is enabled (a queued control request, a truncation round, an AlterIsr, a
+#: controller event, an expired produce...) the cluster has not settled.
+PERPETUAL = frozenset({A.Tick, A.IsrExpiration, A.IsrChangePropagation, A.HighWatermarkCheckpoint, A.FetchRequest,
+                       A.FetchResponse})
 #: the kinds the schedule may take (ZkSessionExpire only for a dead broker: ZooKeeper's own timeout)
 _KINDS = frozenset(FAIR_KINDS | {A.ZkSessionExpire})
 
@@ -154,7 +160,7 @@ def settle(cfg: ModelConfig, s, start_step: int = 0, names=None, max_steps: int 
         cands = _fair_actions(s, enabled_groups(cfg, s, _KINDS))
         if not cands:
             break
-        if pending:
+        if pending or any(type(a) not in PERPETUAL for a in cands):
             round_left, stable = None, 0
         else:
             keys = {("Tick" if type(a) is A.Tick else a) for a in cands}
