@@ -9,8 +9,9 @@ Two scopes:
 Kinds follow stateright: ``always`` (must hold at every step), ``sometimes`` (a
 witness that some state of a run or campaign must reach, so that a run in which
 nothing happens cannot pass), ``eventually`` (``LIVENESS``: whenever a condition
-holds, a goal is eventually reached; refuted only by a fair cycle of the state
-graph, which the explorer checks), and ``documented`` (a loss Kafka documents for
+holds, a goal is eventually reached; refuted by a fair cycle of the state
+graph, which the explorer checks, or by a run that does not settle: the fuzzing
+engines run a fair, fault-free schedule after each run, ``settle.py``), and ``documented`` (a loss Kafka documents for
 a setting, ``unclean_loss``: never a violation, reported with its facts as an event,
 and among a run's ``witnesses`` when it happened).  A failing check returns the facts of its first
 counterexample as data; ``explain.py`` renders text.  Engines call
@@ -774,8 +775,9 @@ class Liveness:
     """An EVENTUALLY property "whenever C holds, G eventually holds, unless C stops holding" of one partition.
 
     ``pending(cfg, s, p)`` is "C and not G".  It fails on a fair cycle of reachable states on which
-    ``pending`` holds throughout: only a graph search can see that (``properties.explore.check_liveness``,
-    SCCs of the state graph, with the fairness it states); random engines cannot refute it.
+    ``pending`` holds throughout (``properties.explore.check_liveness``, SCCs of the state graph, with the
+    fairness it states); the fuzzing engines refute it by settling a run's last state
+    (``properties.settle``: a fair, fault-free schedule, bounded) and finding it still pending.
     """
 
     name: str
@@ -800,13 +802,18 @@ def _zk_leader_of(s, p):
 
 
 def hw_reaches_leo_bad(cfg, s, p) -> bool:
-    """L-a's "C and not G": p has a leader whose every ISR follower is live and fetching from it in its epoch,
-    and the leader's HW is below its LEO."""
+    """L-a's "C and not G": p has a leader with at least one ISR follower, every one live and fetching from it in
+    its epoch, and the leader's HW is below its LEO.
+
+    A leader alone in its ISR has no fetch rounds to advance its HW: Kafka 2.4 recomputes it at an append, a
+    follower's fetch or an ISR change only, so a HW held back by a replica that had caught up shortly before it
+    died stays until the next append (``Partition.maybeIncrementLeaderHW`` counts replicas caught up within
+    replica.lag.time.max.ms).  That case is left out: L-a bounds the fetch rounds it takes."""
     led = _zk_leader_of(s, p)
     if led is None:
         return False
     br, part, log = led
-    if log.high_watermark >= log.log_end_offset:
+    if log.high_watermark >= log.log_end_offset or len(part.isr) < 2:
         return False
     for f in part.isr:
         if f == br.broker_id:

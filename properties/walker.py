@@ -690,7 +690,7 @@ class SearchResult:
 
 
 #: The guided search settles the state where every SETTLE_EVERY-th extension ends (``search``'s ``liveness``).
-SETTLE_EVERY = 1
+SETTLE_EVERY = 4
 
 
 def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 40, invariants=CATALOGUE,
