@@ -14,7 +14,6 @@ import json
 import os
 from dataclasses import dataclass
 
-from .model import actions as A
 from .model.actions import action_to_json
 from .model.config import ModelConfig
 from .model.trace import Trace, write_trace
@@ -22,7 +21,7 @@ from .properties.explain import sentence, step_table
 from .model.step import initial_state, step
 from .properties.invariants import LIVENESS_BY_NAME
 from .properties.replay import replay
-from .properties.settle import settle
+from .properties.settle import PERPETUAL, settle
 
 
 def trace_digest(config: ModelConfig, actions) -> str:
@@ -77,8 +76,9 @@ def counterexample(preset_name: str, config: ModelConfig, actions, invariant: st
     """Replay already-shrunk actions, attach the violation and its one-sentence explanation.
 
     A liveness violation's actions are the run's (shrunk) prefix: the settling steps that follow it
-    (``properties.settle``) are appended, up to the last one that is not the clock or a scheduled task
-    (a stuck cluster only ticks after it), and ``settle_from`` in the provenance says where they start.
+    (``properties.settle``) are appended, up to the last one that is not the clock, a scheduled task or a fetch
+    (``settle.PERPETUAL``: a stuck cluster only does those after it), and ``settle_from`` in the provenance
+    says where they start.
     """
     actions = list(actions)
     provenance = dict(provenance, original_length=original_length, shrunk_length=len(actions))
@@ -90,7 +90,7 @@ def counterexample(preset_name: str, config: ModelConfig, actions, invariant: st
         settled = settle(config, s, len(actions), (invariant,))
         provenance["settle_from"] = len(actions)
         tail = settled.actions
-        cut = max((i + 1 for i, a in enumerate(tail) if type(a) not in _QUIET), default=0)
+        cut = max((i + 1 for i, a in enumerate(tail) if type(a) not in PERPETUAL), default=0)
         for candidate in (actions + tail[:cut], actions + tail):
             trace = Trace(config=config, actions=candidate, expect="violation", violated=invariant,
                           preset=preset_name, provenance=provenance)
@@ -108,6 +108,3 @@ def counterexample(preset_name: str, config: ModelConfig, actions, invariant: st
     return Counterexample(trace, trace_digest(config, trace.actions), original_length, len(trace.actions),
                           shrink_seconds, shrink_complete, step_table(result))
 
-
-#: settling steps that only move the clock or run a scheduled task: a stuck cluster's tail
-_QUIET = (A.Tick, A.IsrExpiration, A.IsrChangePropagation, A.HighWatermarkCheckpoint)

@@ -82,7 +82,8 @@ class CampaignSpec:
             raise ValueError("shards must be at least 1")
         if self.runs is None and self.shard_budget_s is None:
             raise ValueError("a campaign needs runs per shard or a budget")
-        unknown = [n for n in self.invariants if n not in LIVENESS_BY_NAME and (n not in BY_NAME or BY_NAME[n] not in SAFETY)]
+        unknown = [n for n in self.invariants
+                   if n not in LIVENESS_BY_NAME and (n not in BY_NAME or BY_NAME[n] not in SAFETY)]
         if unknown:
             raise ValueError(f"unknown invariant(s) {', '.join(unknown)} "
                              f"(known: {', '.join([i.name for i in SAFETY] + list(LIVENESS_BY_NAME))})")

@@ -107,7 +107,8 @@ def _liveness_sentence(lv, v: Violation) -> str:
     zk = (f"ZooKeeper's leader {f['zk_leader']} in epoch {f['zk_leader_epoch']} with ISR {f['zk_isr']}"
           if "zk_leader" in f else "no partition state in ZooKeeper")
     how = "still pending at the end" if f.get("pending_at_end") else "pending again and again"
-    return (f"After step {v.step - n}, {n} steps of fair scheduling without faults (deliveries, fetches, tasks and "
+    start = f.get("settle_from", v.step - n)
+    return (f"After step {start}, {n} steps of fair scheduling without faults (deliveries, fetches, tasks and "
             f"the clock in turn) did not settle partition {f.get('partition')}: {lv.name} ({lv.reference}: "
             f"{lv.statement}) was {how}; {zk}; {'; '.join(rows) or 'no live replica'}.")
 

@@ -194,7 +194,7 @@ def settle(cfg: ModelConfig, s, start_step: int = 0, names=None, max_steps: int 
         if lv.name in seen:
             continue
         seen.add(lv.name)
-        facts = dict(settled_facts(s, p), property=lv.reference, settle_steps=len(actions),
+        facts = dict(settled_facts(s, p), property=lv.reference, settle_from=start_step, settle_steps=len(actions),
                      pending_at_end=(lv, p) in pending)
         found.append(Violation(lv.name, n, facts))
     return Settled(actions, s, found)
