@@ -147,5 +147,6 @@ def test_an_archived_liveness_counterexample_replays():
     assert cx.trace.provenance["settle_from"] == sr.shrunk_length < len(cx.trace.actions) < len(r.actions)
     res = replay(cx.trace)
     assert res.matches_expectation and res.violations[-1].step == len(cx.trace.actions)
-    assert cx.trace.explanation.startswith(f"After step {sr.shrunk_length}, ") and "did not settle partition 0" in cx.trace.explanation
+    text = cx.trace.explanation
+    assert text.startswith(f"After step {sr.shrunk_length}, ") and "did not settle partition 0" in text
     assert replay(cx.trace, liveness=()).violations == [v for v in res.violations if v.invariant != names[0]]
