@@ -17,8 +17,8 @@ partition) and no system action but the perpetual ones (``PERPETUAL``: the clock
 fetches) is enabled, and stays so for ``STABLE_ROUNDS`` full rounds (every class enabled at a round's start taken,
 or disabled, since): a follower that truncates again and again passes through states where nothing is
 pending, and only a round that sees it go back to truncating tells it apart from one that converged.
-A cluster that has not settled within ``settle_bound(cfg)`` steps violates each property that was
-pending in its last unsettled round: a liveness violation, whose trace is the run's actions followed by
+A cluster that has not settled within ``settle_bound(cfg)`` steps violates each property still pending
+at the end (or, for a cluster going round and round, pending in its last two rounds): a liveness violation, whose trace is the run's actions followed by
 the settling steps.  If no controller can be elected because the model's controller-epoch budget is
 spent (a bound of the model, not of Kafka), the check is inconclusive and reports nothing.
 
@@ -152,7 +152,7 @@ def settle(cfg: ModelConfig, s, start_step: int = 0, names=None, max_steps: int 
     last: dict = {}          # class -> settling step that last took it
     actions: list = []
     pending = _pending(cfg, s, props)
-    recent = list(pending)   # what was pending in the current unsettled stretch
+    seen = {x: 0 for x in pending}   # (property, partition) -> the last settling step it was pending at
     round_left = None        # classes still to take in the current stable round (None: something is pending)
     stable = 0
     cands = None
@@ -178,22 +178,22 @@ def settle(cfg: ModelConfig, s, start_step: int = 0, names=None, max_steps: int 
         if round_left is not None:
             round_left.discard(k)
         pending = _pending(cfg, s, props)
-        if pending:
-            if round_left is not None:
-                recent = []     # a new unsettled stretch
-            for x in pending:
-                if x not in recent:
-                    recent.append(x)
+        for x in pending:
+            seen[x] = i + 1
     if not pending and not cands:
         return Settled(actions, s, settled=True)   # nothing left to do and nothing pending
     if _no_controller_possible(cfg, s):
         return Settled(actions, s, bounded=True)
     n = start_step + len(actions)
-    found, seen = [], set()
+    # what is pending at the end; else, for a cluster that goes round and round, what was pending in its last two
+    # rounds (a round: one turn of each class enabled at the end)
+    window = 2 * len({("Tick" if type(a) is A.Tick else a) for a in cands or ()})
+    recent = [x for x, at in seen.items() if at >= len(actions) - window]
+    found, named = [], set()
     for lv, p in (pending or recent):
-        if lv.name in seen:
+        if lv.name in named:
             continue
-        seen.add(lv.name)
+        named.add(lv.name)
         facts = dict(settled_facts(s, p), property=lv.reference, settle_from=start_step, settle_steps=len(actions),
                      pending_at_end=(lv, p) in pending)
         found.append(Violation(lv.name, n, facts))
