@@ -106,7 +106,7 @@ def presets(as_json: bool) -> None:
     flags = ("truncation", "kip_320", "kafka_7128", "kafka_7415", "kafka_7164", "kafka_6082", "kafka_8400",
              "kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partition_epoch_check",
              "unclean_leader_election", "min_insync_replicas", "replica_lag_time_max_ms",
-             "crash_loses_unflushed_data")
+             "crash_loses_unflushed_data", "kafka_10706")
     click.echo(f"{'preset':<26} {'expected':<26} flags")
     for r in rows:
         cfg = r["config"]
