@@ -18,7 +18,10 @@ from .model.actions import action_to_json
 from .model.config import ModelConfig
 from .model.trace import Trace, write_trace
 from .properties.explain import sentence, step_table
+from .model.step import initial_state, step
+from .properties.invariants import LIVENESS_BY_NAME
 from .properties.replay import replay
+from .properties.settle import PERPETUAL, settle
 
 
 def trace_digest(config: ModelConfig, actions) -> str:
@@ -70,12 +73,38 @@ class Counterexample:
 
 def counterexample(preset_name: str, config: ModelConfig, actions, invariant: str, provenance: dict,
                    original_length: int, shrink_seconds: float = 0.0, shrink_complete: bool = True) -> Counterexample:
-    """Replay already-shrunk actions, attach the violation and its one-sentence explanation."""
-    trace = Trace(config=config, actions=list(actions), expect="violation", violated=invariant, preset=preset_name,
-                  provenance=dict(provenance, original_length=original_length, shrunk_length=len(actions)))
-    result = replay(trace)
-    found = next(x for x in result.violations if x.invariant == invariant)
+    """Replay already-shrunk actions, attach the violation and its one-sentence explanation.
+
+    A liveness violation's actions are the run's (shrunk) prefix: the settling steps that follow it
+    (``properties.settle``) are appended, up to the last one that is not the clock, a scheduled task or a fetch
+    (``settle.PERPETUAL``: a stuck cluster only does those after it), and ``settle_from`` in the provenance
+    says where they start.
+    """
+    actions = list(actions)
+    provenance = dict(provenance, original_length=original_length, shrunk_length=len(actions))
+    settled = None
+    if invariant in LIVENESS_BY_NAME:
+        s = initial_state(config)
+        for a in actions:
+            s = step(config, s, a)
+        settled = settle(config, s, len(actions), (invariant,))
+        provenance["settle_from"] = len(actions)
+        tail = settled.actions
+        cut = max((i + 1 for i, a in enumerate(tail) if type(a) not in PERPETUAL), default=0)
+        for candidate in (actions + tail[:cut], actions + tail):
+            trace = Trace(config=config, actions=candidate, expect="violation", violated=invariant,
+                          preset=preset_name, provenance=provenance)
+            result = replay(trace)
+            if any(x.invariant == invariant for x in result.violations):
+                break
+        found = next(x for x in settled.violations if x.invariant == invariant)
+    else:
+        trace = Trace(config=config, actions=actions, expect="violation", violated=invariant, preset=preset_name,
+                      provenance=provenance)
+        result = replay(trace)
+        found = next(x for x in result.violations if x.invariant == invariant)
     trace.violation = found.to_json()
     trace.explanation = sentence(config, trace.actions, found)
     return Counterexample(trace, trace_digest(config, trace.actions), original_length, len(trace.actions),
                           shrink_seconds, shrink_complete, step_table(result))
+

@@ -35,7 +35,7 @@ from .model.actions import action_to_json
 from .model.config import preset as get_preset
 from .model.errors import ERROR_BIT
 from .properties.budget import Deadline
-from .properties.invariants import BY_NAME, SAFETY
+from .properties.invariants import BY_NAME, LIVENESS_BY_NAME, SAFETY
 from .properties.walker import derive_seed, search, walk
 
 ENGINES = ("guided", "walk", "hypothesis")
@@ -82,10 +82,11 @@ class CampaignSpec:
             raise ValueError("shards must be at least 1")
         if self.runs is None and self.shard_budget_s is None:
             raise ValueError("a campaign needs runs per shard or a budget")
-        unknown = [n for n in self.invariants if n not in BY_NAME or BY_NAME[n] not in SAFETY]
+        unknown = [n for n in self.invariants
+                   if n not in LIVENESS_BY_NAME and (n not in BY_NAME or BY_NAME[n] not in SAFETY)]
         if unknown:
             raise ValueError(f"unknown invariant(s) {', '.join(unknown)} "
-                             f"(known: {', '.join(i.name for i in SAFETY)})")
+                             f"(known: {', '.join([i.name for i in SAFETY] + list(LIVENESS_BY_NAME))})")
 
     @property
     def steps(self) -> int:
@@ -93,7 +94,15 @@ class CampaignSpec:
 
     @property
     def checked(self) -> tuple:
-        return tuple(BY_NAME[n] for n in self.invariants) if self.invariants else SAFETY
+        """The safety invariants checked after every step."""
+        return tuple(BY_NAME[n] for n in self.invariants if n in BY_NAME) if self.invariants else SAFETY
+
+    @property
+    def liveness(self) -> tuple:
+        """The liveness properties checked by settling the cluster (``properties.settle``) after a run."""
+        if not self.invariants:
+            return tuple(LIVENESS_BY_NAME)
+        return tuple(n for n in self.invariants if n in LIVENESS_BY_NAME)
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -168,16 +177,19 @@ def run_one(spec: CampaignSpec, preset_name: str, seed: int, should_stop=None,
     cfg = get_preset(preset_name).config
     keep = spec.keep_going if keep_going is None else keep_going
     if spec.engine == "walk":
-        r = walk(cfg, seed, spec.steps, spec.checked, swarm=spec.swarm, keep_going=keep, should_stop=should_stop)
+        r = walk(cfg, seed, spec.steps, spec.checked, swarm=spec.swarm, keep_going=keep, should_stop=should_stop,
+                 liveness=spec.liveness)
         found = [(v, r.actions[:v.step]) for v in r.violations]
         return RunOutcome(seed, r.steps, found, r.kind_counts, r.witnesses, r.errors_seen, r.stopped)
     if spec.engine == "guided":
-        r = search(cfg, seed, spec.extensions, spec.steps, spec.checked, should_stop=should_stop, keep_going=keep)
+        r = search(cfg, seed, spec.extensions, spec.steps, spec.checked, should_stop=should_stop, keep_going=keep,
+                   liveness=spec.liveness)
         return RunOutcome(seed, r.steps, list(r.violations), r.kind_counts, r.witnesses, r.errors_seen, r.stopped)
     from .properties.machines import run_machine
 
     m = run_machine(cfg, seed, HYPOTHESIS_EXAMPLES, spec.steps, spec.checked,
-                    shrink_budget_s=spec.machine_shrink_budget_s, preset=preset_name, should_stop=should_stop)
+                    shrink_budget_s=spec.machine_shrink_budget_s, preset=preset_name, should_stop=should_stop,
+                    liveness=spec.liveness)
     found = [] if m.violation is None else [(m.violation, list(m.actions))]
     return RunOutcome(seed, m.steps, found, dict(m.kinds), m.witnesses, m.errors_seen, m.stopped_early)
 
@@ -271,6 +283,6 @@ def run_shard(task: tuple, clock=time.monotonic) -> dict:
         "steps_per_second": round(steps / seconds, 1) if seconds > 0 else 0.0,
         "action_kinds": len(kinds),
         "error_codes": len(error_names(errors)),
-        "invariants": [inv.name for inv in spec.checked],
+        "invariants": [inv.name for inv in spec.checked] + list(spec.liveness),
         "runs": runs,
     }

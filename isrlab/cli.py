@@ -106,7 +106,7 @@ def presets(as_json: bool) -> None:
     flags = ("truncation", "kip_320", "kafka_7128", "kafka_7415", "kafka_7164", "kafka_6082", "kafka_8400",
              "kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partition_epoch_check",
              "unclean_leader_election", "min_insync_replicas", "replica_lag_time_max_ms",
-             "crash_loses_unflushed_data")
+             "crash_loses_unflushed_data", "kafka_10706")
     click.echo(f"{'preset':<26} {'expected':<26} flags")
     for r in rows:
         cfg = r["config"]
@@ -129,13 +129,13 @@ def _short(value, limit: int = 60) -> str:
 def load_trace_file(file: str):
     """A trace file read through the bounded loader, its ``violated`` checked against the catalogue: InputError."""
     from .model.trace import TraceError, load_trace
-    from .properties.invariants import BY_NAME
+    from .properties.invariants import NAMES
 
     try:
         trace = load_trace(file)
     except TraceError as e:
         raise InputError(str(e)) from None
-    if trace.violated is not None and trace.violated not in BY_NAME:
+    if trace.violated is not None and trace.violated not in NAMES:
         raise InputError(f"{file}: violated names {_short(trace.violated, 60)}, which is no invariant of the "
                          f"catalogue (isrlab replay --help)")
     return trace
@@ -804,10 +804,13 @@ def invariants(as_json: bool) -> None:
 
     Example: isrlab invariants --json
     """
-    from .properties.invariants import CATALOGUE
+    from .properties.invariants import CATALOGUE, LIVENESS
 
     rows = [{"name": inv.name, "kind": inv.kind, "scope": inv.scope, "statement": inv.statement,
              "source": inv.source} for inv in CATALOGUE]
+    # liveness: checked after a run by settling the cluster (properties/settle.py), and by isrlab explore --liveness
+    rows += [{"name": lv.name, "kind": lv.kind, "scope": "settle", "statement": lv.statement, "source": lv.source}
+             for lv in LIVENESS]
     if as_json:
         click.echo(json.dumps(rows, indent=1))
     else:

@@ -20,7 +20,7 @@ from xml.sax.saxutils import escape
 from .model import actions as A
 from .model.state import Partition
 from .model.step import initial_state, step
-from .properties.invariants import SAFETY, check_state, check_transition
+from .properties.invariants import LIVENESS_BY_NAME, SAFETY, check_state, check_transition
 
 CONTROLLER = "controller"
 
@@ -193,6 +193,8 @@ def build(trace, invariants=SAFETY) -> Diagram:
         events.append(Event(i, a, lane, kinds, label, arrow, names))
         states.append({_lane(b): _replica_label(s2, b) for b in range(n)})
         s = s2
+    if wanted in LIVENESS_BY_NAME and trace.actions:
+        violation_step = len(trace.actions)   # a liveness violation: the cluster has not settled by the last step
     title = f"{trace.preset or 'trace'}: {trace.violated or 'no violation expected'}"
     return Diagram(lanes, events, states, violation_step, title)
 

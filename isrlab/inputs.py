@@ -175,9 +175,9 @@ def preset_names() -> list[str]:
 
 
 def invariant_names() -> list[str]:
-    from .properties.invariants import CATALOGUE
+    from .properties.invariants import CATALOGUE, LIVENESS
 
-    return [inv.name for inv in CATALOGUE]
+    return [inv.name for inv in CATALOGUE] + [lv.name for lv in LIVENESS]
 
 
 PRESET = Names(preset_names, extra=("all",))

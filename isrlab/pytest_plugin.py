@@ -64,7 +64,7 @@ class TraceFile(pytest.File):
 
     def collect(self):
         from .model.trace import TraceError, load_trace
-        from .properties.invariants import BY_NAME
+        from .properties.invariants import NAMES
 
         try:
             trace = load_trace(str(self.path))
@@ -73,7 +73,7 @@ class TraceFile(pytest.File):
             if msg.startswith(str(self.path)):     # load_trace names the file by the path it was given
                 msg = self.path.name + msg[len(str(self.path)):]
             raise self.CollectError(f"not an isrlab trace: {msg}") from None
-        if trace.violated is not None and trace.violated not in BY_NAME:
+        if trace.violated is not None and trace.violated not in NAMES:
             raise self.CollectError(f"not an isrlab trace: {self.path.name}: violated names {trace.violated!r}, "
                                     f"no invariant of the catalogue")
         yield TraceItem.from_parent(self, name=self.path.name, trace=trace)

@@ -65,7 +65,7 @@ def _read_toml(path: str) -> dict:
 def parse(table: dict, where: str) -> list:
     """Preset objects from a ``presets`` table; InputError on the first problem."""
     from .model.config import PRESETS, ConfigError, ModelConfig, Preset
-    from .properties.invariants import BY_NAME
+    from .properties.invariants import NAMES
 
     if not isinstance(table, dict):
         raise InputError(f"{where}: presets must be a table")
@@ -98,7 +98,7 @@ def parse(table: dict, where: str) -> list:
         if not isinstance(also, list) or not all(isinstance(x, str) for x in also):
             raise InputError(f"{at}.also_breaks must be a list of invariant names")
         for inv in ([expected] if expected != "pass" else []) + also:
-            if not isinstance(inv, str) or inv not in BY_NAME:
+            if not isinstance(inv, str) or inv not in NAMES:
                 raise InputError(f"{at}: {inv!r} is no invariant of the catalogue (isrlab invariants)")
         description = body.get("description", f"user preset from {os.path.basename(where)}")
         if not isinstance(description, str):

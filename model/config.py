@@ -95,6 +95,10 @@ class ModelConfig:
     #: INVALID_UPDATE_VERSION).  No JIRA: off is a mutant (an unconditional write), as the TLA+ specifications
     #: switch a `\* CHECK` off.  Only with kip_497.
     partition_epoch_check: bool = True
+    #: KAFKA-10706 (2.8.0): Log.truncateTo trims the leader-epoch cache even when the truncation offset is at or
+    #: above the LEO.  Without it a follower whose cache ends with an epoch that has no records, and whose leader
+    #: never had that epoch, asks OffsetsForLeaderEpoch again and again without converging (a liveness bug).
+    kafka_10706: bool = False
 
     # --- bounds and budgets (engines stop offering actions past them) -----
     max_records: int = 6
@@ -203,7 +207,7 @@ class ModelConfig:
 #: Fields added after the first archived traces (KIP-497 and its fixes, the /controller deletion budget), in the
 #: order they were added.
 LATER_FIELDS = ("kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partition_epoch_check",
-                "max_controller_moves")
+                "max_controller_moves", "kafka_10706")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(ModelConfig)}
 
 
@@ -272,7 +276,10 @@ PRESETS: dict[str, Preset] = {
     for p in (
         Preset("kafka-2.4", _BASE, "pass",
                "Kafka 2.4.0 as in the seed articles: KIP-101/279 epoch truncation, KIP-320 fencing, "
-               "KAFKA-7128/7415/7164/6082/8400 in, clean elections only.", "2.4.0"),
+               "KAFKA-7128/7415/7164/6082/8400 in, clean elections only. Safe; but KAFKA-10706 (fixed in "
+               "November 2020) is not in: after back-to-back elections without appends a follower can ask "
+               "OffsetsForLeaderEpoch again and again without converging (the liveness property truncation_completes).",
+               "2.4.0"),
         Preset("kafka-0.10.2", _BASE.replace(truncation="hw", **_PRE_21), "acked_durability",
                "Truncate to the (lagging) HW on becoming follower: an acknowledged record is lost when "
                "the follower that truncated it is elected (KIP-101 scenario 1). Before that, the ISR member "
@@ -339,7 +346,8 @@ PRESETS: dict[str, Preset] = {
                "KAFKA-6082"),
         Preset("no-kip-380", _BASE.replace(kip_380=False), "pass",
                "KIP-380 off: no broker epochs, so the controller misses a fast bounce and a restarted broker "
-               "accepts requests queued for its previous incarnation.", "KIP-380"),
+               "accepts requests queued for its previous incarnation. Safe, but a leader bounced unnoticed may never "
+               "learn it leads again (the liveness property partition_has_leader).", "KIP-380"),
         Preset("unclean-election", _BASE.replace(unclean_leader_election=True), "pass",
                "unclean.leader.election.enable=true: an out-of-sync replica may be elected. The records that "
                "election loses (acknowledged or read in an older epoch, missing from the elected replica's log when "
@@ -394,6 +402,26 @@ PRESETS: dict[str, Preset] = {
                "KIP-497 partition epoch"),
     )
 }
+
+
+
+def _liveness_breaks(p: Preset) -> Preset:
+    """The liveness properties a preset's missing fixes break (found by the settling phase, properties/settle.py):
+    KAFKA-10706's truncation loop (KIP-279 with KAFKA-7415's empty epochs), a leader that never learns it leads
+    without KIP-380 or KAFKA-6082, an AlterIsr that never completes without KAFKA-12686."""
+    c = p.config
+    extra = []
+    if c.truncation == "kip279" and c.kafka_7415 and not c.kafka_10706:
+        extra += ["truncation_completes", "isr_follower_catches_up"]
+    if not c.kip_380 or not c.kafka_6082:
+        extra.append("partition_has_leader")
+    if c.kip_497 and not c.kafka_12686:
+        extra.append("alter_isr_completes")
+    extra = [x for x in extra if x not in p.breaks]
+    return dataclasses.replace(p, also_breaks=p.also_breaks + tuple(extra)) if extra else p
+
+
+PRESETS = {name: _liveness_breaks(p) for name, p in PRESETS.items()}
 
 DEFAULT_PRESET = "kafka-2.4"
 

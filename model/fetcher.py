@@ -15,7 +15,8 @@ from . import errors as E
 from .config import ModelConfig
 from .delayed import note_error
 from .log import (UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, append_as_follower, cache_end_offset_for,
-                  cache_end_offset_for_kip101, clamp_high_watermark, truncate_fully_and_start_at, truncate_to)
+                  cache_end_offset_for_kip101, cache_truncate_from_end, clamp_high_watermark,
+                  truncate_fully_and_start_at, truncate_to)
 from .replica_manager import fetch_messages
 from .state import FAILED, FETCHING, TRUNCATING, ClusterState, Partition
 
@@ -130,6 +131,9 @@ def truncate_to_epoch_end_offset(cfg: ModelConfig, s: ClusterState, b: int, p: i
             _finish_truncation(s, f, log, min(end, leo))
         elif follower_epoch != leader_epoch:                                          # FO9, ask again
             _truncate(s, log, min(follower_end, leo))
+            if cfg.kafka_10706 and follower_end >= leo:
+                # Log.truncateTo (2.8.0, KAFKA-10706): the epoch cache is trimmed even at or above the LEO
+                log.epoch_cache = cache_truncate_from_end(log.epoch_cache, follower_end)
             f.fetch_offset = log.log_end_offset
         else:
             _finish_truncation(s, f, log, min(follower_end, end, leo))

@@ -11,7 +11,7 @@ import json
 
 from ..model.actions import describe
 from ..model.step import initial_state, step
-from .invariants import Violation
+from .invariants import LIVENESS_BY_NAME, Violation
 from .replay import ReplayResult
 
 
@@ -81,11 +81,36 @@ def sentence(cfg, actions, v: Violation) -> str:
         return (f"At step {v.step} leader {f['leader']} answered follower {f['follower']}'s fetch with {f['error']} "
                 f"yet changed its state for that follower (LEO {f['log_end_offset_before']} -> "
                 f"{f['log_end_offset_after']}).")
+    lv = LIVENESS_BY_NAME.get(v.invariant)
+    if lv is not None:
+        return _liveness_sentence(lv, v)
     other = _SENTENCES.get(v.invariant)
     if other is not None:
         return f"At step {v.step} {other(f, cfg)}."
     facts = json.dumps(f, separators=(", ", ": "))
     return f"Invariant {v.invariant} failed at step {v.step}: {facts}."
+
+
+def _liveness_sentence(lv, v: Violation) -> str:
+    """A settling phase that did not settle (``properties.settle``): what stayed pending, and where each broker is."""
+    f = v.facts
+    n = f.get("settle_steps", 0)
+    rows = []
+    for b in f.get("brokers", ()):
+        row = f"broker {b['broker']} LEO {b['log_end_offset']} HW {b['high_watermark']}"
+        if "isr" in b:
+            row += f" leading with ISR {b['isr']}" + (f" and a pending change {b['pending_isr']}" if "pending_isr" in b
+                                                       else "")
+        if "fetch_state" in b:
+            row += f" {b['fetch_state']} from {b['fetching_from']}"
+        rows.append(row)
+    zk = (f"ZooKeeper's leader {f['zk_leader']} in epoch {f['zk_leader_epoch']} with ISR {f['zk_isr']}"
+          if "zk_leader" in f else "no partition state in ZooKeeper")
+    how = "still pending at the end" if f.get("pending_at_end") else "pending again and again"
+    start = f.get("settle_from", v.step - n)
+    return (f"After step {start}, {n} steps of fair scheduling without faults (deliveries, fetches, tasks and "
+            f"the clock in turn) did not settle partition {f.get('partition')}: {lv.name} ({lv.reference}: "
+            f"{lv.statement}) was {how}; {zk}; {'; '.join(rows) or 'no live replica'}.")
 
 
 def _epochs(f, cfg) -> str:

@@ -9,8 +9,9 @@ Two scopes:
 Kinds follow stateright: ``always`` (must hold at every step), ``sometimes`` (a
 witness that some state of a run or campaign must reach, so that a run in which
 nothing happens cannot pass), ``eventually`` (``LIVENESS``: whenever a condition
-holds, a goal is eventually reached; refuted only by a fair cycle of the state
-graph, which the explorer checks), and ``documented`` (a loss Kafka documents for
+holds, a goal is eventually reached; refuted by a fair cycle of the state
+graph, which the explorer checks, or by a run that does not settle: the fuzzing
+engines run a fair, fault-free schedule after each run, ``settle.py``), and ``documented`` (a loss Kafka documents for
 a setting, ``unclean_loss``: never a violation, reported with its facts as an event,
 and among a run's ``witnesses`` when it happened).  A failing check returns the facts of its first
 counterexample as data; ``explain.py`` renders text.  Engines call
@@ -43,7 +44,7 @@ from ..model import actions as A
 from ..model import errors as E
 from ..model.losses import lost_records
 from ..model.node import memo_by_identity
-from ..model.state import ClusterState, FetchState, Partition
+from ..model.state import TRUNCATING, ClusterState, FetchState, Partition
 
 ALWAYS = "always"
 SOMETIMES = "sometimes"
@@ -774,8 +775,9 @@ class Liveness:
     """An EVENTUALLY property "whenever C holds, G eventually holds, unless C stops holding" of one partition.
 
     ``pending(cfg, s, p)`` is "C and not G".  It fails on a fair cycle of reachable states on which
-    ``pending`` holds throughout: only a graph search can see that (``properties.explore.check_liveness``,
-    SCCs of the state graph, with the fairness it states); random engines cannot refute it.
+    ``pending`` holds throughout (``properties.explore.check_liveness``, SCCs of the state graph, with the
+    fairness it states); the fuzzing engines refute it by settling a run's last state
+    (``properties.settle``: a fair, fault-free schedule, bounded) and finding it still pending.
     """
 
     name: str
@@ -800,13 +802,19 @@ def _zk_leader_of(s, p):
 
 
 def hw_reaches_leo_bad(cfg, s, p) -> bool:
-    """L-a's "C and not G": p has a leader whose every ISR follower is live and fetching from it in its epoch,
-    and the leader's HW is below its LEO."""
+    """L-a's "C and not G": p has a leader whose every ISR follower is live and fetching from it in its epoch, and
+    the leader's HW is below its LEO, and so is the HW ``Partition.maybeIncrementLeaderHW`` would compute now.
+
+    Kafka 2.4 recomputes the HW only at an append, a follower's LEO change or an ISR change, and counts replicas
+    caught up within replica.lag.time.max.ms: a HW held back by a replica that died soon after catching up
+    stays where it is, once its window has passed, until the next append (the settling phase found such runs
+    on kafka-2.4 and no-kafka-6082; a leader alone in its ISR, or caught-up followers whose LEO no longer
+    changes, never trigger a recompute).  Such a HW, which only the next trigger would move, counts as reached."""
     led = _zk_leader_of(s, p)
     if led is None:
         return False
     br, part, log = led
-    if log.high_watermark >= log.log_end_offset:
+    if log.high_watermark >= log.log_end_offset or _hw_candidate(cfg, br, part, p, s.now) >= log.log_end_offset:
         return False
     for f in part.isr:
         if f == br.broker_id:
@@ -836,7 +844,51 @@ def alter_isr_completes_bad(cfg, s, p) -> bool:
     return led is not None and led[1].pending_isr is not None
 
 
-#: The catalogue's EVENTUALLY properties (section 3 of the reference: L-a, L-b, L-c).
+def _leader_followers(s, p):
+    """(leader log, [(follower broker, its fetcher)]) for the live members of p's leader ISR (ZooKeeper's current
+    leader) that fetch from that leader in its epoch, or None without such a leader."""
+    led = _zk_leader_of(s, p)
+    if led is None:
+        return None
+    br, part, log = led
+    out = []
+    for f in part.isr:
+        fb = s.brokers[f]
+        fs = fb.fetchers[p] if f != br.broker_id and fb.alive else None
+        if type(fs) is FetchState and fs.leader == br.broker_id and fs.leader_epoch == part.leader_epoch \
+                and fb.logs[p] is not None:
+            out.append((fb, fs))
+    return log, out
+
+
+def isr_follower_catches_up_bad(cfg, s, p) -> bool:
+    """"C and not G" of isr_follower_catches_up: a live member of ZooKeeper's leader's ISR fetches from it in its
+    epoch and its LEO is not the leader's."""
+    lf = _leader_followers(s, p)
+    return lf is not None and any(fb.logs[p].log_end_offset != lf[0].log_end_offset for fb, _fs in lf[1])
+
+
+def truncation_completes_bad(cfg, s, p) -> bool:
+    """"C and not G" of truncation_completes: a live follower truncates p (OffsetsForLeaderEpoch) towards a live
+    broker that leads p in the fetcher's leader epoch."""
+    for fb in s.brokers:
+        fs = fb.fetchers[p] if fb.alive else None
+        if type(fs) is FetchState and fs.state == TRUNCATING:
+            lb = s.brokers[fs.leader]
+            lpart = lb.partitions[p] if lb.alive else None
+            if type(lpart) is Partition and lpart.leader == lb.broker_id and lpart.leader_epoch == fs.leader_epoch:
+                return True
+    return False
+
+
+def produce_completes_bad(cfg, s, p) -> bool:
+    """"C and not G" of produce_completes: a live broker holds an acks=all produce of p that has not completed
+    (DelayedProduce: by the HW, a leadership change or its timeout)."""
+    return any(br.alive and any(dp.partition == p for dp in br.delayed_produces) for br in s.brokers)
+
+
+#: The catalogue's EVENTUALLY properties (section 3 of the reference: L-a, L-b, L-c; the last three are checked
+#: by the settling phase, ``properties.settle``, and by the explorer alike).
 LIVENESS: tuple[Liveness, ...] = (
     Liveness("hw_reaches_leo", "L-a", "with every ISR follower live and fetching, the leader's HW reaches its LEO",
              "Partition.maybeIncrementLeaderHW after updateFollowerFetchState (Kafka 2.4.0); reference L-a",
@@ -848,7 +900,22 @@ LIVENESS: tuple[Liveness, ...] = (
     Liveness("partition_has_leader", "L-c", "a partition with a live ISR member eventually has a leader",
              "KafkaController.onReplicasBecomeOffline / OfflinePartitionLeaderElectionStrategy (Kafka 2.4.0); "
              "reference L-c", partition_has_leader_bad),
+    Liveness("isr_follower_catches_up", "L-d", "a live ISR follower fetching from ZooKeeper's leader in its epoch "
+             "eventually has the leader's LEO",
+             "AbstractFetcherThread.processFetchRequest, Partition.updateFollowerFetchState (Kafka 2.4.0)",
+             isr_follower_catches_up_bad),
+    Liveness("truncation_completes", "L-e", "a follower truncating towards a live leader of its epoch eventually "
+             "fetches again",
+             "AbstractFetcherThread.maybeTruncate / truncateToEpochEndOffsets (Kafka 2.4.0); KIP-101, KIP-279",
+             truncation_completes_bad),
+    Liveness("produce_completes", "L-f", "an acks=all produce held by a live broker eventually completes (by the HW, "
+             "a leadership change or its timeout)",
+             "DelayedProduce.tryComplete / onExpiration, ReplicaManager.appendRecords (Kafka 2.4.0)",
+             produce_completes_bad),
 )
+LIVENESS_BY_NAME = {lv.name: lv for lv in LIVENESS}
+#: every name a trace, a preset or a campaign may name as violated: the catalogue's and the liveness properties'
+NAMES = frozenset(BY_NAME) | frozenset(LIVENESS_BY_NAME)
 SAFETY = tuple(inv for inv in CATALOGUE if inv.kind == ALWAYS)
 WITNESSES = tuple(inv for inv in CATALOGUE if inv.kind == SOMETIMES)
 #: the documented losses (``unclean_loss``): events, reported with their facts, never violations

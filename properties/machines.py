@@ -132,6 +132,7 @@ from ..model.state import Partition
 from ..model.step import enabled_groups, initial_state, step
 from ..model.trace import FORMAT, Trace, dumps_trace, model_version, trace_from_json
 from .invariants import BY_NAME, CATALOGUE, Violation, check_state, check_transition, witnesses
+from .settle import settle as settle_cluster
 from .walker import Policy
 
 
@@ -234,6 +235,8 @@ class ModelMachine(RuleBasedStateMachine):
     should_stop = None
     #: set once a rule raised BudgetExhausted: every later rule call raises it too
     budget_hit: bool = False
+    #: the liveness properties ``teardown`` checks by settling the cluster (``properties.settle``); () for none
+    liveness: tuple = ()
 
     def __init__(self) -> None:
         super().__init__()
@@ -307,8 +310,17 @@ class ModelMachine(RuleBasedStateMachine):
         if found:
             self._fail(found)
 
+    def teardown(self) -> None:
+        """Settle-and-check: a test case that passed its steps fails if the cluster then does not settle."""
+        if self.liveness and not getattr(self, "_failed", False) and not type(self).budget_hit:
+            r = settle_cluster(self.cfg, self.state, len(self.trace), self.liveness)
+            if r.violations:
+                self.trace.extend(r.actions)
+                self._fail(r.violations)
+
     def _fail(self, found: list) -> None:
         cls = type(self)
+        self._failed = True
         v = found[0]
         actions = list(self.trace)
         where = f"after step {v.step}, {describe(actions[-1])}" if actions else "in the initial state"
@@ -436,7 +448,7 @@ def new_stats(track_witnesses: bool = True) -> dict:
 
 def machine_for(cfg: ModelConfig, invariants=CATALOGUE, *, name: str = "IsrMachine", focus: bool = True,
                 track_witnesses: bool = True, provenance: dict | None = None, preset: str | None = None,
-                settle: bool = False, swarm: bool = False) -> type:
+                settle: bool = False, swarm: bool = False, liveness=()) -> type:
     """A fresh ``RuleBasedStateMachine`` class over ``cfg`` checking ``invariants`` after every step.
 
     Parameters
@@ -461,6 +473,9 @@ def machine_for(cfg: ModelConfig, invariants=CATALOGUE, *, name: str = "IsrMachi
         Add the macro rule ``settle_control_plane`` (``SettlingMachine``).
     swarm : bool
         Add the macro rule ``swarm_walk`` (a short walk under the seeded walker's swarm policy).
+    liveness : tuple of str
+        Liveness properties checked when a test case ends (``teardown``): the cluster is settled
+        (``properties.settle``) and a property still pending fails the test case with the settling steps.
 
     Returns
     -------
@@ -480,7 +495,7 @@ def machine_for(cfg: ModelConfig, invariants=CATALOGUE, *, name: str = "IsrMachi
     attrs = {"cfg": cfg, "checked_invariants": invariants, "focus": focus, "stats": new_stats(track_witnesses),
              "provenance": dict(provenance or {"engine": "hypothesis"}), "preset_name": preset,
              "last_failure": None, "deadline": None, "shrink_budget_s": None, "should_stop": None,
-             "budget_hit": False, "__module__": __name__}
+             "budget_hit": False, "liveness": tuple(liveness), "__module__": __name__}
     if swarm:
         attrs["swarm_walk"] = swarm_walk
     if cfg.kip_497:
@@ -633,7 +648,7 @@ def run_settings(max_examples: int, stateful_step_count: int, *, shrink: bool = 
 def run_machine(cfg: ModelConfig, seed: int, max_examples: int = 100, stateful_step_count: int = 50,
                 invariants=CATALOGUE, *, shrink: bool = True, time_budget_s: float | None = None,
                 shrink_budget_s: float | None = None, focus: bool = True, preset: str | None = None,
-                settle: bool = True, swarm: bool = True, should_stop=None) -> MachineRun:
+                settle: bool = True, swarm: bool = True, should_stop=None, liveness=()) -> MachineRun:
     """Run the machine for ``cfg`` with Hypothesis seeded by ``seed``; return the first violation, shrunk.
 
     Parameters
@@ -668,6 +683,8 @@ def run_machine(cfg: ModelConfig, seed: int, max_examples: int = 100, stateful_s
     swarm : bool
         Add the macro rule ``swarm_walk`` (default): with it every breaking preset's expected violation,
         kafka-0.10.2's lost write included, is found in seconds in most seeds (module docstring).
+    liveness : tuple of str
+        See ``machine_for`` (a campaign checks every liveness property).
 
     Returns
     -------
@@ -679,7 +696,7 @@ def run_machine(cfg: ModelConfig, seed: int, max_examples: int = 100, stateful_s
                   "max_examples": max_examples, "stateful_step_count": stateful_step_count, "focus": focus,
                   "settle": settle, "swarm": swarm}
     Machine = hypothesis_seed(seed)(machine_for(cfg, invariants, focus=focus, provenance=provenance, preset=preset,
-                                                settle=settle, swarm=swarm))
+                                                settle=settle, swarm=swarm, liveness=liveness))
     t0 = time.perf_counter()
     if time_budget_s is not None:
         Machine.deadline = t0 + time_budget_s

@@ -8,7 +8,7 @@ from ..model.actions import describe
 from ..model.encode import encode, flatten, lookup
 from ..model.step import initial_state, step
 from ..model.trace import Trace, TraceError
-from .invariants import CATALOGUE, Violation, check_state, check_transition
+from .invariants import CATALOGUE, LIVENESS_BY_NAME, Violation, check_state, check_transition
 
 _ABSENT = object()
 
@@ -138,8 +138,12 @@ def _new_losses(pre, post, i: int, elections: dict) -> list:
     return out
 
 
-def replay(trace: Trace, invariants=CATALOGUE, with_changes: bool = True) -> ReplayResult:
-    """Apply every action of the trace; TraceError if one is not enabled where the trace applies it."""
+def replay(trace: Trace, invariants=CATALOGUE, with_changes: bool = True, liveness=None) -> ReplayResult:
+    """Apply every action of the trace; TraceError if one is not enabled where the trace applies it.
+
+    ``liveness`` names liveness properties to check after the last action by settling the cluster
+    (``properties.settle``); by default the one the trace's header expects violated, if it is one.
+    """
     cfg = trace.config
     result = ReplayResult(trace)
     s = initial_state(cfg)
@@ -172,4 +176,15 @@ def replay(trace: Trace, invariants=CATALOGUE, with_changes: bool = True) -> Rep
             _run_checks(trace, i, data2, result.check_failures)
         s, data = s2, data2
     result.final_state = s
+    if liveness is None:
+        liveness = (trace.violated,) if trace.violated in LIVENESS_BY_NAME else ()
+    if liveness:
+        from .settle import settle
+
+        # reported at the trace's last step; the facts say how many settling steps followed it
+        vs = [Violation(v.invariant, len(trace.actions), v.facts)
+              for v in settle(cfg, s, len(trace.actions), tuple(liveness)).violations]
+        note(vs)
+        if vs and result.steps:
+            result.steps[-1].violations = list(result.steps[-1].violations) + vs
     return result

@@ -117,7 +117,7 @@ from ..model import actions as A
 from ..model.config import ModelConfig
 from ..model.step import initial_state, step
 from .budget import CHECK_MASK, Deadline, either
-from .invariants import ALWAYS, BY_NAME, STATE, Violation
+from .invariants import ALWAYS, BY_NAME, LIVENESS_BY_NAME, STATE, Violation
 from .walker import trace_of
 
 __all__ = ["ShrinkResult", "first_violation", "shrink", "DEFAULT_MAX_TESTS"]
@@ -143,10 +143,29 @@ class ShrinkResult:
     accepted: dict = field(default_factory=dict)
 
 
+#: the scope of a liveness property's check: only on the last state, by settling it (``properties.settle``)
+SETTLED = "settled"
+
+
+@dataclass(frozen=True)
+class _Settles:
+    """A liveness property as the shrinker checks it: the cluster must fail to settle after the candidate."""
+
+    name: str
+    check: object
+    scope: str = SETTLED
+    kind: str = ALWAYS
+
+
 def _invariant(name: str):
     inv = BY_NAME.get(name)
+    if inv is None and name in LIVENESS_BY_NAME:
+        from .settle import liveness_check
+
+        return _Settles(name, liveness_check(name))
     if inv is None:
-        raise ValueError(f"unknown invariant {name!r} (known: {', '.join(sorted(BY_NAME))})")
+        known = sorted(BY_NAME) + sorted(LIVENESS_BY_NAME)
+        raise ValueError(f"unknown invariant {name!r} (known: {', '.join(known)})")
     if inv.kind != ALWAYS:
         raise ValueError(f"{name} is a 'sometimes' witness, not a safety invariant: nothing to shrink")
     return inv
@@ -160,6 +179,7 @@ def _replay(cfg, is_state: bool, check, s, actions, start: int, states=None, app
     States after each applied step are appended to ``states`` if given.  With ``applied`` (a list),
     an action that is not enabled is left out instead, and every applied action is appended to it.
     ``should_stop()`` is asked every ``budget.CHECK_EVERY`` actions; True raises ``_Stop``.
+    ``is_state`` None is a liveness property (``SETTLED``): ``check(cfg, s)`` runs on the last state only.
     """
     for i in range(start, len(actions)):
         if should_stop is not None and not i & CHECK_MASK and should_stop():
@@ -172,13 +192,22 @@ def _replay(cfg, is_state: bool, check, s, actions, start: int, states=None, app
             continue
         if applied is not None:
             applied.append(a)
-        facts = check(cfg, s2) if is_state else check(cfg, s, a, s2)
+        facts = None if is_state is None else check(cfg, s2) if is_state else check(cfg, s, a, s2)
         if states is not None:
             states.append(s2)
         if facts is not None:
             return (i + 1, facts)
         s = s2
+    if is_state is None:
+        facts = check(cfg, s)
+        if facts is not None:
+            return (len(applied) if applied is not None else len(actions), facts)
     return None
+
+
+def _scope(inv):
+    """``is_state`` for _replay: True for a state invariant, False for a step invariant, None for a liveness one."""
+    return None if inv.scope == SETTLED else inv.scope == STATE
 
 
 def first_violation(cfg: ModelConfig, actions, invariant_name: str):
@@ -191,7 +220,7 @@ def first_violation(cfg: ModelConfig, actions, invariant_name: str):
     post-state, step invariants on (pre, action, post)).
     """
     inv = _invariant(invariant_name)
-    is_state = inv.scope == STATE
+    is_state = _scope(inv)
     s = initial_state(cfg)
     if is_state:
         facts = inv.check(cfg, s)
@@ -264,7 +293,7 @@ class _Shrinker:
         self.bfs_states = bfs_states
         self.bfs_searched: list = []   # alphabets (frozensets) already searched, each below a length >= the trace's
         self.inv = inv
-        self.is_state = inv.scope == STATE
+        self.is_state = _scope(inv)
         self.order = _Order(cfg)
         self.t0 = time.monotonic()
         self.deadline = None if time_budget_s is None else Deadline(time_budget_s)
@@ -519,7 +548,8 @@ class _Shrinker:
         best = self.best
         alphabet = tuple(dict.fromkeys(best))   # distinct actions in order of first use: a deterministic order
         letters = frozenset(alphabet)
-        if self.bfs_states <= 0 or len(best) <= 1 or any(letters <= done for done in self.bfs_searched):
+        if self.bfs_states <= 0 or len(best) <= 1 or self.is_state is None \
+                or any(letters <= done for done in self.bfs_searched):
             return False
         self.bfs_searched.append(letters)
         from .explore import fast_keyer  # the explorer's dedup key (a bisimulation of the model's rules)

@@ -27,6 +27,7 @@ from ..model.state import TRUNCATING, Partition
 from ..model.step import enabled_groups, initial_state, step
 from .budget import CHECK_MASK
 from .invariants import CATALOGUE, Violation, check_state, check_transition, witnesses
+from .settle import settle, settle_after_run
 
 #: Kinds every run keeps: without them nothing replicates and no leader is ever elected.
 CORE_KINDS = frozenset({
@@ -166,7 +167,7 @@ def role_holders(s) -> frozenset:
 
 
 def walk(cfg: ModelConfig, seed: int, max_steps: int, invariants=CATALOGUE, swarm: bool = True,
-         keep_going: bool = False, should_stop=None) -> WalkResult:
+         keep_going: bool = False, should_stop=None, liveness=()) -> WalkResult:
     """One seeded run: at most max_steps actions, stopping at the first violation or when nothing is enabled.
 
     With ``keep_going`` the run goes on after a violation, no longer checking the invariant that
@@ -174,7 +175,9 @@ def walk(cfg: ModelConfig, seed: int, max_steps: int, invariants=CATALOGUE, swar
     violation of each invariant (the failing prefix of violation v is ``actions[:v.step]``).
     ``should_stop()`` (a wall-clock ``budget.Deadline``) is asked every ``budget.CHECK_EVERY`` steps;
     when it answers True the walk ends there with ``stopped`` set, its steps so far those of any
-    longer walk of the same seed.
+    longer walk of the same seed.  ``liveness`` names liveness properties checked once the walk ends (not cut by
+    ``should_stop``, no violation left unchecked): ``settle.settle_after_run`` settles the cluster, and a violation's
+    actions are the walk's followed by the settling steps (``steps`` counts the walk's own).
     """
     policy = Policy(cfg, random.Random(seed), swarm)
     s = initial_state(cfg)
@@ -209,7 +212,11 @@ def walk(cfg: ModelConfig, seed: int, max_steps: int, invariants=CATALOGUE, swar
             invariants = _without(invariants, vs)
             if not invariants:
                 break
-    return WalkResult(seed, len(trace), trace, violation, policy.kinds, counts, witnesses(cfg, s),
+    n = len(trace)
+    if liveness and not stopped and (keep_going or violation is None):
+        found.extend(settle_after_run(cfg, s, trace, liveness))
+        violation = violation or (found[0] if found else None)
+    return WalkResult(seed, n, trace, violation, policy.kinds, counts, witnesses(cfg, s),
                       s.ghost.errors_seen, found, stopped)
 
 
@@ -682,8 +689,12 @@ class SearchResult:
     stopped: bool = False
 
 
+#: The guided search settles the state where every SETTLE_EVERY-th extension ends (``search``'s ``liveness``).
+SETTLE_EVERY = 4
+
+
 def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 40, invariants=CATALOGUE,
-           p_restart: float = 0.1, should_stop=None, keep_going: bool = False) -> SearchResult:
+           p_restart: float = 0.1, should_stop=None, keep_going: bool = False, liveness=()) -> SearchResult:
     """Novelty-guided walks over a corpus of saved states, scheduled by cell; deterministic per seed.
 
     Like a coverage-guided fuzzer's corpus: a state whose ``novelty_key`` was never seen is kept
@@ -764,6 +775,9 @@ def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 
     again by any run of the same seed with >= k extensions.  With ``keep_going`` the search goes on after a
     violation without checking that invariant again (``violations`` lists each invariant's first
     failure with its trace; ``actions`` is the first's).
+
+    ``liveness`` names liveness properties checked by settling the cluster (``properties.settle``) where every
+    ``SETTLE_EVERY``-th extension ends; a violation's trace is the extension's followed by the settling steps.
 
     Traces are parent pointers (``trace_of``), materialised only for a violation.  Every random
     choice comes from random.Random(seed) in a fixed order, and every dict is keyed by tuples of ints
@@ -864,4 +878,12 @@ def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 
                 else:
                     cell_members[c].append(j)
                 seen_witnesses |= witnesses(cfg, s)
+        if liveness and not ext % SETTLE_EVERY:
+            settled = settle(cfg, s, length, liveness)
+            vs = settled.violations
+            if vs:
+                found.extend((v, trace_of(node) + settled.actions) for v in vs)
+                liveness = tuple(n for n in liveness if n not in {v.invariant for v in vs})
+                if not keep_going or not (invariants or liveness):
+                    return result(ext)
     return result(extensions)

@@ -395,8 +395,8 @@ def test_campaigns_lists_summaries_newest_first(tmp_path):
 
 
 def test_invariants_lists_the_catalogue():
-    from isrlab.properties.invariants import CATALOGUE
+    from isrlab.properties.invariants import CATALOGUE, LIVENESS
 
     r = run("invariants", "--json")
     assert r.exit_code == 0
-    assert [row["name"] for row in json.loads(r.output)] == [inv.name for inv in CATALOGUE]
+    assert [row["name"] for row in json.loads(r.output)] == [inv.name for inv in CATALOGUE] + [lv.name for lv in LIVENESS]

@@ -19,7 +19,7 @@ import pytest
 from isrlab.campaign import CampaignSpec, run_seed, run_shard
 from isrlab.model.config import preset
 from isrlab.model.trace import load_trace
-from isrlab.properties.invariants import SAFETY
+from isrlab.properties.invariants import LIVENESS, SAFETY
 from isrlab.properties.replay import replay
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
@@ -86,7 +86,7 @@ def test_campaign_on_local2_writes_tables_equal_to_the_shards_run_without_spark(
     assert sum(e["runs"] for e in s["executors"]) == 2002 and all(e["steps_per_second"] > 0 for e in s["executors"])
     shard_rows = spark.read.parquet(os.path.join(root, "shards")).collect()
     assert len(shard_rows) == 4 and all(r["attempt"] == 0 for r in shard_rows)
-    assert all(set(r["invariants"]) == {i.name for i in SAFETY} for r in shard_rows)
+    assert all(set(r["invariants"]) == {i.name for i in SAFETY} | {lv.name for lv in LIVENESS} for r in shard_rows)
     assert {"Produce", "FetchRequest", "Tick"} <= set(s["action_kinds_covered"])
     assert "NOT_LEADER_FOR_PARTITION" in s["error_codes_covered"]
 
