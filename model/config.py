@@ -95,6 +95,16 @@ class ModelConfig:
     #: INVALID_UPDATE_VERSION).  No JIRA: off is a mutant (an unconditional write), as the TLA+ specifications
     #: switch a `\* CHECK` off.  Only with kip_497.
     partition_epoch_check: bool = True
+    #: KAFKA-10554 (2.8.0, IBP 2.7-IV1; KIP-595's Fetch v12): truncate on fetch.  A follower starts fetching at its
+    #: LEO with lastFetchedEpoch (its log's latest epoch), the leader answers divergingEpoch when the follower's log
+    #: diverges, and the follower truncates from that answer instead of an OffsetsForLeaderEpoch round (off: 2.4).
+    kafka_10554: bool = False
+    #: KAFKA-13141 (2.7.2, 2.8.1, 3.0.0): the leader does not record a follower's fetch offset (updateFollowerFetchState)
+    #: when its fetch diverges.  Only with kafka_10554.
+    kafka_13141: bool = True
+    #: KAFKA-14704 (3.4.1, 3.5.0): with a diverging epoch the follower truncates first and skips the response's data
+    #: and HW; before, it set its HW from the response, then truncated.  Only with kafka_10554.
+    kafka_14704: bool = True
 
     # --- bounds and budgets (engines stop offering actions past them) -----
     max_records: int = 6
@@ -200,10 +210,10 @@ class ModelConfig:
         return dataclasses.replace(self, **changes)
 
 
-#: Fields added after the first archived traces (KIP-497 and its fixes, the /controller deletion budget), in the
-#: order they were added.
+#: Fields added after the first archived traces (KIP-497 and its fixes, the /controller deletion budget, truncate
+#: on fetch and its fixes), in the order they were added.
 LATER_FIELDS = ("kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partition_epoch_check",
-                "max_controller_moves")
+                "max_controller_moves", "kafka_10554", "kafka_13141", "kafka_14704")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(ModelConfig)}
 
 
@@ -258,11 +268,15 @@ _BASE = ModelConfig()
 
 #: Kafka 0.10.2: truncate to HW on becoming follower, none of the 2.1 fixes.
 #: Kafka 2.7 with ZooKeeper: AlterIsr (IBP 2.7-IV2) and the 2.5+ default replica.lag.time.max.ms (KIP-537).
-#: Not modelled yet: truncate-on-fetch (KAFKA-10554), which 2.7 followers use too.
+#: 2.7.0's leader already answers a Fetch's lastFetchedEpoch (KIP-595, for Raft), but its ReplicaFetcherThread sends
+#: none: followers truncate on fetch from 2.8.0 (KAFKA-10554), so the 2.7 presets keep OffsetsForLeaderEpoch.
 _ALTER_ISR = _BASE.replace(kip_497=True, replica_lag_time_max_ms=30000)
 #: 2.7.0 as released: none of the AlterIsr fixes (KAFKA-12751 came in 2.7.2, KAFKA-12686 in 3.0.0,
 #: KAFKA-13091 in 3.1.0).
 _KAFKA_270 = dict(kafka_12686=False, kafka_12751=False, kafka_13091=False)
+#: AlterIsr and truncate on fetch (KAFKA-10554, 2.8.0) with every fix the model has (KAFKA-13141 in 2.7.2/2.8.1/3.0.0,
+#: KAFKA-14704 in 3.4.1/3.5.0): the base of the truncate-on-fetch fix-off presets.
+_TRUNCATE_ON_FETCH = _ALTER_ISR.replace(kafka_10554=True)
 
 _PRE_21 = dict(kip_320=False, kafka_7128=False, kafka_7415=False, kafka_7164=False, kafka_6082=False,
                kip_380=False)
@@ -392,6 +406,26 @@ PRESETS: dict[str, Preset] = {
                "no INVALID_UPDATE_VERSION). Unreachable in this ZooKeeper-era model: every ISR change the "
                "controller makes itself bumps the leader epoch, so a stale AlterIsr is fenced by its epoch first.",
                "KIP-497 partition epoch"),
+        Preset("kafka-2.8", _TRUNCATE_ON_FETCH.replace(kafka_13141=False, kafka_14704=False, **_KAFKA_270),
+               "hw_advanced_on_isr_shrink",
+               "Kafka 2.8.0 with ZooKeeper: kafka-2.7's AlterIsr (none of its fixes: KAFKA-12751 came in 2.8.1) and "
+               "truncate on fetch (KAFKA-10554): followers fetch from their LEO with lastFetchedEpoch and truncate "
+               "from the leader's divergingEpoch, without KAFKA-13141 (2.8.1) or KAFKA-14704 (3.4.1).",
+               "2.8.0, KAFKA-10554", also_breaks=("pending_isr_in_flight",)),
+        Preset("truncate-on-fetch", _TRUNCATE_ON_FETCH, "pass",
+               "alter-isr with truncate on fetch (KAFKA-10554, 2.8.0) and its fixes KAFKA-13141 (2.8.1, 3.0.0) and "
+               "KAFKA-14704 (3.4.1, 3.5.0), as in 3.5.0's ZooKeeper mode: the base of the truncate-on-fetch fix-off "
+               "presets.", "KAFKA-10554, 3.5.0 (ZooKeeper mode)"),
+        Preset("no-kafka-13141", _TRUNCATE_ON_FETCH.replace(kafka_13141=False), "committed_prefix",
+               "KAFKA-13141 off: the leader records a follower's fetch offset even when the fetch diverges, so an ISR "
+               "member's records above the diverging epoch's end count toward the HW; the HW passes offsets where "
+               "that follower holds other records, until it truncates.",
+               "KAFKA-13141"),
+        Preset("no-kafka-14704", _TRUNCATE_ON_FETCH.replace(kafka_14704=False), "follower_hw_committed",
+               "KAFKA-14704 off: a follower whose log diverges sets its HW from the leader's diverging response "
+               "before it truncates, so its HW covers records the leader does not have (uncommitted records exposed "
+               "below a HW) until the truncation.",
+               "KAFKA-14704"),
     )
 }
 
