@@ -294,7 +294,7 @@ PRESETS: dict[str, Preset] = {
                "can diverge (KIP-101 scenario 2: the fuzzer's trace diverges with KIP-320 switched on as well).",
                "0.10.2.0, KIP-101",
                also_breaks=("isr_entry_condition", "hw_within_isr", "committed_prefix", "consumer_safety",
-                            "log_matching", "stale_controller_write_refused")),
+                            "log_matching", "stale_controller_write_refused", "follower_hw_committed")),
         Preset("kafka-0.11", _BASE.replace(truncation="kip101", **_PRE_21), "isr_entry_condition",
                "KIP-101 epochs without KIP-279 and the 2.1 fixes: a follower rejoins the ISR below the new "
                "leader's epoch start offset (KAFKA-7128). After fast leader failovers the logs also diverge "
@@ -303,13 +303,13 @@ PRESETS: dict[str, Preset] = {
                "0.11 either, so KAFKA-6880's divergence and data loss (see no-kip-320) are reachable.",
                "0.11.0, KAFKA-7128, KIP-279",
                also_breaks=("log_matching", "committed_prefix", "acked_durability", "consumer_safety",
-                            "hw_within_isr", "stale_controller_write_refused")),
+                            "hw_within_isr", "stale_controller_write_refused", "follower_hw_committed")),
         Preset("kafka-2.0", _BASE.replace(**_PRE_21), "isr_entry_condition",
                "KIP-279 truncation without the 2.1 fixes: a lagging new leader's HW lets a follower rejoin "
                "the ISR without its leader epoch's records (KAFKA-7128). KIP-320 is not in 2.0 either, so "
                "KAFKA-6880's divergence and data loss (see no-kip-320) are reachable.", "2.0.0, KAFKA-7128",
                also_breaks=("log_matching", "committed_prefix", "acked_durability", "consumer_safety",
-                            "hw_within_isr", "stale_controller_write_refused")),
+                            "hw_within_isr", "stale_controller_write_refused", "follower_hw_committed")),
         Preset("no-kafka-7128", _BASE.replace(kafka_7128=False), "isr_entry_condition",
                "KAFKA-7128 off: a follower rejoins the ISR below the new leader's epoch start offset (only "
                "LEO >= a lagging HW is required). Electing it can lose acknowledged records, but that needs "
@@ -328,7 +328,8 @@ PRESETS: dict[str, Preset] = {
                "appends the new epoch's records on top of records the leader truncated. KIP-320, which "
                "subsumes the fix, is off too, so KAFKA-6880's divergence and data loss (see no-kip-320) are "
                "reachable as well.",
-               "KAFKA-7164", also_breaks=("committed_prefix", "acked_durability", "consumer_safety", "hw_within_isr")),
+               "KAFKA-7164", also_breaks=("committed_prefix", "acked_durability", "consumer_safety", "hw_within_isr",
+                                          "follower_hw_committed")),
         Preset("no-kip-320", _BASE.replace(kip_320=False), "log_matching",
                "KIP-320 off: fetches carry no current leader epoch, so nothing is fenced by epoch. A follower "
                "cut off from the controller (its ZooKeeper session expired) keeps fetching from a broker that "
@@ -339,7 +340,8 @@ PRESETS: dict[str, Preset] = {
                "(KAFKA-6880's data loss) that a consumer may have read, and when it finally truncates, an "
                "ISR member's LEO is below the leader's HW.",
                "KIP-320, KAFKA-6880",
-               also_breaks=("committed_prefix", "acked_durability", "consumer_safety", "hw_within_isr")),
+               also_breaks=("committed_prefix", "acked_durability", "consumer_safety", "hw_within_isr",
+                            "follower_hw_committed")),
         Preset("no-kafka-6082", _BASE.replace(kafka_6082=False), "stale_controller_write_refused",
                "KAFKA-6082 off: a controller's ZooKeeper writes check only the partition znode's version, not "
                "/controller_epoch's. When /controller is deleted while its controller's session lives (an operator "
@@ -420,7 +422,7 @@ PRESETS: dict[str, Preset] = {
                "KAFKA-13141 off: the leader records a follower's fetch offset even when the fetch diverges, so an ISR "
                "member's records above the diverging epoch's end count toward the HW; the HW passes offsets where "
                "that follower holds other records, until it truncates.",
-               "KAFKA-13141"),
+               "KAFKA-13141", also_breaks=("follower_hw_committed",)),
         Preset("no-kafka-14704", _TRUNCATE_ON_FETCH.replace(kafka_14704=False), "follower_hw_committed",
                "KAFKA-14704 off: a follower whose log diverges sets its HW from the leader's diverging response "
                "before it truncates, so its HW covers records the leader does not have (uncommitted records exposed "
