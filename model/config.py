@@ -413,16 +413,21 @@ PRESETS: dict[str, Preset] = {
                "Kafka 2.8.0 with ZooKeeper: kafka-2.7's AlterIsr (none of its fixes: KAFKA-12751 came in 2.8.1) and "
                "truncate on fetch (KAFKA-10554): followers fetch from their LEO with lastFetchedEpoch and truncate "
                "from the leader's divergingEpoch, without KAFKA-13141 (2.8.1) or KAFKA-14704 (3.4.1).",
-               "2.8.0, KAFKA-10554", also_breaks=("pending_isr_in_flight",)),
+               "2.8.0, KAFKA-10554",
+               also_breaks=("pending_isr_in_flight", "committed_prefix", "follower_hw_committed", "hw_within_isr",
+                            "acked_durability", "consumer_safety")),
         Preset("truncate-on-fetch", _TRUNCATE_ON_FETCH, "pass",
                "alter-isr with truncate on fetch (KAFKA-10554, 2.8.0) and its fixes KAFKA-13141 (2.8.1, 3.0.0) and "
                "KAFKA-14704 (3.4.1, 3.5.0), as in 3.5.0's ZooKeeper mode: the base of the truncate-on-fetch fix-off "
                "presets.", "KAFKA-10554, 3.5.0 (ZooKeeper mode)"),
         Preset("no-kafka-13141", _TRUNCATE_ON_FETCH.replace(kafka_13141=False), "committed_prefix",
                "KAFKA-13141 off: the leader records a follower's fetch offset even when the fetch diverges, so an ISR "
-               "member's records above the diverging epoch's end count toward the HW; the HW passes offsets where "
-               "that follower holds other records, until it truncates.",
-               "KAFKA-13141", also_breaks=("follower_hw_committed",)),
+               "member's records above the diverging epoch's end count toward the HW (or take that follower into "
+               "the ISR): the HW passes offsets where that follower holds other records, and once it truncates, "
+               "its LEO is below the HW. Electing it then loses an acknowledged write that a consumer may have "
+               "read, and the other followers' HWs cover records the new leader lacks.",
+               "KAFKA-13141", also_breaks=("follower_hw_committed", "hw_within_isr", "acked_durability",
+                                           "consumer_safety")),
         Preset("no-kafka-14704", _TRUNCATE_ON_FETCH.replace(kafka_14704=False), "follower_hw_committed",
                "KAFKA-14704 off: a follower whose log diverges sets its HW from the leader's diverging response "
                "before it truncates, so its HW covers records the leader does not have (uncommitted records exposed "
