@@ -341,14 +341,18 @@ def follower_hw_committed(cfg, s: ClusterState):
         if part is None or part.leader_epoch != st.leader_epoch:
             continue
         llog = brokers[st.leader].logs[p]
+        lstart = llog.log_start_offset
         for br in brokers:
             log = br.logs[p]
-            if br.broker_id == st.leader or not br.alive or log is None:
+            if log is None or br.broker_id == st.leader or not br.alive:
                 continue
-            start = max(log.log_start_offset, llog.log_start_offset)
-            if log.high_watermark <= start or log.read(start, log.high_watermark) == llog.read(start, log.high_watermark):
-                continue
-            for o in range(start, log.high_watermark):
+            hw = log.high_watermark
+            if log.log_start_offset == lstart:
+                n = hw - lstart
+                if n <= 0 or log.entries[:n] == llog.entries[:n]:
+                    continue      # the common case, one C-level compare
+            start = max(log.log_start_offset, lstart)
+            for o in range(start, hw):
                 if log.entry_at(o) != llog.entry_at(o):
                     return {"partition": p, "offset": o, "follower": br.broker_id, "high_watermark": log.high_watermark,
                             "leader": st.leader, "leader_epoch": st.leader_epoch,
