@@ -104,7 +104,8 @@ def presets(as_json: bool) -> None:
         click.echo(json.dumps(rows, indent=1))
         return
     flags = ("truncation", "kip_320", "kafka_7128", "kafka_7415", "kafka_7164", "kafka_6082", "kafka_8400",
-             "kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partition_epoch_check",
+             "kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partition_epoch_check", "kafka_10554", "kafka_13141",
+             "kafka_14704",
              "unclean_leader_election", "min_insync_replicas", "replica_lag_time_max_ms",
              "crash_loses_unflushed_data", "kafka_10706")
     click.echo(f"{'preset':<26} {'expected':<26} flags")

@@ -148,6 +148,9 @@ def build(trace, invariants=SAFETY) -> Diagram:
             if f is not None and f.inflight is not None:
                 r = f.inflight
                 label = f"{r.error} +{len(r.entries)} hw={r.high_watermark}"
+                if r.diverging:   # divergingEpoch (KAFKA-10554); its second step truncates (before KAFKA-14704)
+                    label = (f"truncate to e{r.diverging[0]}@{r.diverging[1]}" if r.hw_applied
+                             else f"{label} diverging e{r.diverging[0]}@{r.diverging[1]}")
         elif t is A.AlterIsrRequest:
             lane = _lane(a.broker)
             br = s.brokers[a.broker]

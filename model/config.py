@@ -99,6 +99,16 @@ class ModelConfig:
     #: above the LEO.  Without it a follower whose cache ends with an epoch that has no records, and whose leader
     #: never had that epoch, asks OffsetsForLeaderEpoch again and again without converging (a liveness bug).
     kafka_10706: bool = False
+    #: KAFKA-10554 (2.8.0, IBP 2.7-IV1; KIP-595's Fetch v12): truncate on fetch.  A follower starts fetching at its
+    #: LEO with lastFetchedEpoch (its log's latest epoch), the leader answers divergingEpoch when the follower's log
+    #: diverges, and the follower truncates from that answer instead of an OffsetsForLeaderEpoch round (off: 2.4).
+    kafka_10554: bool = False
+    #: KAFKA-13141 (2.7.2, 2.8.1, 3.0.0): the leader does not record a follower's fetch offset (updateFollowerFetchState)
+    #: when its fetch diverges.  Only with kafka_10554.
+    kafka_13141: bool = True
+    #: KAFKA-14704 (3.4.1, 3.5.0): with a diverging epoch the follower truncates first and skips the response's data
+    #: and HW; before, it set its HW from the response, then truncated.  Only with kafka_10554.
+    kafka_14704: bool = True
 
     # --- bounds and budgets (engines stop offering actions past them) -----
     max_records: int = 6
@@ -204,10 +214,10 @@ class ModelConfig:
         return dataclasses.replace(self, **changes)
 
 
-#: Fields added after the first archived traces (KIP-497 and its fixes, the /controller deletion budget), in the
-#: order they were added.
+#: Fields added after the first archived traces (KIP-497 and its fixes, the /controller deletion budget, truncate
+#: on fetch and its fixes), in the order they were added.
 LATER_FIELDS = ("kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partition_epoch_check",
-                "max_controller_moves", "kafka_10706")
+                "max_controller_moves", "kafka_10706", "kafka_10554", "kafka_13141", "kafka_14704")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(ModelConfig)}
 
 
@@ -262,11 +272,15 @@ _BASE = ModelConfig()
 
 #: Kafka 0.10.2: truncate to HW on becoming follower, none of the 2.1 fixes.
 #: Kafka 2.7 with ZooKeeper: AlterIsr (IBP 2.7-IV2) and the 2.5+ default replica.lag.time.max.ms (KIP-537).
-#: Not modelled yet: truncate-on-fetch (KAFKA-10554), which 2.7 followers use too.
+#: 2.7.0's leader already answers a Fetch's lastFetchedEpoch (KIP-595, for Raft), but its ReplicaFetcherThread sends
+#: none: followers truncate on fetch from 2.8.0 (KAFKA-10554), so the 2.7 presets keep OffsetsForLeaderEpoch.
 _ALTER_ISR = _BASE.replace(kip_497=True, replica_lag_time_max_ms=30000)
 #: 2.7.0 as released: none of the AlterIsr fixes (KAFKA-12751 came in 2.7.2, KAFKA-12686 in 3.0.0,
 #: KAFKA-13091 in 3.1.0).
 _KAFKA_270 = dict(kafka_12686=False, kafka_12751=False, kafka_13091=False)
+#: AlterIsr and truncate on fetch (KAFKA-10554, 2.8.0) with every fix the model has (KAFKA-13141 in 2.7.2/2.8.1/3.0.0,
+#: KAFKA-14704 in 3.4.1/3.5.0): the base of the truncate-on-fetch fix-off presets.
+_TRUNCATE_ON_FETCH = _ALTER_ISR.replace(kafka_10554=True)
 
 _PRE_21 = dict(kip_320=False, kafka_7128=False, kafka_7415=False, kafka_7164=False, kafka_6082=False,
                kip_380=False)
@@ -287,7 +301,7 @@ PRESETS: dict[str, Preset] = {
                "can diverge (KIP-101 scenario 2: the fuzzer's trace diverges with KIP-320 switched on as well).",
                "0.10.2.0, KIP-101",
                also_breaks=("isr_entry_condition", "hw_within_isr", "committed_prefix", "consumer_safety",
-                            "log_matching", "stale_controller_write_refused")),
+                            "log_matching", "stale_controller_write_refused", "follower_hw_committed")),
         Preset("kafka-0.11", _BASE.replace(truncation="kip101", **_PRE_21), "isr_entry_condition",
                "KIP-101 epochs without KIP-279 and the 2.1 fixes: a follower rejoins the ISR below the new "
                "leader's epoch start offset (KAFKA-7128). After fast leader failovers the logs also diverge "
@@ -296,13 +310,13 @@ PRESETS: dict[str, Preset] = {
                "0.11 either, so KAFKA-6880's divergence and data loss (see no-kip-320) are reachable.",
                "0.11.0, KAFKA-7128, KIP-279",
                also_breaks=("log_matching", "committed_prefix", "acked_durability", "consumer_safety",
-                            "hw_within_isr", "stale_controller_write_refused")),
+                            "hw_within_isr", "stale_controller_write_refused", "follower_hw_committed")),
         Preset("kafka-2.0", _BASE.replace(**_PRE_21), "isr_entry_condition",
                "KIP-279 truncation without the 2.1 fixes: a lagging new leader's HW lets a follower rejoin "
                "the ISR without its leader epoch's records (KAFKA-7128). KIP-320 is not in 2.0 either, so "
                "KAFKA-6880's divergence and data loss (see no-kip-320) are reachable.", "2.0.0, KAFKA-7128",
                also_breaks=("log_matching", "committed_prefix", "acked_durability", "consumer_safety",
-                            "hw_within_isr", "stale_controller_write_refused")),
+                            "hw_within_isr", "stale_controller_write_refused", "follower_hw_committed")),
         Preset("no-kafka-7128", _BASE.replace(kafka_7128=False), "isr_entry_condition",
                "KAFKA-7128 off: a follower rejoins the ISR below the new leader's epoch start offset (only "
                "LEO >= a lagging HW is required). Electing it can lose acknowledged records, but that needs "
@@ -321,7 +335,8 @@ PRESETS: dict[str, Preset] = {
                "appends the new epoch's records on top of records the leader truncated. KIP-320, which "
                "subsumes the fix, is off too, so KAFKA-6880's divergence and data loss (see no-kip-320) are "
                "reachable as well.",
-               "KAFKA-7164", also_breaks=("committed_prefix", "acked_durability", "consumer_safety", "hw_within_isr")),
+               "KAFKA-7164", also_breaks=("committed_prefix", "acked_durability", "consumer_safety", "hw_within_isr",
+                                          "follower_hw_committed")),
         Preset("no-kip-320", _BASE.replace(kip_320=False), "log_matching",
                "KIP-320 off: fetches carry no current leader epoch, so nothing is fenced by epoch. A follower "
                "cut off from the controller (its ZooKeeper session expired) keeps fetching from a broker that "
@@ -332,7 +347,8 @@ PRESETS: dict[str, Preset] = {
                "(KAFKA-6880's data loss) that a consumer may have read, and when it finally truncates, an "
                "ISR member's LEO is below the leader's HW.",
                "KIP-320, KAFKA-6880",
-               also_breaks=("committed_prefix", "acked_durability", "consumer_safety", "hw_within_isr")),
+               also_breaks=("committed_prefix", "acked_durability", "consumer_safety", "hw_within_isr",
+                            "follower_hw_committed")),
         Preset("no-kafka-6082", _BASE.replace(kafka_6082=False), "stale_controller_write_refused",
                "KAFKA-6082 off: a controller's ZooKeeper writes check only the partition znode's version, not "
                "/controller_epoch's. When /controller is deleted while its controller's session lives (an operator "
@@ -400,6 +416,31 @@ PRESETS: dict[str, Preset] = {
                "no INVALID_UPDATE_VERSION). Unreachable in this ZooKeeper-era model: every ISR change the "
                "controller makes itself bumps the leader epoch, so a stale AlterIsr is fenced by its epoch first.",
                "KIP-497 partition epoch"),
+        Preset("kafka-2.8", _TRUNCATE_ON_FETCH.replace(kafka_13141=False, kafka_14704=False, **_KAFKA_270),
+               "hw_advanced_on_isr_shrink",
+               "Kafka 2.8.0 with ZooKeeper: kafka-2.7's AlterIsr (none of its fixes: KAFKA-12751 came in 2.8.1) and "
+               "truncate on fetch (KAFKA-10554): followers fetch from their LEO with lastFetchedEpoch and truncate "
+               "from the leader's divergingEpoch, without KAFKA-13141 (2.8.1) or KAFKA-14704 (3.4.1).",
+               "2.8.0, KAFKA-10554",
+               also_breaks=("pending_isr_in_flight", "committed_prefix", "follower_hw_committed", "hw_within_isr",
+                            "acked_durability", "consumer_safety")),
+        Preset("truncate-on-fetch", _TRUNCATE_ON_FETCH, "pass",
+               "alter-isr with truncate on fetch (KAFKA-10554, 2.8.0) and its fixes KAFKA-13141 (2.8.1, 3.0.0) and "
+               "KAFKA-14704 (3.4.1, 3.5.0), as in 3.5.0's ZooKeeper mode: the base of the truncate-on-fetch fix-off "
+               "presets.", "KAFKA-10554, 3.5.0 (ZooKeeper mode)"),
+        Preset("no-kafka-13141", _TRUNCATE_ON_FETCH.replace(kafka_13141=False), "committed_prefix",
+               "KAFKA-13141 off: the leader records a follower's fetch offset even when the fetch diverges, so an ISR "
+               "member's records above the diverging epoch's end count toward the HW (or take that follower into "
+               "the ISR): the HW passes offsets where that follower holds other records, and once it truncates, "
+               "its LEO is below the HW. Electing it then loses an acknowledged write that a consumer may have "
+               "read, and the other followers' HWs cover records the new leader lacks.",
+               "KAFKA-13141", also_breaks=("follower_hw_committed", "hw_within_isr", "acked_durability",
+                                           "consumer_safety")),
+        Preset("no-kafka-14704", _TRUNCATE_ON_FETCH.replace(kafka_14704=False), "follower_hw_committed",
+               "KAFKA-14704 off: a follower whose log diverges sets its HW from the leader's diverging response "
+               "before it truncates, so its HW covers records the leader does not have (uncommitted records exposed "
+               "below a HW) until the truncation.",
+               "KAFKA-14704"),
     )
 }
 

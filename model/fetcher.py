@@ -6,10 +6,14 @@ the response waits in the fetcher until ``process_fetch_response`` applies it,
 so other actions can interleave between the leader's read and the follower's
 append.  Truncation after a leader change is its own step
 (``truncate_to_epoch_end_offset``) in the KIP-101 and KIP-279 protocols; in the
-pre-KIP-101 protocol it happened inside ``make_followers``.
+pre-KIP-101 protocol it happened inside ``make_followers``.  With truncate on fetch
+(``kafka_10554``, 2.8.0) the fetch carries lastFetchedEpoch and the follower truncates
+from the response's divergingEpoch (``truncate_on_fetch_response``).
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 from . import errors as E
 from .config import ModelConfig
@@ -28,13 +32,17 @@ def _truncate(s: ClusterState, log, offset: int) -> None:
 
 
 def send_fetch(cfg: ModelConfig, s: ClusterState, b: int, p: int) -> None:
-    """AbstractFetcherThread.processFetchRequest, request half (Kafka 2.4.0): the leader reads and answers."""
+    """AbstractFetcherThread.processFetchRequest, request half (Kafka 2.4.0; 2.8.0 lastFetchedEpoch): the leader
+    reads and answers."""
     br = s.broker_mut(b)
     f = br.fetcher_mut(p)
     leader = s.broker_mut(f.leader)
     current_epoch = f.leader_epoch if cfg.kip_320 else -1
-    f.inflight = fetch_messages(cfg, s, leader, p, b, f.fetch_offset, current_epoch,
-                                br.logs[p].log_start_offset)
+    log = br.logs[p]
+    # PartitionFetchState.lastFetchedEpoch: the log's latest epoch (set from it at every state change and append)
+    last_fetched = log.latest_epoch if cfg.kafka_10554 else -1
+    f.inflight = fetch_messages(cfg, s, leader, p, b, f.fetch_offset, current_epoch, log.log_start_offset,
+                                last_fetched_epoch=last_fetched)
 
 
 def process_fetch_response(cfg: ModelConfig, s: ClusterState, b: int, p: int) -> str:
@@ -47,6 +55,9 @@ def process_fetch_response(cfg: ModelConfig, s: ClusterState, b: int, p: int) ->
         return "stale"
     if resp.error == E.NONE:
         log = br.log_mut(p)
+        if resp.diverging and (cfg.kafka_14704 or resp.hw_applied):
+            truncate_on_fetch_response(s, f, log, resp.diverging)                     # FO5: data and HW skipped
+            return E.NONE
         if resp.fetch_offset != log.log_end_offset:                                  # FO1
             return "offset mismatch"
         if resp.entries:
@@ -56,6 +67,11 @@ def process_fetch_response(cfg: ModelConfig, s: ClusterState, b: int, p: int) ->
             log.entries = log.entries[resp.log_start_offset - log.log_start_offset:]  # FO3
             log.log_start_offset = resp.log_start_offset
             log.high_watermark = clamp_high_watermark(log, log.high_watermark)
+        if resp.diverging:
+            # Before KAFKA-14704 (2.8.0-3.4.0) processPartitionData set the HW first; the truncation comes after the
+            # partition loop, so the response stays to be applied again (the next FetchResponse step truncates).
+            f.inflight = dataclasses.replace(resp, hw_applied=True)
+            return E.NONE
         f.fetch_offset = log.log_end_offset
         return E.NONE
     if resp.error == E.OFFSET_OUT_OF_RANGE:
@@ -126,18 +142,35 @@ def truncate_to_epoch_end_offset(cfg: ModelConfig, s: ClusterState, b: int, p: i
     elif leader_epoch == UNDEFINED_EPOCH:                                             # FO8
         _finish_truncation(s, f, log, min(end, leo))
     else:
-        follower_epoch, follower_end = cache_end_offset_for(log.epoch_cache, leader_epoch, leo)
-        if follower_end == UNDEFINED_EPOCH_OFFSET:                                    # FO10
-            _finish_truncation(s, f, log, min(end, leo))
-        elif follower_epoch != leader_epoch:                                          # FO9, ask again
-            _truncate(s, log, min(follower_end, leo))
-            if cfg.kafka_10706 and follower_end >= leo:
+        target, completed = _offset_truncation_state(log, leader_epoch, end)
+        if completed:
+            _finish_truncation(s, f, log, target)
+        else:                                                                         # FO9, ask again
+            _truncate(s, log, target)
+            if cfg.kafka_10706 and target >= leo:
                 # Log.truncateTo (2.8.0, KAFKA-10706): the epoch cache is trimmed even at or above the LEO
-                log.epoch_cache = cache_truncate_from_end(log.epoch_cache, follower_end)
+                log.epoch_cache = cache_truncate_from_end(log.epoch_cache, target)
             f.fetch_offset = log.log_end_offset
-        else:
-            _finish_truncation(s, f, log, min(follower_end, end, leo))
     return E.NONE
+
+
+def _offset_truncation_state(log, leader_epoch: int, end: int) -> tuple[int, bool]:
+    """AbstractFetcherThread.getOffsetTruncationState for a defined (epoch, end offset) (Kafka 2.4.0 / 2.8.0, FO9,
+    FO10): the offset to truncate to, and whether truncation is complete."""
+    leo = log.log_end_offset
+    follower_epoch, follower_end = cache_end_offset_for(log.epoch_cache, leader_epoch, leo)
+    if follower_end == UNDEFINED_EPOCH_OFFSET:                                        # FO10
+        return min(end, leo), True
+    if follower_epoch != leader_epoch:                                                # FO9: an epoch it lacks
+        return min(follower_end, leo), False
+    return min(follower_end, end, leo), True
+
+
+def truncate_on_fetch_response(s: ClusterState, f, log, diverging: tuple) -> None:
+    """AbstractFetcherThread.truncateOnFetchResponse (Kafka 2.8.0, FO5): truncate from the divergingEpoch, then fetch
+    from the LEO (Fetching even if not complete: the next fetch's lastFetchedEpoch asks again)."""
+    target, _completed = _offset_truncation_state(log, diverging[0], diverging[1])
+    _finish_truncation(s, f, log, target)
 
 
 def _finish_truncation(s: ClusterState, f, log, offset: int) -> None:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from . import delayed, errors as E
 from .config import ModelConfig
-from .log import Log, cache_assign, clamp_high_watermark
+from .log import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, Log, cache_assign, cache_end_offset_for, clamp_high_watermark
 from .losses import note_takeover
 from .requests import AlterIsrPartition
-from .state import (AlterIsrItem, Broker, ClusterState, LeaderIsrAndControllerEpoch, Partition, PendingIsr, Replica)
+from .state import (AlterIsrItem, Broker, ClusterState, FetchResponseData, LeaderIsrAndControllerEpoch, Partition,
+                    PendingIsr, Replica)
 
 
 # --------------------------------------------------------------------------- Replica
@@ -265,6 +266,24 @@ def update_follower_fetch_state(cfg: ModelConfig, s: ClusterState, br: Broker, p
     if hw_raised:
         delayed.try_complete_delayed_produce(cfg, s, br, p)
     return True
+
+
+def read_diverging(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, follower: int, fetch_offset: int,
+                   last_fetched_epoch: int, follower_start_offset: int):
+    """Partition.readRecords' lastFetchedEpoch check (Kafka 2.8.0, FE6; KAFKA-13141 in 2.7.2): the divergingEpoch
+    response, an OFFSET_OUT_OF_RANGE one, or None when the follower's log does not diverge (read on)."""
+    log = br.logs[p]
+    hw, leo, log_start = log.high_watermark, log.log_end_offset, log.log_start_offset   # FE4: before the read
+    epoch, end = cache_end_offset_for(log.epoch_cache, last_fetched_epoch, leo)    # lastOffsetForLeaderEpoch
+    if end == UNDEFINED_EPOCH_OFFSET or epoch == UNDEFINED_EPOCH:
+        delayed.note_error(s, E.OFFSET_OUT_OF_RANGE)
+        return FetchResponseData(E.OFFSET_OUT_OF_RANGE, fetch_offset, (), -1, -1)
+    if epoch >= last_fetched_epoch and end >= fetch_offset:
+        return None
+    if not cfg.kafka_13141:
+        # Before KAFKA-13141 ReplicaManager.updateFollowerFetchState recorded the diverging fetch's offset too.
+        update_follower_fetch_state(cfg, s, br, p, follower, fetch_offset, follower_start_offset, s.now, leo)
+    return FetchResponseData(E.NONE, fetch_offset, (), hw, log_start, (epoch, end))
 
 
 # --------------------------------------------------------------------------- leadership

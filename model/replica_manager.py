@@ -13,7 +13,7 @@ from .delayed import (check_enough_replicas_reach_offset, get_partition_or_error
                       note_error, respond_produce, try_complete_delayed_produce)
 from .log import append_as_leader, truncate_to
 from .partition import (create_log_if_not_exists, is_leader, make_follower, make_leader,
-                        maybe_increment_leader_hw, maybe_shrink_isr, update_follower_fetch_state)
+                        maybe_increment_leader_hw, maybe_shrink_isr, read_diverging, update_follower_fetch_state)
 from .requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
 from .state import (FETCHING, OFFLINE, TRUNCATING, Broker, ClusterState, DelayedProduce, FetchResponseData,
                     FetchState, MetadataCache, Partition, PartitionMetadata)
@@ -131,6 +131,10 @@ def make_followers(cfg: ModelConfig, s: ClusterState, br: Broker, states: list) 
                 truncate_to(br.log_mut(p), log.high_watermark)
                 s.ghost_mut().truncations += 1
             fetch = FetchState(ps.leader, ps.leader_epoch, br.logs[p].log_end_offset, FETCHING)
+        elif cfg.kafka_10554 and br.logs[p].epoch_cache:
+            # 2.8.0 initialFetchOffset / partitionFetchState: a log with epochs fetches from its LEO at once, with
+            # lastFetchedEpoch; the leader's divergingEpoch drives truncation (no OffsetsForLeaderEpoch round).
+            fetch = FetchState(ps.leader, ps.leader_epoch, br.logs[p].log_end_offset, FETCHING)
         else:
             # InitialFetchState(leader, leaderEpoch, fetchOffset = HW); new partitions start Truncating.
             fetch = FetchState(ps.leader, ps.leader_epoch, br.logs[p].high_watermark, TRUNCATING)
@@ -208,8 +212,8 @@ def append_records(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, acks: 
 # --------------------------------------------------------------------------- fetch
 def fetch_messages(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, replica_id: int, fetch_offset: int,
                    current_leader_epoch: int, follower_log_start: int = -1,
-                   isolation: str = "read_uncommitted") -> FetchResponseData:
-    """ReplicaManager.fetchMessages / readFromLocalLog (Kafka 2.4.0, FE1-FE5) for one partition."""
+                   isolation: str = "read_uncommitted", last_fetched_epoch: int = -1) -> FetchResponseData:
+    """ReplicaManager.fetchMessages / readFromLocalLog (Kafka 2.4.0, FE1-FE5; 2.8.0's lastFetchedEpoch, FE6)."""
     part, error = get_partition_or_error(br, p)
     is_follower = replica_id >= 0
     if part is None:
@@ -231,6 +235,10 @@ def fetch_messages(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, replic
             update_follower_fetch_state(cfg, s, br, p, replica_id, fetch_offset, follower_log_start,
                                         s.now, log.log_end_offset)
         return FetchResponseData(error, fetch_offset, (), -1, -1)
+    if last_fetched_epoch >= 0:                                                       # FE6 (KAFKA-10554)
+        diverging = read_diverging(cfg, s, br, p, replica_id, fetch_offset, last_fetched_epoch, follower_log_start)
+        if diverging is not None:
+            return diverging
     log = br.logs[p]
     hw, leo, log_start = log.high_watermark, log.log_end_offset, log.log_start_offset  # FE4: before the read
     if fetch_offset > leo or fetch_offset < log_start:                                # FE5

@@ -108,6 +108,11 @@ class FetchResponseData:
     entries: tuple
     high_watermark: int
     log_start_offset: int
+    #: FetchResponseData.EpochEndOffset divergingEpoch, (epoch, end offset), or () (KAFKA-10554)
+    diverging: tuple = ()
+    #: before KAFKA-14704: processPartitionData has set the follower's HW from this diverging response, and the
+    #: truncation (truncateOnFetchResponse) is still to come
+    hw_applied: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -77,6 +77,12 @@ def sentence(cfg, actions, v: Violation) -> str:
         return (f"At step {v.step} broker {f['follower']}, a member of leader {f['leader']}'s ISR {f['isr']}, has LEO "
                 f"{f['follower_log_end_offset']}, below that leader's HW {f['high_watermark']}{stale}: an ISR member "
                 f"lacks records the leader counts as committed.")
+    if v.invariant == "follower_hw_committed":
+        held = "nothing" if f["leader_entry"] is None else f"record {f['leader_entry'][0]}"
+        return (f"At step {v.step} follower {f['follower']} has HW {f['high_watermark']} over record "
+                f"{f['follower_entry'][0]} (epoch {f['follower_entry'][1]}) at offset {f['offset']}, where leader "
+                f"{f['leader']} (epoch {f['leader_epoch']}) holds {held}: an uncommitted record is exposed below a "
+                f"follower's HW.")
     if v.invariant == "fetch_fencing":
         return (f"At step {v.step} leader {f['leader']} answered follower {f['follower']}'s fetch with {f['error']} "
                 f"yet changed its state for that follower (LEO {f['log_end_offset_before']} -> "

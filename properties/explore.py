@@ -349,7 +349,8 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
                 r = f.inflight
                 fetchers.append((1, lid(f.leader), f.leader_epoch, f.fetch_offset, _FETCH_STATES[f.state],
                                  (0,) if r is None else
-                                 (1, r.error, r.fetch_offset, r.entries, r.high_watermark, r.log_start_offset)))
+                                 (1, r.error, r.fetch_offset, r.entries, r.high_watermark, r.log_start_offset,
+                                  r.diverging, r.hw_applied)))
         md = br.metadata
         quiet = isr_frozen and not br.isr_change_set
         return (
@@ -518,7 +519,7 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
             e = memo[id(f)] = (f, intern_fetch((f.leader, f.leader_epoch, f.fetch_offset, _FETCH_STATES[f.state],
                                                 (0,) if r is None else
                                                 (1, r.error, r.fetch_offset, r.entries, r.high_watermark,
-                                                 r.log_start_offset))))
+                                                 r.log_start_offset, r.diverging, r.hw_applied))))
         return e[1]
 
     def broker_key(br, now, cur, isr_frozen, since_b) -> int:

@@ -327,6 +327,40 @@ def hw_within_isr(cfg, s: ClusterState):
     return None
 
 
+def follower_hw_committed(cfg, s: ClusterState):
+    """INV follower_hw_committed (KAFKA-14704): below a live follower's HW every record is the one ZooKeeper's current
+    leader holds at that offset, so nothing uncommitted is exposed below it (a follower's HW comes from its leader's,
+    which counts only records every ISR member holds); no lossy crash or unclean election."""
+    g = s.ghost
+    if g.lossy_crashes or g.unclean:
+        return None
+    brokers = s.brokers
+    for p, st in enumerate(s.zk.partition_states):
+        if st is None or st.leader < 0:
+            continue
+        part = _leader_part(s, st.leader, p)
+        if part is None or part.leader_epoch != st.leader_epoch:
+            continue
+        llog = brokers[st.leader].logs[p]
+        lstart = llog.log_start_offset
+        for br in brokers:
+            log = br.logs[p]
+            if log is None or br.broker_id == st.leader or not br.alive:
+                continue
+            hw = log.high_watermark
+            if log.log_start_offset == lstart:
+                n = hw - lstart
+                if n <= 0 or log.entries[:n] == llog.entries[:n]:
+                    continue      # the common case, one C-level compare
+            start = max(log.log_start_offset, lstart)
+            for o in range(start, hw):
+                if log.entry_at(o) != llog.entry_at(o):
+                    return {"partition": p, "offset": o, "follower": br.broker_id, "high_watermark": log.high_watermark,
+                            "leader": st.leader, "leader_epoch": st.leader_epoch,
+                            "follower_entry": _entry(log.entry_at(o)), "leader_entry": _entry(llog.entry_at(o))}
+    return None
+
+
 def pending_isr_well_formed(cfg, s: ClusterState):
     """INV pending_isr_well_formed (KIP-497): only a leader has a pending ISR change; a pending expansion adds one
     assigned replica outside the committed ISR, a pending shrink removes followers of the committed ISR and
@@ -707,6 +741,11 @@ CATALOGUE: tuple[Invariant, ...] = (
               "Partition.maybeIncrementLeaderHW (Kafka 2.4.0; 2.7.0 over isrState.maximalIsr, KIP-497); "
               "reference section 3",
               reads=LOSSES | ALIVE | PARTITIONS | LOGS),
+    Invariant("follower_hw_committed", ALWAYS, STATE, follower_hw_committed,
+              "below a live follower's HW every record is the one the current leader holds at that offset",
+              "ReplicaFetcherThread.processPartitionData, AbstractFetcherThread.processFetchRequest / "
+              "truncateOnFetchResponse (Kafka 2.8.0); KAFKA-14704 (3.4.1, 3.5.0)",
+              reads=LOSSES | ALIVE | PARTITIONS | LOGS | ZK_STATES),
     Invariant("pending_isr_well_formed", ALWAYS, STATE, pending_isr_well_formed,
               "a pending ISR change is a leader's: one new assigned member, or followers of the committed ISR "
               "leaving it; its queued AlterIsr item proposes that ISR",

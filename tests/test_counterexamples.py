@@ -42,13 +42,20 @@ def test_counterexample_replays_to_its_violation(path):
     assert first["step"] == len(trace.actions), "the archived trace ends at its violation (shrunk)"
 
 
+def _fixed_name(trace) -> str:
+    """kafka-2.4 (every fix in), alter-isr for the AlterIsr presets, truncate-on-fetch for the truncate-on-fetch ones."""
+    if trace.config.kafka_10554:
+        return "truncate-on-fetch"
+    return "alter-isr" if trace.config.kip_497 else "kafka-2.4"
+
+
 def _fixed(trace):
-    """The trace's actions on kafka-2.4 (every fix in), or on alter-isr for the AlterIsr presets, expecting a pass."""
+    """The trace's actions on the preset with every fix in (``_fixed_name``), expecting a pass."""
     import dataclasses
 
     from isrlab.model.config import preset
 
-    name = "alter-isr" if trace.config.kip_497 else "kafka-2.4"
+    name = _fixed_name(trace)
     return dataclasses.replace(trace, config=preset(name).config, preset=name, expect="pass", violated=None,
                                violation=None, explanation="", checks=[])
 
@@ -143,7 +150,8 @@ def test_kafka_7415_counterexample_is_gone_with_the_fix():
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_counterexample_is_gone_on_kafka_2_4(path):
     """Found before the fix, gone after it: each archived trace replayed on kafka-2.4 (every fix in), or, for
-    the AlterIsr presets (KIP-497), on alter-isr (every AlterIsr fix in).
+    the AlterIsr presets (KIP-497), on alter-isr (every AlterIsr fix in), or, with truncate on fetch
+    (KAFKA-10554), on truncate-on-fetch.
 
     The presets differ from those only in protocol flags, so the same actions apply.  Every action stays
     enabled and the recorded invariant holds throughout, except for kafka-0.10.2's traces: under epoch
@@ -156,11 +164,11 @@ def test_counterexample_is_gone_on_kafka_2_4(path):
     from isrlab.properties.shrink import first_violation
 
     trace = load_trace(str(path))
-    fixed = preset("alter-isr" if trace.config.kip_497 else "kafka-2.4").config
+    fixed = preset(_fixed_name(trace)).config
     differing = {f for f in fixed.__dataclass_fields__ if getattr(fixed, f) != getattr(trace.config, f)}
     assert differing <= {"truncation", "kip_320", "kafka_7128", "kafka_7415", "kafka_7164", "kafka_6082", "kip_380",
                          "crash_loses_unflushed_data", "kafka_12686", "kafka_12751", "kafka_13091",
-                         "partition_epoch_check"}, differing
+                         "partition_epoch_check", "kafka_13141", "kafka_14704"}, differing
     s = initial_state(fixed)
     for a in trace.actions:
         after = step(fixed, s, a)

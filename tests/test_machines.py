@@ -332,6 +332,9 @@ MACHINE_FINDS = {
     "kafka-0.10.2": (1500, (1, 2)),
     "no-kafka-13091": (1500, (1, 2)),
     "kafka-2.7": (1500, (1, 2)),
+    "no-kafka-14704": (600, (0, 1)),
+    "no-kafka-13141": (600, (0, 1)),
+    "no-kafka-6082": (600, (0, 1)),
 }
 
 
@@ -352,7 +355,9 @@ def test_machine_finds_the_breaking_presets_headline_violation(name):
 
 def test_every_breaking_preset_the_machine_misses_is_named():
     """A new breaking preset must be measured for the machine (added to MACHINE_FINDS) or named as out of reach."""
-    out_of_reach = {"no-kip-320", "no-kafka-7164", "no-kafka-7415", "no-kafka-12686"}
+    # kafka-2.8: its headline (kafka-2.7's KAFKA-13091) was found at seed 0 of 1500 test cases, but after 398 s on
+    # a loaded machine: too slow for the suite; kafka-2.7 measures the same bug.
+    out_of_reach = {"no-kip-320", "no-kafka-7164", "no-kafka-7415", "no-kafka-12686", "kafka-2.8"}
     breaking = {n for n, p in PRESETS.items() if p.expected != "pass"}
     assert breaking == set(MACHINE_FINDS) | out_of_reach
 

@@ -651,6 +651,15 @@ CFG_LOSSY = CFG.replace(crash_loses_unflushed_data=True)
 CFG_MIN_ISR_2 = CFG.replace(min_insync_replicas=2)
 
 
+# --- truncate on fetch (KAFKA-10554, Kafka 2.8.0) ----------------------------------------------------------
+CFG_TRUNCATE_ON_FETCH = preset("truncate-on-fetch").config
+
+
+def mut_no_kafka_14704(monkeypatch):
+    """KAFKA-14704 off: a follower sets its HW from a diverging fetch response before it truncates (2.8.0-3.4.0)."""
+    return CFG_TRUNCATE_ON_FETCH.replace(kafka_14704=False)
+
+
 # =========================================================================== the table
 # Mutants tried and deliberately left out, because no invariant can catch them (they are equivalent with
 # respect to the catalogue in this model; seeded walker runs over several presets found no violation):
@@ -749,6 +758,9 @@ CASES = (
          {"broker": 0, "leader_epoch": 2, "pending": {"expand": True, "replicas": [1]}}, CFG_ALTER_ISR),
     Case("pending_isr_well_formed", mut_alter_isr_sends_committed_isr, lambda: scenario("22b-", CFG_ALTER_ISR),
          {"broker": 0, "problem": "queued item proposes another ISR"}, CFG_ALTER_ISR),
+    Case("follower_hw_committed", mut_no_kafka_14704, lambda: scenario("27b-", CFG_TRUNCATE_ON_FETCH),
+         {"follower": 1, "offset": 0, "high_watermark": 1, "follower_entry": [1, 0], "leader_entry": [2, 2]},
+         CFG_TRUNCATE_ON_FETCH),
 )
 
 

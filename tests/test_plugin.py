@@ -99,7 +99,7 @@ def test_each_way_an_outcome_can_miss_its_expectation(tmp_path):
            f"steps" in out
     # the first invariant to fail, then the others
     assert "expected no violation, but committed_prefix fails at step 31: At step 31" in out
-    assert "\nalso failing: acked_durability (step 39)\n" in out
+    assert "\nalso failing: acked_durability (step 39), follower_hw_committed (step 39)\n" in out
     assert f"check failed: after {check['after']} actions: {check['path']} is" in out
     assert "expected 'something else'" in out
     assert "the trace does not replay: action 1:" in out and "is not enabled" in out
