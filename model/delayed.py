@@ -27,8 +27,10 @@ def note_response(s: ClusterState, kind: str, b: int, p: int, value) -> None:
     g = s.ghost
     r = g.responses
     rows = getattr(r, kind)
-    if rows and rows[b][p] is value:
-        return
+    if rows:
+        old = rows[b][p]
+        if old is value or old == value:   # the same answer again (a repeated error): nothing to record
+            return
     g = s.ghost_mut()
     if r._tok is not g._tok:
         r = g.responses = r._clone(g._tok)

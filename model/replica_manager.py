@@ -213,15 +213,33 @@ def append_records(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, acks: 
     return E.NONE
 
 
+#: the response of each error answered at once (made once: the model's inner loop)
+_PRODUCE_ERRORS = {e: ProduceResponseData(e, -1) for e in E.CODES}
+
+
 def _produce_error(s: ClusterState, br: Broker, p: int, acks: int, error: str) -> str:
     """An error answered at once (acks 0 gets no response at all)."""
     note_error(s, error)
     if acks != 0:
-        note_response(s, "produce", br.broker_id, p, ProduceResponseData(error, -1))
+        note_response(s, "produce", br.broker_id, p, _PRODUCE_ERRORS[error])
     return error
 
 
 # --------------------------------------------------------------------------- fetch
+#: (error, fetch offset) -> its response, made once: most client requests of a walk are refused alike, and the
+#: same object lets ``note_response`` see a repeated answer by identity
+_FETCH_ERRORS: dict = {}
+
+
+def _fetch_error(error: str, fetch_offset: int) -> FetchResponseData:
+    r = _FETCH_ERRORS.get((error, fetch_offset))
+    if r is None:
+        if len(_FETCH_ERRORS) >= 4096:
+            _FETCH_ERRORS.clear()
+        r = _FETCH_ERRORS[error, fetch_offset] = FetchResponseData(error, fetch_offset, (), -1, -1)
+    return r
+
+
 def fetch_messages(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, replica_id: int, fetch_offset: int,
                    current_leader_epoch: int, follower_log_start: int = -1,
                    isolation: str = "read_uncommitted") -> FetchResponseData:
@@ -246,12 +264,12 @@ def fetch_messages(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, replic
             log = br.logs[p]
             update_follower_fetch_state(cfg, s, br, p, replica_id, fetch_offset, follower_log_start,
                                         s.now, log.log_end_offset)
-        return FetchResponseData(error, fetch_offset, (), -1, -1)
+        return _fetch_error(error, fetch_offset)
     log = br.logs[p]
     hw, leo, log_start = log.high_watermark, log.log_end_offset, log.log_start_offset  # FE4: before the read
     if fetch_offset > leo or fetch_offset < log_start:                                # FE5
         note_error(s, E.OFFSET_OUT_OF_RANGE)
-        return FetchResponseData(E.OFFSET_OUT_OF_RANGE, fetch_offset, (), -1, -1)
+        return _fetch_error(E.OFFSET_OUT_OF_RANGE, fetch_offset)
     max_offset = leo if is_follower else hw                                           # FE1 (LSO == HW: no txns)
     entries = log.read(fetch_offset, max_offset) if fetch_offset < max_offset else ()
     if is_follower and not update_follower_fetch_state(cfg, s, br, p, replica_id, fetch_offset,

@@ -149,13 +149,14 @@ class Responses(Node):
 
     Each field is a tuple indexed by broker, then by partition (empty until the kind's first response), so a
     scenario check reads ``ghost.responses.list_offsets.1.0.offset``.  The broker is the one the action names:
-    the broker asked (produce, consumer fetch, ListOffsets, control requests) or the follower asking (fetch,
-    OffsetsForLeaderEpoch).  Unlike ``errors_seen`` a repeated error is observable; nothing in the protocol reads it.
+    the broker asked (produce, consumer fetch, ListOffsets, control requests) or the follower asking
+    (OffsetsForLeaderEpoch).  Unlike ``errors_seen`` a repeated error is observable; nothing in the protocol reads
+    it.  A follower's fetch response is not kept here: it is state already (``FetchState.inflight``) until the
+    follower processes it, which is when a check can read it.
     """
 
     produce: tuple = ()                   # ProduceResponseData (acks 1 / -1; acks 0 has no response)
     consumer_fetch: tuple = ()            # FetchResponseData
-    fetch: tuple = ()                     # FetchResponseData: the leader's answer to the follower's fetch
     offsets_for_leader_epoch: tuple = ()  # the error of the follower's OffsetsForLeaderEpoch
     list_offsets: tuple = ()              # ListOffsetsResponseData
     leader_and_isr: tuple = ()            # the partition's error in the LeaderAndIsr response

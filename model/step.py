@@ -282,7 +282,6 @@ def e_consumer_fetch(cfg, s, a):
 
 def e_fetch_request(cfg, s, a):
     send_fetch(cfg, s, a.broker, a.partition)
-    note_response(s, "fetch", a.broker, a.partition, s.brokers[a.broker].fetchers[a.partition].inflight)
 
 
 def e_fetch_response(cfg, s, a):
