@@ -16,10 +16,10 @@ from isrlab.model.config import preset
 from isrlab.model.step import enabled_actions, initial_state, step
 
 
-def run(cfg, runs: int, depth: int, chooser: str, seed: int) -> tuple[int, float]:
+def run(cfg, runs: int, depth: int, chooser: str, seed: int, clock=time.perf_counter) -> tuple[int, float]:
     rng = random.Random(seed)
     steps = 0
-    t0 = time.perf_counter()
+    t0 = clock()
     for _ in range(runs):
         s = initial_state(cfg)
         for _ in range(depth):
@@ -35,7 +35,7 @@ def run(cfg, runs: int, depth: int, chooser: str, seed: int) -> tuple[int, float
                 a = group[rng.randrange(len(group))]
             s = step(cfg, s, a)
             steps += 1
-    return steps, time.perf_counter() - t0
+    return steps, clock() - t0
 
 
 def main() -> None:
@@ -47,15 +47,19 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--depth", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--cpu", action="store_true",
+                    help="steps per second of this process's CPU time (time.process_time), for a shared machine")
     args = ap.parse_args()
+    clock = time.process_time if args.cpu else time.perf_counter
     cfg = preset(args.preset).config.replace(n_brokers=args.brokers, n_partitions=args.partitions,
                                             replication_factor=args.rf)
     print(f"preset {args.preset}: {args.brokers} brokers, {args.partitions} partitions, RF {args.rf}; "
           f"{args.runs} runs x {args.depth} steps")
     for chooser in ("uniform", "by-kind"):
         run(cfg, 2, 200, chooser, args.seed)  # warm-up
-        steps, secs = run(cfg, args.runs, args.depth, chooser, args.seed)
-        print(f"  {chooser:<8} {steps:>8} steps in {secs:6.2f} s = {steps / secs:>9,.0f} steps/s")
+        steps, secs = run(cfg, args.runs, args.depth, chooser, args.seed, clock)
+        unit = "CPU s" if args.cpu else "s"
+        print(f"  {chooser:<8} {steps:>8} steps in {secs:6.2f} {unit} = {steps / secs:>9,.0f} steps/{unit}")
 
 
 if __name__ == "__main__":

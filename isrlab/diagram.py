@@ -33,7 +33,7 @@ _KIND = {
     A.AlterIsrResponse: "control", A.IsrExpiration: "task",
     A.IsrChangePropagation: "task", A.HighWatermarkCheckpoint: "task", A.DelayedProduceExpire: "task",
     A.FlushLog: "task", A.Tick: "tick", A.BrokerCrash: "fault", A.BrokerRestart: "fault",
-    A.ZkSessionExpire: "fault", A.ZkReconnect: "fault", A.ZkDeleteController: "fault",
+    A.ZkSessionExpire: "fault", A.ZkReconnect: "fault", A.ZkDeleteController: "fault", A.ListOffsets: "fetch",
 }
 COLOURS = {"append": "#1f77b4", "fetch": "#2ca02c", "truncation": "#d62728", "isr": "#9467bd",
            "control": "#8c564b", "election": "#ff7f0e", "fault": "#000000", "task": "#7f7f7f",
@@ -173,6 +173,11 @@ def build(trace, invariants=SAFETY) -> Diagram:
         elif t is A.ZkDeleteController:
             lane = CONTROLLER
             label = f"/controller of {a.controller} deleted (it has not noticed)"
+        elif t is A.ListOffsets:
+            lane = _lane(a.broker)
+            r = s2.ghost.responses.list_offsets[a.broker][a.partition]
+            target = {-1: "latest", -2: "earliest"}.get(a.timestamp, f"t={a.timestamp}")
+            label = f"ListOffsets {target}: " + (f"@{r.offset} e{r.leader_epoch}" if r.error == "NONE" else r.error)
         else:
             lane = _lane(a.broker)
         # consequences read from the states: truncations, ISR changes, elections

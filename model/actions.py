@@ -66,6 +66,19 @@ class ConsumerFetch:
     isolation: str = "read_uncommitted"
 
 
+@dataclass(frozen=True, slots=True)
+class ListOffsets:
+    """A ListOffsets request (v5) for ``partition`` reaches ``broker``: ``timestamp`` -1 LATEST, -2 EARLIEST, or a
+    time; ``replica_id`` -1 a consumer (with ``isolation``), -2 the debugging id, >= 0 a follower;
+    ``current_leader_epoch`` -1 when absent (KIP-320)."""
+    broker: int
+    partition: int
+    timestamp: int = -1
+    isolation: str = "read_uncommitted"
+    replica_id: int = -1
+    current_leader_epoch: int = -1
+
+
 # ----------------------------------------------------------------- follower fetcher
 @dataclass(frozen=True, slots=True)
 class FetchRequest:
@@ -181,7 +194,7 @@ Action = Union[
     ElectController, ControllerProcessBrokerChange, ControllerProcessIsrChangeNotification, ControllerResign,
     DeliverControlRequest, Produce, ConsumerFetch, FetchRequest, FetchResponse, OffsetsForLeaderEpoch,
     AlterIsrRequest, AlterIsrResponse, IsrExpiration, IsrChangePropagation, HighWatermarkCheckpoint, DelayedProduceExpire, FlushLog, Tick,
-    BrokerCrash, BrokerRestart, ZkSessionExpire, ZkReconnect, ZkDeleteController,
+    BrokerCrash, BrokerRestart, ZkSessionExpire, ZkReconnect, ZkDeleteController, ListOffsets,
 ]
 
 #: Every action class, in the documented order of ``enabled_actions``.
@@ -231,8 +244,12 @@ def action_from_json(data: object):
         if not ok:
             raise ActionError(f"{name}: field {fname!r} must be {ftype}, got {value!r}")
         kwargs[fname] = value
-    if cls is ConsumerFetch and kwargs.get("isolation", "read_uncommitted") not in ISOLATIONS:
-        raise ActionError(f"ConsumerFetch: isolation must be one of {', '.join(ISOLATIONS)}")
+    if cls in (ConsumerFetch, ListOffsets) and kwargs.get("isolation", "read_uncommitted") not in ISOLATIONS:
+        raise ActionError(f"{name}: isolation must be one of {', '.join(ISOLATIONS)}")
+    if cls is ListOffsets:
+        for fname, low in (("timestamp", -2), ("replica_id", -2), ("current_leader_epoch", -1)):
+            if kwargs.get(fname, -1) < low:
+                raise ActionError(f"ListOffsets: {fname} must be >= {low}, got {kwargs[fname]}")
     return cls(**kwargs)
 
 

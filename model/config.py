@@ -123,6 +123,10 @@ class ModelConfig:
     tick_ms: tuple[int, ...] = (1000,)
     #: acks values offered for produce actions (any value is accepted by step).
     produce_acks: tuple[int, ...] = (-1, 1)
+    #: the engines also offer ListOffsets requests (LATEST and EARLIEST, as a consumer with either isolation level
+    #: and with the debugging replica id).  They only observe (``ghost.responses``), so by default the engines
+    #: leave them out and draw what they drew before; ``step`` accepts them either way.
+    list_offsets: bool = False
 
     def __post_init__(self) -> None:
         errors = []
@@ -217,7 +221,8 @@ class ModelConfig:
 #: Fields added after the first archived traces (KIP-497 and its fixes, the /controller deletion budget, truncate
 #: on fetch and its fixes), in the order they were added.
 LATER_FIELDS = ("kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partition_epoch_check",
-                "max_controller_moves", "kafka_10706", "kafka_10554", "kafka_13141", "kafka_14704")
+                "max_controller_moves", "kafka_10706", "kafka_10554", "kafka_13141", "kafka_14704",
+                "list_offsets")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(ModelConfig)}
 
 

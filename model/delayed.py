@@ -12,7 +12,7 @@ from __future__ import annotations
 from . import errors as E
 from .config import ModelConfig
 from .losses import judge
-from .state import Broker, ClusterState, DelayedProduce, Partition
+from .state import Broker, ClusterState, DelayedProduce, Partition, ProduceResponseData
 
 
 def note_error(s: ClusterState, error: str) -> None:
@@ -20,6 +20,24 @@ def note_error(s: ClusterState, error: str) -> None:
     bit = E.ERROR_BIT[error]
     if not s.ghost.errors_seen & bit:
         s.ghost_mut().errors_seen |= bit
+
+
+def note_response(s: ClusterState, kind: str, b: int, p: int, value) -> None:
+    """Keep ``value`` as the last response of ``kind`` for broker b and partition p (``Ghost.responses``)."""
+    g = s.ghost
+    r = g.responses
+    rows = getattr(r, kind)
+    if rows:
+        old = rows[b][p]
+        if old is value or old == value:   # the same answer again (a repeated error): nothing to record
+            return
+    g = s.ghost_mut()
+    if r._tok is not g._tok:
+        r = g.responses = r._clone(g._tok)
+    if not rows:
+        rows = ((None,) * len(s.zk.assignment),) * len(s.brokers)
+    row = rows[b]
+    setattr(r, kind, rows[:b] + (row[:p] + (value,) + row[p + 1:],) + rows[b + 1:])
 
 
 def get_partition_or_error(br: Broker, p: int):
@@ -59,6 +77,8 @@ def check_enough_replicas_reach_offset(cfg: ModelConfig, br: Broker, p: int, req
 def respond_produce(s: ClusterState, br: Broker, dp: DelayedProduce, error: str) -> None:
     """The acks=-1 response reaches the producer; NONE makes its records acknowledged (ghost)."""
     note_error(s, error)
+    note_response(s, "produce", br.broker_id, dp.partition,
+                  ProduceResponseData(error, dp.first_offset if error == E.NONE else -1))
     if error == E.NONE:
         g = s.ghost_mut()
         epoch = br.partitions[dp.partition].leader_epoch

@@ -22,6 +22,8 @@ STALE_BROKER_EPOCH = "STALE_BROKER_EPOCH"
 # AlterIsr (KIP-497, Kafka 2.7.0)
 NOT_CONTROLLER = "NOT_CONTROLLER"
 INVALID_UPDATE_VERSION = "INVALID_UPDATE_VERSION"
+# ListOffsets v5 (KIP-207, Kafka 2.2+)
+OFFSET_NOT_AVAILABLE = "OFFSET_NOT_AVAILABLE"
 
 #: Errors.java code of each name (Kafka 2.4.0).
 CODES = {
@@ -41,6 +43,7 @@ CODES = {
     STALE_BROKER_EPOCH: 77,
     NOT_CONTROLLER: 41,
     INVALID_UPDATE_VERSION: 95,
+    OFFSET_NOT_AVAILABLE: 78,
 }
 
 #: The codes of the 2.4 model, whose bits keep their places as codes are added.

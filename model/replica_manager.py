@@ -10,13 +10,13 @@ from __future__ import annotations
 from . import errors as E
 from .config import ModelConfig
 from .delayed import (check_enough_replicas_reach_offset, get_partition_or_error, leader_partition_or_error,
-                      note_error, respond_produce, try_complete_delayed_produce)
+                      note_error, note_response, respond_produce, try_complete_delayed_produce)
 from .log import append_as_leader, truncate_to
 from .partition import (create_log_if_not_exists, is_leader, make_follower, make_leader,
                         maybe_increment_leader_hw, maybe_shrink_isr, read_diverging, update_follower_fetch_state)
 from .requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
 from .state import (FETCHING, OFFLINE, TRUNCATING, Broker, ClusterState, DelayedProduce, FetchResponseData,
-                    FetchState, MetadataCache, Partition, PartitionMetadata)
+                    FetchState, MetadataCache, Partition, PartitionMetadata, ProduceResponseData)
 from .node import replace_at
 
 CONSUMER_ID = -1  # FetchRequest.CONSUMER_REPLICA_ID
@@ -50,7 +50,14 @@ def handle_control_request(cfg: ModelConfig, s: ClusterState, br: Broker, req) -
         raise TypeError(f"unknown control request {req!r}")
     for error in set(result.values()):
         note_error(s, error)
+    kind = _RESPONSE_KIND[type(req)]
+    for p, error in result.items():
+        note_response(s, kind, br.broker_id, p, error)
     return result
+
+
+_RESPONSE_KIND = {LeaderAndIsrRequest: "leader_and_isr", UpdateMetadataRequest: "update_metadata",
+                  StopReplicaRequest: "stop_replica"}
 
 
 def _partitions_of(req) -> tuple:
@@ -179,24 +186,25 @@ def stop_replicas(cfg: ModelConfig, s: ClusterState, br: Broker, req: StopReplic
 def append_records(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, acks: int, n_records: int = 1) -> str:
     """ReplicaManager.appendRecords + Partition.appendRecordsToLeader (Kafka 2.4.0, P1-P6)."""
     if acks not in (-1, 0, 1):                                                        # P1
-        note_error(s, E.INVALID_REQUIRED_ACKS)
-        return E.INVALID_REQUIRED_ACKS
+        return _produce_error(s, br, p, acks, E.INVALID_REQUIRED_ACKS)
     part, error = leader_partition_or_error(br, p)                                   # P2
     if part is None:
-        note_error(s, error)
-        return error
+        return _produce_error(s, br, p, acks, error)
     if acks == -1 and len(part.isr) < cfg.min_insync_replicas:                        # P3
-        note_error(s, E.NOT_ENOUGH_REPLICAS)
-        return E.NOT_ENOUGH_REPLICAS
+        return _produce_error(s, br, p, acks, E.NOT_ENOUGH_REPLICAS)
     g = s.ghost_mut()
     record_ids = tuple(range(g.next_record_id, g.next_record_id + n_records))
     g.next_record_id += n_records
     g.produced += n_records
+    # the batch's timestamp: the clock at the leader's append (ClusterState.record_timestamps)
+    s.record_timestamps = s.record_timestamps + (s.now,) * n_records
     first, last = append_as_leader(br.log_mut(p), record_ids, part.leader_epoch)     # P4
     if maybe_increment_leader_hw(cfg, br, p, s.now):
         try_complete_delayed_produce(cfg, s, br, p)
     if acks != -1:                                                                    # P5: acks=1 answers now
         note_error(s, E.NONE)
+        if acks == 1:
+            note_response(s, "produce", br.broker_id, p, ProduceResponseData(E.NONE, first))
         return E.NONE
     dp = DelayedProduce(g.next_request_id, p, last + 1, first, record_ids,          # P6
                         s.now + cfg.produce_timeout_ms)
@@ -209,7 +217,33 @@ def append_records(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, acks: 
     return E.NONE
 
 
+#: the response of each error answered at once (made once: the model's inner loop)
+_PRODUCE_ERRORS = {e: ProduceResponseData(e, -1) for e in E.CODES}
+
+
+def _produce_error(s: ClusterState, br: Broker, p: int, acks: int, error: str) -> str:
+    """An error answered at once (acks 0 gets no response at all)."""
+    note_error(s, error)
+    if acks != 0:
+        note_response(s, "produce", br.broker_id, p, _PRODUCE_ERRORS[error])
+    return error
+
+
 # --------------------------------------------------------------------------- fetch
+#: (error, fetch offset) -> its response, made once: most client requests of a walk are refused alike, and the
+#: same object lets ``note_response`` see a repeated answer by identity
+_FETCH_ERRORS: dict = {}
+
+
+def _fetch_error(error: str, fetch_offset: int) -> FetchResponseData:
+    r = _FETCH_ERRORS.get((error, fetch_offset))
+    if r is None:
+        if len(_FETCH_ERRORS) >= 4096:
+            _FETCH_ERRORS.clear()
+        r = _FETCH_ERRORS[error, fetch_offset] = FetchResponseData(error, fetch_offset, (), -1, -1)
+    return r
+
+
 def fetch_messages(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, replica_id: int, fetch_offset: int,
                    current_leader_epoch: int, follower_log_start: int = -1,
                    isolation: str = "read_uncommitted", last_fetched_epoch: int = -1) -> FetchResponseData:
@@ -234,7 +268,7 @@ def fetch_messages(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, replic
             log = br.logs[p]
             update_follower_fetch_state(cfg, s, br, p, replica_id, fetch_offset, follower_log_start,
                                         s.now, log.log_end_offset)
-        return FetchResponseData(error, fetch_offset, (), -1, -1)
+        return _fetch_error(error, fetch_offset)
     if last_fetched_epoch >= 0:                                                       # FE6 (KAFKA-10554)
         diverging = read_diverging(cfg, s, br, p, replica_id, fetch_offset, last_fetched_epoch, follower_log_start)
         if diverging is not None:
@@ -243,7 +277,7 @@ def fetch_messages(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, replic
     hw, leo, log_start = log.high_watermark, log.log_end_offset, log.log_start_offset  # FE4: before the read
     if fetch_offset > leo or fetch_offset < log_start:                                # FE5
         note_error(s, E.OFFSET_OUT_OF_RANGE)
-        return FetchResponseData(E.OFFSET_OUT_OF_RANGE, fetch_offset, (), -1, -1)
+        return _fetch_error(E.OFFSET_OUT_OF_RANGE, fetch_offset)
     max_offset = leo if is_follower else hw                                           # FE1 (LSO == HW: no txns)
     entries = log.read(fetch_offset, max_offset) if fetch_offset < max_offset else ()
     if is_follower and not update_follower_fetch_state(cfg, s, br, p, replica_id, fetch_offset,

@@ -10,7 +10,7 @@ sets are sorted tuples.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .log import Log
 from .node import Node, record, replace_at
@@ -116,6 +116,24 @@ class FetchResponseData:
 
 
 @dataclass(frozen=True, slots=True)
+class ProduceResponseData:
+    """A partition's part of a ProduceResponse (acks 1 or -1): the error and the base offset (-1 on an error)."""
+
+    error: str
+    base_offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class ListOffsetsResponseData:
+    """ListOffsetResponse.PartitionData (Kafka 2.4.0, v5): -1 for UNKNOWN_TIMESTAMP / UNKNOWN_OFFSET / no epoch."""
+
+    error: str
+    timestamp: int
+    offset: int
+    leader_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
 class UncleanElection:
     """Ghost record of an unclean leader election (unclean.leader.election.enable): the partition, the leader epoch
     the controller wrote and the out-of-sync replica it chose.  Once that replica first leads the partition in
@@ -128,6 +146,27 @@ class UncleanElection:
     leader: int
     taken_epoch: int = -1
     log: tuple | None = None
+
+
+@record
+class Responses(Node):
+    """Ghost: the last response of each request kind, per broker and partition (``None`` before the first).
+
+    Each field is a tuple indexed by broker, then by partition (empty until the kind's first response), so a
+    scenario check reads ``ghost.responses.list_offsets.1.0.offset``.  The broker is the one the action names:
+    the broker asked (produce, consumer fetch, ListOffsets, control requests) or the follower asking
+    (OffsetsForLeaderEpoch).  Unlike ``errors_seen`` a repeated error is observable; nothing in the protocol reads
+    it.  A follower's fetch response is not kept here: it is state already (``FetchState.inflight``) until the
+    follower processes it, which is when a check can read it.
+    """
+
+    produce: tuple = ()                   # ProduceResponseData (acks 1 / -1; acks 0 has no response)
+    consumer_fetch: tuple = ()            # FetchResponseData
+    offsets_for_leader_epoch: tuple = ()  # the error of the follower's OffsetsForLeaderEpoch
+    list_offsets: tuple = ()              # ListOffsetsResponseData
+    leader_and_isr: tuple = ()            # the partition's error in the LeaderAndIsr response
+    update_metadata: tuple = ()           # the partition's error (UpdateMetadata answers one error in Kafka)
+    stop_replica: tuple = ()              # the partition's error in the StopReplica response
 
 
 # --------------------------------------------------------------------------- broker side
@@ -307,6 +346,7 @@ class Ghost(Node):
     isr_expands: int = 0                 # successful leader ISR writes that added a member
     truncations: int = 0                 # follower truncations that removed at least one record
     session_since: tuple = ()            # per broker: time its current ZooKeeper session started
+    responses: Responses = field(default_factory=Responses)  # the last response per request kind, broker and partition
 
 
 @record
@@ -318,6 +358,10 @@ class ClusterState(Node):
     zk: ZooKeeper
     controllers: tuple                   # Controller instances, by broker id order
     ghost: Ghost
+    #: the timestamp of each record, by record id - 1: the clock when its leader appended it (LogAppendTime; the
+    #: producer's CreateTime is the same instant).  A batch reaches followers unchanged, so a record's timestamp
+    #: is a function of its id and is kept once here rather than in every log; -1 (NO_TIMESTAMP) past the end.
+    record_timestamps: tuple = ()
 
     def broker_mut(self, b: int) -> Broker:
         br = self.brokers[b]

@@ -20,13 +20,15 @@ from .assignment import BrokerMetadata, assign_replicas_to_brokers
 from .config import ModelConfig
 from .controller import (deliver_control_request, live_set_changed, elect_controller, process_broker_change,
                          process_isr_change_notification, resign)
-from .delayed import expire_delayed_produce, note_error
+from .delayed import expire_delayed_produce, note_error, note_response
 from .faults import broker_crash, broker_restart, flush_log, zk_delete_controller, zk_reconnect, zk_session_expire
 from .fetcher import process_fetch_response, send_fetch, truncate_to_epoch_end_offset
+from .list_offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, handle_list_offsets
 from .losses import judge
 from .node import memo_by_identity
 from .replica_manager import (CONSUMER_ID, append_records, checkpoint_high_watermarks, fetch_messages,
                               isr_expiration, maybe_propagate_isr_changes)
+from .log import UNDEFINED_EPOCH
 from .state import (FETCHING, TRUNCATING, Broker, ClusterState, Ghost, ZooKeeper)
 
 
@@ -124,6 +126,12 @@ def g_offsets_for_leader_epoch(cfg, s, a) -> bool:
 
 def _b(s, a) -> bool:
     return 0 <= a.broker < len(s.brokers)
+
+
+def g_list_offsets(cfg, s, a) -> bool:
+    """Any live broker answers; the request's fields are in range (as ``actions.action_from_json`` checks)."""
+    return (_bp(s, a) and s.brokers[a.broker].alive and a.isolation in A.ISOLATIONS and a.timestamp >= -2
+            and a.replica_id >= -2 and a.current_leader_epoch >= -1)
 
 
 def g_alter_isr_request(cfg, s, a) -> bool:
@@ -259,6 +267,7 @@ def e_consumer_fetch(cfg, s, a):
     log = br.logs[a.partition]
     start = log.log_start_offset if log is not None else 0
     resp = fetch_messages(cfg, s, br, a.partition, CONSUMER_ID, start, -1, isolation=a.isolation)
+    note_response(s, "consumer_fetch", a.broker, a.partition, resp)
     if resp.error == "NONE":
         note_error(s, "NONE")
         if resp.entries:
@@ -282,7 +291,17 @@ def e_fetch_response(cfg, s, a):
 
 
 def e_offsets_for_leader_epoch(cfg, s, a):
-    truncate_to_epoch_end_offset(cfg, s, a.broker, a.partition)
+    asks = s.brokers[a.broker].logs[a.partition].latest_epoch != UNDEFINED_EPOCH  # else no request is sent
+    error = truncate_to_epoch_end_offset(cfg, s, a.broker, a.partition)
+    if asks:
+        note_response(s, "offsets_for_leader_epoch", a.broker, a.partition, error)
+
+
+def e_list_offsets(cfg, s, a):
+    resp = handle_list_offsets(s, s.brokers[a.broker], a.partition, a.timestamp, a.isolation, a.replica_id,
+                               a.current_leader_epoch)
+    note_error(s, resp.error)
+    note_response(s, "list_offsets", a.broker, a.partition, resp)
 
 
 def e_alter_isr_request(cfg, s, a):
@@ -405,6 +424,17 @@ def c_crash(cfg, s):
     return (A.BrokerCrash(b, clean) for b in _brokers(s) for clean in (False, True))
 
 
+#: the ListOffsets requests the engines offer (with ``cfg.list_offsets``), per broker and partition:
+#: LATEST then EARLIEST, each as a consumer (read_uncommitted, read_committed) and with the debugging id
+LIST_OFFSETS_VARIANTS = tuple((ts, iso, rid) for ts in (LATEST_TIMESTAMP, EARLIEST_TIMESTAMP)
+                              for iso, rid in (("read_uncommitted", -1), ("read_committed", -1),
+                                               ("read_uncommitted", -2)))
+
+
+def c_list_offsets(cfg, s):
+    return (A.ListOffsets(b, p, ts, iso, rid) for b, p in _bps(s) for ts, iso, rid in LIST_OFFSETS_VARIANTS)
+
+
 #: action type -> (guard, effect, candidates), in the order of actions.ACTION_TYPES.
 RULES = {
     A.ElectController: (g_elect_controller, e_elect_controller, c_elect_controller),
@@ -433,6 +463,7 @@ RULES = {
     A.ZkSessionExpire: (g_session_expire, e_session_expire, _per_b(A.ZkSessionExpire)),
     A.ZkReconnect: (g_reconnect, e_reconnect, _per_b(A.ZkReconnect)),
     A.ZkDeleteController: (g_delete_controller, e_delete_controller, _controllers(A.ZkDeleteController)),
+    A.ListOffsets: (g_list_offsets, e_list_offsets, c_list_offsets),
 }
 assert tuple(RULES) == A.ACTION_TYPES
 
@@ -450,6 +481,8 @@ def enabled_actions_reference(cfg: ModelConfig, s: ClusterState, kinds=None) -> 
             continue
         if cls is A.FlushLog and not cfg.crash_loses_unflushed_data:
             continue  # flushing has no observable effect unless crashes lose unflushed data
+        if cls is A.ListOffsets and not cfg.list_offsets:
+            continue  # an observation only: offered to the engines on request
         for a in candidates(cfg, s):
             if guard(cfg, s, a):
                 out.append(a)
@@ -484,6 +517,8 @@ class _Tables:
         self.expire = tuple(A.ZkSessionExpire(b) for b in range(nb))
         self.reconnect = tuple(A.ZkReconnect(b) for b in range(nb))
         self.delete_controller = tuple(A.ZkDeleteController(b) for b in range(nb))
+        self.list_offsets = tuple(tuple(A.ListOffsets(b, p, ts, iso, rid) for p in range(np_)
+                                        for ts, iso, rid in LIST_OFFSETS_VARIANTS) for b in range(nb))
         self.tick_sizes = tuple(sorted(set(cfg.tick_ms)))
         self.ticks: dict = {}
 
@@ -706,6 +741,13 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
             if c.broker_id == zk.controller:
                 group([T.delete_controller[c.broker_id]])
                 break
+    if cfg.list_offsets and (every or A.ListOffsets in kinds):
+        g = []
+        for br in brokers:
+            if br.alive:
+                g.extend(T.list_offsets[br.broker_id])
+        if g:
+            group(g)
     return groups
 
 

@@ -201,6 +201,11 @@ def loss_sentence(loss) -> str:
             f"record is still checked.")
 
 
+#: state paths that only record what a client or replica was told (model/state.py ``Responses``) or a record's
+#: timestamp: listed after the other changes of a step
+_OBSERVATIONS = ("ghost.responses.", "record_timestamps")
+
+
 def step_table(result: ReplayResult, max_changes: int = 4, width: int = 24) -> list[str]:
     """| step | action | changed fields | lines, each step where an invariant fails marked, and each step that
     established a documented loss (an unclean election's), with a sentence per loss after the table."""
@@ -210,9 +215,11 @@ def step_table(result: ReplayResult, max_changes: int = 4, width: int = 24) -> l
 
     lines = [f"{'step':>4}  {'action':<58} changes"]
     for r in result.steps:
-        shown = [f"{p}: {short(o)} -> {short(n)}" for p, o, n in r.changes[:max_changes]]
-        if len(r.changes) > max_changes:
-            shown.append(f"(+{len(r.changes) - max_changes} more)")
+        # observations (the last responses, record timestamps) after the protocol's own changes
+        changes = sorted(r.changes, key=lambda c: c[0].startswith(_OBSERVATIONS))
+        shown = [f"{p}: {short(o)} -> {short(n)}" for p, o, n in changes[:max_changes]]
+        if len(changes) > max_changes:
+            shown.append(f"(+{len(changes) - max_changes} more)")
         mark = " <== " + ", ".join(v.invariant for v in r.violations) if r.violations else ""
         if getattr(r, "losses", None):
             mark += " <-- " + ", ".join(f"{x.name} (documented)" for x in r.losses)

@@ -370,16 +370,19 @@ def _kind_rule(kind: type):
 #: Kinds whose rules only a machine over a KIP-497 config has (``machine_for`` adds them): a machine over any
 #: other config has exactly the rules, and so draws exactly the test cases, it had before AlterIsr existed.
 ALTER_ISR_KINDS = (A.AlterIsrRequest, A.AlterIsrResponse)
+#: Likewise ListOffsets, an observation, only over a config with ``list_offsets`` (as ``enabled_actions``).
+LIST_OFFSETS_KINDS = (A.ListOffsets,)
 
 for _kind in A.ACTION_TYPES:
-    if _kind not in ALTER_ISR_KINDS:
+    if _kind not in ALTER_ISR_KINDS and _kind not in LIST_OFFSETS_KINDS:
         setattr(ModelMachine, rule_name(_kind), _kind_rule(_kind))
 del _kind
 
 
 def rule_kinds(cfg: ModelConfig) -> tuple:
     """The action kinds a machine over ``cfg`` has a one-kind rule for."""
-    return tuple(k for k in A.ACTION_TYPES if cfg.kip_497 or k not in ALTER_ISR_KINDS)
+    return tuple(k for k in A.ACTION_TYPES if (cfg.kip_497 or k not in ALTER_ISR_KINDS)
+                 and (cfg.list_offsets or k not in LIST_OFFSETS_KINDS))
 
 
 #: The control plane's bookkeeping, which ``settle_control_plane`` runs to quiescence (with KIP-497 also the
@@ -502,6 +505,9 @@ def machine_for(cfg: ModelConfig, invariants=CATALOGUE, *, name: str = "IsrMachi
         for kind in ALTER_ISR_KINDS:
             attrs[rule_name(kind)] = _kind_rule(kind)
         attrs["settle_kinds"] = SETTLE_KINDS + ALTER_ISR_KINDS
+    if cfg.list_offsets:
+        for kind in LIST_OFFSETS_KINDS:
+            attrs[rule_name(kind)] = _kind_rule(kind)
     return type(name, (SettlingMachine if settle else ModelMachine,), attrs)
 
 

@@ -33,8 +33,10 @@ runs out or ``max_tests`` candidates have been replayed:
    failing); move an enumerated field towards its *canonical* value, the
    value ``enabled_actions`` lists first: ``BrokerCrash.clean`` True -> False,
    ``Produce.acks`` towards ``sorted(cfg.produce_acks)[0]`` (-1 by default;
-   acks=-1 is never changed), ``ConsumerFetch.isolation`` towards
-   ``read_uncommitted``; each only if the trace still fails;
+   acks=-1 is never changed), ``ConsumerFetch.isolation`` and
+   ``ListOffsets.isolation`` towards ``read_uncommitted``, ``ListOffsets``'s
+   timestamp and replica id towards LATEST and the consumer (-1); each only
+   if the trace still fails;
 5. canonical order: swap adjacent actions when the later one sorts first
    (by the action type's position in ``ACTION_TYPES``, then its fields) and
    the trace still fails.  Traces that differ only in the order of
@@ -239,6 +241,9 @@ def _canonical_values(cfg: ModelConfig) -> dict:
         (A.BrokerCrash, "clean"): (False, True),
         (A.Produce, "acks"): tuple(sorted(cfg.produce_acks)),
         (A.ConsumerFetch, "isolation"): A.ISOLATIONS,
+        (A.ListOffsets, "timestamp"): (-1, -2),
+        (A.ListOffsets, "isolation"): A.ISOLATIONS,
+        (A.ListOffsets, "replica_id"): (-1, -2),
     }
 
 

@@ -40,7 +40,11 @@ TIME_KINDS = frozenset({A.Tick, A.IsrExpiration, A.IsrChangePropagation, A.HighW
                         A.DelayedProduceExpire})
 #: The other kinds a swarm run may leave out (each kept with probability P_OPTIONAL): faults,
 #: consumers, log flushes.  Leaving out BrokerRestart keeps crashed brokers down.
-OPTIONAL_KINDS = tuple(k for k in A.ACTION_TYPES if k not in CORE_KINDS and k not in TIME_KINDS)
+#: ListOffsets (offered only with ``cfg.list_offsets``) is an observation: every run keeps it, with no random
+#: draw, so that the draws of a run are those it made before ListOffsets existed.
+OBSERVATION_KINDS = frozenset({A.ListOffsets})
+OPTIONAL_KINDS = tuple(k for k in A.ACTION_TYPES
+                       if k not in CORE_KINDS and k not in TIME_KINDS and k not in OBSERVATION_KINDS)
 P_OPTIONAL = 0.4
 P_TIME = 0.5
 #: Kinds a run may make eager: when one is enabled it is taken at once (with probability
@@ -105,7 +109,7 @@ def swarm_kinds(rng: random.Random, swarm: bool) -> frozenset:
     """The action kinds one run may use: every kind, or the core plus a random subset of the others."""
     if not swarm:
         return frozenset(A.ACTION_TYPES)
-    kinds = set(CORE_KINDS)
+    kinds = set(CORE_KINDS | OBSERVATION_KINDS)
     if rng.random() < P_TIME:
         kinds |= TIME_KINDS
     kinds |= {k for k in OPTIONAL_KINDS if rng.random() < P_OPTIONAL}

@@ -204,14 +204,16 @@ def fetch_out_of_range_high():
     return c
 
 
-missing(F + "testFencedOffsetResetAfterOutOfRange", "ListOffsets",
-        "After OFFSET_OUT_OF_RANGE the follower's ListOffsets to the leader is fenced (FENCED_LEADER_EPOCH); the "
-        "model reads the leader's offsets in the same step, without a request that could fail.")
+missing(F + "testFencedOffsetResetAfterOutOfRange", "log start offset",
+        "The follower's fetch offset 0 is below the leader's log start offset (1), and the follower's ListOffsets "
+        "EARLIEST is then fenced (FENCED_LEADER_EPOCH); the model's fetchOffsetAndTruncate also reads the leader's "
+        "offsets in the same step, without the epoch check a ListOffsets request makes.")
 missing(F + "testFollowerFetchOutOfRangeLow", "log start offset",
         "The follower's fetch offset is below the leader's log start offset (2).")
-missing(F + "testRetryAfterUnknownLeaderEpochInLatestOffsetFetch", "ListOffsets",
-        "The follower's ListOffsets fails with UNKNOWN_LEADER_EPOCH once and is retried (and a leader log "
-        "starting at 2).")
+missing(F + "testRetryAfterUnknownLeaderEpochInLatestOffsetFetch", "log start offset",
+        "A leader log starting at 2 above the follower's; its ListOffsets LATEST fails with UNKNOWN_LEADER_EPOCH "
+        "once and is retried (the model's fetchOffsetAndTruncate reads the leader's offsets in the same step, "
+        "without the epoch check a ListOffsets request makes).")
 missing(F + "testCorruptMessage", "fetcher internals", "A corrupt record batch in a fetch response.")
 missing(F + "testLeaderEpochChangeDuringFencedFetchEpochsFromLeader", "interleaved OffsetsForLeaderEpoch",
         "KAFKA-7786: the follower's epoch changes while its OffsetsForLeaderEpoch is in flight (fenced answer).")

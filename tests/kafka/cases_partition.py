@@ -135,14 +135,171 @@ def read_records_validation_leader():
 missing(P + "testReadRecordEpochValidationForFollower", "follower fetching",
         "Reads served by a follower (fetchOnlyFromLeader = false) and reads that reach a follower at the "
         "requester's own epoch.")
-missing(P + "testFetchOffsetForTimestampEpochValidationForLeader", "ListOffsets", "fetchOffsetForTimestamp.")
-missing(P + "testFetchOffsetForTimestampEpochValidationForFollower", "ListOffsets", "fetchOffsetForTimestamp.")
-missing(P + "testFetchLatestOffsetIncludesLeaderEpoch", "ListOffsets", "ListOffsets LATEST returns the leader epoch.")
-missing(P + "testMonotonicOffsetsAfterLeaderChange", "ListOffsets",
-        "KIP-207: OFFSET_NOT_AVAILABLE while the new leader's HW is below its epoch start offset; by timestamp.")
+def _led_in_epoch_1(name: str, description: str) -> Case:
+    """setupPartitionWithMocks: replicas [0, 1], broker 0 leads in epoch 1 (its follower bounced once), one record."""
+    c = Case(name, description, n_brokers=3, replication_factor=2)
+    c.adapt("Kafka's partition is set up in leader epoch 5 by a direct makeLeader / makeFollower; here the "
+            "controller (broker 2) creates it with replicas [0, 1] and leader 0, and reaches epoch 1 by removing "
+            "follower 1 from the ISR when it stops (it comes back as a follower), so epoch 5 reads 1 below.")
+    c.adapt("Kafka calls Partition.fetchOffsetForTimestamp with no isolation level; a ListOffsets request has "
+            "none when it comes from a replica, so the requests carry a replica id: a follower's (>= 0) where "
+            "fetchOnlyFromLeader is true, the debugging id (-2) where it is false.  Each answer is read in "
+            "ghost.responses.list_offsets, the last ListOffsets response of the broker and partition.")
+    c.create_topic(controller=2).catch_up()
+    c.crash(1).broker_change(2).deliver_all()
+    c.restart(1).broker_change(2).deliver_all().catch_up()
+    c.produce(0, acks=1).catch_up()
+    c.check("brokers.0.partitions.0.leader_epoch", 1, "the leader epoch (5 in Kafka's test)")
+    return c
+
+
+@case(P + "testFetchOffsetForTimestampEpochValidationForLeader")
+def fetch_offset_for_timestamp_leader():
+    c = _led_in_epoch_1(P + "testFetchOffsetForTimestampEpochValidationForLeader",
+                        "ListOffsets by timestamp on the leader validates the requester's current leader epoch "
+                        "(Partition.localLogWithEpochOrException): none or equal answers, one below is "
+                        "FENCED_LEADER_EPOCH, one above UNKNOWN_LEADER_EPOCH.")
+    for epoch, error, why in ((-1, "NONE", "no current leader epoch: NONE"),
+                              (1, "NONE", "current epoch = leader epoch: NONE"),
+                              (0, "FENCED_LEADER_EPOCH", "current epoch = leader epoch - 1: FENCED_LEADER_EPOCH"),
+                              (2, "UNKNOWN_LEADER_EPOCH", "current epoch = leader epoch + 1: UNKNOWN_LEADER_EPOCH")):
+        c.list_offsets(0, timestamp=0, replica_id=1, current_leader_epoch=epoch)
+        c.check_response("list_offsets", 0, why, error=error)
+    return c
+
+
+@case(P + "testFetchOffsetForTimestampEpochValidationForFollower")
+def fetch_offset_for_timestamp_follower():
+    c = _led_in_epoch_1(P + "testFetchOffsetForTimestampEpochValidationForFollower",
+                        "ListOffsets by timestamp on a follower: the current leader epoch is validated first "
+                        "(FENCED_LEADER_EPOCH one below, UNKNOWN_LEADER_EPOCH one above); then a request that "
+                        "may be served by any replica answers, one that must be served by the leader gets "
+                        "NOT_LEADER_FOR_PARTITION.")
+    c.check("brokers.1.partitions.0.leader_epoch", 1, "follower 1 knows leader epoch 1 (5 in Kafka's test)")
+    cases = ((-1, "NONE", "NOT_LEADER_FOR_PARTITION", "no current leader epoch"),
+             (1, "NONE", "NOT_LEADER_FOR_PARTITION", "current epoch = leader epoch"),
+             (0, "FENCED_LEADER_EPOCH", "FENCED_LEADER_EPOCH", "current epoch = leader epoch - 1"),
+             (2, "UNKNOWN_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH", "current epoch = leader epoch + 1"))
+    for epoch, error, _, why in cases:
+        c.list_offsets(1, timestamp=0, replica_id=-2, current_leader_epoch=epoch)
+        c.check_response("list_offsets", 1, f"fetchOnlyFromLeader = false, {why}: {error}", error=error)
+    for epoch, _, error, why in cases:
+        c.list_offsets(1, timestamp=0, replica_id=0, current_leader_epoch=epoch)
+        c.check_response("list_offsets", 1, f"fetchOnlyFromLeader = true, {why}: {error}", error=error)
+    return c
+
+
+@case(P + "testFetchLatestOffsetIncludesLeaderEpoch")
+def fetch_latest_offset_includes_leader_epoch():
+    c = _led_in_epoch_1(P + "testFetchLatestOffsetIncludesLeaderEpoch",
+                        "ListOffsets LATEST on the leader answers with the partition's current leader epoch.")
+    c.list_offsets(0, timestamp=-1, replica_id=1)
+    c.check_response("list_offsets", 0, "an answer (Some), for the current leader epoch (5 in Kafka's test)",
+                     error="NONE", leader_epoch=1)
+    return c
+
+
+@case(P + "testMonotonicOffsetsAfterLeaderChange")
+def monotonic_offsets_after_leader_change():
+    c = Case(P + "testMonotonicOffsetsAfterLeaderChange",
+             "KIP-207: a new leader whose HW is below the start offset of its epoch answers a client's ListOffsets "
+             "LATEST, and a by-timestamp lookup past its HW, with OFFSET_NOT_AVAILABLE until the HW catches up; "
+             "a replica's request (no isolation level), EARLIEST and a lookup below the HW still answer.",
+             n_brokers=4, replication_factor=3)
+    c.adapt("Kafka's leader is made follower and leader again (epochs 8, 9, 10) with its log at 5 and its HW at "
+            "2; here the controller (broker 3) creates the partition with replicas [0, 1, 2], broker 0 leads "
+            "and writes 2 records, both followers replicate them (HW 2), then 3 more that only follower 1 "
+            "fetches, and broker 0 stops: follower 1 becomes leader in epoch 1 with its log at 5 and its HW "
+            "at 2, the same fault condition (epoch start offset 5 above the HW).")
+    c.adapt("Record timestamps are the clock at the leader's append (Kafka's producer sets 10, 11, none, 20, 21): "
+            "the lookups use the time of the record at offset 1 (Kafka's 11) and a time after every record "
+            "(Kafka's 30 and 100).  follower 1 and follower 2 of Kafka's test are brokers 2 and 1 here, and "
+            "Kafka's replica requests without an isolation level carry a follower's replica id.")
+    c.create_topic(controller=3).catch_up()
+    c.produce(0, acks=1)
+    t1 = c.s.now
+    c.sleep(1).produce(0, acks=1)
+    t2 = c.s.now
+    c.fetch(1, rounds=2).fetch(2, rounds=2)
+    c.sleep(1).produce(0, acks=1).sleep(1).produce(0, acks=1).sleep(1).produce(0, acks=1)
+    after_all = c.s.now + 1
+    c.check("brokers.0.logs.0.high_watermark", 2, "the leader has 5 records, the followers have fetched two")
+    c.list_offsets(0, timestamp=-1, replica_id=1)
+    c.check_response("list_offsets", 0, "LATEST without an isolation level: the LEO, 5", offset=5)
+    c.list_offsets(0, timestamp=-1, isolation="read_uncommitted")
+    c.check_response("list_offsets", 0, "LATEST, read_uncommitted: the HW, 2", offset=2)
+    c.list_offsets(0, timestamp=after_all, isolation="read_uncommitted")
+    c.check_response("list_offsets", 0, "a timestamp beyond the HW: None (no error, no offset)",
+                     error="NONE", offset=-1)
+    c.fetch(1)                                          # follower 1 reads offsets 2-4; the leader's HW stays 2
+    c.crash(0).broker_change(3).deliver_all()
+    c.check("brokers.1.partitions.0.leader_epoch", 1, "broker 1 leads in a new epoch")
+    c.check("brokers.1.partitions.0.leader_epoch_start_offset", 5, "its epoch starts at its log end offset, 5")
+    c.check("brokers.1.logs.0.high_watermark", 2, "its HW is 2, below the epoch's start")
+    epoch = 1
+    c.list_offsets(1, timestamp=-1, isolation="read_uncommitted", current_leader_epoch=epoch)
+    c.check_response("list_offsets", 1, "a client's LATEST while the HW lags: OFFSET_NOT_AVAILABLE",
+                     error="OFFSET_NOT_AVAILABLE")
+    c.list_offsets(1, timestamp=-1, replica_id=2, current_leader_epoch=epoch)
+    c.check_response("list_offsets", 1, "not a client request (no isolation level): no check, the LEO 5",
+                     error="NONE", offset=5)
+    c.list_offsets(1, timestamp=-2, isolation="read_uncommitted", current_leader_epoch=epoch)
+    c.check_response("list_offsets", 1, "EARLIEST skips the check: 0", error="NONE", offset=0)
+    c.list_offsets(1, timestamp=t2, isolation="read_uncommitted", current_leader_epoch=epoch)
+    c.check_response("list_offsets", 1, "by a timestamp below the HW: the record at offset 1, with its timestamp",
+                     error="NONE", offset=1, timestamp=t2)
+    c.list_offsets(1, timestamp=after_all, isolation="read_uncommitted", current_leader_epoch=epoch)
+    c.check_response("list_offsets", 1, "by a timestamp beyond the HW while it lags: OFFSET_NOT_AVAILABLE",
+                     error="OFFSET_NOT_AVAILABLE")
+    c.catch_up()                                        # follower 2 truncates and fetches up to 5: HW 5
+    c.check("brokers.1.logs.0.high_watermark", 5, "the followers' next fetches move the HW to 5")
+    c.list_offsets(1, timestamp=-1, isolation="read_uncommitted", current_leader_epoch=epoch)
+    c.check_response("list_offsets", 1, "the error goes away: LATEST is the HW, 5", error="NONE", offset=5)
+    c.list_offsets(1, timestamp=after_all, isolation="read_uncommitted", current_leader_epoch=epoch)
+    c.check_response("list_offsets", 1, "a timestamp beyond every record: None instead of an error",
+                     error="NONE", offset=-1)
+    assert t1 < t2 < after_all
+    return c
 missing(P + "testAppendRecordsAsFollowerBelowLogStartOffset", "log start offset",
         "truncateFullyAndStartAt(5), then appends below, at and above the log start offset.")
-missing(P + "testListOffsetIsolationLevels", "ListOffsets", "LATEST and EARLIEST by isolation level (and LSO).")
+
+
+@case(P + "testListOffsetIsolationLevels")
+def list_offset_isolation_levels():
+    c = Case(P + "testListOffsetIsolationLevels",
+             "ListOffsets LATEST answers the LEO without an isolation level, the HW for read_uncommitted and the "
+             "LSO for read_committed; EARLIEST answers the log start offset whatever the level.",
+             n_brokers=3, replication_factor=2, n_partitions=2)
+    c.adapt("Kafka appends 3 records (HW 0), then moves the HW to 1 by hand; here the HW moves only as "
+            "followers fetch, and a fetch reads everything the leader has, so the two situations are two "
+            "partitions: partition 0 (leader 0) with 3 records nobody fetched, partition 1 (leader 1) with 1 "
+            "record replicated (HW 1) and 2 more.  The requests without an isolation level carry a follower's "
+            "replica id.")
+    c.unchecked("read_committed: Kafka's records are an open transaction, so the LSO stays at 0 while the HW "
+                "moves to 1; the model has no transactions (the LSO is the HW)")
+    c.create_topic(controller=2)
+    c.catch_up(p=0).catch_up(p=1)
+    c.produce(0, acks=1, n=3, p=0)
+    c.check("brokers.0.logs.0.high_watermark", 0, "partition 0: 3 records, HW 0")
+    c.list_offsets(0, timestamp=-1, replica_id=1, p=0)
+    c.check_response("list_offsets", 0, "LATEST, no isolation level: the LEO, 3", p=0, offset=3)
+    c.list_offsets(0, timestamp=-1, isolation="read_uncommitted", p=0)
+    c.check_response("list_offsets", 0, "LATEST, read_uncommitted: the HW, 0", p=0, offset=0)
+    c.produce(1, acks=1, p=1).catch_up(p=1).produce(1, acks=1, n=2, p=1)
+    c.check("brokers.1.logs.1.high_watermark", 1, "partition 1: 3 records, HW 1")
+    c.list_offsets(1, timestamp=-1, replica_id=2, p=1)
+    c.check_response("list_offsets", 1, "LATEST, no isolation level: the LEO, 3", p=1, offset=3)
+    c.list_offsets(1, timestamp=-1, isolation="read_uncommitted", p=1)
+    c.check_response("list_offsets", 1, "LATEST, read_uncommitted: the HW, 1", p=1, offset=1)
+    c.list_offsets(1, timestamp=-2, replica_id=2, p=1)
+    c.check_response("list_offsets", 1, "EARLIEST, no isolation level: 0", p=1, offset=0)
+    c.list_offsets(1, timestamp=-2, isolation="read_uncommitted", p=1)
+    c.check_response("list_offsets", 1, "EARLIEST, read_uncommitted: 0", p=1, offset=0)
+    c.list_offsets(1, timestamp=-2, isolation="read_committed", p=1)
+    c.check_response("list_offsets", 1, "EARLIEST, read_committed: 0", p=1, offset=0)
+    return c
+
+
 out_of_scope(P + "testGetReplica", "an accessor of a Partition without a log (ReplicaNotAvailableException)")
 out_of_scope(P + "testAppendRecordsToFollowerWithNoReplicaThrowsException",
              "an internal guard: a follower append without a local log, which no fetch can reach")

@@ -153,6 +153,22 @@ class Case:
     def ofle(self, b: int, p: int = 0) -> "Case":
         return self.do(A.OffsetsForLeaderEpoch(b, p))
 
+    def list_offsets(self, b: int, timestamp: int = -1, isolation: str = "read_uncommitted", replica_id: int = -1,
+                     current_leader_epoch: int = -1, p: int = 0) -> "Case":
+        """A ListOffsets request to broker b (timestamp -1 LATEST, -2 EARLIEST; replica_id -1 a consumer, -2 the
+        debugging id, >= 0 a follower, which send no isolation level)."""
+        return self.do(A.ListOffsets(b, p, timestamp, isolation, replica_id, current_leader_epoch))
+
+    def check_response(self, kind: str, b: int, why: str, p: int = 0, **fields) -> "Case":
+        """The last response of ``kind`` for broker b and partition p (``ghost.responses``): each field given, or
+        ``value=`` for the kinds whose response is an error name."""
+        base = f"ghost.responses.{kind}.{b}.{p}"
+        if "value" in fields:
+            return self.check(base, fields["value"], why)
+        for name, value in fields.items():
+            self.check(f"{base}.{name}", value, why)
+        return self
+
     def fetch_request(self, b: int, p: int = 0) -> "Case":
         return self.do(A.FetchRequest(b, p))
 
