@@ -21,15 +21,17 @@ from .properties.explain import sentence, step_table
 from .properties.replay import replay
 
 
-def trace_digest(config: ModelConfig, actions) -> str:
-    """12 hex digits over the config and the actions: the identity of a counterexample."""
+def trace_digest(config: ModelConfig, actions, start: dict | None = None) -> str:
+    """12 hex digits over the config, the start (if any) and the actions: the identity of a counterexample."""
     key = {"config": config.identity_json(), "actions": [action_to_json(a) for a in actions]}
+    if start is not None:
+        key["start"] = start
     return hashlib.blake2b(json.dumps(key, sort_keys=True).encode(), digest_size=6).hexdigest()
 
 
 def archive_name(trace: Trace) -> tuple[str, str]:
     """(file name, digest) of a trace: ``YYYY-MM-DD-<preset>-<invariant>-<digest>.json``."""
-    digest = trace_digest(trace.config, trace.actions)
+    digest = trace_digest(trace.config, trace.actions, trace.start)
     day = datetime.date.today().isoformat()
     return f"{day}-{trace.preset}-{trace.violated}-{digest}.json", digest
 
@@ -69,13 +71,15 @@ class Counterexample:
 
 
 def counterexample(preset_name: str, config: ModelConfig, actions, invariant: str, provenance: dict,
-                   original_length: int, shrink_seconds: float = 0.0, shrink_complete: bool = True) -> Counterexample:
-    """Replay already-shrunk actions, attach the violation and its one-sentence explanation."""
+                   original_length: int, shrink_seconds: float = 0.0, shrink_complete: bool = True,
+                   start: dict | None = None) -> Counterexample:
+    """Replay already-shrunk actions (from ``start``, model/start.py), attach the violation and its explanation."""
     trace = Trace(config=config, actions=list(actions), expect="violation", violated=invariant, preset=preset_name,
-                  provenance=dict(provenance, original_length=original_length, shrunk_length=len(actions)))
+                  provenance=dict(provenance, original_length=original_length, shrunk_length=len(actions)),
+                  start=start)
     result = replay(trace)
     found = next(x for x in result.violations if x.invariant == invariant)
     trace.violation = found.to_json()
-    trace.explanation = sentence(config, trace.actions, found)
-    return Counterexample(trace, trace_digest(config, trace.actions), original_length, len(trace.actions),
+    trace.explanation = sentence(config, trace.actions, found, start)
+    return Counterexample(trace, trace_digest(config, trace.actions, start), original_length, len(trace.actions),
                           shrink_seconds, shrink_complete, step_table(result))
