@@ -258,3 +258,13 @@ def test_epoch_cache_checks_in_a_trace():
                           "equals": 1}]).to_json()
     with pytest.raises(TraceError, match="schema: checks/0"):
         trace_from_json(bad)
+
+
+def test_the_start_in_model_readme_is_a_valid_start():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "model" / "README.md").read_text(encoding="utf-8")
+    block = text[text.index('```json\n"start": ') + len("```json\n"):]
+    start = json.loads("{" + block[:block.index("```")] + "}")["start"]
+    s = initial_state(CFG, start)
+    assert not s.brokers[2].alive and s.ghost.acked == ((1, 0, 2, 0, 0), (2, 1, 2, 0, 0))
