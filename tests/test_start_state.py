@@ -268,3 +268,23 @@ def test_the_start_in_model_readme_is_a_valid_start():
     start = json.loads("{" + block[:block.index("```")] + "}")["start"]
     s = initial_state(CFG, start)
     assert not s.brokers[2].alive and s.ghost.acked == ((1, 0, 2, 0, 0), (2, 1, 2, 0, 0))
+
+
+def test_isrlab_shrink_archives_the_shorter_trace_with_its_start(tmp_path):
+    start = copy.deepcopy(START)
+    start["brokers"][1]["logs"][0].update(records=[[0, 1]], hw_checkpoint=1)
+    actions = UP + [A.Produce(0, 0, 1), A.BrokerCrash(0, True), A.ControllerProcessBrokerChange(2)] + \
+        [A.DeliverControlRequest(2, b) for b in (1, 2)] * 2
+    path = tmp_path / "lossy.json"
+    path.write_text(dumps_trace(_trace(start, actions, expect="violation", violated="acked_durability")))
+    r = CliRunner().invoke(main, ["shrink", str(path), "--bfs-states", "2000", "--budget", "30",
+                                  "--archive", str(tmp_path / "out"), "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert out["shrunk_length"] < len(actions) and out["trace_file"], out
+    with open(out["trace_file"], encoding="utf-8") as fh:
+        archived = json.load(fh)
+    assert archived["start"] == start
+    assert "in the start state" in archived["explanation"]
+    again = trace_from_json(archived)
+    assert replay(again, with_changes=False).matches_expectation
