@@ -24,15 +24,17 @@ from .properties.replay import replay
 from .properties.settle import PERPETUAL, settle
 
 
-def trace_digest(config: ModelConfig, actions) -> str:
-    """12 hex digits over the config and the actions: the identity of a counterexample."""
+def trace_digest(config: ModelConfig, actions, start: dict | None = None) -> str:
+    """12 hex digits over the config, the start (if any) and the actions: the identity of a counterexample."""
     key = {"config": config.identity_json(), "actions": [action_to_json(a) for a in actions]}
+    if start is not None:
+        key["start"] = start
     return hashlib.blake2b(json.dumps(key, sort_keys=True).encode(), digest_size=6).hexdigest()
 
 
 def archive_name(trace: Trace) -> tuple[str, str]:
     """(file name, digest) of a trace: ``YYYY-MM-DD-<preset>-<invariant>-<digest>.json``."""
-    digest = trace_digest(trace.config, trace.actions)
+    digest = trace_digest(trace.config, trace.actions, trace.start)
     day = datetime.date.today().isoformat()
     return f"{day}-{trace.preset}-{trace.violated}-{digest}.json", digest
 
@@ -72,8 +74,9 @@ class Counterexample:
 
 
 def counterexample(preset_name: str, config: ModelConfig, actions, invariant: str, provenance: dict,
-                   original_length: int, shrink_seconds: float = 0.0, shrink_complete: bool = True) -> Counterexample:
-    """Replay already-shrunk actions, attach the violation and its one-sentence explanation.
+                   original_length: int, shrink_seconds: float = 0.0, shrink_complete: bool = True,
+                   start: dict | None = None) -> Counterexample:
+    """Replay already-shrunk actions (from ``start``, model/start.py), attach the violation and its explanation.
 
     A liveness violation's actions are the run's (shrunk) prefix: the settling steps that follow it
     (``properties.settle``) are appended, up to the last one that is not the clock, a scheduled task or a fetch
@@ -84,7 +87,7 @@ def counterexample(preset_name: str, config: ModelConfig, actions, invariant: st
     provenance = dict(provenance, original_length=original_length, shrunk_length=len(actions))
     settled = None
     if invariant in LIVENESS_BY_NAME:
-        s = initial_state(config)
+        s = initial_state(config, start)
         for a in actions:
             s = step(config, s, a)
         settled = settle(config, s, len(actions), (invariant,))
@@ -93,18 +96,18 @@ def counterexample(preset_name: str, config: ModelConfig, actions, invariant: st
         cut = max((i + 1 for i, a in enumerate(tail) if type(a) not in PERPETUAL), default=0)
         for candidate in (actions + tail[:cut], actions + tail):
             trace = Trace(config=config, actions=candidate, expect="violation", violated=invariant,
-                          preset=preset_name, provenance=provenance)
+                          preset=preset_name, provenance=provenance, start=start)
             result = replay(trace)
             if any(x.invariant == invariant for x in result.violations):
                 break
         found = next(x for x in settled.violations if x.invariant == invariant)
     else:
         trace = Trace(config=config, actions=actions, expect="violation", violated=invariant, preset=preset_name,
-                      provenance=provenance)
+                      provenance=provenance, start=start)
         result = replay(trace)
         found = next(x for x in result.violations if x.invariant == invariant)
     trace.violation = found.to_json()
-    trace.explanation = sentence(config, trace.actions, found)
-    return Counterexample(trace, trace_digest(config, trace.actions), original_length, len(trace.actions),
+    trace.explanation = sentence(config, trace.actions, found, start)
+    return Counterexample(trace, trace_digest(config, trace.actions, start), original_length, len(trace.actions),
                           shrink_seconds, shrink_complete, step_table(result))
 

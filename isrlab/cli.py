@@ -653,7 +653,8 @@ def shrink_cmd(file: str, bfs_states: int, budget: float, archive: str, as_json:
     if trace.expect != "violation" or not trace.violated:
         raise InputError(f"{file}: the trace expects no violation, so there is nothing to shrink")
     try:
-        sr = shrink(trace.config, trace.actions, trace.violated, time_budget_s=budget, bfs_states=bfs_states)
+        sr = shrink(trace.config, trace.actions, trace.violated, time_budget_s=budget, bfs_states=bfs_states,
+                    start=trace.start)
     except ValueError as e:
         raise InputError(f"{file}: {e}") from None
     out = {"file": file, "invariant": trace.violated, "original_length": len(trace.actions),
@@ -665,7 +666,7 @@ def shrink_cmd(file: str, bfs_states: int, budget: float, archive: str, as_json:
             provenance.pop(k, None)
         cx = counterexample(trace.preset, trace.config, sr.actions, trace.violated, provenance,
                             trace.provenance.get("original_length", len(trace.actions)), sr.seconds,
-                            not sr.stopped_early)
+                            not sr.stopped_early, start=trace.start)
         cx.trace.description = trace.description
         path, written = _archive_or_fail(archive, trace.preset, cx.trace)
         out.update(trace_file=path, newly_archived=written, explanation=cx.trace.explanation)

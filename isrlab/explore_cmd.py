@@ -227,11 +227,11 @@ def explain(file, svg_out, png_out, as_json) -> None:
         raise InputError(f"{file}: {e}") from None
     wanted = [v for v in result.violations if trace.violated is None or v.invariant == trace.violated]
     if wanted:
-        text = sentence(trace.config, trace.actions, wanted[0])
+        text = sentence(trace.config, trace.actions, wanted[0], trace.start)
     elif result.violations:
         first = result.violations[0]
         text = (f"The trace expects a violation of {trace.violated}, which holds in its {len(trace.actions)} steps; "
-                f"{first.invariant} fails instead: " + sentence(trace.config, trace.actions, first))
+                f"{first.invariant} fails instead: " + sentence(trace.config, trace.actions, first, trace.start))
     else:
         text = f"No invariant fails in the {len(trace.actions)} steps of this trace."
     written = None

@@ -146,3 +146,49 @@ def truncate_fully_and_start_at(log: Log, new_offset: int) -> None:
 def clamp_high_watermark(log: Log, hw: int) -> int:
     """Log.updateHighWatermark (Kafka 2.4.0): clamp to [log start offset, LEO]."""
     return min(max(hw, log.log_start_offset), log.log_end_offset)
+
+
+def cache_truncate_from_start(cache: EpochCache, start_offset: int) -> EpochCache:
+    """LeaderEpochFileCache.truncateFromStart (Kafka 2.4.0): entries starting at or below the offset go, the last kept at it."""
+    before = [e for e in cache if e[1] <= start_offset]
+    if not before:
+        return cache
+    return ((before[-1][0], start_offset),) + tuple(e for e in cache if e[1] > start_offset)
+
+
+#: the operations an epoch-cache observation applies, by name (LeaderEpochFileCache, Kafka 2.4.0)
+CACHE_OPS = ("assign", "truncate_from_end", "truncate_from_start", "clear", "log_end_offset")
+CACHE_QUERIES = ("entries", "latest_epoch", "end_offset_for")
+
+
+def epoch_cache_answer(cache: EpochCache, log_end_offset: int, ops, query):
+    """What a LeaderEpochFileCache holding ``cache`` answers to ``query`` after ``ops``, as Kafka's unit tests ask it.
+
+    The observation behind a trace's ``epoch_cache`` checks: the model's own cache functions applied to a copy
+    (the state is not changed).  ``ops``: ``["assign", epoch, offset]``, ``["truncate_from_end", offset]``,
+    ``["truncate_from_start", offset]``, ``["clear"]`` (clearAndFlush), ``["log_end_offset", n]`` (what the cache's
+    logEndOffset function returns from then on, as LeaderEpochFileCacheTest sets its own; the log's LEO before).
+    ``query``: ``"entries"`` (epochEntries, as pairs), ``"latest_epoch"`` (None when empty) or
+    ``["end_offset_for", epoch]`` (2.4's endOffsetFor, as a pair).
+    """
+    for op in ops:
+        name = op[0]
+        if name == "assign":
+            cache = cache_assign(cache, op[1], op[2])
+        elif name == "truncate_from_end":
+            cache = cache_truncate_from_end(cache, op[1])
+        elif name == "truncate_from_start":
+            cache = cache_truncate_from_start(cache, op[1])
+        elif name == "clear":
+            cache = ()
+        elif name == "log_end_offset":
+            log_end_offset = op[1]
+        else:
+            raise ValueError(f"unknown epoch cache operation {name!r} (one of {', '.join(CACHE_OPS)})")
+    if query == "entries":
+        return [list(e) for e in cache]
+    if query == "latest_epoch":
+        return cache[-1][0] if cache else None
+    if isinstance(query, (list, tuple)) and len(query) == 2 and query[0] == "end_offset_for":
+        return list(cache_end_offset_for(cache, query[1], log_end_offset))
+    raise ValueError(f"unknown epoch cache query {query!r} (one of {', '.join(CACHE_QUERIES)})")

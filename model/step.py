@@ -36,8 +36,11 @@ class NotEnabled(ValueError):
     """An action applied in a state where it is not enabled."""
 
 
-def initial_state(cfg: ModelConfig) -> ClusterState:
-    """All brokers up and registered, the topic's assignment in ZooKeeper, no controller elected yet."""
+def initial_state(cfg: ModelConfig, start: dict | None = None) -> ClusterState:
+    """All brokers up and registered, the topic's assignment in ZooKeeper, no controller elected yet.
+
+    With ``start`` (a trace's start object, ``model/start.py``), the disks and ZooKeeper hold what it
+    describes; ``start.StartError`` if it is not a consistent cluster."""
     n, np_ = cfg.n_brokers, cfg.n_partitions
     brokers_meta = tuple(BrokerMetadata(b, cfg.racks[b] if cfg.racks else None) for b in range(n))
     assignment = assign_replicas_to_brokers(np_, cfg.replication_factor, brokers_meta,
@@ -53,7 +56,11 @@ def initial_state(cfg: ModelConfig) -> ClusterState:
         for b in range(n))
     zk = ZooKeeper(assignment=tuple(tuple(r) for r in assignment), partition_states=none,
                    registrations=tuple(range(1, n + 1)), sessions=(True,) * n, next_czxid=n + 1)
-    return ClusterState(now=t0, brokers=brokers, zk=zk, controllers=(), ghost=Ghost(session_since=(t0,) * n))
+    s = ClusterState(now=t0, brokers=brokers, zk=zk, controllers=(), ghost=Ghost(session_since=(t0,) * n))
+    if start is None:
+        return s
+    from .start import build_start
+    return build_start(cfg, start, s)
 
 
 # =========================================================================== guards

@@ -44,6 +44,8 @@ class Trace:
     violation: dict | None = None
     explanation: str = ""
     model_version: str = ""
+    #: the cluster the scenario starts from (model/start.py), None for the empty cluster
+    start: dict | None = None
 
     def to_json(self) -> dict:
         out = {
@@ -61,6 +63,8 @@ class Trace:
             out["violation"] = self.violation
         if self.explanation:
             out["explanation"] = self.explanation
+        if self.start is not None:
+            out["start"] = self.start
         out["actions"] = [action_to_json(a) for a in self.actions]
         if self.checks:
             out["checks"] = self.checks
@@ -146,6 +150,9 @@ def trace_from_json(data) -> Trace:
             get_preset(preset_name)
         except ConfigError as e:
             raise TraceError(str(e)) from None
+    start = data.get("start")
+    if start is not None:
+        check_start(cfg, start)
     actions = []
     for i, item in enumerate(data["actions"]):
         try:
@@ -160,7 +167,17 @@ def trace_from_json(data) -> Trace:
                  preset=preset_name, description=data.get("description", ""),
                  provenance=data.get("provenance", {}), checks=list(data.get("checks", [])),
                  violation=data.get("violation"), explanation=data.get("explanation", ""),
-                 model_version=data.get("model_version", ""))
+                 model_version=data.get("model_version", ""), start=start)
+
+
+def check_start(cfg: ModelConfig, start: dict) -> None:
+    """TraceError (one line) if ``start`` does not describe a consistent cluster for ``cfg`` (model/start.py)."""
+    from .start import StartError
+    from .step import initial_state
+    try:
+        initial_state(cfg, start)
+    except StartError as e:
+        raise TraceError(f"start: {e}") from None
 
 
 #: limits checked before any parsing work that could blow up on a hostile or broken file

@@ -15,9 +15,11 @@ from .invariants import LIVENESS_BY_NAME, Violation
 from .replay import ReplayResult
 
 
-def _first_step(cfg, actions, predicate) -> int | None:
-    """The first step (1-based) after which predicate(state) holds."""
-    s = initial_state(cfg)
+def _first_step(cfg, actions, predicate, start=None) -> int | None:
+    """The first step (1-based) after which predicate(state) holds (0: already in the start state)."""
+    s = initial_state(cfg, start)
+    if start is not None and predicate(s):
+        return 0
     for i, a in enumerate(actions, 1):
         s = step(cfg, s, a)
         if predicate(s):
@@ -25,22 +27,24 @@ def _first_step(cfg, actions, predicate) -> int | None:
     return None
 
 
-def _state_after(cfg, actions, n: int):
+def _state_after(cfg, actions, n: int, start=None):
     """The state after the first n actions."""
-    s = initial_state(cfg)
+    s = initial_state(cfg, start)
     for a in actions[:n]:
         s = step(cfg, s, a)
     return s
 
 
-def sentence(cfg, actions, v: Violation) -> str:
-    """One sentence saying what broke, with the steps that establish it."""
+def sentence(cfg, actions, v: Violation, start=None) -> str:
+    """One sentence saying what broke, with the steps that establish it (``start``: the trace's start, model/start.py)."""
     f = v.facts
     if v.invariant == "acked_durability":
-        acked_at = _first_step(cfg, actions, lambda s: any(x[0] == f["record"] for x in s.ghost.acked))
-        led_at = _first_step(cfg, actions, lambda s: (f["partition"], f["leader_epoch"], f["leader"]) in s.ghost.leaders)
+        acked_at = _first_step(cfg, actions, lambda s: any(x[0] == f["record"] for x in s.ghost.acked), start)
+        led_at = _first_step(cfg, actions, lambda s: (f["partition"], f["leader_epoch"], f["leader"]) in s.ghost.leaders,
+                             start)
+        when = "in the start state" if acked_at == 0 else f"at step {acked_at}"
         head = (f"Offset {f['offset']} of partition {f['partition']} (record {f['record']}) was acknowledged to an "
-                f"acks=all producer at step {acked_at}; however broker {f['leader']}")
+                f"acks=all producer {when}; however broker {f['leader']}")
         if led_at is not None and acked_at is not None and led_at < acked_at:
             # the leader of that epoch already led when the write was acknowledged: it lost the record since
             # (an unclean crash, then leading the same epoch again after a restart)
@@ -69,7 +73,7 @@ def sentence(cfg, actions, v: Violation) -> str:
         return (f"At step {v.step} brokers {f['brokers'][0]} and {f['brokers'][1]} agree on offset "
                 f"{f['matched_offset']}'s epoch but differ at offset {f['offset']}: {f['entries']}.")
     if v.invariant == "hw_within_isr":
-        state = _state_after(cfg, actions, v.step)
+        state = _state_after(cfg, actions, v.step, start)
         own = state.brokers[f["leader"]].partitions[f["partition"]].leader_epoch
         zk = state.zk.partition_states[f["partition"]]
         stale = (f" (it still leads epoch {own}; ZooKeeper is at epoch {zk.leader_epoch})"

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from ..model.actions import describe
 from ..model.encode import encode, flatten, lookup
+from ..model.log import epoch_cache_answer
 from ..model.step import initial_state, step
 from ..model.trace import Trace, TraceError
 from .invariants import CATALOGUE, LIVENESS_BY_NAME, Violation, check_state, check_transition
@@ -74,7 +75,7 @@ def verdict(result: ReplayResult) -> tuple[bool, str]:
     problems = [f"check failed: {msg}" for msg in result.check_failures]
     first = min(result.violations, key=lambda v: v.step, default=None)
     if first is not None:
-        what = sentence(trace.config, trace.actions, first)
+        what = sentence(trace.config, trace.actions, first, trace.start)
         others = ", ".join(f"{v.invariant} (step {v.step})" for v in result.violations if v is not first)
         if others:
             what += f"\nalso failing: {others}"
@@ -104,18 +105,36 @@ def diff_states(before: dict, after: dict) -> list:
     return out
 
 
-def _run_checks(trace: Trace, after: int, data: dict, failures: list) -> None:
+def _epoch_cache_answer(s, q: dict):
+    """The answer an ``epoch_cache`` check observes (model.log.epoch_cache_answer over the broker's log), or KeyError."""
+    b, p = q["broker"], q["partition"]
+    log = s.brokers[b].logs[p] if b < len(s.brokers) and p < len(s.brokers[b].logs) else None
+    if log is None:
+        raise KeyError(f"broker {b} has no log of partition {p}")
+    return epoch_cache_answer(log.epoch_cache, log.log_end_offset, q.get("ops", ()), q["query"])
+
+
+def _describe_query(q: dict) -> str:
+    ops = "".join(f".{o[0]}({', '.join(map(str, o[1:]))})" for o in q.get("ops", ()))
+    query = q["query"] if isinstance(q["query"], str) else f"{q['query'][0]}({q['query'][1]})"
+    return f"broker {q['broker']}'s epoch cache of partition {q['partition']}{ops}.{query}"
+
+
+def _run_checks(trace: Trace, after: int, data: dict, failures: list, s=None) -> None:
     for c in trace.checks:
         if c["after"] != after:
             continue
+        q = c.get("epoch_cache")
+        what = c.get("path") if q is None else _describe_query(q)
         try:
-            got = lookup(data, c["path"])
-        except KeyError:
-            failures.append(f"after {after} actions: no such state path {c['path']!r}")
+            got = lookup(data, c["path"]) if q is None else _epoch_cache_answer(s, q)
+        except KeyError as e:
+            failures.append(f"after {after} actions: no such state path {c['path']!r}" if q is None
+                            else f"after {after} actions: {what}: {e.args[0]}")
             continue
         if got != c["equals"]:
             why = f" ({c['why']})" if c.get("why") else ""
-            failures.append(f"after {after} actions: {c['path']} is {got!r}, expected {c['equals']!r}{why}")
+            failures.append(f"after {after} actions: {what} is {got!r}, expected {c['equals']!r}{why}")
 
 
 def _new_losses(pre, post, i: int, elections: dict) -> list:
@@ -146,7 +165,7 @@ def replay(trace: Trace, invariants=CATALOGUE, with_changes: bool = True, livene
     """
     cfg = trace.config
     result = ReplayResult(trace)
-    s = initial_state(cfg)
+    s = initial_state(cfg, trace.start)
     seen: set[str] = set()
     elections: dict = {}     # (partition, leader epoch) of each unclean election -> its step
 
@@ -160,7 +179,7 @@ def replay(trace: Trace, invariants=CATALOGUE, with_changes: bool = True, livene
     data = encode(s) if need_data else None
     note(check_state(cfg, s, 0, invariants))
     if trace.checks:
-        _run_checks(trace, 0, data, result.check_failures)
+        _run_checks(trace, 0, data, result.check_failures, s)
     for i, a in enumerate(trace.actions, 1):
         s2 = step(cfg, s, a)
         if s2 is None:
@@ -173,7 +192,7 @@ def replay(trace: Trace, invariants=CATALOGUE, with_changes: bool = True, livene
         changes = diff_states(data, data2) if with_changes else []
         result.steps.append(StepRecord(i, a, changes, vs, losses))
         if trace.checks:
-            _run_checks(trace, i, data2, result.check_failures)
+            _run_checks(trace, i, data2, result.check_failures, s2)
         s, data = s2, data2
     result.final_state = s
     if liveness is None:

@@ -212,18 +212,18 @@ def _scope(inv):
     return None if inv.scope == SETTLED else inv.scope == STATE
 
 
-def first_violation(cfg: ModelConfig, actions, invariant_name: str):
+def first_violation(cfg: ModelConfig, actions, invariant_name: str, start: dict | None = None):
     """(index, Violation) of the first step at which ``invariant_name`` fails, or None.
 
     ``index`` is the 1-based step of the violation (``Violation.step``), so ``actions[:index]`` is
     the trace truncated right after it; 0 means the initial state already violates a state
     invariant.  None if the invariant never fails or some action up to the violation is not
     enabled where it is applied.  Only the named invariant is checked (state invariants on the
-    post-state, step invariants on (pre, action, post)).
+    post-state, step invariants on (pre, action, post)).  ``start``: the trace's start (model/start.py).
     """
     inv = _invariant(invariant_name)
     is_state = _scope(inv)
-    s = initial_state(cfg)
+    s = initial_state(cfg, start)
     if is_state:
         facts = inv.check(cfg, s)
         if facts is not None:
@@ -293,7 +293,7 @@ class _Stop(Exception):
 
 
 class _Shrinker:
-    def __init__(self, cfg, inv, actions, time_budget_s, max_tests, bfs_states=0, should_stop=None):
+    def __init__(self, cfg, inv, actions, time_budget_s, max_tests, bfs_states=0, should_stop=None, start=None):
         self.cfg = cfg
         self.bfs_states = bfs_states
         self.bfs_searched: list = []   # alphabets (frozensets) already searched, each below a length >= the trace's
@@ -308,7 +308,7 @@ class _Shrinker:
         self.tests = 0
         self.accepted: dict[str, int] = {}
         self.pass_name = "truncate"
-        s0 = initial_state(cfg)
+        s0 = initial_state(cfg, start)
         states = [s0]
         if self.is_state and inv.check(cfg, s0) is not None:
             self.best, self.states, self.facts = [], states, inv.check(cfg, s0)
@@ -605,7 +605,7 @@ class _Shrinker:
 
 def shrink(cfg: ModelConfig, actions, invariant_name: str, time_budget_s: float | None = 10.0,
            max_tests: int = DEFAULT_MAX_TESTS, reorder: bool = True, bfs_states: int = 0,
-           should_stop=None) -> ShrinkResult:
+           should_stop=None, start: dict | None = None) -> ShrinkResult:
     """A shorter, simpler trace on which ``invariant_name`` still fails (see the module docstring).
 
     ValueError if ``actions`` does not violate the invariant (or applies an action that is not
@@ -615,13 +615,14 @@ def shrink(cfg: ModelConfig, actions, invariant_name: str, time_budget_s: float 
     candidate and every ``budget.CHECK_EVERY`` actions of a replay (so within one such stride),
     and ``stopped_early`` is then set.  Stopped inside the first replay of ``actions``, before it
     reached the violation, the result is ``actions`` unchanged and unchecked, with ``violation`` None.
-    ``bfs_states`` > 0 adds pass 8, bounded by that many distinct states.
+    ``bfs_states`` > 0 adds pass 8, bounded by that many distinct states.  ``start``: the trace's start
+    (model/start.py), kept by every candidate.
     """
     actions = list(actions)
     inv = _invariant(invariant_name)
     t0 = time.monotonic()
     try:
-        sh = _Shrinker(cfg, inv, actions, time_budget_s, max_tests, bfs_states, should_stop)
+        sh = _Shrinker(cfg, inv, actions, time_budget_s, max_tests, bfs_states, should_stop, start)
     except _Stop:
         return ShrinkResult(actions=actions, original_length=len(actions), shrunk_length=len(actions), tests_run=0,
                             seconds=time.monotonic() - t0, violation=None, stopped_early=True)

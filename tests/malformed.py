@@ -66,7 +66,7 @@ def _mutate_trace(rng: random.Random, data: dict) -> tuple[str, bytes, tuple]:
     kind = rng.choice(["truncate", "binary", "latin1", "empty", "deep", "bigint", "nan", "junk_actions",
                        "drop_key", "wrong_type", "unknown_action", "action_field", "broker_range", "config_field",
                        "config_unknown", "expect", "violated", "checks_after", "check_path", "top_list",
-                       "dup_actions", "swap_actions", "drop_action", "provenance_deep", "format"])
+                       "dup_actions", "swap_actions", "drop_action", "provenance_deep", "format", "start"])
     raw = _dump(d)
     if kind == "truncate":
         return kind, raw[: rng.randrange(0, max(1, len(raw) - 1))], (2,)
@@ -145,6 +145,19 @@ def _mutate_trace(rng: random.Random, data: dict) -> tuple[str, bytes, tuple]:
             nest = {"a": nest}
         d["provenance"] = nest
         return kind, _dump(d), (2,)
+    if kind == "start":     # a starting state (model/start.py) of the wrong shape or an inconsistent cluster
+        d["start"] = rng.choice([
+            rng.choice(WRONG_VALUES),
+            {"brokers": [{"broker": rng.choice([-1, 0, 99]),
+                          "logs": [{"partition": rng.choice([0, 5]),
+                                    "records": [[rng.choice([0, 3, -1]), rng.choice([0, -1, 2 ** 31, 10 ** 30])]],
+                                    "hw_checkpoint": rng.choice([0, 2, 10 ** 30])}]}]},
+            {"zookeeper": {"partitions": [{"partition": 0, "leader": rng.choice([-2, 0, 7]),
+                                           "leader_epoch": rng.choice([0, -1]),
+                                           "isr": rng.choice([[], [0], [0, 0], [9]])}]}},
+            {"brokers": [{"broker": 0, "logs": [{"partition": 0, "records": [[0, 0]] * rng.choice([2, 1000])}]}]},
+        ])
+        return kind, _dump(d), (0, 1, 2)    # a start may be valid; the actions then may not be enabled (2)
     d["format"] = "not-isrlab"
     return "format", _dump(d), (2,)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kafkacase import Case, case, missing, out_of_scope
+from kafkacase import Case, case, missing
 
 E = "LeaderEpochFileCacheTest."
 EP = "EpochDrivenReplicationProtocolAcceptanceTest."
@@ -79,27 +79,6 @@ def no_update_if_unchanged():
     return c
 
 
-missing(E + "shouldAddEpochAndMessageOffsetToCache", "epoch-cache queries",
-        "endOffsetFor(2) = (2, log end offset) on a cache whose only entry is (2, 10).")
-missing(E + "shouldReturnLogEndOffsetIfLatestEpochRequested", "epoch-cache queries",
-        "endOffsetFor(latest epoch) = (latest epoch, log end offset).")
-missing(E + "shouldReturnUndefinedOffsetIfUndefinedEpochRequested", "epoch-cache queries",
-        "endOffsetFor(UNDEFINED_EPOCH) = UNDEFINED.")
-missing(E + "shouldReturnUnsupportedIfNoEpochRecorded", "epoch-cache queries", "endOffsetFor on an empty cache.")
-missing(E + "shouldReturnUnsupportedIfNoEpochRecordedAndUndefinedEpochRequested", "epoch-cache queries",
-        "endOffsetFor(UNDEFINED_EPOCH) on an empty cache.")
-missing(E + "shouldReturnFirstEpochIfRequestedEpochLessThanFirstEpoch", "epoch-cache queries",
-        "endOffsetFor(4) = (4, 11) below the first epoch 5 (starting at 11).")
-missing(E + "shouldTruncateIfMatchingEpochButEarlierStartingOffset", "epoch-cache queries",
-        "An epoch re-assigned at an earlier offset, then endOffsetFor(5) and (6).")
-missing(E + "shouldGetFirstOffsetOfSubsequentEpochWhenOffsetRequestedForPreviousEpoch", "epoch-cache queries",
-        "endOffsetFor(2) = start of epoch 3.")
-missing(E + "shouldReturnNextAvailableEpochIfThereIsNoExactEpochForTheOneRequested", "epoch-cache queries",
-        "endOffsetFor of epochs missing from the cache (1, 3).")
-missing(E + "shouldReturnInvalidOffsetIfEpochIsRequestedWhichIsNotCurrentlyTracked", "epoch-cache queries",
-        "endOffsetFor(3) above the latest epoch 2 is UNDEFINED.")
-missing(E + "shouldSupportEpochsThatDoNotStartFromZero", "epoch-cache queries",
-        "endOffsetFor(2) on a cache whose first entry is (2, 6).")
 
 
 @case(E + "shouldPersistEpochsBetweenInstances")
@@ -118,15 +97,6 @@ def persist_between_instances():
     return c
 
 
-missing(E + "shouldEnforceMonotonicallyIncreasingEpochs", "starting states",
-        "An older epoch (1) assigned after a newer one (2): no replica appends an epoch older than its latest, "
-        "so only an arbitrary cache reaches it.")
-missing(E + "shouldEnforceOffsetsIncreaseMonotonically", "starting states",
-        "A newer epoch assigned below the latest entry's start offset without a truncation first.")
-missing(E + "shouldIncreaseAndTrackEpochsAsLeadersChangeManyTimes", "epoch-cache queries",
-        "endOffsetFor of each epoch as epochs are assigned and the log end moves.")
-missing(E + "shouldIncreaseAndTrackEpochsAsFollowerReceivesManyMessages", "epoch-cache queries",
-        "latestEpoch and endOffsetFor of each epoch as a follower appends.")
 
 
 def _truncate_from_end(name: str, x_fetches_at: int, kept: list, description: str) -> Case:
@@ -168,19 +138,6 @@ def drop_between_boundaries():
                               "(the latest epoch becomes it) and removes the later ones.")
 
 
-for _name in ("shouldPreserveResetOffsetOnClearEarliestIfOneExists",
-              "shouldUpdateSavedOffsetWhenOffsetToClearToIsBetweenEpochs", "shouldNotClearAnythingIfOffsetToEarly",
-              "shouldNotClearAnythingIfOffsetToFirstOffset", "shouldRetainLatestEpochOnClearAllEarliest",
-              "shouldUpdateOffsetBetweenEpochBoundariesOnClearEarliest",
-              "shouldUpdateOffsetBetweenEpochBoundariesOnClearEarliest2",
-              "shouldRetainLatestEpochOnClearAllEarliestAndUpdateItsOffset"):
-    missing(E + _name, "log start offset", "truncateFromStart: the log start offset moving up.")
-missing(E + "shouldClearAllEntries", "log start offset",
-        "clearAndFlush, as truncateFullyAndStartAt does for a follower below the leader's log start.")
-out_of_scope(E + "shouldNotResetEpochHistoryHeadIfUndefinedPassed",
-             "a guard: truncateFromEnd(UNDEFINED_EPOCH_OFFSET), which no log operation passes")
-out_of_scope(E + "shouldNotResetEpochHistoryTailIfUndefinedPassed",
-             "a guard: truncateFromEnd(UNDEFINED_EPOCH_OFFSET), which no log operation passes")
 
 
 @case(E + "shouldFetchLatestEpochOfEmptyCache")
@@ -193,9 +150,6 @@ def latest_epoch_of_empty_cache():
     return c
 
 
-missing(E + "shouldFetchEndOffsetOfEmptyCache", "epoch-cache queries", "endOffsetFor(7) on an empty cache.")
-out_of_scope(E + "shouldClearEarliestOnEmptyCache", "a guard: truncateFromStart on an empty cache does not throw")
-out_of_scope(E + "shouldClearLatestOnEmptyCache", "a guard: truncateFromEnd on an empty cache does not throw")
 
 
 # ======================================================================= EpochDrivenReplicationProtocolAcceptanceTest
@@ -326,3 +280,290 @@ def no_divergence_unclean():
     c.check("brokers.0.logs.0.entries", final, "broker 0's log")
     c.check("brokers.1.logs.0.entries", final, "broker 1's log is the same")
     return c
+
+
+# ---------------------------------------------------------------------------- the cache's own answers
+#: a broker whose log of partition 0 is empty: its epoch cache is the test's fresh LeaderEpochFileCache
+FRESH_LOG = {"brokers": [{"broker": 0, "logs": [{"partition": 0}]}]}
+UNIT = ("Kafka's test drives a LeaderEpochFileCache of its own (an empty checkpoint, a mocked logEndOffset starting "
+        "at 0).  The trace starts from a broker whose log of partition 0 is empty (an empty cache, log end offset 0) "
+        "and asks that cache the test's questions through epoch_cache checks: each check applies the test's calls "
+        "up to its assertion to a copy of the cache (log_end_offset sets what the mocked logEndOffset returns).")
+UNDEFINED = [-1, -1]          # (UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)
+A_6_8_11 = [["assign", 2, 6], ["assign", 3, 8], ["assign", 4, 11]]
+
+
+def _unit(name: str, description: str) -> Case:
+    c = Case(E + name, description, start=FRESH_LOG, n_brokers=1, replication_factor=1)
+    c.adapt(UNIT)
+    return c
+
+
+def _ask(c: Case, ops: list, *rows) -> None:
+    """One epoch_cache check per (query, expected answer, why) after the same calls."""
+    for query, equals, why in rows:
+        c.check_cache(query, equals, why, ops)
+
+
+def _assign(*pairs) -> list:
+    return [["assign", e, o] for e, o in pairs]
+
+
+@case(E + "shouldAddEpochAndMessageOffsetToCache")
+def add_epoch_and_offset():
+    ops = _assign((2, 10)) + [["log_end_offset", 11]]
+    c = _unit("shouldAddEpochAndMessageOffsetToCache",
+              "assign(2, 10) with the log end at 11: latest epoch 2, entry (2, 10), endOffsetFor(2) = (2, 11).")
+    c.adapt("The test reads the first entry; the check reads the whole list, which holds that one entry.")
+    _ask(c, ops,
+         ("latest_epoch", 2, "latestEpoch is Some(2)"),
+         ("entries", [[2, 10]], "epochEntries(0) is EpochEntry(2, 10)"),
+         (["end_offset_for", 2], [2, 11], "endOffsetFor(2) is the log end offset"))
+    return c
+
+
+@case(E + "shouldReturnLogEndOffsetIfLatestEpochRequested")
+def leo_for_latest_epoch():
+    c = _unit("shouldReturnLogEndOffsetIfLatestEpochRequested",
+              "The latest epoch's end offset is the log end offset (14).")
+    c.check_cache(["end_offset_for", 2], [2, 14], "endOffsetFor(2) = (2, logEndOffset)",
+                  _assign((2, 11), (2, 12)) + [["log_end_offset", 14]])
+    return c
+
+
+@case(E + "shouldReturnUndefinedOffsetIfUndefinedEpochRequested")
+def undefined_epoch_requested():
+    c = _unit("shouldReturnUndefinedOffsetIfUndefinedEpochRequested",
+              "endOffsetFor(UNDEFINED_EPOCH) on a cache holding epochs 2 and 3 is (UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET).")
+    c.check_cache(["end_offset_for", -1], UNDEFINED, "a bootstrapping follower's UNDEFINED_EPOCH",
+                  _assign((2, 11), (3, 12)))
+    return c
+
+
+@case(E + "shouldReturnUnsupportedIfNoEpochRecorded")
+def no_epoch_recorded():
+    c = _unit("shouldReturnUnsupportedIfNoEpochRecorded", "endOffsetFor(0) on an empty cache is undefined.")
+    c.check_cache(["end_offset_for", 0], UNDEFINED, "no epoch recorded")
+    return c
+
+
+@case(E + "shouldReturnUnsupportedIfNoEpochRecordedAndUndefinedEpochRequested")
+def no_epoch_recorded_undefined_requested():
+    c = _unit("shouldReturnUnsupportedIfNoEpochRecordedAndUndefinedEpochRequested",
+              "endOffsetFor(UNDEFINED_EPOCH) on an empty cache (log end 73) is undefined.")
+    c.check_cache(["end_offset_for", -1], UNDEFINED, "an old-format follower's UNDEFINED_EPOCH",
+                  [["log_end_offset", 73]])
+    return c
+
+
+@case(E + "shouldReturnFirstEpochIfRequestedEpochLessThanFirstEpoch")
+def below_first_epoch():
+    c = _unit("shouldReturnFirstEpochIfRequestedEpochLessThanFirstEpoch",
+              "An epoch below the first one (5, at 11) answers (the requested epoch, 11).")
+    c.check_cache(["end_offset_for", 4], [4, 11], "the first entry's start offset",
+                  _assign((5, 11), (6, 12), (7, 13)))
+    return c
+
+
+@case(E + "shouldTruncateIfMatchingEpochButEarlierStartingOffset")
+def matching_epoch_earlier_offset():
+    ops = _assign((5, 11), (6, 12), (7, 13), (7, 12))
+    c = _unit("shouldTruncateIfMatchingEpochButEarlierStartingOffset",
+              "Epoch 7 re-assigned at 12, before its start 13, removes epoch 6 (also at 12).")
+    _ask(c, ops,
+         (["end_offset_for", 5], [5, 12], "epoch 5 ends where epoch 7 now starts"),
+         (["end_offset_for", 6], [5, 12], "epoch 6 is gone: epoch 5 answers"))
+    return c
+
+
+@case(E + "shouldGetFirstOffsetOfSubsequentEpochWhenOffsetRequestedForPreviousEpoch")
+def subsequent_epoch_start():
+    c = _unit("shouldGetFirstOffsetOfSubsequentEpochWhenOffsetRequestedForPreviousEpoch",
+              "An earlier epoch ends where the next one starts.")
+    c.check_cache(["end_offset_for", 2], [2, 15], "epoch 2 ends at epoch 3's start, 15",
+                  _assign((1, 11), (1, 12), (2, 13), (2, 14), (3, 15), (3, 16)) + [["log_end_offset", 17]])
+    return c
+
+
+@case(E + "shouldReturnNextAvailableEpochIfThereIsNoExactEpochForTheOneRequested")
+def no_exact_epoch():
+    ops = _assign((0, 10), (2, 13), (4, 17))
+    c = _unit("shouldReturnNextAvailableEpochIfThereIsNoExactEpochForTheOneRequested",
+              "An epoch missing from the cache answers the largest epoch below it and the next epoch's start.")
+    _ask(c, ops,
+         (["end_offset_for", 1], [0, 13], "epoch 1: (0, 13)"),
+         (["end_offset_for", 2], [2, 17], "epoch 2: (2, 17)"),
+         (["end_offset_for", 3], [2, 17], "epoch 3: (2, 17)"))
+    return c
+
+
+@case(E + "shouldReturnInvalidOffsetIfEpochIsRequestedWhichIsNotCurrentlyTracked")
+def epoch_not_tracked():
+    c = _unit("shouldReturnInvalidOffsetIfEpochIsRequestedWhichIsNotCurrentlyTracked",
+              "An epoch above the latest (2) is undefined.")
+    c.check_cache(["end_offset_for", 3], UNDEFINED, "epoch 3 is not tracked",
+                  [["log_end_offset", 100]] + _assign((2, 100)))
+    return c
+
+
+@case(E + "shouldSupportEpochsThatDoNotStartFromZero")
+def epochs_not_from_zero():
+    ops = _assign((2, 6)) + [["log_end_offset", 7]]
+    c = _unit("shouldSupportEpochsThatDoNotStartFromZero", "A cache whose first entry is (2, 6).")
+    _ask(c, ops,
+         (["end_offset_for", 2], [2, 7], "endOffsetFor(2) = (2, logEndOffset)"),
+         ("entries", [[2, 6]], "one entry, (2, 6)"))
+    return c
+
+
+@case(E + "shouldEnforceMonotonicallyIncreasingEpochs")
+def monotonic_epochs():
+    ops = (_assign((1, 5)) + [["log_end_offset", 6]] + _assign((2, 6)) + [["log_end_offset", 7]]
+           + _assign((1, 7)) + [["log_end_offset", 8]])
+    c = _unit("shouldEnforceMonotonicallyIncreasingEpochs",
+              "An older epoch (1) assigned after a newer one (2) removes the later epochs.")
+    c.adapt("The test reads the first entry; the check reads the whole list, which holds that one entry.")
+    _ask(c, ops,
+         ("latest_epoch", 1, "later epochs are removed"),
+         (["end_offset_for", 1], [1, 8], "epoch 1 now ends at the log end"),
+         (["end_offset_for", 2], UNDEFINED, "epoch 2 is undefined"),
+         ("entries", [[1, 7]], "epochEntries(0) is EpochEntry(1, 7)"))
+    return c
+
+
+@case(E + "shouldEnforceOffsetsIncreaseMonotonically")
+def monotonic_offsets():
+    c = _unit("shouldEnforceOffsetsIncreaseMonotonically",
+              "A newer epoch assigned below the latest entry's start offset replaces it.")
+    c.adapt("The test reads the first entry; the check reads the whole list, which holds that one entry.")
+    c.check_cache("entries", [[3, 5]], "the last assignment wins", _assign((2, 6), (3, 5)))
+    return c
+
+
+@case(E + "shouldIncreaseAndTrackEpochsAsLeadersChangeManyTimes")
+def leaders_change_many_times():
+    c = _unit("shouldIncreaseAndTrackEpochsAsLeadersChangeManyTimes",
+              "Epochs 0, 1 and 2 assigned as leaders change, with the log end moving.")
+    ops = _assign((0, 0), (1, 0))
+    _ask(c, ops,
+         ("latest_epoch", 1, "the epoch goes up"),
+         (["end_offset_for", 1], [1, 0], "epoch 1 ends at 0"),
+         (["end_offset_for", 0], [0, 0], "epoch 0 ends at 0"))
+    ops = ops + [["log_end_offset", 5]]
+    _ask(c, ops,
+         (["end_offset_for", 1], [1, 5], "5 records written in epoch 1"),
+         (["end_offset_for", 0], [0, 0], "epoch 0 still ends at 0"))
+    ops = ops + _assign((2, 5)) + [["log_end_offset", 10]]
+    _ask(c, ops,
+         (["end_offset_for", 2], [2, 10], "epoch 2 ends at the log end"),
+         (["end_offset_for", 1], [1, 5], "epoch 1 ends where epoch 2 starts"),
+         (["end_offset_for", 0], [0, 0], "epoch 0 still ends at 0"))
+    return c
+
+
+@case(E + "shouldIncreaseAndTrackEpochsAsFollowerReceivesManyMessages")
+def follower_receives_many():
+    c = _unit("shouldIncreaseAndTrackEpochsAsFollowerReceivesManyMessages",
+              "A follower's appends assign epochs 0, 1 and 2, three records each.")
+    ops = []
+    for epoch in (0, 1, 2):
+        for offset in range(3 * epoch, 3 * epoch + 3):
+            ops += _assign((epoch, offset)) + [["log_end_offset", offset + 1]]
+        c.check_cache("latest_epoch", epoch, f"the latest epoch is {epoch}", ops)
+        c.check_cache(["end_offset_for", epoch], [epoch, 3 * epoch + 3], "the latest epoch ends at the log end", ops)
+    _ask(c, ops,
+         (["end_offset_for", 0], [0, 3], "epoch 0 ends where epoch 1 starts"),
+         (["end_offset_for", 1], [1, 6], "epoch 1 ends where epoch 2 starts"))
+    return c
+
+
+@case(E + "shouldFetchEndOffsetOfEmptyCache")
+def end_offset_of_empty_cache():
+    c = _unit("shouldFetchEndOffsetOfEmptyCache", "endOffsetFor(7) on an empty cache is undefined.")
+    c.check_cache(["end_offset_for", 7], UNDEFINED, "empty cache")
+    return c
+
+
+def _from_start(name: str, offset: int, kept: list, description: str, given=A_6_8_11) -> Case:
+    c = _unit(name, description)
+    c.check_cache("entries", kept, f"after truncateFromStart({offset})", list(given) + [["truncate_from_start", offset]])
+    return c
+
+
+@case(E + "shouldPreserveResetOffsetOnClearEarliestIfOneExists")
+def from_start_on_boundary():
+    return _from_start("shouldPreserveResetOffsetOnClearEarliestIfOneExists", 8, [[3, 8], [4, 11]],
+                       "truncateFromStart(8), on an epoch boundary, keeps (3, 8).")
+
+
+@case(E + "shouldUpdateSavedOffsetWhenOffsetToClearToIsBetweenEpochs")
+def from_start_between():
+    return _from_start("shouldUpdateSavedOffsetWhenOffsetToClearToIsBetweenEpochs", 9, [[3, 9], [4, 11]],
+                       "truncateFromStart(9), between boundaries, moves epoch 3's start to 9.")
+
+
+@case(E + "shouldNotClearAnythingIfOffsetToEarly")
+def from_start_too_early():
+    return _from_start("shouldNotClearAnythingIfOffsetToEarly", 1, [[2, 6], [3, 8], [4, 11]],
+                       "truncateFromStart(1), before the first entry, changes nothing.")
+
+
+@case(E + "shouldNotClearAnythingIfOffsetToFirstOffset")
+def from_start_at_first():
+    return _from_start("shouldNotClearAnythingIfOffsetToFirstOffset", 6, [[2, 6], [3, 8], [4, 11]],
+                       "truncateFromStart(6), at the first entry, changes nothing.")
+
+
+@case(E + "shouldRetainLatestEpochOnClearAllEarliest")
+def from_start_at_latest():
+    return _from_start("shouldRetainLatestEpochOnClearAllEarliest", 11, [[4, 11]],
+                       "truncateFromStart(11), at the last entry, keeps only it.")
+
+
+@case(E + "shouldUpdateOffsetBetweenEpochBoundariesOnClearEarliest")
+def from_start_between_2():
+    return _from_start("shouldUpdateOffsetBetweenEpochBoundariesOnClearEarliest", 9, [[3, 9], [4, 11]],
+                       "truncateFromStart(9) updates the middle entry's start offset.")
+
+
+@case(E + "shouldUpdateOffsetBetweenEpochBoundariesOnClearEarliest2")
+def from_start_between_3():
+    return _from_start("shouldUpdateOffsetBetweenEpochBoundariesOnClearEarliest2", 5, [[0, 5], [1, 7], [2, 10]],
+                       "truncateFromStart(5) moves epoch 0's start to 5.", _assign((0, 0), (1, 7), (2, 10)))
+
+
+@case(E + "shouldRetainLatestEpochOnClearAllEarliestAndUpdateItsOffset")
+def from_start_beyond_latest():
+    return _from_start("shouldRetainLatestEpochOnClearAllEarliestAndUpdateItsOffset", 15, [[4, 15]],
+                       "truncateFromStart(15), beyond the last entry, keeps it at 15.")
+
+
+@case(E + "shouldClearAllEntries")
+def clear_all():
+    c = _unit("shouldClearAllEntries", "clearAndFlush empties the cache.")
+    c.check_cache("entries", [], "no entries", A_6_8_11 + [["clear"]])
+    return c
+
+
+def _from_end_undefined(name: str) -> Case:
+    c = _unit(name, "truncateFromEnd(UNDEFINED_EPOCH_OFFSET) does nothing.")
+    c.adapt("The test counts the entries; the check names them.")
+    c.check_cache("entries", [[2, 6], [3, 8], [4, 11]], "three entries", A_6_8_11 + [["truncate_from_end", -1]])
+    return c
+
+
+for _name in ("shouldNotResetEpochHistoryHeadIfUndefinedPassed", "shouldNotResetEpochHistoryTailIfUndefinedPassed"):
+    case(E + _name)(lambda _name=_name: _from_end_undefined(_name))
+
+
+def _on_empty(name: str, op: str, kafka_op: str) -> Case:
+    c = _unit(name, f"{kafka_op}(7) on an empty cache is harmless.")
+    c.adapt("The test asserts only that the call returns; the check adds that the cache stays empty.")
+    c.check_cache("entries", [], "still empty", [[op, 7]])
+    return c
+
+
+case(E + "shouldClearEarliestOnEmptyCache")(
+    lambda: _on_empty("shouldClearEarliestOnEmptyCache", "truncate_from_start", "truncateFromStart"))
+case(E + "shouldClearLatestOnEmptyCache")(
+    lambda: _on_empty("shouldClearLatestOnEmptyCache", "truncate_from_end", "truncateFromEnd"))

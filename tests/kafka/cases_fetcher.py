@@ -208,8 +208,40 @@ missing(F + "testFencedOffsetResetAfterOutOfRange", "log start offset",
         "The follower's fetch offset 0 is below the leader's log start offset (1), and the follower's ListOffsets "
         "EARLIEST is then fenced (FENCED_LEADER_EPOCH); the model's fetchOffsetAndTruncate also reads the leader's "
         "offsets in the same step, without the epoch check a ListOffsets request makes.")
-missing(F + "testFollowerFetchOutOfRangeLow", "log start offset",
-        "The follower's fetch offset is below the leader's log start offset (2).")
+
+
+@case(F + "testFollowerFetchOutOfRangeLow")
+def fetch_out_of_range_low():
+    start = {"brokers": [{"broker": 0, "logs": [{"partition": 0, "log_start_offset": 2, "records": [[2, 0]],
+                                                 "hw_checkpoint": 2}]},
+                         {"broker": 1, "logs": [{"partition": 0, "records": [[0, 0]], "hw_checkpoint": 0}]}],
+             "zookeeper": {"controller_epoch": 1,
+                           "partitions": [{"partition": 0, "replicas": [0, 1], "leader": 0, "leader_epoch": 0,
+                                           "isr": [0]}]}}
+    c = Case(F + "testFollowerFetchOutOfRangeLow",
+             "The follower (log [0], epoch 0) fetches from 1, below the leader's log start offset 2 (leader log "
+             "[2], epoch 0, HW 2): OFFSET_OUT_OF_RANGE, the follower truncates fully and starts at 2, then "
+             "fetches until its log is the leader's.", start=start, n_brokers=3, replication_factor=2)
+    c.adapt("The mocked leader and follower states are the start: broker 0 leads epoch 0 with ISR {0} (the "
+            "follower is behind its log start, so out of sync); broker 2 becomes the controller and sends both "
+            "their LeaderAndIsr.")
+    c.adapt("Kafka's leader state keeps HW 2; here the leader's HW reaches its log end 3 when it becomes "
+            "leader (its ISR is itself), and the test's last assertion, the follower's HW equal to the "
+            "leader's, is checked at that value.")
+    c.elect(2).deliver_all()
+    c.ofle(1).fetch(1)
+    c.check("brokers.1.fetchers.0.state", "fetching", "the partition is fetching")
+    c.check("brokers.1.logs.0.log_start_offset", 2, "the follower's log start offset is updated to 2")
+    c.check("brokers.1.logs.0.entries", [], "its log is empty")
+    c.fetch(1)
+    c.check("brokers.1.logs.0.entries", [[2, 0]], "the follower's log is the leader's: the record at 2")
+    c.check("brokers.0.logs.0.entries", [[2, 0]], "(the leader's log)")
+    c.check("brokers.1.logs.0.log_start_offset", 2, "the same log start offset as the leader's, 2")
+    c.check("brokers.1.logs.0.high_watermark", 3, "the same HW as the leader's")
+    c.check("brokers.0.logs.0.high_watermark", 3, "(the leader's HW)")
+    return c
+
+
 missing(F + "testRetryAfterUnknownLeaderEpochInLatestOffsetFetch", "log start offset",
         "A leader log starting at 2 above the follower's; its ListOffsets LATEST fails with UNKNOWN_LEADER_EPOCH "
         "once and is retried (the model's fetchOffsetAndTruncate reads the leader's offsets in the same step, "
@@ -277,7 +309,8 @@ def truncate_to_epoch_end_offset():
 
 missing(RF + "shouldTruncateToOffsetSpecifiedInEpochOffsetResponseIfFollowerHasNoMoreEpochs", "starting states",
         "The mocked follower log has latest epoch 5 yet no end offset for epoch 4; a 2.4 epoch cache answers "
-        "every epoch below its latest (KAFKA-7415), so no log the model can build is in that state.")
+        "every epoch below its latest (KAFKA-7415), so no log is in that state, not even one given as a start "
+        "(whose epoch cache must be a LeaderEpochFileCache's).")
 
 
 @case(RF + "shouldFetchLeaderEpochSecondTimeIfLeaderRepliesWithEpochNotKnownToFollower")

@@ -45,7 +45,8 @@ SOURCES = {
 class Case:
     """One trace being written: the model state is kept alongside, so every action is known enabled."""
 
-    def __init__(self, kafka_case: str, description: str, preset_name: str = "kafka-2.4", **config):
+    def __init__(self, kafka_case: str, description: str, preset_name: str = "kafka-2.4", start: dict | None = None,
+                 **config):
         self.kafka_case = kafka_case
         self.cls, self.test = kafka_case.split(".")
         self.description = description
@@ -55,7 +56,8 @@ class Case:
         config.setdefault("max_crashes", 10)
         config.setdefault("max_session_expirations", 10)
         self.cfg = preset(preset_name).config.replace(**config)
-        self.s = initial_state(self.cfg)
+        self.start = start                 # the cluster the trace starts from (model/start.py), None: empty
+        self.s = initial_state(self.cfg, start)
         self.actions: list = []
         self.checks: list = []
         self.expect = "pass"
@@ -80,6 +82,16 @@ class Case:
     def check(self, path: str, equals, why: str) -> "Case":
         equals = json.loads(json.dumps(equals))        # a copy: a list the caller changes later stays as it was
         self.checks.append({"after": len(self.actions), "path": path, "equals": equals, "why": why})
+        return self
+
+    def check_cache(self, query, equals, why: str, ops=(), broker: int = 0, partition: int = 0) -> "Case":
+        """An answer of broker's leader-epoch cache (model.log.epoch_cache_answer): ``query`` after ``ops`` applied
+        to a copy of it, e.g. ``check_cache(["end_offset_for", 2], [2, 11], ..., ops=[["assign", 2, 10]])``."""
+        q = {"broker": broker, "partition": partition, "ops": [list(o) for o in ops], "query": query}
+        if not q["ops"]:
+            del q["ops"]
+        equals = json.loads(json.dumps(equals))
+        self.checks.append({"after": len(self.actions), "epoch_cache": q, "equals": equals, "why": why})
         return self
 
     def mark_errors(self) -> "Case":
@@ -274,9 +286,13 @@ class Case:
             "provenance": prov,
             "expect": self.expect,
             "violated": self.violated,
+        }
+        if self.start is not None:
+            out["start"] = self.start
+        out.update({
             "actions": [A.action_to_json(a) for a in self.actions],
             "checks": self.checks,
-        }
+        })
         return out
 
     def unchecked(self, what: str) -> "Case":
