@@ -18,6 +18,8 @@ import pytest
 
 from isrlab.model.config import ModelConfig, TRUNCATION_MODES, preset
 
+pytestmark = pytest.mark.props
+
 ROOT = Path(__file__).resolve().parent.parent
 
 #: The engine modules (properties/explore.py, the explorer, is checked by its own tests).

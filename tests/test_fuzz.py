@@ -323,12 +323,12 @@ def test_novelty_cells_mark_a_hw_held_back_below_what_the_isr_allows():
 
 def test_precondition_cells_are_the_steps_before_a_divergence_or_a_truncation_below_the_hw():
     """precondition_weight along the archived traces: KAFKA-6880's divergence levels 1 and 2 weigh 1 and 10;
-    KAFKA-7415's truncating ISR member below its leader's HW 10, KAFKA-13091's HW held back 10; KAFKA-7128's ISR
+    KAFKA-7415's truncating ISR member below its leader's HW 10, KAFKA-13091's HW held back 1; KAFKA-7128's ISR
     entry (none of these) nothing."""
     from isrlab.properties.walker import PRECONDITION_WEIGHTS, precondition_weight
 
     low, high, truncating, held = PRECONDITION_WEIGHTS
-    assert 0 < low < high == truncating == held
+    assert 0 < low == held < high == truncating
     weights = [precondition_weight(c) for c in _cell_field_along("no-kip-320-log_matching", slice(None))]
     assert weights == [0.0] * 19 + [low] * 5 + [high] * 14
     weights = [precondition_weight(c) for c in _cell_field_along("no-kafka-7415-hw_within_isr", slice(None))]
