@@ -774,3 +774,29 @@ def apply(cfg: ModelConfig, s: ClusterState, a) -> ClusterState:
     if s2 is None:
         raise NotEnabled(f"{A.describe(a)} is not enabled at time {s.now}")
     return s2
+
+
+#: Kinds some configurations never offer, with the config-level condition under which ``enabled_groups`` offers them.
+_KIND_GATES = {
+    A.OffsetsForLeaderEpoch: lambda cfg: cfg.truncation != "hw",         # KIP-101 (0.11)
+    A.AlterIsrRequest: lambda cfg: cfg.kip_497,                         # KIP-497 (2.7)
+    A.AlterIsrResponse: lambda cfg: cfg.kip_497,
+    A.FlushLog: lambda cfg: cfg.crash_loses_unflushed_data,             # no observable effect otherwise
+    A.ListOffsets: lambda cfg: cfg.list_offsets,                        # an observation, offered on request
+}
+
+
+def action_kinds(cfg: ModelConfig) -> tuple:
+    """The action kinds ``enabled_groups`` can ever offer under ``cfg``, in ``ACTION_TYPES`` order.
+
+    What an engine asks instead of reading protocol flags: the model knows which rules its configuration
+    has, the engines only which kinds of action can come.
+    """
+    return memo_by_identity(_KINDS, cfg, _action_kinds)
+
+
+_KINDS: dict = {}
+
+
+def _action_kinds(cfg: ModelConfig) -> tuple:
+    return tuple(k for k in A.ACTION_TYPES if k not in _KIND_GATES or _KIND_GATES[k](cfg))

@@ -59,51 +59,10 @@ subset of kinds, eager controller and fetchers, slow brokers) from a seed that
 Hypothesis draws: one rule call goes as far as a short walk, at the walker's
 cost per step instead of a rule draw per step, and the eager reactions make the
 deep interleavings short.  Both keep every one-kind rule, so nothing becomes
-unreachable.  With both (``run_machine``'s default), the first violation of each
-breaking preset's expected invariant, 60 s budget, one process per core on a
-loaded 2-core machine (seconds per seed; before: settle only):
-
-=====================  ============================  ==============================
-preset                 settle only (seeds 0-2)       settle + swarm (seeds 0-3)
-=====================  ============================  ==============================
-kafka-0.10.2           none within 60 s (0/3)        3.8, 0.1, 35.9 s; seed 0 none
-crash-loses-unflushed  44.1, 25.2, 51.5 s            4.0, 22.4, 0.2, 7.8 s
-kafka-0.11             22.9, 8.3, 3.8 s              0.8, 2.4, 1.8, 23.4 s
-kafka-2.0              20.0, 6.7, 3.8 s              0.6, 2.3, 1.4, 27.9 s
-no-kafka-7128          8.3, 6.6, 2.1 s               2.1, 12.6, 3.1, 6.4 s
-=====================  ============================  ==============================
-
-The machine applies 2,000-2,900 actions/s with the one-kind rules alone and
-5,000-10,000 with ``swarm_walk`` (a test case is about 24 rule calls).  (That
-table predates ``_no_local_constants``, so its seeds are other runs now; counted
-in test cases since: kafka-0.10.2 is found by seeds 6, 7 and 8 within 1,500, not
-by 0-5 or 9; no-kafka-7415's follower below the HW by seed 1 of seeds 0-13;
-no-kip-320 and no-kafka-7164, KAFKA-6880's divergence, by none of seeds 0-16
-and 0-12 respectively within 1,500, which is about 330,000 steps each.  The
-guided search finds those two.  Since the swarm policy aims half its runs' faults
-at the leader and the controller (``walker.P_TARGETED``), every ``swarm_walk`` is
-another walk: kafka-0.10.2 is found by seeds 1 and 2, and no-kafka-7415 by none
-of seeds 0-23 and 30-37 within 1,500 test cases, so no breaking preset beyond the
-five in tests/test_machines.py's MACHINE_FINDS is in the machine's reach.)
-
-Hypothesis's ``target()`` on progress scores (the walker's novelty cells) was
-tried as a third aid and measured with no gain (kafka-0.10.2 found in 2 of 4
-seeds within 60 s against 3 of 4 for the swarm macro alone, and the target phase
-took up to half the examples), so it is not part of the machine.  Tried again on
-no-kip-320 with the cell counters as targets (each counter, or the stale-follower
-count weighted first): nothing in seeds 0-3 within 1,500 test cases either.  Nor
-with a novelty score as the target (the rarity, counted over the run so far, of
-the rarest cell a test case reached, or the sum of 1/sqrt(count) over its
-cells): nothing in seeds 0-2 within 1,500 test cases, nor in seed 0 within
-15,573 (3.7M steps).  Nor with the guided search's ``precondition_weight`` (the
-highest a test case reached) as the target, on no-kafka-7164: nothing in seeds
-0-2 within 1,500 test cases (0.4-0.9M steps each).  Nor with a nemesis rule that expires
-(or crashes) ZooKeeper's leader inside its HW window, where KAFKA-7415's path starts (the guided
-search's ``walker._hw_window``): no-kafka-7415 in none of seeds 0-1 within 1,500 test cases (0.3M
-steps each).  The unguided seeded walker, whose swarm policy ``swarm_walk`` uses, missed
-no-kip-320 too, in each of campaign seeds 10-13 within 120 s (8.1M steps each): the limit is
-unguided random testing's, not this shell's.  The guided search finds each of the three in under
-1 s (median; benchmarks/engines.py).
+unreachable; ``run_machine`` adds both by default.  Hypothesis's ``target()`` on
+the walker's progress scores was tried as a further aid and dropped.  The
+figures behind these choices (times per preset, steps/s, what was tried) are in
+benchmarks/RESULTS.md.
 
 ``run_machine(cfg, seed, ...)`` runs a machine programmatically (fixed seed, no
 example database, optional wall-clock budget) and returns the violation and the
@@ -129,7 +88,7 @@ from ..model import actions as A
 from ..model.actions import describe
 from ..model.config import ModelConfig
 from ..model.state import Partition
-from ..model.step import enabled_groups, initial_state, step
+from ..model.step import action_kinds, enabled_groups, initial_state, step
 from ..model.trace import FORMAT, Trace, dumps_trace, model_version, trace_from_json
 from .invariants import BY_NAME, CATALOGUE, Violation, check_state, check_transition, witnesses
 from .settle import settle as settle_cluster
@@ -380,9 +339,10 @@ del _kind
 
 
 def rule_kinds(cfg: ModelConfig) -> tuple:
-    """The action kinds a machine over ``cfg`` has a one-kind rule for."""
-    return tuple(k for k in A.ACTION_TYPES if (cfg.kip_497 or k not in ALTER_ISR_KINDS)
-                 and (cfg.list_offsets or k not in LIST_OFFSETS_KINDS))
+    """The action kinds a machine over ``cfg`` has a one-kind rule for: the AlterIsr and ListOffsets kinds only
+    if the model offers them under ``cfg`` (``model.step.action_kinds``), every other kind always."""
+    offered = action_kinds(cfg)
+    return tuple(k for k in A.ACTION_TYPES if k not in ALTER_ISR_KINDS + LIST_OFFSETS_KINDS or k in offered)
 
 
 #: The control plane's bookkeeping, which ``settle_control_plane`` runs to quiescence (with KIP-497 also the
@@ -501,12 +461,13 @@ def machine_for(cfg: ModelConfig, invariants=CATALOGUE, *, name: str = "IsrMachi
              "budget_hit": False, "liveness": tuple(liveness), "__module__": __name__}
     if swarm:
         attrs["swarm_walk"] = swarm_walk
-    if cfg.kip_497:
-        for kind in ALTER_ISR_KINDS:
+    extra = tuple(k for k in rule_kinds(cfg) if k in ALTER_ISR_KINDS)
+    if extra:
+        for kind in extra:
             attrs[rule_name(kind)] = _kind_rule(kind)
-        attrs["settle_kinds"] = SETTLE_KINDS + ALTER_ISR_KINDS
-    if cfg.list_offsets:
-        for kind in LIST_OFFSETS_KINDS:
+        attrs["settle_kinds"] = SETTLE_KINDS + extra
+    for kind in rule_kinds(cfg):
+        if kind in LIST_OFFSETS_KINDS:
             attrs[rule_name(kind)] = _kind_rule(kind)
     return type(name, (SettlingMachine if settle else ModelMachine,), attrs)
 
@@ -684,11 +645,9 @@ def run_machine(cfg: ModelConfig, seed: int, max_examples: int = 100, stateful_s
     preset : str, optional
         Preset name recorded in the trace.
     settle : bool
-        Add the macro rule ``settle_control_plane`` (default): on crash-loses-unflushed it found the
-        lost acknowledged write in 1 of 3 seeds within 60 s, where the one-kind rules alone found it in none.
+        Add the macro rule ``settle_control_plane`` (default).
     swarm : bool
-        Add the macro rule ``swarm_walk`` (default): with it every breaking preset's expected violation,
-        kafka-0.10.2's lost write included, is found in seconds in most seeds (module docstring).
+        Add the macro rule ``swarm_walk`` (default; both measured in benchmarks/RESULTS.md).
     liveness : tuple of str
         See ``machine_for`` (a campaign checks every liveness property).
 

@@ -46,24 +46,13 @@ runs out or ``max_tests`` candidates have been replayed:
    state before the deleted one), keeping the result if the invariant still
    fails: a request whose response then never comes, a restart of a broker
    that no longer crashed, the deliveries of a controller that was never
-   elected all go with it, which pass 3 covers only for the pairs it names.
-   Over the guided search's violations of held-out campaign seeds 10-19 it
-   took the median shrunk length of no-kafka-7128 from 23.5 to 16, of
-   kafka-0.10.2 from 40.5 to 33, of crash-loses-unflushed from 26.5 to 22.5,
-   kafka-0.11 19.5 -> 18, kafka-2.0 17 -> 15.5, no-kip-320 37 -> 36.5,
-   no-kafka-7415 40.5 -> 40, no-kafka-7164 unchanged at 38.5, for at most
-   0.2 s more per shrink.  Deleting 2-8 adjacent actions this way found
-   nothing more on kafka-0.10.2;
+   elected all go with it, which pass 3 covers only for the pairs it names
+   (figures: benchmarks/RESULTS.md);
 7. once passes 2-6 change nothing, remove every pair of actions, wherever
    they are (the pairs ending later first), and go back to pass 2 if one
    goes: a trace at the fixpoint is 2-minimal, no single action and no two
    can be deleted.  It costs about n^2/2 replays of a suffix, so it runs last
-   (0.01-0.3 s on the 40-action traces of KAFKA-6880).  It found shorter
-   traces than passes 1-5 for 8 of 60 guided-search violations (held-out
-   campaign seeds 10-19 of six breaking presets), by up to five actions:
-   kafka-0.11's median shrunk length went 16 -> 14, no-kip-320's 41 -> 40,
-   kafka-0.10.2's 30.5 -> 29.5; no-kafka-7164 and crash-loses-unflushed did
-   not change;
+   (0.01-0.3 s on 40-action traces);
 8. only when asked (``bfs_states`` > 0; ``isrlab shrink``), once passes 2-7
    change nothing: a breadth-first search over the trace's own actions, every
    sequence of them (each any number of times, in any order) shorter than the
@@ -72,23 +61,9 @@ runs out or ``max_tests`` candidates have been replayed:
    it meets is the shortest over that alphabet; it replaces the trace and
    passes 2-7 run again.  Deletion keeps the order of what it keeps, so it
    cannot find another interleaving of the same events: this pass can.  It
-   took crash-loses-unflushed's 16-28-action traces to 12-13 (the explorer's
-   shortest, with scheduled tasks made eager, is 15) and kafka-0.11's 14-18
-   to 12, but only where the space below the trace's length is small: 1k-73k
-   states at about 150 us each, while about half the traces had more than
-   100k (held-out campaign seeds 10-19).  Bounded at 5,000 states it
-   shortened 3 of 50 traces of five presets (kafka-0.11 14 -> 12) for
-   0.4-0.8 s more per shrink, which is why the fuzzer's own shrinks leave it
-   off and ``isrlab shrink`` offers it for the traces one keeps.
-
-Tried and not kept: regrowing the end of a shrunk trace, i.e. from the state
-after each of its prefixes, 20 or 300 seeded swarm walks (``walker.Policy``)
-no longer than the rest of the trace, the first that fails replacing the rest,
-then shrinking again.  With 300 walks per prefix (1-5 s per trace) it took 2
-of 10 no-kafka-7415 traces from 47 and 53 to 38 and 47 actions and 1 of 10
-kafka-0.10.2 traces from 41 to 22 (medians 42.5 -> 40 and 30 -> 28; held-out
-campaign seeds 10-19): the shorter traces mostly differ early, not at the end.
-
+   costs a few hundred microseconds per state and most traces have more states
+   below their length than a fuzzer's shrink can afford, so the fuzzer's own
+   shrinks leave it off and ``isrlab shrink`` offers it for the traces one keeps.
 
 Termination: a candidate replaces the current trace only if it is strictly
 smaller in the well-founded order (length, sum of field ranks, sum of tick

@@ -24,7 +24,7 @@ from itertools import accumulate
 from ..model import actions as A
 from ..model.config import ModelConfig
 from ..model.state import TRUNCATING, Partition
-from ..model.step import enabled_groups, initial_state, step
+from ..model.step import action_kinds, enabled_groups, initial_state, step
 from .budget import CHECK_MASK
 from .invariants import CATALOGUE, Violation, check_state, check_transition, witnesses
 from .settle import settle, settle_after_run
@@ -67,15 +67,7 @@ EAGERNESS = 0.9
 BROKER_WEIGHTS = (0.1, 1.0, 1.0)
 #: Fault kinds a run may aim at role holders (with probability P_TARGETED): a broker that believes it
 #: leads a partition, or the controller, weighs TARGET_WEIGHT times as much as another when one of
-#: these kinds is chosen.  Median steps of the guided search to the first violation, P_TARGETED 0 / 0.5
-#: (campaign seeds 0-19 / 20-39 / 40-79): no-kafka-7415 195k / 172k and 537k / 101k (p < 0.001);
-#: no-kafka-7164 86k / 48k, 69k / 45k and 97k / 62k (p = 0.02); no-kip-320 122k / 69k, 132k / 63k and
-#: 79k / 73k (each p > 0.15); over seeds 0-19 kafka-0.10.2 11.5k / 12.3k, kafka-0.11 7.6k / 7.2k,
-#: crash-loses-unflushed 6.9k / 4.6k, no-kafka-7128 22.6k / 14.1k.  Aiming every run (P_TARGETED 1,
-#: weight 4) slowed the bugs that need a follower to fail (kafka-0.11 28.5k, no-kafka-7128 33.7k), and
-#: so did a draw among leader, controller or no target (kafka-0.11 17.1k); adding "the followers" as a
-#: fourth target gained nothing (no-kafka-7164 84k).  TARGET_WEIGHT 30 (seeds 40-79, against 10): no-kip-320
-#: 73k -> 62k and no-kafka-7164 62k -> 49k, but kafka-0.11 7.8k -> 16.9k (7.9k untargeted), so 10 stays.
+#: these kinds is chosen (the measurements behind both values: benchmarks/RESULTS.md).
 TARGETED_KINDS = frozenset({A.BrokerCrash, A.ZkSessionExpire})
 P_TARGETED = 0.5
 TARGET_WEIGHT = 10.0
@@ -126,7 +118,8 @@ class Policy:
         self.rng = rng
         self.kinds = swarm_kinds(rng, swarm)
         self.weights = [rng.choice(BROKER_WEIGHTS) for _ in range(cfg.n_brokers)] if swarm else None
-        candidates = EAGER_CANDIDATES + EAGER_ALTER_ISR if cfg.kip_497 else EAGER_CANDIDATES
+        model_kinds = action_kinds(cfg)
+        candidates = EAGER_CANDIDATES + tuple(k for k in EAGER_ALTER_ISR if k in model_kinds)
         self.eager = frozenset(k for k in candidates if rng.random() < P_EAGER) if swarm else frozenset()
         self.targeted = swarm and rng.random() < P_TARGETED
 
@@ -231,93 +224,21 @@ def _without(invariants, violations) -> tuple:
 
 
 # --------------------------------------------------------------------------- guided search
-def novelty_key(cfg: ModelConfig, s) -> tuple:
-    """A coarse abstraction of a state for novelty search: ``(cell, detail)``.
+def novelty_key(s) -> tuple:
+    """A coarse abstraction of a state for novelty search: ``(cell, detail)``, read from the state alone.
 
-    ``cell`` is durability progress and fault history: how many replicas lack the first acknowledged
-    record and how many of those are in the ZooKeeper ISR the controller elects from, whether anything
-    was acknowledged, the crash and session-expiry counters, and whether a follower ever truncated a
-    record, a leader ever shrank or expanded its ISR, how many live followers fetch under a stale
-    leader epoch (0, 1, 2+), how far a follower's log diverges below its fetch offset
-    (``_divergence``: 0, 1, 2), and, from one pass over leaders' ISR members with a lower HW
-    (``_isr_members_below_hw``), whether a zombie leader's ISR holds such a member with a later
-    epoch than ZooKeeper's leader has cached, whether such a member is truncating, and whether such
-    a member is ZooKeeper's leader, leading its epoch (0; 1 before its first append there, with
-    records left to produce; 2 after it); last, whether ZooKeeper's leader has a HW its live
-    followers have not heard of yet (``_hw_window``: 0; 1; 2 with its session expired).
-    ``detail`` is the configuration the cluster is in: the highest leader epoch, which live brokers
-    believe they lead which partition, how many controller instances exist.  Coarse on purpose (a
-    few hundred cells, a few thousand keys), so that the corpus keeps the states that opened a new
-    situation (first acknowledged write, a broker lacking it, such a broker in the ISR, a first
-    crash, a leader change...) and not every offset.  Counting the
-    ISR members that lack the first acknowledged record cut the median steps to a lost write on
-    kafka-0.10.2 from 127k to 110k (8 seeds, under the old one-level schedule).  Counting the live
-    followers whose fetcher runs under an older leader epoch than ZooKeeper's found no-kip-320's log
-    divergence (KAFKA-6880) in 3 of 4 seeds within 1.5M steps (68k, 129k, 313k) where none of the
-    first two seeds had found it without; the five other breaking presets' medians over 10 seeds moved
-    within their noise (kafka-0.10.2 16.5k -> 15.9k steps, kafka-0.11 16.4k -> 9.0k,
-    crash-loses-unflushed 9.7k -> 7.8k, no-kafka-7128 9.9k -> 13.1k).  The divergence level cut the
-    median steps to KAFKA-6880's divergence 3-9x (campaign seeds 0-5: no-kip-320 539k -> 172k,
-    no-kafka-7164 1.12M -> 123k; over seeds 0-11 161k and 123k) and kafka-0.10.2's lost write from
-    28.5k to 19.8k (seeds 0-39); over seeds 0-19 kafka-0.11 and kafka-2.0 went 7.8k -> 9.7k and
-    no-kafka-7128 11.8k -> 13.1k (within noise), crash-loses-unflushed 7.6k -> 12.1k (mean 8.5k ->
-    11.4k: the extra cells thin out the energy a lossy crash needs).  Counting only followers in the
-    fetching state (not truncating) gave the same figures within noise.  Cost: none measurable
-    (guided steps/s on kafka-2.4 18.2k before, 18.4k after).  The truncating-below-HW field cut
-    KAFKA-7415's truncation below the HW from 753k to 195k median steps (campaign seeds 0-19; mean
-    825k -> 409k; Mann-Whitney p = 0.02).  Along a search the parts are common (zombie leaders with
-    a HW in about a fifth of the states, a follower about to get an UNDEFINED answer in 1-2%, a
-    truncating ISR member with a lower HW in about 0.4%) but all three at once only a few times, one
-    step from the violation.  Over the same seeds no-kip-320 went 72k -> 122k (mean 94k -> 125k,
-    p = 0.23, within noise), no-kafka-7164 85k -> 86k, and the five shallow presets moved within
-    noise (kafka-0.10.2 unchanged, kafka-0.11 and kafka-2.0 5.7k -> 7.6k, crash-loses-unflushed
-    5.7k -> 6.9k, no-kafka-7128 27.9k -> 22.6k).  The member-ahead field, with the search's
-    precondition share, cut no-kafka-7415 from 149k to 56k median steps (seeds 0-19, p = 0.01; mean
-    271k -> 87k) and from 217k to 59k over seeds 20-39 (p = 0.04); the other presets moved within
-    noise (seeds 0-19: no-kip-320 32k -> 38k, no-kafka-7164 22.3k -> 22.7k, no-kafka-7128 19.9k ->
-    23.0k, kafka-0.11 11.1k -> 14.0k, kafka-0.10.2 and crash-loses-unflushed unchanged; p > 0.5 for
-    each).  Phase marks along 8 searches had shown the truncating member (the field after it)
-    reached within 135-26k steps and hundreds of times, and the violation waiting for a member whose
-    epoch the new leader lacks, a few times just before it.  A level before it (such a member holding records of
-    a later epoch than the zombie's, before ZooKeeper's leader changes again), weighing 1 with the
-    member-ahead field 1 or 10: 75k and 61k against 56k (seeds 0-19), so the field stays one bit.
-    Phase marks along the held-out seeds 10-19 put the remaining steps before the member, as
-    ZooKeeper's leader, appends in its own epoch (reached at 9k-249k steps, 1-184 times), while the
-    member being ZooKeeper's leader comes within 0.5k-11k steps and thousands of times; that as a
-    level before the field (weight 1, the field 1 or 10) gave 80k and 54k, no gain either; nor did
-    aiming a targeted run's produce requests at the brokers that believe they lead (104k), or a cell
-    field for the records the preset has left to produce (spent or not: 119k; 0, 1, 2+: 86k).
-    Finer phase marks (seeds 10-15) placed the wait earlier still: ZooKeeper's leader sits in a
-    zombie's ISR with a lower HW within 0.5k-11k steps, but in nearly all such states it is the only
-    live member of ZooKeeper's ISR, and a leader alone in its ISR raises its HW to its LEO as it takes
-    over (``Partition.makeLeader``), up to the zombie's.  The states that lead on have another live
-    ISR member, whose unknown LEO keeps the new leader's HW down; they first come at 39k-111k steps,
-    and the leader's own append follows within a few steps.  Cell fields for them, weighed 1 or 10
-    in the precondition share: "ZooKeeper's leader in a zombie's ISR below its HW, with another live
-    ISR member" (and leading), 55k and 72k; "ZooKeeper's leader leading its epoch in a zombie's ISR
-    below its HW, no append yet, records left" (and appended), 48k (weights 1 and 10, p = 0.49), 44k
-    (10 and 10, p = 0.22) and 54k (1 and 1), against 56k (seeds 0-19).  The second is kept as a
-    field, weight 10 before and after the append, and only where KAFKA-7415's fix is off: over
-    seeds 0-39 no-kafka-7415 went 56k -> 38k median steps (mean 139k -> 65k, p = 0.011; seeds 20-39
-    alone 59k -> 32k, p = 0.018), while kafka-0.10.2, kafka-0.11 and kafka-2.0 (also without the
-    fix) stayed within noise (12.6k -> 12.6k, 14.0k -> 13.9k, 14.0k -> 13.9k; p > 0.9, seeds 0-19).
-    The last field, the HW window (``_hw_window``), came from marking one more phase along a
-    no-kafka-7415 search (campaign seed 11, 57k steps, no violation): every state in which a zombie
-    led with a HW above ZooKeeper's leader, that leader in its ISR, had ZooKeeper's ISR down to the
-    leader alone.  The path needs the leader's session to expire inside the window, with both
-    followers live in the ISR and before either has a fetch response carrying the new HW: the
-    window was open in about 390 states of that search, its leader's session expired in it in none.
-    Weighing the window 1 and its expiry 10 in the precondition share, where KAFKA-7415's fix is
-    off (as the field before it), median steps to the first violation (mean; Mann-Whitney p):
-    no-kafka-7415 37.7k -> 22.4k (64.8k -> 36.5k; p = 0.065) over seeds 0-39, then 45.9k -> 25.4k
-    (73.4k -> 40.3k; p = 0.005) over seeds 40-79, measured after the choice; kafka-0.10.2
-    12.6k -> 6.7k, kafka-0.11 and kafka-2.0 13.9k -> 6.2k (seeds 0-19, p 0.18-0.39; these presets
-    lack KAFKA-7128's fix, and KIP-101's lost write starts at the window too).  Looked for
-    everywhere, the window gave no-kafka-7128 23.0k -> 7.5k over seeds 0-19 (p = 0.09) but 26.1k ->
-    23.4k over seeds 20-59 (p = 0.77), no clear gain; no-kafka-7164 went 22.7k -> 52.8k and
-    no-kip-320's mean 41.5k -> 92.5k (seeds 0-19; crash-loses-unflushed unchanged): KAFKA-6880's
-    divergence does not pass through the window, whose cells drew the precondition share away from
-    the divergence cells.
+    ``cell`` is durability progress, fault history and how close the invariants are to failing, in
+    generic protocol terms: how many replicas lack the first acknowledged record and how many of
+    those are in ZooKeeper's ISR, whether anything was acknowledged, the crash and session-expiry
+    counters, whether a follower ever truncated a record and a leader ever shrank or expanded its ISR,
+    how many live followers fetch under a leader epoch older than ZooKeeper's (0, 1, 2+), how far a
+    follower's log diverges below its fetch offset (``_divergence``: 0, 1, 2; log_matching's
+    precondition), and whether a leader's ISR member below its HW is truncating (``_truncating_below_hw``;
+    hw_within_isr's).  ``detail`` is the configuration the cluster is in: the highest leader epoch,
+    which live brokers believe they lead which partition, how many controller instances exist.
+    Coarse on purpose (a few hundred cells, a few thousand keys), so that the corpus keeps the states
+    that opened a new situation, not every offset.  No field depends on the configuration's flags:
+    the search is told nothing about which rules the model runs (benchmarks/RESULTS.md, issue 21).
     """
     g = s.ghost
     brokers = s.brokers
@@ -360,132 +281,49 @@ def novelty_key(cfg: ModelConfig, s) -> tuple:
     max_epoch = max([e for _p, e, _b in leaders]) if leaders else -1
     cell = (lacking, lacking_in_isr, min(len(g.acked), 2), g.crashes, g.session_expirations,
             g.truncations > 0, g.isr_shrinks > 0, g.isr_expands > 0, min(stale, 2), diverged,
-            *_isr_members_below_hw(s, not cfg.kafka_7415, g.produced < cfg.max_records),
-            _hw_window(s) if not cfg.kafka_7415 else 0)
-    if cfg.kip_497:
-        cell += (_alter_isr_race(s), _shrink_holds_hw(cfg, s))
+            _truncating_below_hw(brokers), _hw_held_back(brokers))
     return cell, (max_epoch, roles, len(s.controllers))
 
 
-def _shrink_holds_hw(cfg, s) -> int:
-    """1 if a leader has an ISR shrink pending (KIP-497) whose leaving members hold its HW back: committed, the
-    shrink would let the HW rise (KAFKA-13091's path, where the commit does not recompute it)."""
-    lag, now = cfg.replica_lag_time_max_ms, s.now
-    for br in s.brokers:
+def _hw_held_back(brokers) -> bool:
+    """True if a live leader's HW is below the lowest LEO, as it records them, over the smallest ISR it may have
+    next (its ISR less the members a pending shrink removes; its ISR when no change is pending).
+
+    A relation between HW, LEO and ISR that holds only for a moment when HW computations follow
+    every ISR and LEO change: the HW could rise and has not, the state before a HW is left behind
+    (hw_advanced_on_isr_shrink) or a consumer waits for records the ISR holds.
+    """
+    for br in brokers:
         if not br.alive:
             continue
-        for p, part in enumerate(br.partitions):
-            if type(part) is not Partition or part.leader != br.broker_id or part.pending_isr is None \
-                    or part.pending_isr.expand:
+        b = br.broker_id
+        for p, pt in enumerate(br.partitions):
+            if type(pt) is not Partition or pt.leader != b:
                 continue
             log = br.logs[p]
-            new_hw = log.log_end_offset
-            for r in part.remote_replicas:
-                if r.log_end_offset < new_hw and (now - r.last_caught_up_time_ms <= lag or (
-                        r.broker_id in part.isr and r.broker_id not in part.pending_isr.replicas)):
-                    new_hw = r.log_end_offset
-            if new_hw > log.high_watermark:
-                return 1
-    return 0
-
-
-def _alter_isr_race(s) -> int:
-    """KAFKA-12686's window, a cell field of KIP-497 presets only: 1 if a broker has an AlterIsr response in flight
-    for a partition it has led since in a later leader epoch (a LeaderAndIsr came between the controller's
-    answer and the leader's reading of it); 2 if in that window the partition is pending again, a new proposal
-    the old response's handling will meet (``AlterIsrManager`` removes the partition's item whatever it is)."""
-    best = 0
-    for br in s.brokers:
-        inflight = br.alter_isr_inflight
-        if inflight is None or not br.alive:
-            continue
-        for item in inflight.items:
-            part = br.partitions[item.request.partition]
-            if type(part) is Partition and part.leader == br.broker_id \
-                    and part.leader_epoch > item.request.leader_epoch:
-                if part.pending_isr is not None:
-                    return 2
-                best = 1
-    return best
-
-
-def _hw_window(s) -> int:
-    """2 if ZooKeeper's leader of a partition, with its ZooKeeper session expired, has a HW above every other
-    live member of its ISR, at least two of them; 1 if the same holds with its session alive; else 0.
-
-    The HW window: the leader has advanced its HW (``Partition.maybeIncrementLeaderHW``) and no
-    follower has had a fetch response carrying it yet.  If the leader's session expires inside the
-    window (2), the controller elects the next live ISR member, whose HW is below the deposed
-    leader's while that leader, still alive, goes on leading as a zombie; and the new leader keeps
-    its HW down as it takes over, since the other live member's LEO is unknown to it.  That is where
-    KAFKA-7415's path starts (the next field, ``_isr_members_below_hw``'s new leader below the HW,
-    is its following step), where KAFKA-7128's starts (the new leader's lagging HW lets a follower
-    rejoin its ISR without the records of its epoch), and where KIP-101's lost write starts (a
-    follower elected with a HW below the record it will truncate).  Looked for only where KAFKA-7415's
-    fix is off (see ``novelty_key``).
-    """
-    brokers, sessions = s.brokers, s.zk.sessions
-    best = 0
-    for p, zk_state in enumerate(s.zk.partition_states):
-        if zk_state is None or zk_state.leader < 0:
-            continue
-        b = zk_state.leader
-        br = brokers[b]
-        if not br.alive:
-            continue
-        pt = br.partitions[p]
-        if type(pt) is not Partition or pt.leader != b or pt.leader_epoch != zk_state.leader_epoch:
-            continue
-        hw = br.logs[p].high_watermark
-        if hw <= 0:
-            continue
-        live = 0
-        for m in pt.isr:
-            member = brokers[m]
-            if m == b or not member.alive:
+            if log is None:
                 continue
-            log = member.logs[p]
-            if log is None or log.high_watermark >= hw:
-                break
-            live += 1
-        else:
-            if live >= 2:
-                if not sessions[b]:
-                    return 2
-                best = 1
-    return best
+            hw = log.high_watermark
+            low = log.log_end_offset
+            if low <= hw:
+                continue
+            pend = pt.pending_isr
+            leaving = pend.replicas if pend is not None and not pend.expand else ()
+            for r in pt.remote_replicas:
+                if r.broker_id in pt.isr and r.broker_id not in leaving and r.log_end_offset < low:
+                    low = r.log_end_offset
+            if low > hw:
+                return True
+    return False
 
 
-def _isr_members_below_hw(s, new_leaders: bool, records_left: bool) -> tuple:
-    """``(member ahead of leader, truncating below HW, new leader below HW)``: facts about a leader's ISR members
-    below its HW.
+def _truncating_below_hw(brokers) -> bool:
+    """True if a live member of a leader's ISR has a HW below that leader's and is truncating.
 
-    One pass over every live broker that believes it leads a partition with a HW above 0 (zombies
-    included, as in ``hw_within_isr``) and the other live members of its ISR whose HW is lower:
-
-    * member ahead of leader: the broker is a zombie (it leads an older epoch than ZooKeeper's: its
-      session expired, or the request has not come) and the member, not ZooKeeper's leader itself,
-      holds a later epoch than ZooKeeper's leader has cached.  The step before the next fact on
-      KAFKA-7415's path: when that member follows ZooKeeper's leader, its OffsetsForLeaderEpoch asks
-      for an epoch the leader does not know, and without KAFKA-7415 the answer is UNDEFINED and the
-      member truncates to its own HW, below the zombie's.
-    * truncating below HW: the member is truncating.  The state one step before an ISR member's LEO
-      can fall below its leader's HW (``hw_within_isr``): a truncation is the only way a log shrinks,
-      and one that falls back to the member's own HW (an UNDEFINED OffsetsForLeaderEpoch answer,
-      KAFKA-7415) lands below the leader's.
-    * new leader below HW: the broker is a zombie and the member is ZooKeeper's leader, leading its epoch
-      (its LeaderAndIsr has come): 1 before its first append in that epoch while the preset has records
-      left to produce, 2 once it has appended (its cache holds its epoch).  Two steps before the member
-      ahead of leader on KAFKA-7415's path: the new leader, still below the zombie's HW, appends in its
-      epoch, and loses the leadership to a broker that has not fetched that record.  Only looked for
-      with ``new_leaders`` (KAFKA-7415's fix off): with the fix a new leader caches its epoch as it
-      takes over, the path does not exist, and the field (weight 10 in the precondition share) drew
-      extensions away from the other presets' preconditions (no-kafka-7164: 22.7k -> 45.6k median steps,
-      seeds 0-19, p = 0.12).
+    Every live broker that believes it leads a partition with a HW above 0 counts, zombies included,
+    as in ``hw_within_isr``.  A truncation is the only way a log shrinks, so this is the state one step
+    before an ISR member's LEO can fall below its leader's HW: how close that invariant is to failing.
     """
-    brokers, states = s.brokers, s.zk.partition_states
-    ahead = truncating = False
-    new_leader = 0
     for br in brokers:
         if not br.alive:
             continue
@@ -496,11 +334,6 @@ def _isr_members_below_hw(s, new_leaders: bool, records_left: bool) -> tuple:
             hw = br.logs[p].high_watermark
             if hw <= 0:
                 continue
-            zk_state = states[p]
-            zk_leader, zk_leader_log = -1, None
-            if zk_state is not None and zk_state.leader >= 0 and zk_state.leader_epoch > pt.leader_epoch:
-                zk_leader = zk_state.leader
-                zk_leader_log = brokers[zk_leader].logs[p]
             for m in pt.isr:
                 if m == b:
                     continue
@@ -510,22 +343,10 @@ def _isr_members_below_hw(s, new_leaders: bool, records_left: bool) -> tuple:
                 log = member.logs[p]
                 if log is None or log.high_watermark >= hw:
                     continue
-                if not truncating:
-                    f = member.fetchers[p]
-                    truncating = f is not None and f.state == TRUNCATING
-                if m == zk_leader:
-                    if new_leaders and new_leader < 2:
-                        mp = member.partitions[p]
-                        if type(mp) is Partition and mp.leader == m and mp.leader_epoch == zk_state.leader_epoch:
-                            if log.latest_epoch == zk_state.leader_epoch:
-                                new_leader = 2
-                            elif records_left:
-                                new_leader = 1
-                elif not ahead and zk_leader_log is not None:
-                    ahead = log.latest_epoch > zk_leader_log.latest_epoch
-                if ahead and truncating and (new_leader == 2 or not new_leaders):
-                    return True, True, 2
-    return ahead, truncating, new_leader
+                f = member.fetchers[p]
+                if f is not None and f.state == TRUNCATING:
+                    return True
+    return False
 
 
 def _divergence(brokers, log, p: int, f, zk_state) -> int:
@@ -630,46 +451,30 @@ SEEN_DECAY = 0.75
 #: With this probability (once such a cell exists) an extension starts from a precondition cell
 #: (``precondition_weight``).
 P_PRECONDITION = 0.5
-#: A precondition cell's weight among precondition cells, before the decays: divergence level 1 and 2, a zombie's ISR
-#: member ahead of ZooKeeper's leader, truncating below the HW, ZooKeeper's leader below a zombie's HW before and
-#: after its first append, and the HW window open and its leader's session expired inside it.
-PRECONDITION_WEIGHTS = (1.0, 10.0, 1.0, 10.0, 10.0, 10.0, 1.0, 10.0)
+#: A precondition cell's weight among precondition cells, before the decays: divergence level 1 and 2, an ISR
+#: member truncating below its leader's HW, and a HW held back below what the ISR allows (1, not 10: about 4% of
+#: states on kafka-2.4, weighed 10 it drew the share away from the divergence cells; benchmarks/RESULTS.md).
+PRECONDITION_WEIGHTS = (1.0, 10.0, 10.0, 1.0)
 
-#: Positions in the novelty cell (``novelty_key``) of the precondition fields (_ALTER_ISR_RACE: KIP-497 presets).
-_DIVERGENCE, _AHEAD, _TRUNCATING, _NEW_LEADER, _HW_WINDOW, _ALTER_ISR_RACE, _SHRINK_HOLDS_HW = 9, 10, 11, 12, 13, 14, 15
-#: The AlterIsr race's weight among precondition cells, open (1) and with a new proposal pending in it (2);
-#: a pending shrink holding the HW back.
-ALTER_ISR_RACE_WEIGHTS = (1.0, 10.0)
-SHRINK_HOLDS_HW_WEIGHT = 10.0
+#: Positions in the novelty cell (``novelty_key``) of the precondition fields.
+_DIVERGENCE, _TRUNCATING, _HELD_BACK = 9, 10, 11
 
 
 def precondition_weight(cell: tuple) -> float:
-    """How much a novelty cell (``novelty_key(s)[0]``) shows a violation's precondition; 0.0 for none.
+    """How close a novelty cell (``novelty_key(s)[0]``) is to a violation of the catalogue; 0.0 for not close.
 
-    The cell fields that mark the steps before a log divergence or a truncation below the HW: the
-    divergence level (``_divergence``; 1 the step before 2), a zombie's ISR member ahead of
-    ZooKeeper's leader and a truncating ISR member below its leader's HW, the step after, and
-    before them ZooKeeper's leader below a zombie's HW before and after its first append
-    (``_isr_members_below_hw``), and before that the HW window, open (1) and with its leader's
-    session expired inside it (10; ``_hw_window``).  Weighing a member ahead 10 instead of 1 gave the
-    same no-kafka-7415 median (54k against 56k steps, seeds 0-19).  Go-Explore's selection likewise
-    weighs cells by domain knowledge (the level and keys held) on top of the visit counts.
+    Two generic measures: the divergence level (``_divergence``: 1, ZooKeeper's leader lacks records
+    a follower holds below its fetch offset, the step before 2, its own fetch leader lacks them:
+    log_matching's precondition) and an ISR member truncating below its leader's HW (hw_within_isr's,
+    and through it the durability invariants').  Go-Explore's selection likewise weighs cells by
+    domain knowledge on top of the visit counts.
     """
     level = cell[_DIVERGENCE]
     w = PRECONDITION_WEIGHTS[level - 1] if level else 0.0
-    if cell[_AHEAD]:
-        w = max(w, PRECONDITION_WEIGHTS[2])
     if cell[_TRUNCATING]:
+        w = max(w, PRECONDITION_WEIGHTS[2])
+    if cell[_HELD_BACK]:
         w = max(w, PRECONDITION_WEIGHTS[3])
-    if cell[_NEW_LEADER]:
-        w = max(w, PRECONDITION_WEIGHTS[3 + cell[_NEW_LEADER]])
-    if cell[_HW_WINDOW]:
-        w = max(w, PRECONDITION_WEIGHTS[5 + cell[_HW_WINDOW]])
-    if len(cell) > _ALTER_ISR_RACE:
-        if cell[_ALTER_ISR_RACE]:
-            w = max(w, ALTER_ISR_RACE_WEIGHTS[cell[_ALTER_ISR_RACE] - 1])
-        if cell[_SHRINK_HOLDS_HW]:
-            w = max(w, SHRINK_HOLDS_HW_WEIGHT)
     return w
 
 
@@ -706,72 +511,13 @@ def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 
     from a kept state, and walks up to extension_steps actions under a fresh swarm policy.  Because
     the model is pure, kept states are reused directly, without replaying their traces.
 
-    ``p_restart`` was tuned on the five breaking presets of the time (median steps to the first
-    violation over campaign seeds 0-9, 6000 extensions per run; 0.3 / 0.15 / 0.1 / 0.05):
-    kafka-0.10.2 28.7k / 20.8k / 16.5k / 13.6k, crash-loses-unflushed 9.7k / 3.9k / 9.7k / 4.4k,
-    kafka-0.11 6.0k / 9.8k / 16.4k / 14.9k, no-kafka-7128 13.8k / 13.7k / 9.9k / 16.1k.  Rarer
-    restarts let the corpus go deeper; 0.1 bounds the worst preset's median without leaning on the
-    noisiest numbers (benchmarks/engines.py reports it on held-out seeds).
-
-    Scheduling is two-level, as in Go-Explore's cell selection: first a cell (the durability and
-    fault part of the key) with weight (1 + times chosen) ** -CELL_DECAY, then uniformly one of the
-    cell's kept states (which differ in leaders, epochs and controllers).  The one-level schedule it
-    replaces chose a kept state with weight 1 / (times its key was seen): most keys are transient
-    configurations seen once or twice, so that long tail took nearly all the energy, and the few states
-    from which a deep bug is a short walk away starved (in one kafka-0.10.2 run, 4 such states out of
-    1,962 had 0.03% of the weight and were extended 4 times in 1,578 extensions).  With cells, a
-    configuration tail only splits its own cell's share.
-
-    A cell's weight also falls with the number of steps that reached one of its states,
-    ``** -SEEN_DECAY`` (Go-Explore's "times seen" count; recomputed when the cell is chosen): a
-    situation the walks seldom reach gets more extensions than one they fall into all the time.
-    Measured in steps to the first violation (median over campaign seeds, SEEN_DECAY 0 / 0.75):
-    no-kip-320 161k / 71k and no-kafka-7164 123k / 90k (seeds 0-11), kafka-0.10.2 18.8k / 11.5k
-    (seeds 0-19); over seeds 0-39 no-kafka-7128 14.8k / 14.8k, kafka-0.11 7.8k / 7.0k,
-    crash-loses-unflushed 9.5k / 6.3k.  1.0 did better on KAFKA-6880 over seeds 0-5 (no-kip-320 48k,
-    no-kafka-7164 46k) but not over 6-11, and worse on the others over seeds 0-19 (kafka-0.10.2
-    24.0k, kafka-0.11 13.7k, no-kafka-7128 21.0k); 0.5 did no better than 0 on KAFKA-6880 (seeds 0-5).
-
-    Tried and not kept, median steps to the first violation over campaign seeds 0-7 (the settings
-    before the truncating-below-HW cell field:
-    no-kip-320 67k, no-kafka-7164 127k, no-kafka-7415 377k): a cell field for a zombie leader (a live
-    broker leading an epoch older than ZooKeeper's) 133k / - / 597k; a zombie whose ISR holds a member
-    with a lower HW 130k / - / 304k; cell weight times (1 + nonzero fault and progress fields) 100k /
-    45k / 372k, squared 119k for no-kip-320; 20 or 80 steps per extension 122k or 121k on no-kip-320
-    (20: 83k on no-kafka-7164); 1,000 / 2,000 / 60,000 extensions per run on no-kafka-7415 782k / 256k
-    / 600k.  Each is within the seed-to-seed spread (a factor of 10 within one setting) or worse.  With
-    the truncating-below-HW field: two more divergence levels (the follower's fetch leader believes it
-    leads; and has records beyond the fetch offset) 122k -> 106k on no-kip-320 (seeds 0-19), with 9 of
-    the 20 seeds step for step the same, because those states come only a step or two before the
-    violation.  Marking KAFKA-6880's phases along the searches (seeds 0-9 of no-kip-320 and
-    no-kafka-7164) showed where the steps go: a follower diverged from a fetch leader that is in
-    ZooKeeper's ISR comes within 0.5-33k steps, and that fetch leader being elected takes most of the
-    rest (up to 165k).  The election needs a fault on the broker that leads or controls, which is what
-    the swarm policy's fault targeting (``P_TARGETED``) makes likelier.
-
-    Half the extensions (``P_PRECONDITION``), once such a cell exists, draw their cell among the cells
-    that show a violation's precondition (``precondition_weight``: a follower diverged from its fetch
-    leader, weight 10, or from ZooKeeper's leader, 1; a zombie's ISR member ahead of ZooKeeper's
-    leader, 1; a truncating ISR member below its leader's HW, 10; ZooKeeper's leader below a
-    zombie's HW, 10; the HW window, 1, and its leader's session expired inside it, 10), with the same
-    decays.  These are domain knowledge drawn from the known bug classes (KIP-101, KIP-279,
-    KAFKA-6880, KAFKA-7128, KAFKA-7164, KAFKA-7415), as Go-Explore's cells are drawn from the
-    game: a bug with another precondition gets the other half of the extensions and no help from
-    this half.  The phase marks above showed the
-    divergence coming early and the rest of the search spent elsewhere: without the share, the cells
-    with a follower diverged from its fetch leader (5-8% of 100-700 cells) got 6-11% of the
-    extensions after the first of them appeared (no-kip-320, seeds 0-5); with it they get over half.
-    Median steps to the first violation, without / with (Mann-Whitney p): no-kip-320 112k / 32k
-    (seeds 0-19, p = 0.01) and 51k / 19.5k (seeds 20-39, p = 0.009); no-kafka-7164 74k / 22k (0-19,
-    p < 0.001) and 61k / 22k (20-39, p = 0.02); no-kafka-7415 295k / 149k (0-19, p = 0.29);
-    no-kafka-7128 10.6k / 19.9k (0-19, p = 0.08) and 25.1k / 30.6k (20-59, p = 0.99); kafka-0.10.2
-    11.1k / 12.6k, kafka-0.11 14.9k / 11.1k, crash-loses-unflushed 7.1k / 6.0k (0-19, p > 0.4).  A
-    share of 0.3 gave no-kip-320 52k and no-kafka-7164 43k, 0.7 gave 42k and 35k (seeds 0-19).
-    Weighing those cells up inside the one sampler instead (x10 per divergence level) gave no-kip-320
-    27k and no-kafka-7164 16k but no-kafka-7128 38k and no-kafka-7415 302k: it starves every cell
-    that does not diverge, where a fixed share costs the other presets at most half their extensions.
-    Making every extension from a precondition cell a targeted one (``Policy.targeted``) gave
-    no-kip-320 29k against 38k but no-kafka-7415 138k against 56k (seeds 0-19): not kept.
+    Scheduling is two-level, as in Go-Explore's cell selection: first a cell (the first half of the
+    key) with weight (1 + times chosen) ** -CELL_DECAY * (steps that reached it) ** -SEEN_DECAY, then
+    uniformly one of the cell's kept states, so that the long tail of transient configurations only
+    splits its own cell's share and situations the walks seldom reach get more extensions.  Half the
+    extensions (``P_PRECONDITION``), once such a cell exists, draw their cell among the cells close to
+    a violation (``precondition_weight``), with the same decays.  The measurements behind these
+    choices, and what was tried and dropped, are in benchmarks/RESULTS.md.
 
     ``should_stop()`` (a wall-clock ``budget.Deadline``) is asked between extensions and every
     ``budget.CHECK_EVERY`` steps inside one (an extension may be long); stopping early never changes
@@ -792,7 +538,7 @@ def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 
     vs = check_state(cfg, s0, 0, invariants)
     if vs:
         return SearchResult(seed, 0, 0, 1, [], vs[0], cells=1)
-    key0 = novelty_key(cfg, s0)
+    key0 = novelty_key(s0)
     # the corpus, one entry per key: state, parent-pointer trace, trace length
     states, traces, lengths = [s0], [None], [0]
     seen = {key0}
@@ -860,7 +606,7 @@ def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 
                 invariants = _without(invariants, vs)
                 if not keep_going or not invariants:
                     return result(ext)
-            key = novelty_key(cfg, s)
+            key = novelty_key(s)
             c = cell_index.get(key[0])
             if c is not None:
                 cell_seen[c] += 1

@@ -284,7 +284,7 @@ def _cell_field_along(name: str, index) -> list:
     s, out = initial_state(t.config), []
     for a in t.actions:
         s = step(t.config, s, a)
-        out.append(novelty_key(t.config, s)[0][index])
+        out.append(novelty_key(s)[0][index])
     return out
 
 
@@ -299,20 +299,8 @@ def test_novelty_cells_mark_a_follower_whose_log_diverges_below_its_fetch_offset
     assert levels == [0] * 19 + [1] * 5 + [2] * 14
 
 
-def test_novelty_cells_mark_a_zombies_isr_member_ahead_of_zookeepers_leader():
-    """The cell's KAFKA-7415 precondition along the archived trace (no-kafka-7415, 32 actions).
-
-    Step 25: the controller elects broker 2 (epoch 2), whose epoch cache ends at epoch 0, while broker 1, with
-    HW 0, holds the epoch-1 record it took as leader at step 23 and is still in the ISR of broker 0, a zombie
-    leader of epoch 0 with HW 1.  It holds until step 32, where broker 1's OffsetsForLeaderEpoch to broker 2 is
-    answered UNDEFINED and truncates it to its HW.
-    """
-    marks = _cell_field_along("no-kafka-7415-hw_within_isr", 10)
-    assert marks == [False] * 24 + [True] * 7 + [False]
-
-
 def test_novelty_cells_mark_an_isr_member_truncating_below_its_leaders_hw():
-    """The cell's last field along the archived KAFKA-7415 trace (no-kafka-7415, 32 actions).
+    """The cell's truncating-below-HW field along the archived KAFKA-7415 trace (no-kafka-7415, 32 actions).
 
     Broker 0's session expired at step 19, and it still leads epoch 0 with ISR [0, 1, 2] and HW 1.
     Steps 22-26: broker 2, with HW 0, is broker 1's follower and truncating.  Step 31: broker 1,
@@ -320,50 +308,33 @@ def test_novelty_cells_mark_an_isr_member_truncating_below_its_leaders_hw():
     OffsetsForLeaderEpoch.  It is answered UNDEFINED and truncates broker 1 to its HW, which is the
     violation; after it broker 1 no longer truncates.
     """
-    marks = _cell_field_along("no-kafka-7415-hw_within_isr", 11)
+    marks = _cell_field_along("no-kafka-7415-hw_within_isr", 10)
     assert marks == [False] * 21 + [True] * 5 + [False] * 4 + [True, False]
 
 
-def test_novelty_cells_mark_zookeepers_leader_below_a_zombies_hw_before_and_after_its_first_append():
-    """The cell's last field along the archived KAFKA-7415 trace (no-kafka-7415, 32 actions).
-
-    Broker 0's session expired at step 19; it still leads epoch 0 with ISR [0, 1, 2] and HW 1.  The controller
-    elects broker 1 (epoch 1, ISR [1, 2]) at step 20, and step 21 delivers its LeaderAndIsr: broker 1 leads with
-    HW 0, no record of epoch 1 yet, records left to produce (1).  Step 23 is its first append in epoch 1 (2).
-    Step 25: the controller elects broker 2 after broker 1's session expired, and the field clears.
-    """
-    marks = _cell_field_along("no-kafka-7415-hw_within_isr", 12)
-    assert marks == [0] * 20 + [1, 1, 2, 2] + [0] * 8
-
-
-def test_novelty_cells_mark_the_hw_window_and_a_leader_failing_inside_it():
-    """The cell's last field along the archived KAFKA-7415 and KIP-101 traces.
-
-    KAFKA-7415 (no-kafka-7415, 32 actions): step 18, broker 1's fetch at offset 1 completes the record for the
-    whole ISR and leader 0 advances its HW to 1, while brokers 1 and 2 still have HW 0 (their responses are in
-    flight): 1.  Step 19: broker 0's session expires inside that window: 2.  Step 20: the controller elects
-    broker 1, and broker 0 is no longer ZooKeeper's leader: 0 from then on.  KIP-101 (kafka-0.10.2, 26 actions)
-    starts the same way: the window at step 15, the leader's session expiring inside it at step 16.
-    """
-    assert _cell_field_along("no-kafka-7415-hw_within_isr", -1) == [0] * 17 + [1, 2] + [0] * 13
-    assert _cell_field_along("kafka-0.10.2-acked_durability", -1) == [0] * 14 + [1, 2] + [0] * 10
+def test_novelty_cells_mark_a_hw_held_back_below_what_the_isr_allows():
+    """The cell's held-back field along the archived KAFKA-13091 trace (kafka-2.7, 38 actions): it is set from the
+    step where the leader's pending shrink would leave an ISR whose LEOs allow a higher HW (step 36) to the end, and
+    never along traces of presets without AlterIsr whose HW follows every ISR change (KAFKA-7415, KAFKA-6880)."""
+    assert _cell_field_along("kafka-2.7-hw_advanced_on_isr_shrink", 11) == [False] * 35 + [True] * 3
+    assert not any(_cell_field_along("no-kafka-7415-hw_within_isr", 11))
+    assert not any(_cell_field_along("no-kip-320-log_matching", 11))
 
 
 def test_precondition_cells_are_the_steps_before_a_divergence_or_a_truncation_below_the_hw():
     """precondition_weight along the archived traces: KAFKA-6880's divergence levels 1 and 2 weigh 1 and 10;
-    KAFKA-7415's HW window 1 and its leader's session expiring inside it 10, the new leader below the zombie's HW 10
-    before and after its first append, its ISR member ahead of the next leader 1 and its truncating ISR member 10;
-    KAFKA-7128's ISR entry (none of these) nothing."""
+    KAFKA-7415's truncating ISR member below its leader's HW 10, KAFKA-13091's HW held back 1; KAFKA-7128's ISR
+    entry (none of these) nothing."""
     from isrlab.properties.walker import PRECONDITION_WEIGHTS, precondition_weight
 
-    low, high, ahead, truncating, leading, appended, window, expired = PRECONDITION_WEIGHTS
-    assert 0 < low < high and 0 < ahead <= truncating == leading == appended
-    assert 0 < window < expired
+    low, high, truncating, held = PRECONDITION_WEIGHTS
+    assert 0 < low == held < high == truncating
     weights = [precondition_weight(c) for c in _cell_field_along("no-kip-320-log_matching", slice(None))]
     assert weights == [0.0] * 19 + [low] * 5 + [high] * 14
     weights = [precondition_weight(c) for c in _cell_field_along("no-kafka-7415-hw_within_isr", slice(None))]
-    assert weights == ([0.0] * 17 + [window, expired, 0.0] + [leading] * 2 + [appended] * 2 + [truncating] * 2
-                       + [ahead] * 4 + [truncating, 0.0])
+    assert weights == [0.0] * 21 + [truncating] * 5 + [0.0] * 4 + [truncating, 0.0]
+    weights = [precondition_weight(c) for c in _cell_field_along("kafka-2.7-hw_advanced_on_isr_shrink", slice(None))]
+    assert weights == [0.0] * 35 + [held] * 3
     assert not any(precondition_weight(c) for c in _cell_field_along("no-kafka-7128-isr_entry_condition", slice(None)))
 
 

@@ -29,17 +29,25 @@ STEPS = 200
 
 @functools.lru_cache(maxsize=None)
 def _transitions(name: str) -> tuple:
-    """(cfg, pre, action, post) along keep-going walks of the preset, past its violations, and along the traces
-    of the violations a keep-going guided search finds (so that violating states are among them)."""
+    """(cfg, pre, action, post) along keep-going walks of the preset, past its violations, along the traces
+    of the violations a keep-going guided search finds, and along the preset's archived counterexamples (so
+    that violating states are among them whatever the search's tuning)."""
+    from pathlib import Path
+
+    from isrlab.model.trace import load_trace
+
     cfg = PRESETS[name].config
-    traces = [walk(cfg, derive_seed(1234, seed), STEPS, keep_going=True).actions for seed in SEEDS]
-    traces += [t for _v, t in search(cfg, derive_seed(1234, 0), 600, keep_going=True).violations]
+    traces = [(cfg, walk(cfg, derive_seed(1234, seed), STEPS, keep_going=True).actions) for seed in SEEDS]
+    traces += [(cfg, t) for _v, t in search(cfg, derive_seed(1234, 0), 600, keep_going=True).violations]
+    archive = Path(__file__).resolve().parent.parent / "counterexamples"
+    traces += [(t.config, t.actions) for t in map(load_trace, map(str, sorted(archive.glob(f"*-{name}-*.json"))))
+               if t.preset == name]
     out = []
-    for actions in traces:
-        s = initial_state(cfg)
+    for c, actions in traces:
+        s = initial_state(c)
         for a in actions:
-            s2 = step(cfg, s, a)
-            out.append((cfg, s, a, s2))
+            s2 = step(c, s, a)
+            out.append((c, s, a, s2))
             s = s2
     return tuple(out)
 

@@ -1,0 +1,154 @@
+"""The engines are blind to presets: no engine reads a protocol flag, a fix or a Kafka setting of the config.
+
+The engines (the walker and guided search, the Hypothesis machines, the shrinker, the profiles, the
+budget and a campaign's unit of work) may read a config's cluster shape and the bounds that limit what
+the model offers; everything else they learn from the model (``model.step.action_kinds``,
+``enabled_groups``, ``step``) and the invariants.  Two checks: one over the engines' sources, one over
+what the walker and the machine do when the config they are handed differs from the one the model runs.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+from pathlib import Path
+
+import pytest
+
+from isrlab.model.config import ModelConfig, TRUNCATION_MODES, preset
+
+pytestmark = pytest.mark.props
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: The engine modules (properties/explore.py, the explorer, is checked by its own tests).
+ENGINE_MODULES = ("properties/walker.py", "properties/machines.py", "properties/shrink.py", "properties/profiles.py",
+                  "properties/budget.py", "isrlab/campaign.py")
+
+#: What an engine may read from a config: the cluster's shape and the bounds on what the model offers.
+SHAPE_AND_BOUNDS = frozenset({
+    "n_brokers", "n_partitions", "replication_factor", "racks", "assignment_start_index", "assignment_replica_shift",
+    "max_records", "max_crashes", "max_session_expirations", "max_controller_epoch", "max_controller_moves",
+    "max_flushes", "tick_ms", "produce_acks",
+})
+#: Every other field: protocol variants (fixes, KIPs), Kafka settings, fault semantics.  A field added later is
+#: hidden from the engines unless it is named above.
+HIDDEN = tuple(f.name for f in dataclasses.fields(ModelConfig) if f.name not in SHAPE_AND_BOUNDS)
+
+
+def test_the_hidden_fields_include_every_fix_and_protocol_flag():
+    assert {"truncation", "kip_320", "kafka_7128", "kafka_7415", "kafka_7164", "kafka_6082", "kafka_8400", "kip_380",
+            "kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partition_epoch_check",
+            "unclean_leader_election", "crash_loses_unflushed_data", "min_insync_replicas",
+            "replica_lag_time_max_ms"} <= set(HIDDEN)
+
+
+def _reads(path: Path) -> list:
+    """(line, name) of every attribute read or getattr of a hidden field in a module's source."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Attribute) and node.attr in HIDDEN:
+            out.append((node.lineno, node.attr))
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("getattr", "hasattr") \
+                and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) and node.args[1].value in HIDDEN:
+            out.append((node.lineno, node.args[1].value))
+    return out
+
+
+@pytest.mark.parametrize("module", ENGINE_MODULES)
+def test_no_engine_module_reads_a_hidden_config_field(module):
+    assert _reads(ROOT / module) == []
+
+
+def test_the_source_check_sees_a_flag_read():
+    """The check itself can fail: the model reads flags, and a planted read is found."""
+    assert any(name == "kip_497" for _line, name in _reads(ROOT / "model" / "step.py"))
+
+
+def _changed(cfg: ModelConfig, name: str) -> ModelConfig:
+    """``cfg`` with field ``name`` set to another valid value."""
+    value = getattr(cfg, name)
+    if isinstance(value, bool):
+        new = not value
+    elif name == "truncation":
+        new = TRUNCATION_MODES[(TRUNCATION_MODES.index(value) + 1) % len(TRUNCATION_MODES)]
+    elif isinstance(value, tuple):
+        new = tuple(range(cfg.n_brokers))
+    else:
+        new = value + 1
+    return cfg.replace(**{name: new})
+
+
+def _pin_model(monkeypatch, module, pinned: ModelConfig) -> None:
+    """Make every model and invariant function ``module`` calls run under ``pinned``, whatever config it is given:
+    the model behaves as under ``pinned`` while the engine is handed another config."""
+    for attr, obj in list(vars(module).items()):
+        if not inspect.isfunction(obj) or not obj.__module__.startswith(("isrlab.model", "isrlab.properties.invariants")):
+            continue
+
+        def pinned_call(*args, _f=obj, **kwargs):
+            return _f(*(pinned if isinstance(x, ModelConfig) else x for x in args), **kwargs)
+
+        monkeypatch.setattr(module, attr, pinned_call)
+
+
+def _search_digest(walker, cfg) -> tuple:
+    r = walker.search(cfg, 7, 25, 40)
+    w = walker.walk(cfg, 7, 200)
+    return (r.steps, r.corpus_size, r.cells, tuple(r.actions), r.violation and r.violation.invariant,
+            tuple(sorted(r.kind_counts.items())), tuple(w.actions), w.kinds)
+
+
+@pytest.mark.parametrize("base", ["no-kafka-7415", "kafka-2.7"])
+def test_the_walker_draws_the_same_whatever_the_config_says_beyond_the_model(monkeypatch, base):
+    """With the model pinned to a preset's config, handing the walker and the guided search that config with any
+    hidden field changed gives the very same runs: the engine's choices depend on the config only through the
+    model and the invariants.  (Before issue 21, changing kafka_7415 or kip_497 changed the novelty cells and the
+    eager kinds, so this failed.)"""
+    from isrlab.properties import walker
+
+    cfg = preset(base).config
+    _pin_model(monkeypatch, walker, cfg)
+    expected = _search_digest(walker, cfg)
+    differing = [name for name in HIDDEN if _search_digest(walker, _changed(cfg, name)) != expected]
+    assert differing == []
+
+
+def test_the_machine_has_the_rules_the_model_offers(monkeypatch):
+    """The Hypothesis machine's rules come from the model's action kinds, not from the flags: with the model pinned,
+    a config claiming KIP-497 gets no AlterIsr rule, and one denying it over an AlterIsr model keeps them."""
+    from isrlab.properties import machines
+
+    def rules(cfg):
+        cls = machines.machine_for(cfg, settle=True)
+        return sorted(n for n in dir(cls) if not n.startswith("_")), cls.settle_kinds
+
+    for base in ("kafka-2.4", "kafka-2.7"):
+        cfg = preset(base).config
+        with monkeypatch.context() as m:
+            _pin_model(m, machines, cfg)
+            expected = rules(cfg)
+            assert [name for name in HIDDEN if rules(_changed(cfg, name)) != expected] == []
+    assert rules(preset("kafka-2.4").config) != rules(preset("kafka-2.7").config)  # the model does tell them apart
+
+
+def test_action_kinds_lists_every_kind_enabled_groups_offers():
+    """``action_kinds`` over-approximates what the engines will see: along walks of every preset, each kind taken
+    is one ``action_kinds`` lists, and the kinds it leaves out are exactly those its gates name."""
+    from isrlab.model import actions as A
+    from isrlab.model.config import PRESETS
+    from isrlab.model.step import action_kinds
+    from isrlab.properties.walker import walk
+
+    for name, p in PRESETS.items():
+        kinds = set(action_kinds(p.config))
+        seen = set()
+        for seed in range(3):
+            seen |= {type(a) for a in walk(p.config, seed, 400, (), swarm=False).actions}
+        assert seen <= kinds, name
+        assert set(A.ACTION_TYPES) - kinds <= {A.OffsetsForLeaderEpoch, A.AlterIsrRequest, A.AlterIsrResponse,
+                                              A.FlushLog}, name
+    assert A.AlterIsrRequest in action_kinds(preset("kafka-2.7").config)
+    assert A.AlterIsrRequest not in action_kinds(preset("kafka-2.4").config)
+    assert A.OffsetsForLeaderEpoch not in action_kinds(preset("kafka-0.10.2").config)
