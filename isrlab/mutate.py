@@ -30,6 +30,11 @@ from .properties.budget import Deadline
 ROW_FIELDS = ("mutant", "area", "kind", "half", "engine", "seed", "killed", "invariant", "seconds", "steps", "runs",
               "original_length", "shrunk_length", "stopped", "error", "equivalent_reason")
 TEST_MARKERS = "unit or scenario"
+#: the rule-level test files, run before the rest of the folder (pytest collects a path once), so that with
+#: ``-x`` a mutant they kill stops early; the kill verdict is the same in any order
+RULE_TESTS_FIRST = ("test_mutants.py", "test_partition_rules.py", "test_replica_manager_rules.py", "test_log.py",
+                    "test_model_core.py", "test_invariants.py", "test_scenarios.py", "test_alter_isr.py",
+                    "test_kafka_cases.py", "test_counterexamples.py")
 
 
 @dataclass(frozen=True)
@@ -168,7 +173,8 @@ def _pytest(tests_dir: str, mutant: str | None, extra: list, stop_first: bool) -
     env.pop("ISRLAB_MUTANT", None)
     if mutant is not None:
         env["ISRLAB_MUTANT"] = mutant
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", TEST_MARKERS, tests_dir,
+    first = [os.path.join(tests_dir, f) for f in RULE_TESTS_FIRST if os.path.isfile(os.path.join(tests_dir, f))]
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", TEST_MARKERS, *first, tests_dir,
            f"--ignore={os.path.join(tests_dir, 'test_mutate.py')}", *extra]
     if stop_first:
         cmd.insert(3, "-x")
