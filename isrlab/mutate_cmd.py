@@ -106,14 +106,14 @@ def _print(summary: dict, where: dict) -> None:
                   f"(tuning {r['tuning']['killed']}/{r['tuning']['non_equivalent']}, held-out "
                   f"{r['held-out']['killed']}/{r['held-out']['non_equivalent']}); "
                   f"median {med if med is None else round(med, 2)} s to a kill; "
-                  f"{r['all']['equivalent']} equivalent ({r['all']['killed_equivalent']} of them killed)")
+                  f"{r['all']['equivalent']} equivalent ({r['all']['killed_equivalent']} of them killed)", soft_wrap=True)
     if "tests" in summary:
         r = summary["tests"]["rates"]
         out.print(f"fast tests ({'unit or scenario'}): killed {r['all']['killed']}/{r['all']['non_equivalent']} "
                   f"non-equivalent mutants (tuning {r['tuning']['killed']}/{r['tuning']['non_equivalent']}, "
                   f"held-out {r['held-out']['killed']}/{r['held-out']['non_equivalent']})"
                   + (f"; deselected as failing unmutated: {', '.join(summary['tests']['baseline_failures'])}"
-                     if summary["tests"]["baseline_failures"] else ""))
+                     if summary["tests"]["baseline_failures"] else ""), soft_wrap=True)
     for key, what in (("summary", "summary (JSON)"), ("parquet", "results (Parquet)")):
         if where.get(key):
             out.print(f"{what}: {where[key]}", soft_wrap=True)
