@@ -90,9 +90,7 @@ MUTANTS: tuple[Mutant, ...] = (
       "monotonic guard, HW3)"),
     M("hw-lag-window-one-longer", "partition", "off-by-one", "partition", "maybe_increment_leader_hw",
       "now - r.last_caught_up_time_ms <= lag", "now - r.last_caught_up_time_ms <= lag + 1",
-      "a non-ISR replica caught up exactly replica.lag.time.max.ms + 1 ago still holds the HW back",
-      equivalent_reason="counting one more replica only lowers the HW candidate (a safe direction), and the "
-                        "HW stays monotonic; a replica outside the ISR within the window is counted by Kafka too"),
+      "a non-ISR replica caught up exactly replica.lag.time.max.ms + 1 ago still holds the HW back"),
     M("shrink-ge", "partition", "off-by-one", "partition", "is_follower_out_of_sync",
       "> max_lag_ms", ">= max_lag_ms",
       "isFollowerOutOfSync removes a follower exactly replica.lag.time.max.ms behind (SH3's strict >)"),
@@ -135,14 +133,18 @@ MUTANTS: tuple[Mutant, ...] = (
       "a new leader does not assign its epoch in the epoch cache before its first append (KAFKA-7415 undone)"),
     M("leader-all-caught-up", "partition", "wrong value source", "partition", "make_leader",
       "now if r.broker_id in isr else 0", "now",
-      "makeLeader resets every remote replica's lastCaughtUpTime to now, not only the ISR members' (M7)"),
+      "makeLeader resets every remote replica's lastCaughtUpTime to now, not only the ISR members' (M7)",
+      equivalent_reason="a non-ISR replica counted as caught up only holds the HW back (a safe direction) for at "
+                        "most replica.lag.time.max.ms; no other rule reads a non-member's lastCaughtUpTime"),
     M("follower-same-leader-no-truncation", "partition", "missing check", "partition", "make_follower",
       "unchanged = same_leader and ps.leader_epoch == old_epoch", "unchanged = same_leader",
       "makeFollower skips the truncation round when only the leader epoch changed (KAFKA-7164 / KIP-320 undone)"),
     M("new-log-hw-unclamped", "partition", "missing check", "partition", "create_log_if_not_exists",
       "clamp_high_watermark(log, checkpoint if checkpoint is not None else 0)",
       "checkpoint if checkpoint is not None else 0",
-      "a log created on LeaderAndIsr takes the checkpointed HW without clamping it to its LEO (M3)"),
+      "a log created on LeaderAndIsr takes the checkpointed HW without clamping it to its LEO (M3)",
+      equivalent_reason="the model never deletes a log (no topic deletion), so a log is created only where none "
+                        "ever was, whose checkpoint is empty: the unclamped value is 0, the clamped one too"),
     # ----------------------------------------------------------------------------------------- replica manager
     M("leader-and-isr-stale-by-one", "replica manager", "off-by-one", "replica_manager", "become_leader_or_follower",
       "if req.controller_epoch < br.controller_epoch:", "if req.controller_epoch < br.controller_epoch - 1:",
@@ -193,7 +195,9 @@ MUTANTS: tuple[Mutant, ...] = (
     M("follower-hw-unclamped", "fetcher", "missing check", "fetcher", "process_fetch_response",
       "log.high_watermark = clamp_high_watermark(log, resp.high_watermark)",
       "log.high_watermark = resp.high_watermark",
-      "the follower takes the leader's HW without clamping it to its own LEO (FO2)"),
+      "the follower takes the leader's HW without clamping it to its own LEO (FO2)",
+      equivalent_reason="a fetch response carries every record up to the leader's LEO (no fetch size) and the fixed "
+                        "assignment always hosts the follower, so after the append its LEO is at least the HW"),
     M("follower-hw-before-append", "fetcher", "wrong order", "fetcher", "process_fetch_response",
       "        if resp.entries:\n            append_as_follower(log, resp.entries)\n"
       "        log.high_watermark = clamp_high_watermark(log, resp.high_watermark)           # FO2: may go down\n",
