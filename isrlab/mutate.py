@@ -168,13 +168,14 @@ def _failed_ids(output: str) -> list[str]:
     return out
 
 
-def _pytest(tests_dir: str, mutant: str | None, extra: list, stop_first: bool) -> tuple[int, str]:
+def _pytest(tests_dir: str, paths, mutant: str | None, extra: list, stop_first: bool) -> tuple[int, str]:
     env = dict(os.environ)
     env.pop("ISRLAB_MUTANT", None)
     if mutant is not None:
         env["ISRLAB_MUTANT"] = mutant
-    first = [os.path.join(tests_dir, f) for f in RULE_TESTS_FIRST if os.path.isfile(os.path.join(tests_dir, f))]
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", TEST_MARKERS, *first, tests_dir,
+    targets = list(paths) or [*(os.path.join(tests_dir, f) for f in RULE_TESTS_FIRST
+                                 if os.path.isfile(os.path.join(tests_dir, f))), tests_dir]
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", TEST_MARKERS, *targets,
            f"--ignore={os.path.join(tests_dir, 'test_mutate.py')}", *extra]
     if stop_first:
         cmd.insert(3, "-x")
@@ -182,13 +183,14 @@ def _pytest(tests_dir: str, mutant: str | None, extra: list, stop_first: bool) -
     return p.returncode, p.stdout + p.stderr
 
 
-def run_tests(mutants, tests_dir: str = "tests", log=None) -> dict:
-    """Whether the fast tests kill each mutant: {"baseline_failures": [...], "rows": [...]}.
+def run_tests(mutants, tests_dir: str = "tests", log=None, paths=()) -> dict:
+    """Whether the fast tests kill each mutant: {"baseline_failures": [...], "paths": [...], "rows": [...]}.
 
+    ``paths`` (files or folders) narrows the run to part of the fast tests (default: the whole folder).
     The unmutated model runs first; its failing tests (if any) are deselected from every mutant's run,
     so that only a failure the mutant causes counts.  RuntimeError if pytest itself cannot run.
     """
-    code, output = _pytest(tests_dir, None, [], stop_first=False)
+    code, output = _pytest(tests_dir, paths, None, [], stop_first=False)
     if code not in (0, 1):
         raise RuntimeError(f"pytest on the unmutated model exited {code}: {output.strip().splitlines()[-1:]}")
     baseline = _failed_ids(output)
@@ -197,7 +199,7 @@ def run_tests(mutants, tests_dir: str = "tests", log=None) -> dict:
     for i, name in enumerate(mutants, 1):
         m = registry.lookup(name)
         t0 = time.monotonic()
-        code, output = _pytest(tests_dir, name, deselect, stop_first=True)
+        code, output = _pytest(tests_dir, paths, name, deselect, stop_first=True)
         failed = _failed_ids(output)
         rows.append({"mutant": name, "area": m.area, "kind": m.kind, "half": m.half, "killed": code == 1,
                      "first_failure": failed[0] if failed else None, "exit_code": code,
@@ -206,7 +208,7 @@ def run_tests(mutants, tests_dir: str = "tests", log=None) -> dict:
             raise RuntimeError(f"pytest under mutant {name} exited {code}: {output.strip().splitlines()[-1:]}")
         if log is not None:
             log(f"tests {i}/{len(mutants)}: {name}: {'killed by ' + str(failed[0]) if code == 1 else 'survived'}")
-    return {"baseline_failures": baseline, "rows": rows}
+    return {"baseline_failures": baseline, "paths": list(paths) or [tests_dir], "rows": rows}
 
 
 # --------------------------------------------------------------------------- summaries and files
@@ -264,7 +266,8 @@ def summarize(spec: MutateSpec, rows: list[dict], tests: dict | None, seconds: f
                "split_rule": "held-out when the first byte of blake2b(mutant name) is odd, else tuning",
                "engines": by_engine, "mutants": entries, "rows": rows}
     if tests is not None:
-        summary["tests"] = {"baseline_failures": tests["baseline_failures"], "rows": tests["rows"],
+        summary["tests"] = {"baseline_failures": tests["baseline_failures"], "paths": tests["paths"],
+                            "rows": tests["rows"],
                             "rates": kill_rates(tests["rows"])}
     return summary
 

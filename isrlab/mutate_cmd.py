@@ -109,7 +109,7 @@ def _print(summary: dict, where: dict) -> None:
                   f"{r['all']['equivalent']} equivalent ({r['all']['killed_equivalent']} of them killed)", soft_wrap=True)
     if "tests" in summary:
         r = summary["tests"]["rates"]
-        out.print(f"fast tests ({'unit or scenario'}): killed {r['all']['killed']}/{r['all']['non_equivalent']} "
+        out.print(f"fast tests (unit or scenario in {', '.join(summary['tests']['paths'])}): killed {r['all']['killed']}/{r['all']['non_equivalent']} "
                   f"non-equivalent mutants (tuning {r['tuning']['killed']}/{r['tuning']['non_equivalent']}, "
                   f"held-out {r['held-out']['killed']}/{r['held-out']['non_equivalent']})"
                   + (f"; deselected as failing unmutated: {', '.join(summary['tests']['baseline_failures'])}"
@@ -146,12 +146,14 @@ def _print(summary: dict, where: dict) -> None:
 @click.option("--tests-only", is_flag=True, help="Only the fast tests, no engine.")
 @click.option("--tests-dir", default="tests", show_default=True, type=click.Path(file_okay=False),
               help="The project's tests folder (for --tests).")
+@click.option("--tests-path", "tests_paths", multiple=True, metavar="PATH",
+              help="Run only these test files or folders under the mutants (repeatable; default: all of --tests-dir).")
 @click.option("--out", default="campaigns", show_default=True, type=click.Path(file_okay=False),
               help="Folder under which mutate-<id>/ gets summary.json and results.parquet.")
 @click.option("--list", "list_only", is_flag=True, help="Print the registry and exit.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable summary on stdout.")
 def mutate(preset_name, engines, budget, max_steps, seeds, seed, mutant_names, half_name, master, conf,
-           shrink_budget, with_tests, tests_only, tests_dir, out, list_only, as_json) -> None:
+           shrink_budget, with_tests, tests_only, tests_dir, tests_paths, out, list_only, as_json) -> None:
     """Run the fuzz engines (and, with --tests, the fast tests) against the registry of rule mutants.
 
     For each mutant and engine: killed or survived, the invariant, seconds and model steps to the first
@@ -176,6 +178,9 @@ def mutate(preset_name, engines, budget, max_steps, seeds, seed, mutant_names, h
     check_output_folder(out, "--out")
     if (with_tests or tests_only) and not os.path.isdir(tests_dir):
         raise InputError(f"--tests-dir: {tests_dir} is not a folder (run from the project's checkout)")
+    missing = [p for p in tests_paths if not os.path.exists(p)]
+    if missing:
+        raise InputError(f"--tests-path: {missing[0]} does not exist")
     try:
         spec = MutateSpec(preset=names[0], mutants=mutants, engines=() if tests_only else (tuple(engines) or ("guided",)),
                           seeds=tuple(seed + i for i in range(seeds)), budget_s=budget, max_steps=max_steps,
@@ -192,7 +197,7 @@ def mutate(preset_name, engines, budget, max_steps, seeds, seed, mutant_names, h
     tests = None
     if with_tests or tests_only:
         try:
-            tests = run_tests(mutants, tests_dir, log=_log)
+            tests = run_tests(mutants, tests_dir, log=_log, paths=tests_paths)
         except RuntimeError as e:
             raise RunError(str(e)) from None
     summary = summarize(spec, rows, tests, time.monotonic() - t0, where_run)

@@ -157,6 +157,7 @@ def test_cli_json_and_parquet(tmp_path):
     (["--engine", "nope"], "nope"),
     (["--seeds", "0"], "below 1"),
     (["--tests", "--tests-dir", "no/such/folder"], "not a folder"),
+    (["--tests-only", "--tests-path", "no/such/file.py"], "does not exist"),
 ])
 def test_cli_bad_input_exits_2(args, message, tmp_path):
     r = CliRunner().invoke(main, ["mutate", "--out", str(tmp_path), *args])
