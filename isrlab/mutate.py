@@ -183,31 +183,37 @@ def _pytest(tests_dir: str, paths, mutant: str | None, extra: list, stop_first: 
     return p.returncode, p.stdout + p.stderr
 
 
-def run_tests(mutants, tests_dir: str = "tests", log=None, paths=()) -> dict:
+def run_tests(mutants, tests_dir: str = "tests", log=None, paths=(), jobs: int = 1) -> dict:
     """Whether the fast tests kill each mutant: {"baseline_failures": [...], "paths": [...], "rows": [...]}.
 
-    ``paths`` (files or folders) narrows the run to part of the fast tests (default: the whole folder).
-    The unmutated model runs first; its failing tests (if any) are deselected from every mutant's run,
-    so that only a failure the mutant causes counts.  RuntimeError if pytest itself cannot run.
+    ``paths`` (files or folders) narrows the run to part of the fast tests (default: the whole folder);
+    ``jobs`` pytest subprocesses run at once.  The unmutated model runs first; its failing tests (if any)
+    are deselected from every mutant's run, so that only a failure the mutant causes counts.
+    RuntimeError if pytest itself cannot run.
     """
+    from concurrent.futures import ThreadPoolExecutor
+
     code, output = _pytest(tests_dir, paths, None, [], stop_first=False)
     if code not in (0, 1):
         raise RuntimeError(f"pytest on the unmutated model exited {code}: {output.strip().splitlines()[-1:]}")
     baseline = _failed_ids(output)
     deselect = [f"--deselect={t}" for t in baseline]
-    rows = []
-    for i, name in enumerate(mutants, 1):
+
+    def one(name: str) -> dict:
         m = registry.lookup(name)
         t0 = time.monotonic()
         code, output = _pytest(tests_dir, paths, name, deselect, stop_first=True)
-        failed = _failed_ids(output)
-        rows.append({"mutant": name, "area": m.area, "kind": m.kind, "half": m.half, "killed": code == 1,
-                     "first_failure": failed[0] if failed else None, "exit_code": code,
-                     "seconds": round(time.monotonic() - t0, 3), "equivalent_reason": m.equivalent_reason})
         if code not in (0, 1):
             raise RuntimeError(f"pytest under mutant {name} exited {code}: {output.strip().splitlines()[-1:]}")
+        failed = _failed_ids(output)
         if log is not None:
-            log(f"tests {i}/{len(mutants)}: {name}: {'killed by ' + str(failed[0]) if code == 1 else 'survived'}")
+            log(f"tests: {name}: {'killed by ' + str(failed[0]) if code == 1 else 'survived'}")
+        return {"mutant": name, "area": m.area, "kind": m.kind, "half": m.half, "killed": code == 1,
+                "first_failure": failed[0] if failed else None, "exit_code": code,
+                "seconds": round(time.monotonic() - t0, 3), "equivalent_reason": m.equivalent_reason}
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        rows = list(pool.map(one, mutants))
     return {"baseline_failures": baseline, "paths": list(paths) or [tests_dir], "rows": rows}
 
 

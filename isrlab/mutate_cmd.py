@@ -146,6 +146,8 @@ def _print(summary: dict, where: dict) -> None:
 @click.option("--tests-only", is_flag=True, help="Only the fast tests, no engine.")
 @click.option("--tests-dir", default="tests", show_default=True, type=click.Path(file_okay=False),
               help="The project's tests folder (for --tests).")
+@click.option("--tests-jobs", default=1, show_default=True, type=Count(1, 64),
+              help="pytest subprocesses run at once under --tests.")
 @click.option("--tests-path", "tests_paths", multiple=True, metavar="PATH",
               help="Run only these test files or folders under the mutants (repeatable; default: all of --tests-dir).")
 @click.option("--out", default="campaigns", show_default=True, type=click.Path(file_okay=False),
@@ -153,7 +155,7 @@ def _print(summary: dict, where: dict) -> None:
 @click.option("--list", "list_only", is_flag=True, help="Print the registry and exit.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable summary on stdout.")
 def mutate(preset_name, engines, budget, max_steps, seeds, seed, mutant_names, half_name, master, conf,
-           shrink_budget, with_tests, tests_only, tests_dir, tests_paths, out, list_only, as_json) -> None:
+           shrink_budget, with_tests, tests_only, tests_dir, tests_jobs, tests_paths, out, list_only, as_json) -> None:
     """Run the fuzz engines (and, with --tests, the fast tests) against the registry of rule mutants.
 
     For each mutant and engine: killed or survived, the invariant, seconds and model steps to the first
@@ -197,7 +199,7 @@ def mutate(preset_name, engines, budget, max_steps, seeds, seed, mutant_names, h
     tests = None
     if with_tests or tests_only:
         try:
-            tests = run_tests(mutants, tests_dir, log=_log, paths=tests_paths)
+            tests = run_tests(mutants, tests_dir, log=_log, paths=tests_paths, jobs=tests_jobs)
         except RuntimeError as e:
             raise RunError(str(e)) from None
     summary = summarize(spec, rows, tests, time.monotonic() - t0, where_run)
