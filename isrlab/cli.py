@@ -408,6 +408,20 @@ class _stderr_to:
         return False
 
 
+def start_spark(master: str, app_name: str, conf_map: dict, ship_dir: str):
+    """sparkjob.session with the JVM's stderr in ship_dir/spark.log; a master that cannot start is an InputError
+    in one line, with the JVM's own reason."""
+    from . import sparkjob
+
+    jvm_log = os.path.join(ship_dir, "spark.log")
+    try:
+        with _stderr_to(jvm_log):
+            return sparkjob.session(master, app_name, conf_map, ship_dir)
+    except Exception as e:  # a bad master URL or configuration: say so in one line, with the JVM's reason
+        reason = _jvm_reason(jvm_log) or (str(e).splitlines()[0] if str(e) else type(e).__name__)
+        raise InputError(f"cannot start Spark on {master!r}: {reason[:300]}") from None
+
+
 #: attempts per task on Spark's embedded master, as spark.task.maxFailures gives a cluster by default
 LOCAL_TASK_ATTEMPTS = 4
 
@@ -445,12 +459,7 @@ def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidat
     # the JVM's own stderr (start-up notices, executor-loss lines) goes to a log file, not the user's screen
     jvm_log = os.path.join(ship_dir, "spark.log")
     try:
-        try:
-            with _stderr_to(jvm_log):
-                spark = sparkjob.session(master, "isrlab fuzz", conf_map, ship_dir)
-        except Exception as e:  # a bad master URL or configuration: say so in one line, with the JVM's reason
-            reason = _jvm_reason(jvm_log) or (str(e).splitlines()[0] if str(e) else type(e).__name__)
-            raise InputError(f"cannot start Spark on {master!r}: {reason[:300]}") from None
+        spark = start_spark(master, "isrlab fuzz", conf_map, ship_dir)
         started = time.monotonic() - t0
         try:
             parallelism = spark.sparkContext.defaultParallelism
@@ -826,10 +835,12 @@ def invariants(as_json: bool) -> None:
 # These commands live in their own modules; they import this one's names, so they come last.
 from .explore_cmd import explain, explore  # noqa: E402
 from .prove_cmd import prove  # noqa: E402
+from .mutate_cmd import mutate  # noqa: E402
 
 main.add_command(prove)
 main.add_command(explore)
 main.add_command(explain)
+main.add_command(mutate)
 
 
 if __name__ == "__main__":  # pragma: no cover

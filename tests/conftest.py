@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 
 import pytest
@@ -9,6 +10,12 @@ import pytest
 from isrlab.model import actions as A
 from isrlab.model.config import PRESETS, ModelConfig
 from isrlab.model.step import enabled_actions, initial_state, step
+
+if os.environ.get("ISRLAB_MUTANT"):
+    # isrlab mutate --tests: the whole session runs under this mutant of the model's rules (isrlab.mutate)
+    from isrlab.properties.mutants import install
+
+    install(os.environ["ISRLAB_MUTANT"])
 
 
 def random_states(cfg: ModelConfig, seed: int, n_steps: int):
