@@ -76,7 +76,7 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
     completion and a breaking preset's bug is found). The result says what stopped a search that did not
     complete: a violation, --budget, --max-states or --max-depth. Progress goes to stderr.
 
-    Example (KAFKA-7128 in about 10 s): isrlab explore --preset kafka-0.11
+    Example (KAFKA-7128, about 25 s on one core): isrlab explore --preset kafka-0.11
     """
     from .model.actions import ACTION_BY_NAME
     from .model.config import ConfigError, explore_bounds, preset
