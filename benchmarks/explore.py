@@ -1,8 +1,14 @@
-"""Benchmark: the exhaustive explorer's distinct states/s on one core, and the cross-engine ratio.
+"""Benchmark: the exhaustive explorer's states/s on one core, each preset's default search, the cross-engine ratio.
 
 Prints figures; asserts nothing.  Reference: TLC on the Kafka TLA+ specs, one worker, 7.4k distinct
 states/s.  The throughput configuration is sized like those models: 3 replicas, 2 records, leader
 epochs up to 2 (plus: 2 ISR writes, no faults, one controller, acks=-1, no consumers, eager tasks).
+Rates are given per CPU second of this process (``time.process_time``) as well as per wall second: on
+a shared, loaded machine the CPU figure is what one quiet core would do; the load average is printed.
+
+Defaults (``--defaults``): every preset explored with the bounds ``isrlab explore --preset P`` uses when no
+option is given (``model.config.explore_bounds``): time, states, and whether the search completed or found
+the preset's bug.
 
 Cross-engine: for each preset expected to break, the explorer's minimal (BFS-shortest) trace length
 against the walker-found shrunk trace archived in counterexamples/ (shrink.py's output).
@@ -14,24 +20,10 @@ import argparse
 import glob
 import os
 
-from isrlab.model.config import PRESETS, preset
+from isrlab.model.config import PRESETS, explore_bounds, preset
 from isrlab.model.trace import load_trace
-from isrlab.properties.explore import TASK_KINDS, bounded_config, explore
+from isrlab.properties.explore import TASK_KINDS, bounded_config, explore, search_args
 from isrlab.properties.invariants import BY_NAME
-
-#: per breaking preset: (brokers, records, crashes, expirations, controller epochs, max leader epoch, ISR writes,
-#: action kinds left out besides ConsumerFetch).  kafka-0.10.2 needs two failures of brokers that stay registered
-#: (the walker's trace: the leader's session expires, a follower truncates to its HW on following the new leader,
-#: the new leader's session expires); with the controller on the third broker one controller epoch suffices, and
-#: that trace takes no clock tick, no reconnect and no resignation, so the search leaves those out (a swarm-style
-#: restriction: the trace found is real and minimal among traces without those kinds).
-BREAK_BOUNDS = {
-    "crash-loses-unflushed": (1, 1, 1, 0, 2, 1, 0, ()),
-    "kafka-2.0": (3, 1, 0, 1, 1, 1, 1, ()),
-    "kafka-0.11": (3, 1, 0, 1, 1, 1, 1, ()),
-    "no-kafka-7128": (3, 1, 0, 1, 1, 1, 1, ()),
-    "kafka-0.10.2": (3, 1, 0, 2, 1, 2, 0, ("Tick", "ZkReconnect", "ControllerResign")),
-}
 
 #: correct presets explored to completion: (brokers, records, crashes, expirations, controller epochs, max leader
 #: epoch, ISR writes, model-time bound in ms, kinds left out besides ConsumerFetch).  Tiers per preset: the clock
@@ -49,23 +41,70 @@ TIERS = {
 COMPLETE_BOUNDS = {name: TIERS for name, p in sorted(PRESETS.items()) if p.expected == "pass"}
 
 
+def _load() -> str:
+    try:
+        return "load average %.1f %.1f %.1f" % os.getloadavg()
+    except OSError:  # pragma: no cover
+        return "load average unknown"
+
+
 def throughput(max_states: int) -> None:
+    """States per CPU second with and without chain compression, on a capped search and on a complete one
+    (where the uncompressed run's distinct states are the states both runs check)."""
     cfg = bounded_config(preset("kafka-2.4").config, 3, 2, 0, 0, 1).replace(produce_acks=(-1,))
-    r = explore(cfg, max_leader_epoch=2, max_isr_changes=2, eager_tasks=True, without=("ConsumerFetch",),
-                max_states=max_states)
-    print(f"throughput kafka-2.4, 3 brokers, 2 records, epochs <= 2: {r.distinct_states:,} distinct states, "
-          f"{r.transitions:,} transitions, depth {r.depth} in {r.seconds:.1f} s = {r.states_per_second:,.0f} "
-          f"distinct states/s ({r.transitions / r.seconds:,.0f} transitions/s); TLC 1 worker: 7,400/s"
-          f"{'' if r.complete else ' (stopped at --max-states)'}")
+    full = bounded_config(preset("kafka-2.4").config, 2, 1, 0, 0, 1).replace(produce_acks=(-1,))
+    for label, c, kw in (("capped: kafka-2.4, 3 brokers, 2 records, epochs <= 2", cfg,
+                          dict(max_leader_epoch=2, max_isr_changes=2, max_states=max_states)),
+                         ("complete: kafka-2.4, 2 brokers, 1 record, 17.5 s of model time", full,
+                          dict(max_leader_epoch=1, max_isr_changes=1, max_time_ms=17_500))):
+        distinct = None
+        for compress in (False, True):
+            print(_load(), flush=True)
+            r = explore(c, eager_tasks=True, without=("ConsumerFetch",), compress=compress, **kw)
+            if not compress:
+                distinct = r.distinct_states
+            print(f"{label}, compress={compress}: {r.distinct_states:,} stored + {r.chain_states:,} in chains = "
+                  f"{r.visited:,} states, {r.transitions:,} transitions, depth {r.depth}, "
+                  f"{r.seconds:.1f} s wall / {r.cpu_seconds:.1f} s CPU = {r.visited / r.cpu_seconds:,.0f} states "
+                  f"per CPU s ({r.transitions / r.cpu_seconds:,.0f} transitions per CPU s)"
+                  + ("" if r.complete else " (stopped at --max-states)")
+                  + (f"; the {distinct:,} distinct states of the full search in {r.cpu_seconds:.1f} CPU s = "
+                     f"{distinct / r.cpu_seconds:,.0f}/s" if r.complete and compress else "")
+                  + "; TLC 1 worker: 7,400/s", flush=True)
+
+
+def defaults(only=None, max_states=None) -> None:
+    """Each preset with the default bounds of ``isrlab explore --preset P``."""
+    for name in sorted(PRESETS):
+        if only and name not in only:
+            continue
+        p = PRESETS[name]
+        b = explore_bounds(name)
+        if max_states is not None:
+            b["max_states"] = max_states
+        cfg, kw = search_args(p.config, b)
+        print(_load(), flush=True)
+        r = explore(cfg, **kw)
+        if r.found:
+            inv, f = next(iter(r.found.items()))
+            verdict = (f"found {inv} ({len(f.actions)} actions)"
+                       + ("" if inv in p.breaks else f" -- NOT among the preset's expected {list(p.breaks)}"))
+        elif r.complete:
+            verdict = "complete, no violation" + ("" if p.expected == "pass" else f" -- expected {p.expected}")
+        else:
+            verdict = f"INCOMPLETE (stopped by {r.stop_reason})"
+        print(f"{name:<26} expects {p.expected:<32} {r.visited:>10,} states ({r.distinct_states:,} stored), depth "
+              f"{r.depth}, {r.seconds:.1f} s wall, {r.cpu_seconds:.1f} s CPU: {verdict}", flush=True)
 
 
 def cross_engine(max_states: int, folder: str) -> None:
-    for name in sorted(BREAK_BOUNDS):
+    for name in sorted(PRESETS):
         p = PRESETS[name]
-        nb, rec, cr, se, ce, ep, k, wo = BREAK_BOUNDS[name]
-        cfg = bounded_config(p.config, nb, rec, cr, se, ce).replace(produce_acks=(-1,))
-        r = explore(cfg, max_leader_epoch=ep, max_isr_changes=k, eager_tasks=True, without=("ConsumerFetch",) + wo,
-                    invariants=(BY_NAME[p.expected],), max_states=max_states)
+        if p.expected == "pass":
+            continue
+        b = {**explore_bounds(name), "max_states": max_states}
+        cfg, kw = search_args(p.config, b)
+        r = explore(cfg, invariants=(BY_NAME[p.expected],), **kw)
         files = sorted(glob.glob(os.path.join(folder, f"*-{name}-{p.expected}-*.json")))
         walker = min((len(load_trace(f).actions) for f in files), default=None)
         f = r.found.get(p.expected)
@@ -104,8 +143,12 @@ def main() -> None:
     ap.add_argument("--skip-breaks", action="store_true")
     ap.add_argument("--skip-complete", action="store_true")
     ap.add_argument("--skip-throughput", action="store_true")
-    ap.add_argument("--preset", action="append", help="only these correct presets in the completion table")
+    ap.add_argument("--preset", action="append", help="only these presets in the completion and defaults tables")
+    ap.add_argument("--defaults", action="store_true", help="only the table of every preset's default search")
     args = ap.parse_args()
+    if args.defaults:
+        defaults(args.preset)
+        return
     if not args.skip_throughput:
         throughput(args.max_states)
     if not args.skip_breaks:

@@ -86,7 +86,7 @@ def presets(as_json: bool) -> None:
 
     Example: isrlab presets --json
     """
-    from .model.config import DEFAULT_PRESET, PRESETS, ModelConfig
+    from .model.config import DEFAULT_PRESET, PRESETS, ModelConfig, explore_bounds
     from .userpresets import EXPLORE, SOURCES
 
     default = ModelConfig().to_json()
@@ -99,7 +99,7 @@ def presets(as_json: bool) -> None:
                      "reference": p.reference,
                      "description": p.description, "differs_from_default": changed, "config": cfg,
                      "default": name == DEFAULT_PRESET, "source": SOURCES.get(name, "built-in"),
-                     "explore": EXPLORE.get(name, {})})
+                     "explore": {**explore_bounds(name), **EXPLORE.get(name, {})}})
     if as_json:
         click.echo(json.dumps(rows, indent=1))
         return

@@ -16,34 +16,43 @@ from .exits import EXIT_OK, EXIT_VIOLATION, InputError, RunError
 from .inputs import INVARIANT, PRESET, SECONDS, Count
 
 
+def _bounds_help(name: str) -> str:
+    return f"{name} (default: the preset's; `isrlab presets --json` shows them)"
+
+
 @click.command("explore")
 @click.option("--preset", "preset_name", default="kafka-2.4", show_default=True, type=PRESET,
               help="Preset to explore.")
-@click.option("--brokers", type=Count(1, 6), default=None, help="Number of brokers (caps the RF).")
-@click.option("--max-records", type=Count(0, 1000), default=2, show_default=True, help="Records produced.")
-@click.option("--max-epoch", type=Count(0, 1000), default=2, show_default=True,
-              help="Largest partition leader epoch (transitions writing a larger one are pruned).")
-@click.option("--max-crashes", type=Count(0, 1000), default=0, show_default=True, help="Broker crashes.")
-@click.option("--max-expirations", type=Count(0, 1000), default=0, show_default=True,
-              help="ZooKeeper session expirations of live brokers.")
-@click.option("--max-controller-epoch", type=Count(1, 1000), default=1, show_default=True,
-              help="Controller elections.")
-@click.option("--max-isr-changes", type=Count(0, 1000), default=2, show_default=True,
-              help="Leader ISR writes (shrinks + expansions).")
+@click.option("--brokers", type=Count(1, 6), default=None, help=_bounds_help("Number of brokers (caps the RF)."))
+@click.option("--max-records", type=Count(0, 1000), default=None, help=_bounds_help("Records produced."))
+@click.option("--max-epoch", type=Count(0, 1000), default=None,
+              help=_bounds_help("Largest partition leader epoch (transitions writing a larger one are pruned)."))
+@click.option("--max-crashes", type=Count(0, 1000), default=None, help=_bounds_help("Broker crashes."))
+@click.option("--max-expirations", type=Count(0, 1000), default=None,
+              help=_bounds_help("ZooKeeper session expirations of live brokers."))
+@click.option("--max-controller-epoch", type=Count(1, 1000), default=None, help=_bounds_help("Controller elections."))
+@click.option("--max-isr-changes", type=Count(0, 1000), default=None,
+              help=_bounds_help("Leader ISR writes (shrinks + expansions)."))
 @click.option("--max-depth", type=Count(0, 10 ** 6), default=None, help="Stop at this BFS depth.")
 @click.option("--max-time", "max_time", type=Count(0, 10 ** 12), default=None,
-              help="Model time bound in ms from the start: no clock tick past it (a bound, so the search "
-              "can complete; not with --liveness).")
-@click.option("--max-states", type=Count(1, 10 ** 9), default=2_000_000, show_default=True,
-              help="Give up (incomplete) after this many distinct states.")
+              help=_bounds_help("Model time bound in ms from the start: no clock tick past it (a bound, so the search "
+                                "can complete; not with --liveness, which drops the preset's)."))
+@click.option("--no-time-bound", is_flag=True, help="No model time bound, whatever the preset's.")
+@click.option("--max-states", type=Count(1, 10 ** 9), default=None,
+              help=_bounds_help("Give up (incomplete) after this many stored states."))
 @click.option("--budget", default=None, type=SECONDS,
               help="Seconds before the search stops, incomplete, with what it found so far (default: none). It "
                    "is checked every 256 transitions, so the search stops within about 0.1 s of it; liveness and "
                    "the --symmetry comparison are then left out.")
-@click.option("--acks", "acks", multiple=True, type=click.Choice(["-1", "0", "1"]), help="acks values produced (repeatable; default: the "
-              "preset's).")
-@click.option("--without", multiple=True, help="Action kinds never taken (repeatable), e.g. ConsumerFetch.")
-@click.option("--eager-tasks", is_flag=True, help="Run due scheduled tasks before anything else (reduction).")
+@click.option("--acks", "acks", multiple=True, type=click.Choice(["-1", "0", "1"]),
+              help=_bounds_help("acks values produced (repeatable)."))
+@click.option("--without", multiple=True,
+              help=_bounds_help("Action kinds never taken (repeatable; replaces the preset's list; `--without none` "
+                                "takes every kind), e.g. ConsumerFetch."))
+@click.option("--eager-tasks/--no-eager-tasks", default=None,
+              help=_bounds_help("Run due scheduled tasks before anything else (reduction)."))
+@click.option("--no-compress", is_flag=True, help="Store every state, also those with a single successor "
+              "(compression steps through them; it is off anyway with --liveness).")
 @click.option("--symmetry", is_flag=True, help="Deduplicate up to renaming brokers; report the reduction factor.")
 @click.option("--invariant", "invariants", multiple=True, type=INVARIANT, metavar="NAME",
               help="Check only these invariants (repeatable).")
@@ -54,39 +63,53 @@ from .inputs import INVARIANT, PRESET, SECONDS, Count
               help="Folder the shortest counterexample is archived in (untracked, like a campaign's; `isrlab "
                    "promote` moves one into a regression folder).")
 @click.option("--no-archive", is_flag=True, help="Do not write the counterexample.")
+@click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expirations, max_controller_epoch,
-            max_isr_changes, max_depth, max_time, max_states, budget, acks, without, eager_tasks, symmetry, invariants,
-            all_violations, liveness, out, no_archive, as_json) -> None:
+            max_isr_changes, max_depth, max_time, no_time_bound, max_states, budget, acks, without, eager_tasks,
+            no_compress, symmetry, invariants, all_violations, liveness, out, no_archive, quiet, as_json) -> None:
     """Breadth-first search of every reachable state of a preset within explicit bounds.
 
     Checks every safety invariant on every state and transition; on a violation prints and archives the
-    shortest trace to it (a minimal counterexample) and exits 1. A search stopped by --budget or
-    --max-states says it is incomplete.
+    shortest trace to it (a minimal counterexample) and exits 1. Bounds not given are the preset's
+    (every preset's allow a crash and a session expiration; with them a passing preset is explored to
+    completion and a breaking preset's bug is found). The result says what stopped a search that did not
+    complete: a violation, --budget, --max-states or --max-depth. Progress goes to stderr.
 
-    Example (KAFKA-7128 in about 10 s): isrlab explore --preset kafka-0.11 --brokers 3 --max-records 1
-    --max-expirations 1 --max-epoch 1 --max-isr-changes 1 --eager-tasks --without ConsumerFetch
+    Example (KAFKA-7128, about 25 s on one core): isrlab explore --preset kafka-0.11
     """
     from .model.actions import ACTION_BY_NAME
-    from .model.config import ConfigError, preset
+    from .model.config import ConfigError, explore_bounds, preset
     from .model.trace import Trace
     from .properties.explain import sentence
     from .properties.budget import Deadline
-    from .properties.explore import (ExplorerError, LIVENESS, bounded_config, check_liveness, coverage,
-                                     explore as run_explore)
+    from .properties.explore import (ExplorerError, LIVENESS, check_liveness, coverage, explore as run_explore,
+                                     search_args)
     from .properties.invariants import BY_NAME, SAFETY
     from .properties.replay import replay as run_replay
     from .inputs import check_output_folder
+    from .userpresets import EXPLORE as USER_BOUNDS
 
     if not no_archive:
         check_output_folder(out, "--out")
+    given = {"brokers": brokers, "max_records": max_records, "max_epoch": max_epoch, "max_crashes": max_crashes,
+             "max_expirations": max_expirations, "max_controller_epoch": max_controller_epoch,
+             "max_isr_changes": max_isr_changes, "max_time": max_time, "max_states": max_states,
+             "acks": tuple(int(a) for a in acks) or None, "eager_tasks": eager_tasks,
+             "without": (() if [w.lower() for w in without] == ["none"] else tuple(without)) if without else None}
+    defaults = {**explore_bounds(preset_name), **USER_BOUNDS.get(preset_name, {})}
+    b = {k: defaults[k] if v is None else v for k, v in given.items()}
+    if no_time_bound or (liveness and max_time is None):
+        b["max_time"] = None
+    from_preset = sorted(k for k, v in given.items() if v is None and k in defaults)
     try:
         p = preset(preset_name)
-        cfg = bounded_config(p.config, brokers, max_records, max_crashes, max_expirations, max_controller_epoch)
-        if acks:
-            cfg = cfg.replace(produce_acks=tuple(sorted({int(a) for a in acks})))
+        cfg, _kw = search_args(p.config, b)
     except ConfigError as e:
         raise InputError(str(e)) from None
+    without = tuple(b["without"])
+    max_epoch, max_isr_changes, max_time, max_states = b["max_epoch"], b["max_isr_changes"], b["max_time"], b["max_states"]
+    eager_tasks = b["eager_tasks"]
     unknown = [w for w in without if w not in ACTION_BY_NAME]
     if unknown:
         raise InputError(f"unknown action kind(s) {', '.join(unknown)}")
@@ -97,30 +120,33 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
     if liveness and max_time is not None:
         raise InputError("--liveness needs time to diverge: drop --max-time")
     deadline = Deadline(budget)  # the whole command's budget: the search, and the --symmetry comparison
-
-    def progress(r):
-        click.echo(f"explore {preset_name}: {r.distinct_states:,} states, depth {r.depth}, "
-                   f"{r.states_per_second:,.0f} states/s", err=True)
-
+    progress = None if quiet else Progress(preset_name)
     try:
         res = run_explore(cfg, max_leader_epoch=max_epoch, max_isr_changes=max_isr_changes, max_depth=max_depth,
                           max_time_ms=max_time, eager_tasks=eager_tasks, without=without, invariants=checked, symmetry=symmetry,
                           stop_at_first=not all_violations, keep_graph=liveness, max_states=max_states,
-                          progress=progress, should_stop=deadline)
+                          progress=progress, should_stop=deadline, compress=not no_compress)
     except ExplorerError as e:
         raise InputError(str(e)) from None
+    finally:
+        if progress is not None:
+            progress.close()
     summary = {"preset": preset_name, "expected": p.expected, "config": cfg.to_json(),
                "bounds": {"max_leader_epoch": max_epoch, "max_isr_changes": max_isr_changes, "max_depth": max_depth,
                           "max_time_ms": max_time, "max_states": max_states, "eager_tasks": eager_tasks, "without": sorted(without)},
-               "symmetry": symmetry, "distinct_states": res.distinct_states, "transitions": res.transitions,
-               "pruned": res.pruned, "depth": res.depth, "complete": res.complete,
+               "bounds_from_preset": from_preset,
+               "symmetry": symmetry, "distinct_states": res.distinct_states, "chain_states": res.chain_states,
+               "compressed": res.compressed, "transitions": res.transitions,
+               "pruned": res.pruned, "depth": res.depth, "complete": res.complete, "stop_reason": res.stop_reason,
                "budget_s": budget, "stopped_by_budget": res.stopped_by_budget,
-               "seconds": round(res.seconds, 3), "states_per_second": round(res.states_per_second),
+               "seconds": round(res.seconds, 3), "cpu_seconds": round(res.cpu_seconds, 3),
+               "states_per_second": round(res.states_per_second),
                "kinds": res.kinds, "violations": []}
     if symmetry and not res.stopped_by_budget:
         full = run_explore(cfg, max_leader_epoch=max_epoch, max_isr_changes=max_isr_changes, max_depth=max_depth,
                            max_time_ms=max_time, eager_tasks=eager_tasks, without=without, invariants=checked,
-                           stop_at_first=not all_violations, max_states=max_states, should_stop=deadline)
+                           stop_at_first=not all_violations, max_states=max_states, should_stop=deadline,
+                           compress=not no_compress)
         if full.stopped_by_budget:
             summary["stopped_by_budget"] = True
         else:
@@ -157,14 +183,12 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
     if as_json:
         click.echo(json.dumps(summary, indent=1))
     else:
-        status = ("complete" if res.complete else "INCOMPLETE (stopped by --budget)" if res.stopped_by_budget
-                  else "stopped at the first violation (--all-violations goes on)" if res.found and not all_violations
-                  else f"INCOMPLETE (stopped by --max-states {max_states:,})" if res.distinct_states >= max_states
-                  else f"INCOMPLETE (stopped by --max-depth {max_depth})" if max_depth is not None
-                  else "INCOMPLETE")
-        click.echo(f"{preset_name}: {res.distinct_states:,} distinct states, {res.transitions:,} transitions "
-                   f"({res.pruned:,} pruned), depth {res.depth}, {res.seconds:.1f} s "
-                   f"({summary['states_per_second']:,} states/s), {status}")
+        click.echo(f"bounds: {describe_bounds(cfg, b)}"
+                   + (f" (the preset's: {', '.join(from_preset)})" if from_preset else ""))
+        click.echo(f"{preset_name}: {res.visited:,} states ({res.distinct_states:,} stored, {res.chain_states:,} "
+                   f"stepped through in chains), {res.transitions:,} transitions ({res.pruned:,} pruned), depth "
+                   f"{res.depth}, {res.seconds:.1f} s ({summary['states_per_second']:,} states/s), "
+                   f"{status_text(res, budget, max_states, max_depth, all_violations)}")
         if symmetry and "symmetry_reduction" not in summary:
             click.echo("symmetry: reduction not measured (stopped by --budget)")
         elif symmetry:
@@ -190,9 +214,75 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
             click.echo(f"reachable: {len(cov['action_kinds'])} action kinds, errors {', '.join(cov['errors'])}; "
                        f"witnesses {', '.join(cov['witnesses']) or 'none'}")
         if not res.found:
-            where = " in the states searched before --budget stopped it" if res.stopped_by_budget else ""
+            where = "" if res.complete else " in the states searched before the search stopped"
             click.echo(f"no violation{where} (preset expects: {p.expected})")
     sys.exit(EXIT_VIOLATION if (res.found or live_failed) else EXIT_OK)
+
+
+def status_text(res, budget, max_states, max_depth, all_violations) -> str:
+    """How the search ended, naming the bound or limit that stopped one that is not complete."""
+    if res.complete:
+        return "complete: every state within the bounds checked" + (
+            ", violations found" if res.found else "")
+    if res.stop_reason == "violation":
+        return "stopped at the first violation (--all-violations goes on)" if not all_violations else \
+            "stopped: a violation of every invariant found"
+    if res.stop_reason == "budget":
+        return f"INCOMPLETE: stopped by --budget {budget:g} s"
+    if res.stop_reason == "max_states":
+        return f"INCOMPLETE: stopped by --max-states {max_states:,}"
+    if res.stop_reason == "max_depth":
+        return f"INCOMPLETE: states at --max-depth {max_depth} not expanded"
+    return "INCOMPLETE"  # pragma: no cover
+
+
+def describe_bounds(cfg, b: dict) -> str:
+    """The bounds of a search in one line."""
+    t = "no time bound" if b["max_time"] is None else f"{b['max_time']:,} ms of model time"
+    return (f"{cfg.n_brokers} brokers, {b['max_records']} records, {b['max_crashes']} crashes, "
+            f"{b['max_expirations']} expirations, controller epochs <= {b['max_controller_epoch']}, leader epochs <= "
+            f"{b['max_epoch']}, ISR changes <= {b['max_isr_changes']}, {t}, acks {','.join(map(str, b['acks']))}, "
+            f"{'eager' if b['eager_tasks'] else 'interleaved'} tasks, without {','.join(b['without']) or 'nothing'}, "
+            f"max {b['max_states']:,} states")
+
+
+class Progress:
+    """Progress of a search on stderr, like TLC's: states, states/s, queue and depth.
+
+    On a terminal one live line (rich) redrawn as the search goes; otherwise (a pipe, a log file) a plain line
+    every ``every`` seconds.  The engine calls it every few thousand stored states; the clock is read here only.
+    """
+
+    def __init__(self, name: str, every: float = 10.0, stream=None):
+        import time
+
+        self.name, self.every, self.clock = name, every, time.monotonic
+        self.stream = stream if stream is not None else sys.stderr
+        self.last = self.clock()
+        self.live = None
+        if self.stream.isatty():
+            from rich.console import Console
+
+            self.live = Console(file=self.stream).status("")
+            self.live.start()
+
+    def line(self, r) -> str:
+        return (f"explore {self.name}: {r.visited:,} states ({r.distinct_states:,} stored), "
+                f"{r.states_per_second:,.0f} states/s, queue {r.queue:,}, depth {r.depth}, {r.seconds:.0f} s")
+
+    def __call__(self, r) -> None:
+        if self.live is not None:
+            self.live.update(self.line(r))
+            return
+        now = self.clock()
+        if now - self.last >= self.every:
+            self.last = now
+            print(self.line(r), file=self.stream, flush=True)
+
+    def close(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
 
 
 @click.command("explain")

@@ -55,3 +55,20 @@ def receive_alter_isr_response(cfg: ModelConfig, s: ClusterState, b: int) -> str
         if any(x.request.partition == p for x in unsent):
             br.alter_isr_unsent = tuple(x for x in unsent if x.request.partition != p)
     return resp.error
+
+
+# --------------------------------------------------------------------------- what the rules compare
+# Facts about the rules above that an engine abstracting the state may rely on, asked here so that no engine
+# reads a protocol flag itself.
+def zk_versions_ordered(cfg: ModelConfig) -> bool:
+    """Whether a broker compares two partition zkVersions by order, not only for equality: with AlterIsr a leader
+    ignores a response older than its own version (Partition.handleAlterIsrResponse, Kafka 2.7.0); before, a
+    cached zkVersion is only ever compared for equality with ZooKeeper's (ReplicationUtils.updateLeaderAndIsr)."""
+    return cfg.kip_497
+
+
+def isr_change_set_used(cfg: ModelConfig) -> bool:
+    """Whether a leader records its ISR changes in isr_change_set for the isr-change-propagation task
+    (ReplicaManager.recordIsrChange, Kafka 2.4.0); with AlterIsr the controller is told directly and the set stays
+    empty (Kafka 2.7.0)."""
+    return not cfg.kip_497

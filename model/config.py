@@ -477,3 +477,36 @@ def preset(name: str) -> Preset:
         return PRESETS[name]
     except KeyError:
         raise ConfigError(f"unknown preset {name!r} (known: {', '.join(sorted(PRESETS))})") from None
+
+
+# --------------------------------------------------------------------------- explore bounds
+#: ``isrlab explore``'s bounds when an option is not given (keys are the command's options).  Every preset's
+#: bounds allow a broker crash and a ZooKeeper session expiration, so leaders change; a preset expected to pass
+#: is explored to completion within them, and a breaking preset's bugs are found within its own
+#: (``EXPLORE_BOUNDS``; figures in the README and benchmarks/RESULTS.md).  ``without`` leaves action kinds out
+#: (a swarm-style restriction: what is found is real, and minimal among traces without them); ``eager_tasks``
+#: runs a due scheduled task before anything else.
+EXPLORE_DEFAULTS = {"brokers": 2, "max_records": 1, "max_epoch": 1, "max_crashes": 1, "max_expirations": 1,
+                    "max_controller_epoch": 1, "max_isr_changes": 1, "max_time": 0, "max_states": 3_000_000,
+                    "acks": (-1,), "eager_tasks": True, "without": ("ConsumerFetch",)}
+
+#: per preset: the bounds that differ from EXPLORE_DEFAULTS (data, read by ``explore_bounds``).
+EXPLORE_BOUNDS: dict[str, dict] = {
+    "crash-loses-unflushed": {"brokers": 1, "max_expirations": 0, "max_controller_epoch": 2, "max_isr_changes": 0,
+                              "max_time": None},
+    "kafka-2.0": {"brokers": 3, "max_crashes": 0, "max_time": None},
+    "kafka-0.11": {"brokers": 3, "max_crashes": 0, "max_time": None},
+    "no-kafka-7128": {"brokers": 3, "max_crashes": 0, "max_time": None},
+    "kafka-0.10.2": {"brokers": 3, "max_crashes": 0, "max_expirations": 2, "max_epoch": 2, "max_isr_changes": 0,
+                     "max_time": None, "without": ("ConsumerFetch", "Tick", "ZkReconnect", "ControllerResign")},
+    "no-kafka-6082": {"brokers": 3, "max_records": 0, "max_crashes": 0, "max_controller_epoch": 2,
+                      "max_isr_changes": 0},
+    # the HW left behind by a committed AlterIsr shrink needs the clock (the follower's lag), no fault
+    "no-kafka-13091": {"max_crashes": 0, "max_expirations": 0, "max_epoch": 0, "max_time": None},
+    "kafka-2.7": {"max_crashes": 0, "max_expirations": 0, "max_epoch": 0, "max_time": None},
+}
+
+
+def explore_bounds(name: str) -> dict:
+    """The default ``isrlab explore`` bounds of the preset ``name`` (EXPLORE_DEFAULTS with its own entry on top)."""
+    return {**EXPLORE_DEFAULTS, **EXPLORE_BOUNDS.get(name, {})}

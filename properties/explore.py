@@ -72,6 +72,18 @@ explored state is always a concrete model state, so every trace reported replays
   isr-expiration phases).  Tested: the number of orbits among the states of a full exploration
   equals the number of states a symmetric exploration finds.
 
+Chain compression (on by default, off with ``keep_graph``).  About two thirds of the states a search expands have
+exactly one successor (with ``eager_tasks``, a due scheduled task is the only action offered).  Such a state is not
+stored: the search steps through it, checking every invariant on it and on its transition, and goes on until a state
+with several successors (or none, or a clock tick as its one action, or a violation), which it stores with the whole
+chain of actions as the label of one edge; ``trace_to`` expands the chains, so every trace still replays step by step.
+Measured, a chain's states have one predecessor each, so no state is stepped through twice, and the search checks the
+same states and finds the same violations with the same shortest lengths (tested), storing about a third of them.
+To keep traces shortest the frontier is taken in order of depth in actions (a heap; without chains this is BFS's FIFO
+order exactly), a state met again by a shorter chain takes that path, and ``stop_at_first`` stops only when nothing
+left in the frontier can give a shorter violation.  Partial-order reduction of independent fetches and deliveries is
+not done (not yet argued sound against the step invariants, which read pairs of states).
+
 Bounds: ``max_records``, ``max_crashes``, ``max_session_expirations`` and ``max_controller_epoch``
 are the model's own budgets (``ModelConfig``); ``max_leader_epoch`` prunes every transition that
 writes a partition leader epoch above it (stateright's ``within_boundary``); ``max_time_ms`` prunes every
@@ -112,23 +124,25 @@ from __future__ import annotations
 import gc
 import itertools
 import time
-from collections import deque
+from heapq import heappop, heappush
 from dataclasses import dataclass, field
 
 from ..model import actions as A
 from ..model import errors as E
+from ..model.alter_isr import isr_change_set_used, zk_versions_ordered
 from ..model.config import ModelConfig
 from ..model.encode import fingerprint
 from ..model.requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
 from ..model.state import Partition
 from ..model.step import enabled_actions, initial_state, step
+from ..model.actions import Tick
 from .budget import CHECK_EVERY
 from .invariants import LIVENESS as LIVENESS_CATALOGUE, SAFETY, STATE, STEP, WITNESSES, Violation, changes
 
 __all__ = [
     "ExploreResult", "ExplorerError", "Lasso", "LIVENESS", "explore", "state_key", "horizon_ms",
     "next_event_ms", "explorer_actions", "check_liveness", "coverage", "coverage_fraction", "bounded_config",
-    "FAIR_KINDS", "fast_keyer",
+    "FAIR_KINDS", "fast_keyer", "search_args",
 ]
 
 
@@ -165,8 +179,19 @@ def next_event_ms(cfg: ModelConfig, s) -> int | None:
     return best
 
 
+#: the longest chain of single-successor states stepped through without storing one.  A state whose one action is
+#: a clock tick is stored (a cycle of the relative clock's keys goes through a tick, and so meets the seen set);
+#: the cap only bounds a cycle without one.
+CHAIN_CAP = 64
+#: stored states between two calls of explore's ``progress``
+PROGRESS_EVERY = 2_000
+
 #: the scheduler's actions: with ``eager_tasks`` one of them, when due, is taken before anything else.
 TASK_KINDS = (A.IsrExpiration, A.IsrChangePropagation, A.HighWatermarkCheckpoint, A.DelayedProduceExpire)
+
+
+#: the set of task kinds an eager search asks for, per ``without`` set
+_EAGER_KINDS: dict = {}
 
 
 def explorer_actions(cfg: ModelConfig, s, eager_tasks: bool = False, without=frozenset()) -> tuple:
@@ -176,15 +201,15 @@ def explorer_actions(cfg: ModelConfig, s, eager_tasks: bool = False, without=fro
     so every task runs at the start of its instant (a reduction; see the module docstring).
     ``without``: action classes left out (as a swarm run does).
     """
+    if eager_tasks:   # the due tasks alone first (the same first task as in the full list: same order)
+        for a in enabled_actions(cfg, s, _EAGER_KINDS[without] if without in _EAGER_KINDS else
+                                 _EAGER_KINDS.setdefault(without, frozenset(TASK_KINDS) - without)):
+            return (a,)
     acts = enabled_actions(cfg, s)
     if cfg.list_offsets:   # an observation: a self-loop under the key (see "Observations left out")
         acts = tuple(a for a in acts if type(a) is not A.ListOffsets)
     if without:
         acts = tuple(a for a in acts if type(a) not in without)
-    if eager_tasks:
-        for a in acts:
-            if type(a) in TASK_KINDS:
-                return (a,)
     nticks = 0
     for a in acts:
         if type(a) is A.Tick:
@@ -255,11 +280,12 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
     # with the ISR-change budget used up, no broker's isr_change_set can fill again: a broker with an empty
     # one never reads its last change / propagation times (nor the invariant its session start) again; with
     # KIP-497 no isr_change_set ever fills (ISR changes go through AlterIsr)
-    isr_frozen = cfg.kip_497 or (max_isr_changes is not None and g.isr_shrinks + g.isr_expands >= max_isr_changes)
+    isr_frozen = not isr_change_set_used(cfg) or (max_isr_changes is not None
+                                                 and g.isr_shrinks + g.isr_expands >= max_isr_changes)
     zk = s.zk
     cur = tuple(None if st is None else st.zk_version for st in zk.partition_states)
     n = len(inv)
-    rel = cfg.kip_497
+    rel = zk_versions_ordered(cfg)
 
     def ver(v, p):
         # a zkVersion: "is it ZooKeeper's current one" suffices while versions are only compared for equality with
@@ -474,7 +500,8 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
     intern_alter = _Interner()
     memo: dict = {}
     limit = memo_limit
-    rel = kip_497 = cfg.kip_497   # zkVersions relative to ZooKeeper's (KIP-497) or "current or not" (_key's ver)
+    rel = zk_versions_ordered(cfg)   # zkVersions relative to ZooKeeper's, or "current or not" (_key's ver)
+    no_change_set = not isr_change_set_used(cfg)
 
     def ver(v, c):
         if rel:
@@ -663,7 +690,7 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
         zk = s.zk
         cur = tuple([None if st is None else st.zk_version for st in zk.partition_states])
         g = s.ghost
-        isr_frozen = kip_497 or (max_isr_changes is not None and g.isr_shrinks + g.isr_expands >= max_isr_changes)
+        isr_frozen = no_change_set or (max_isr_changes is not None and g.isr_shrinks + g.isr_expands >= max_isr_changes)
         since = g.session_since
         out = [zk_static(zk, cur), ghost_static(g)]
         add = out.append
@@ -703,6 +730,16 @@ def bounded_config(cfg: ModelConfig, brokers: int | None = None, max_records: in
         if value is not None:
             changes[name] = value
     return cfg.replace(**changes) if changes else cfg
+
+
+def search_args(cfg: ModelConfig, b: dict) -> tuple:
+    """(config, ``explore`` keyword arguments) for a bounds table keyed like ``isrlab explore``'s options (a preset's
+    ``model.config.explore_bounds``, a user preset's ``explore`` table): one mapping for the command and the
+    benchmark."""
+    cfg = bounded_config(cfg, b["brokers"], b["max_records"], b["max_crashes"], b["max_expirations"],
+                         b["max_controller_epoch"]).replace(produce_acks=tuple(sorted(set(b["acks"]))))
+    return cfg, dict(max_leader_epoch=b["max_epoch"], max_isr_changes=b["max_isr_changes"], max_time_ms=b["max_time"],
+                     max_states=b["max_states"], eager_tasks=b["eager_tasks"], without=tuple(b["without"]))
 
 
 def _out_of_bounds(s, max_leader_epoch, max_isr_changes) -> bool:
@@ -753,6 +790,18 @@ class ExploreResult:
     kinds: dict = field(default_factory=dict)      # action kind -> transitions taken
     errors_seen: int = 0
     witnesses: frozenset = frozenset()
+    compressed: bool = False      # chains of single-successor states stepped through, not stored
+    chain_states: int = 0         # states stepped through inside chains (not stored, not counted above)
+    queue: int = 0                # states found and not yet expanded
+    cpu_seconds: float = 0.0      # this process's CPU time (the figure a loaded machine does not inflate)
+    #: why a search that is not complete stopped: "violation", "budget", "max_states", "max_depth"; None if complete
+    stop_reason: str | None = None
+
+    @property
+    def visited(self) -> int:
+        """States checked: those stored plus those stepped through in chains (all distinct when, as measured, a
+        chain's states have one predecessor each)."""
+        return self.distinct_states + self.chain_states
 
     @property
     def violation(self) -> Found | None:
@@ -760,12 +809,18 @@ class ExploreResult:
 
     @property
     def states_per_second(self) -> float:
-        return self.distinct_states / self.seconds if self.seconds > 0 else float("inf")
+        """States checked (stored and stepped through) per second of wall clock."""
+        return self.visited / self.seconds if self.seconds > 0 else float("inf")
 
     def trace_to(self, i: int) -> list:
+        """The actions from the initial state to state i (a compressed chain's actions one by one)."""
         out = []
         while self.parent[i] >= 0:
-            out.append(self.via[i])
+            a = self.via[i]
+            if type(a) is tuple:
+                out.extend(reversed(a))
+            else:
+                out.append(a)
             i = self.parent[i]
         out.reverse()
         return out
@@ -794,7 +849,7 @@ class ExploreResult:
 def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_changes: int | None = None,
             max_depth: int | None = None, max_time_ms: int | None = None, eager_tasks: bool = False, without=(),
             invariants=SAFETY, symmetry: bool = False, stop_at_first: bool = True, keep_graph: bool = False,
-            max_states: int | None = None, progress=None, should_stop=None) -> ExploreResult:
+            max_states: int | None = None, progress=None, should_stop=None, compress: bool = True) -> ExploreResult:
     """Breadth-first search of every state reachable from ``initial_state(cfg)`` within the bounds.
 
     Parameters
@@ -813,7 +868,14 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
     stop_at_first : stop at the first violation (else record the first violation of each invariant and go on).
     keep_graph : keep the representative states and every edge (for ``graph``, liveness and coverage).
     max_states : stop (incomplete) after this many distinct states.
-    progress : called as ``progress(result)`` about every 50,000 states.
+    progress : called as ``progress(result)`` every ``PROGRESS_EVERY`` stored states (the caller decides what to
+        show, and when: the engine reads no clock for it).
+    compress : step through chains of states that have exactly one successor and break no invariant without storing
+        them (not with ``keep_graph``): the chain's actions label one edge, so traces still replay step by step, and
+        the search visits the same states (tested: the same violations with and without).  Shortest traces stay
+        shortest: the frontier is expanded in order of depth in actions (Dijkstra's order on chain lengths), a state
+        reached again by a shorter path takes that path, and the search stops only when nothing left can be
+        shorter than the violation found.
     should_stop : asked between two state expansions once ``budget.CHECK_EVERY`` transitions have been taken
         since it was last asked (a wall-clock ``budget.Deadline``): True stops the search there, incomplete,
         with ``stopped_by_budget`` set; what was searched before is what an unbounded search does first.
@@ -832,16 +894,17 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
     gc.disable()
     try:
         return _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eager_tasks, without, invariants,
-                        symmetry, stop_at_first, keep_graph, max_states, progress, should_stop)
+                        symmetry, stop_at_first, keep_graph, max_states, progress, should_stop, compress)
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
 def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eager_tasks, without, invariants, symmetry,
-             stop_at_first, keep_graph, max_states, progress, should_stop=None) -> ExploreResult:
+             stop_at_first, keep_graph, max_states, progress, should_stop=None, compress=True) -> ExploreResult:
     without = frozenset(A.ACTION_BY_NAME[w] if isinstance(w, str) else w for w in without)
     t0 = time.perf_counter()
+    c0 = time.process_time()
     state_checks = tuple(inv for inv in invariants if inv.scope == STATE)
     step_checks = tuple(inv for inv in invariants if inv.scope == STEP)
     s0 = initial_state(cfg)
@@ -851,11 +914,11 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
             return state_key(cfg, s, True, max_isr_changes, deadline)
     else:
         key = fast_keyer(cfg, max_isr_changes, deadline=deadline)
+    compress = compress and not keep_graph   # the graph's edges and fairness are per concrete state
 
     res = ExploreResult(cfg, symmetry, max_leader_epoch, max_depth, max_isr_changes, max_time_ms, eager_tasks,
-                        tuple(sorted(k.__name__ for k in without)))
+                        tuple(sorted(k.__name__ for k in without)), compressed=compress)
     seen = {key(s0): 0}
-    frontier = [s0]
     res.parent.append(-1)
     res.via.append(None)
     res.depths.append(0)
@@ -866,36 +929,91 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
     kinds: dict = {}
     errors = s0.ghost.errors_seen
     wit = set(inv.name for inv in WITNESSES if inv.check(cfg, s0))
+    n_inv = len(invariants)
 
     def note(inv_name, facts, sid, actions):
-        if inv_name not in found:
-            found[inv_name] = Found(Violation(inv_name, len(actions), facts), sid, actions)
+        # the shortest trace of each invariant; with stop_at_first only the shortest violations at all
+        old = found.get(inv_name)
+        if old is not None and len(old.actions) <= len(actions):
+            return
+        if stop_at_first and found:
+            best = min(len(f.actions) for f in found.values())
+            if best < len(actions):
+                return
+            if best > len(actions):
+                found.clear()
+        found[inv_name] = Found(Violation(inv_name, len(actions), facts), sid, actions)
 
+    def enough(d) -> bool:
+        """Whether no violation still to be found (all of them at depth > d) can be shorter than those found."""
+        if not found:
+            return False
+        longest = max(len(f.actions) for f in found.values())
+        if stop_at_first:
+            return longest <= d + 1
+        return len(found) == n_inv and longest <= d + 1
+
+    def check_state(t, changed):
+        """The state invariants on t, whose predecessor held every invariant not yet found: True if one fails."""
+        bad = False
+        for inv in state_checks:
+            if inv.name in found or (inv.reads is not None and not inv.reads & changed):
+                continue
+            facts = inv.check(cfg, t)
+            if facts is not None:
+                pending.append((inv.name, facts))
+                bad = True
+        return bad
+
+    def check_step(s, a, t, changed) -> bool:
+        bad = False
+        for inv in step_checks:
+            if inv.name in found or (inv.reads is not None and not inv.reads & changed):
+                continue
+            facts = inv.check(cfg, s, a, t)
+            if facts is not None:
+                pending_step.append((inv.name, facts))
+                bad = True
+        return bad
+
+    pending: list = []       # (invariant, facts) found on the state being stored
+    pending_step: list = []  # the same for the transitions into it
     for inv in state_checks:
         facts = inv.check(cfg, s0)
         if facts is not None:
             note(inv.name, facts, 0, [])
-    queue = deque([0])
-    states_by_id = {0: s0}  # frontier states only (dropped once expanded)
+    # Frontier: (depth, id) in a heap.  Without compression every edge adds 1 and this is BFS's FIFO order exactly
+    # (ids are numbered in discovery order, depths never decrease along it); with chains, Dijkstra's order.
+    heap = [(0, 0)]
+    states_by_id = {0: (s0, None)}  # frontier states (and their actions, if known), dropped once expanded
     stopped = bool(found) and stop_at_first
     complete = not stopped
     edges = res.edges
     parent, via, depths = res.parent, res.via, res.depths
     last_progress = 0
     next_check = 0   # res.transitions at which should_stop is next asked
-    while queue and not stopped:
+    chain_cap = CHAIN_CAP
+    while heap and not stopped:
         if should_stop is not None and res.transitions >= next_check:
             next_check = res.transitions + CHECK_EVERY
             if should_stop():
                 res.stopped_by_budget = stopped = True
+                res.stop_reason = "budget"
                 break
-        i = queue.popleft()
-        s = states_by_id.pop(i)
-        d = depths[i]
+        d, i = heappop(heap)
+        if d != depths[i] or i not in states_by_id:
+            continue   # a stale entry: i was reached again by a shorter path, or already expanded
+        if enough(d):
+            stopped = True
+            break
+        s, acts = states_by_id.pop(i)
         if max_depth is not None and d >= max_depth:
             complete = False
+            res.stop_reason = res.stop_reason or "max_depth"
             continue
-        for a in explorer_actions(cfg, s, eager_tasks, without):
+        if acts is None:
+            acts = explorer_actions(cfg, s, eager_tasks, without)
+        for a in acts:
             t = step(cfg, s, a)
             res.transitions += 1
             kname = type(a).__name__
@@ -906,65 +1024,117 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
                     edges.append((i, -1, a))
                 continue
             errors |= t.ghost.errors_seen   # not in the key (coverage only): gathered on every transition
+            changed = changes(s, t)
+            path = [a]
+            dd = d + 1
+            bad = check_step(s, a, t, changed)
+            t_acts = None
+            # Chain compression: a successor with exactly one action of its own (and no violation) is stepped
+            # through without being stored; the chain's actions label the edge to the state it ends in.
+            while compress and not bad and (max_depth is None or dd < max_depth) and len(path) < chain_cap:
+                t_acts = explorer_actions(cfg, t, eager_tasks, without)
+                if len(t_acts) != 1 or type(t_acts[0]) is Tick:
+                    break   # a clock tick ends a chain, so a cycle of single-successor states meets the seen set
+                if check_state(t, changed):
+                    bad = True
+                    break
+                if len(wit) < len(WITNESSES):
+                    for inv in WITNESSES:
+                        if inv.name not in wit and inv.check(cfg, t):
+                            wit.add(inv.name)
+                b = t_acts[0]
+                u = step(cfg, t, b)
+                res.transitions += 1
+                kname = type(b).__name__
+                kinds[kname] = kinds.get(kname, 0) + 1
+                res.chain_states += 1
+                if _out_of_bounds(u, max_leader_epoch, max_isr_changes) or (deadline is not None and u.now > deadline):
+                    res.pruned += 1
+                    t = None   # a dead end: t is checked, its one transition leaves the bounds
+                    break
+                errors |= u.ghost.errors_seen
+                changed = changes(t, u)
+                path.append(b)
+                dd += 1
+                bad = check_step(t, b, u, changed)
+                t, t_acts = u, None
+            if t is None:
+                continue
             k = key(t)
             j = seen.get(k)
-            changed = changes(s, t)
-            for inv in step_checks:
-                if inv.name in found or (inv.reads is not None and not inv.reads & changed):
-                    continue
-                facts = inv.check(cfg, s, a, t)
-                if facts is not None:
-                    tr = res.trace_to(i) + [a]
-                    jj = j
-                    if jj is None:  # record the post state so the trace can be shown and replayed
-                        jj = len(parent)
-                    note(inv.name, facts, jj, tr)
+            if pending_step:
+                jj = len(parent) if j is None else j   # the post state is recorded so the trace can be replayed
+                tr = res.trace_to(i) + path
+                for name, facts in pending_step:
+                    note(name, facts, jj, tr)
+                pending_step.clear()
             if j is None:
                 j = len(parent)
                 seen[k] = j
                 parent.append(i)
-                via.append(a)
-                depths.append(d + 1)
-                if d + 1 > res.depth:
-                    res.depth = d + 1
-                states_by_id[j] = t
-                queue.append(j)
+                via.append(a if len(path) == 1 else tuple(path))
+                depths.append(dd)
+                if dd > res.depth:
+                    res.depth = dd
+                states_by_id[j] = (t, t_acts)
+                heappush(heap, (dd, j))
                 if keep_graph:
                     res.states.append(t)
                 if len(wit) < len(WITNESSES):
                     for inv in WITNESSES:
                         if inv.name not in wit and inv.check(cfg, t):
                             wit.add(inv.name)
-                for inv in state_checks:
-                    # s held every invariant not yet found: skip those whose parts the step left alone
-                    if inv.name in found or (inv.reads is not None and not inv.reads & changed):
-                        continue
-                    facts = inv.check(cfg, t)
-                    if facts is not None:
-                        note(inv.name, facts, j, res.trace_to(j))
+                if pending or check_state(t, changed):
+                    tr = res.trace_to(j)
+                    for name, facts in pending:
+                        note(name, facts, j, tr)
+                    pending.clear()
+            elif dd < depths[j] and j in states_by_id:
+                # reached again by a shorter path (only through a chain): the shorter one is kept, with its state
+                parent[j] = i
+                via[j] = a if len(path) == 1 else tuple(path)
+                depths[j] = dd
+                states_by_id[j] = (t, t_acts)
+                heappush(heap, (dd, j))
+                for name, f in list(found.items()):
+                    if f.state == j and len(f.actions) > dd:   # a violation in j itself: shorter now too
+                        found[name] = Found(Violation(name, dd, f.violation.facts), j, res.trace_to(j))
+            if pending:   # a violating chain state already stored: its trace is the stored one
+                tr = res.trace_to(j)
+                for name, facts in pending:
+                    note(name, facts, j, tr)
+                pending.clear()
             if edges is not None:
                 edges.append((i, j, a))
-            if found and stop_at_first:
-                stopped = True
-                break
-            if stop_at_first is False and len(found) == len(invariants):
+            if enough(d):
                 stopped = True
                 break
         if max_states is not None and len(parent) >= max_states:
             stopped = True
-        if progress is not None and len(parent) - last_progress >= 50_000:
+            res.stop_reason = res.stop_reason or "max_states"
+        if progress is not None and len(parent) - last_progress >= PROGRESS_EVERY:
             last_progress = len(parent)
             res.distinct_states = len(parent)
+            res.queue = len(states_by_id)
             res.seconds = time.perf_counter() - t0
+            res.cpu_seconds = time.process_time() - c0
             progress(res)
-    res.complete = complete and not stopped and not queue
+    res.complete = complete and not stopped and not states_by_id
+    if found:
+        res.stop_reason = "violation" if stopped else res.stop_reason
+    elif res.complete:
+        res.stop_reason = None
+    elif stopped and not res.stop_reason:
+        res.stop_reason = "max_states"
     if stopped and not found:
         res.complete = False
     res.distinct_states = len(parent)
+    res.queue = len(states_by_id)
     res.kinds = dict(sorted(kinds.items()))
     res.errors_seen = errors
     res.witnesses = frozenset(wit)
     res.seconds = time.perf_counter() - t0
+    res.cpu_seconds = time.process_time() - c0
     return res
 
 

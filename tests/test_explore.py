@@ -45,8 +45,12 @@ def _id(e):
 def test_pinned_counts_and_results(entry):
     cfg, kw, r = _run(entry)
     if entry["expected"] == "pass":
-        assert r.complete and not r.found
-        assert (r.distinct_states, r.depth) == (entry["distinct_states"], entry["depth"])
+        assert r.complete and not r.found and r.stop_reason is None
+        # with chain compression (the default) the stored states; without it, every distinct state
+        assert r.distinct_states == entry["stored_states"]
+        if entry["distinct_states"] <= 50_000:
+            full = explore(cfg, **kw, compress=False)
+            assert full.complete and (full.distinct_states, full.depth) == (entry["distinct_states"], entry["depth"])
     else:
         assert list(r.found) == [entry["expected"]]
         f = r.found[entry["expected"]]
@@ -250,7 +254,7 @@ def test_symmetry_counts_orbits():
     cfg = bounded_config(preset("kafka-2.4").config, 2, 0, 0, 0, 1)
     kw = dict(max_leader_epoch=0, max_isr_changes=0, eager_tasks=True, without=("ConsumerFetch",), max_depth=14)
     full = explore(cfg, keep_graph=True, **kw)
-    sym = explore(cfg, symmetry=True, **kw)
+    sym = explore(cfg, symmetry=True, compress=False, **kw)   # every state stored, as with the graph
     orbits = {state_key(cfg, s, symmetry=True) for s in full.states}
     assert sym.distinct_states == len(orbits) <= full.distinct_states
     with pytest.raises(ExplorerError):
@@ -350,7 +354,8 @@ def test_time_bound_prunes_ticks_and_refuses_liveness():
 @pytest.mark.scenario
 def test_cli_explore_breaks_and_archives(tmp_path):
     args = ["--preset", "crash-loses-unflushed", "--brokers", "1", "--max-records", "1", "--max-epoch", "1",
-            "--max-crashes", "1", "--max-controller-epoch", "2", "--max-isr-changes", "0", "--acks", "-1",
+            "--max-crashes", "1", "--max-expirations", "0", "--max-controller-epoch", "2", "--max-isr-changes", "0",
+            "--acks", "-1",
             "--without", "ConsumerFetch", "--eager-tasks", "--out", str(tmp_path), "--json"]
     res = CliRunner().invoke(explore_cmd, args)
     assert res.exit_code == 1, res.output
@@ -366,10 +371,11 @@ def test_cli_explore_breaks_and_archives(tmp_path):
 def test_cli_explore_pass_and_bad_input(tmp_path):
     ok = CliRunner().invoke(explore_cmd, ["--preset", "kafka-2.4", "--brokers", "1", "--max-records", "1",
                                           "--max-epoch", "1", "--max-crashes", "1", "--max-controller-epoch", "2",
-                                          "--max-isr-changes", "0", "--acks", "-1", "--without", "ConsumerFetch",
+                                          "--max-expirations", "0", "--max-isr-changes", "0", "--acks", "-1", "--without", "ConsumerFetch",
                                           "--eager-tasks", "--liveness", "--out", str(tmp_path)])
     assert ok.exit_code == 0, ok.output
-    assert "1,411 distinct states" in ok.stdout and "complete" in ok.stdout
+    # liveness keeps the graph, so nothing is compressed: every distinct state is stored
+    assert "1,411 states (1,411 stored" in ok.stdout and "complete: every state within the bounds" in ok.stdout
     assert "liveness hw_reaches_leo (L-a): holds" in ok.stdout
     assert not list(tmp_path.iterdir())
     for bad in (["--preset", "nope"], ["--without", "Nope"], ["--invariant", "nope"],
@@ -410,7 +416,7 @@ def test_cli_explore_budget_stops_the_search_and_says_so(tmp_path):
     liveness is then left out rather than answered from a cut graph."""
     r = CliRunner().invoke(explore_cmd, ["--preset", "kafka-2.4", "--budget", "0.3", "--out", str(tmp_path)])
     assert r.exit_code == 0, r.output
-    assert "INCOMPLETE (stopped by --budget)" in r.stdout
+    assert "INCOMPLETE: stopped by --budget 0.3 s" in r.stdout
     j = CliRunner().invoke(explore_cmd, ["--preset", "kafka-2.4", "--budget", "0.3", "--liveness", "--json",
                                          "--out", str(tmp_path)])
     assert j.exit_code == 0, j.output
@@ -418,3 +424,149 @@ def test_cli_explore_budget_stops_the_search_and_says_so(tmp_path):
     assert out["stopped_by_budget"] and not out["complete"] and out["liveness"] is None
     bad = CliRunner().invoke(explore_cmd, ["--budget", "nan"])
     assert bad.exit_code == 2
+
+
+# --------------------------------------------------------------------------- chain compression, stop reasons, defaults
+@pytest.mark.unit
+@pytest.mark.parametrize("name,bounds", [
+    ("crash-loses-unflushed", (1, 1, 1, 0, 2, 1, 0)),
+    ("kafka-0.10.2", (2, 1, 1, 1, 2, 2, 1)),
+])
+def test_compression_finds_the_same_violations_with_shortest_replayable_traces(name, bounds):
+    """Every invariant violated without compression is violated with it, by a trace of the same (shortest) length
+    that replays step by step through the model; and fewer states are stored."""
+    nb, rec, cr, se, ce, ep, k = bounds
+    cfg = bounded_config(preset(name).config, nb, rec, cr, se, ce).replace(produce_acks=(-1,))
+    kw = dict(max_leader_epoch=ep, max_isr_changes=k, max_time_ms=2500, eager_tasks=True, without=("ConsumerFetch",),
+              stop_at_first=False)
+    plain = explore(cfg, **kw, compress=False)
+    packed = explore(cfg, **kw)
+    assert packed.compressed and not plain.compressed and packed.chain_states > 0
+    assert packed.complete == plain.complete
+    assert packed.distinct_states < plain.distinct_states <= packed.visited
+    assert plain.found and {n: len(f.actions) for n, f in packed.found.items()} == \
+        {n: len(f.actions) for n, f in plain.found.items()}
+    for n, f in packed.found.items():
+        hit = first_violation(cfg, f.actions, n)
+        assert hit is not None and hit[0] == len(f.actions)
+    assert packed.witnesses == plain.witnesses and set(packed.kinds) == set(plain.kinds)
+
+
+@pytest.mark.unit
+def test_compressed_chains_replay_to_the_stored_states():
+    cfg = bounded_config(preset("kafka-2.4").config, 2, 1, 0, 0, 1).replace(produce_acks=(-1,))
+    r = explore(cfg, max_leader_epoch=1, max_isr_changes=1, max_time_ms=5000, eager_tasks=True,
+                without=("ConsumerFetch",))
+    chains = [i for i, a in enumerate(r.via) if type(a) is tuple]
+    assert r.complete and chains
+    key = fast_keyer(cfg, 1, deadline=initial_state(cfg).now + 5000)
+    fresh = {}
+    for i in chains[::max(1, len(chains) // 40)]:
+        s = initial_state(cfg)
+        for a in r.trace_to(i):
+            s = step(cfg, s, a)
+            assert s is not None
+        assert len(r.trace_to(i)) == r.depths[i]
+        fresh[key(s)] = i
+    assert len(fresh) == len(chains[::max(1, len(chains) // 40)])   # distinct stored states, distinct keys
+
+
+@pytest.mark.unit
+def test_stop_reason_names_what_stopped_the_search():
+    cfg = bounded_config(preset("kafka-2.4").config, 2, 1, 0, 0, 1)
+    kw = dict(max_leader_epoch=1, max_isr_changes=1, max_time_ms=5000, eager_tasks=True)
+    assert explore(cfg, **kw).stop_reason is None
+    assert explore(cfg, **kw, max_states=50).stop_reason == "max_states"
+    r = explore(cfg, **kw, max_depth=5)
+    assert r.stop_reason == "max_depth" and not r.complete
+    bad = bounded_config(preset("crash-loses-unflushed").config, 1, 1, 1, 0, 2).replace(produce_acks=(-1,))
+    v = explore(bad, max_leader_epoch=1, max_isr_changes=0, eager_tasks=True, without=("ConsumerFetch",))
+    assert v.found and v.stop_reason == "violation"
+
+
+@pytest.mark.scenario
+def test_cli_says_which_bound_stopped_the_search(tmp_path):
+    small = ["--preset", "kafka-2.4", "--brokers", "2", "--max-crashes", "0", "--max-expirations", "0",
+             "--max-controller-epoch", "1", "--max-epoch", "1", "--max-time", "5000", "--no-archive", "--quiet"]
+    r = CliRunner().invoke(explore_cmd, small + ["--max-states", "50"])
+    assert r.exit_code == 0 and "INCOMPLETE: stopped by --max-states 50" in r.stdout
+    r = CliRunner().invoke(explore_cmd, small + ["--max-depth", "4"])
+    assert r.exit_code == 0 and "INCOMPLETE: states at --max-depth 4 not expanded" in r.stdout
+    r = CliRunner().invoke(explore_cmd, small)
+    assert r.exit_code == 0 and "complete: every state within the bounds checked" in r.stdout
+    assert "INCOMPLETE" not in r.stdout
+
+
+@pytest.mark.scenario
+def test_cli_default_bounds_find_crash_loses_unflushed_and_name_their_source(tmp_path):
+    """With no bound given, the preset's own (which allow a crash) find its bug; a violation is not INCOMPLETE."""
+    r = CliRunner().invoke(explore_cmd, ["--preset", "crash-loses-unflushed", "--out", str(tmp_path), "--quiet"])
+    assert r.exit_code == 1, r.output
+    assert "VIOLATION acked_durability" in r.stdout and "INCOMPLETE" not in r.stdout
+    assert "stopped at the first violation" in r.stdout and "1 crashes" in r.stdout
+    j = json.loads(CliRunner().invoke(explore_cmd, ["--preset", "crash-loses-unflushed", "--no-archive", "--quiet",
+                                                    "--max-records", "1", "--json"]).stdout)
+    assert j["stop_reason"] == "violation" and "max_records" not in j["bounds_from_preset"]
+    assert "max_crashes" in j["bounds_from_preset"] and j["config"]["max_crashes"] == 1
+
+
+@pytest.mark.unit
+def test_every_preset_has_explore_bounds_with_faults():
+    from isrlab.model.config import EXPLORE_BOUNDS, EXPLORE_DEFAULTS, PRESETS, explore_bounds
+
+    assert set(EXPLORE_BOUNDS) <= set(PRESETS)
+    assert EXPLORE_DEFAULTS["max_crashes"] >= 1 and EXPLORE_DEFAULTS["max_expirations"] >= 1
+    for name, p in PRESETS.items():
+        b = explore_bounds(name)
+        assert set(b) == set(EXPLORE_DEFAULTS)
+        if p.expected == "pass":   # completed with a crash and an expiration: leaders change
+            assert b["max_crashes"] >= 1 and b["max_expirations"] >= 1
+
+
+@pytest.mark.scenario
+def test_user_preset_explore_bounds_are_used(tmp_path, monkeypatch):
+    from isrlab import userpresets
+
+    (tmp_path / "isrlab.toml").write_text('[presets.mine]\nbase = "kafka-2.4"\n'
+                                          'explore = { brokers = 1, max_crashes = 0, max_time = 0 }\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ISRLAB_CONFIG", raising=False)
+    try:
+        userpresets.load()
+        j = json.loads(CliRunner().invoke(explore_cmd, ["--preset", "mine", "--no-archive", "--quiet",
+                                                        "--json"]).stdout)
+    finally:
+        userpresets.unload()
+    assert j["config"]["n_brokers"] == 1 and j["config"]["max_crashes"] == 0 and j["bounds"]["max_time_ms"] == 0
+    assert j["complete"] and j["config"]["max_session_expirations"] == 1   # the rest: the generic defaults
+
+
+@pytest.mark.unit
+def test_progress_lines_are_plain_and_periodic_off_a_terminal():
+    import io
+
+    from isrlab.explore_cmd import Progress
+
+    out = io.StringIO()
+    p = Progress("kafka-2.4", every=0.0, stream=out)
+    cfg = bounded_config(preset("kafka-2.4").config, 2, 1, 0, 0, 1)
+    r = explore(cfg, max_leader_epoch=1, max_isr_changes=1, max_time_ms=17_500, eager_tasks=True, progress=p)
+    p.close()
+    lines = out.getvalue().splitlines()
+    assert r.distinct_states > 4000 and len(lines) >= 2
+    assert all(x.startswith("explore kafka-2.4: ") and "states/s, queue " in x and ", depth " in x for x in lines)
+    quiet = io.StringIO()
+    Progress("kafka-2.4", every=3600.0, stream=quiet)(r)
+    assert quiet.getvalue() == ""   # not yet time for a line
+
+
+@pytest.mark.unit
+def test_the_explorer_reads_no_protocol_flag():
+    """The explorer is blind to presets: it asks the model (model/alter_isr.py) what its rules compare, and reads
+    no fix or protocol flag of the configuration itself."""
+    import re
+
+    src = (Path(__file__).parent.parent / "properties" / "explore.py").read_text()
+    flags = re.findall(r"cfg\.(kip_\w+|kafka_\w+|truncation|unclean_leader_election|crash_loses_unflushed_data|"
+                       r"partition_epoch_check)", src)
+    assert flags == []

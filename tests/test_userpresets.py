@@ -41,7 +41,8 @@ def test_isrlab_toml_preset_is_listed_with_its_source_and_runs(in_tmp):
     mine = rows["my-broker"]
     assert mine["source"].endswith("isrlab.toml") and rows["kafka-2.4"]["source"] == "built-in"
     assert mine["config"]["kip_320"] is False and mine["expected"] == "log_matching"
-    assert mine["explore"] == {"max_crashes": 1}
+    # the user's bounds on top of the defaults every preset has (model.config.explore_bounds)
+    assert mine["explore"]["max_crashes"] == 1 and rows["kafka-2.4"]["explore"]["max_expirations"] >= 0
     r = run("fuzz", "--master", "none", "--preset", "my-broker", "--engine", "walk", "--runs", "2", "--json")
     assert r.exit_code in (0, 1) and json.loads(r.stdout)["preset"] == "my-broker"
 
