@@ -61,7 +61,7 @@ explored state is always a concrete model state, so every trace reported replays
 * **Observations left out.**  ``ghost.responses`` (the last response per request kind) and the record
   timestamps (``ClusterState.record_timestamps``) are not in the key: no rule reads the first, and the
   second is read only by ListOffsets by timestamp, whose answer goes only to the first.  So states that
-  differ only there behave alike, and ``ListOffsets`` (offered with ``cfg.list_offsets``), whose only
+  differ only there behave alike, and ``ListOffsets`` (when the model offers it), whose only
   effect is on ``ghost.responses``, is never taken: every such step would be a self-loop.
 * **Symmetry (optional, ``symmetry=True``).**  Broker ids are interchangeable: nothing in the
   model's rules depends on the numeric order of broker ids, only on the assignment (AR order),
@@ -134,7 +134,7 @@ from ..model.config import ModelConfig
 from ..model.encode import fingerprint
 from ..model.requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
 from ..model.state import Partition
-from ..model.step import enabled_actions, initial_state, step
+from ..model.step import action_kinds, enabled_actions, initial_state, step
 from ..model.actions import Tick
 from .budget import CHECK_EVERY
 from .invariants import LIVENESS as LIVENESS_CATALOGUE, SAFETY, STATE, STEP, WITNESSES, Violation, changes
@@ -206,7 +206,7 @@ def explorer_actions(cfg: ModelConfig, s, eager_tasks: bool = False, without=fro
                                  _EAGER_KINDS.setdefault(without, frozenset(TASK_KINDS) - without)):
             return (a,)
     acts = enabled_actions(cfg, s)
-    if cfg.list_offsets:   # an observation: a self-loop under the key (see "Observations left out")
+    if A.ListOffsets in action_kinds(cfg):   # an observation: a self-loop under the key ("Observations left out")
         acts = tuple(a for a in acts if type(a) is not A.ListOffsets)
     if without:
         acts = tuple(a for a in acts if type(a) not in without)
