@@ -207,15 +207,13 @@ MUTANTS: tuple[Mutant, ...] = (
       equivalent_reason="the follower's HW is then lower (clamped to the LEO before the append), which Kafka "
                         "allows as well: the next fetch brings it up; no invariant may fail on a lower HW"),
     M("follower-truncation-ignores-leader-end", "fetcher", "wrong value source", "fetcher",
-      "truncate_to_epoch_end_offset",
-      "_finish_truncation(s, f, log, min(follower_end, end, leo))",
-      "_finish_truncation(s, f, log, min(follower_end, leo))",
+      "_offset_truncation_state",
+      "return min(follower_end, end, leo), True",
+      "return min(follower_end, leo), True",
       "after OffsetsForLeaderEpoch the follower truncates to its own end of the epoch, ignoring the leader's (FO9)"),
-    M("follower-keeps-unknown-epoch", "fetcher", "wrong value source", "fetcher", "truncate_to_epoch_end_offset",
-      "        if follower_end == UNDEFINED_EPOCH_OFFSET:                                    # FO10\n"
-      "            _finish_truncation(s, f, log, min(end, leo))",
-      "        if follower_end == UNDEFINED_EPOCH_OFFSET:                                    # FO10\n"
-      "            _finish_truncation(s, f, log, leo)",
+    M("follower-keeps-unknown-epoch", "fetcher", "wrong value source", "fetcher", "_offset_truncation_state",
+      "        return min(end, leo), True",
+      "        return leo, True",
       "a follower that lacks the leader's epoch keeps its whole log instead of truncating to the leader's end (FO10)"),
     M("follower-undefined-keeps-log", "fetcher", "wrong value source", "fetcher", "truncate_to_epoch_end_offset",
       "    if end == UNDEFINED_EPOCH_OFFSET:                                                 # FO7\n"
