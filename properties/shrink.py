@@ -134,6 +134,43 @@ class _Settles:
     kind: str = ALWAYS
 
 
+def _first_after(b: list, i: int, types: tuple, match) -> int | None:
+    """Index of the first action after ``b[i]`` whose type is in ``types`` and that ``match`` accepts."""
+    for j in range(i + 1, len(b)):
+        if type(b[j]) in types and match(b[j]):
+            return j
+    return None
+
+
+def _same_broker(a, c) -> bool:
+    return c.broker == a.broker
+
+
+#: an opening action's type -> (the types that close it, whether a closing action belongs to this opening one)
+_PAIRS = {
+    A.FetchRequest: ((A.FetchResponse,), lambda a, c: c.broker == a.broker and c.partition == a.partition),
+    A.AlterIsrRequest: ((A.AlterIsrResponse,), _same_broker),
+    A.ZkSessionExpire: ((A.ZkReconnect, A.BrokerRestart), _same_broker),
+    A.ZkDeleteController: ((A.ControllerResign,), lambda a, c: c.controller == a.controller),
+}
+
+
+def _crash_groups(b: list, i: int, broker: int) -> list:
+    """A crash with its restart, with the session expiration between them, and with both."""
+    expire = _first_after(b, i, (A.ZkSessionExpire,), lambda c: c.broker == broker)
+    restart = _first_after(b, i, (A.BrokerRestart,), lambda c: c.broker == broker)
+    if restart is not None and expire is not None and expire > restart:
+        expire = None
+    out = []
+    if restart is not None:
+        out.append((i, restart))
+        if expire is not None:
+            out.append((i, expire, restart))
+    if expire is not None:
+        out.append((i, expire))
+    return out
+
+
 def _invariant(name: str):
     inv = BY_NAME.get(name)
     if inv is None and name in LIVENESS_BY_NAME:
@@ -355,45 +392,14 @@ class _Shrinker:
         out = []
         for i, a in enumerate(b):
             t = type(a)
-            if t is A.FetchRequest:
-                for j in range(i + 1, len(b)):
-                    c = b[j]
-                    if type(c) is A.FetchResponse and c.broker == a.broker and c.partition == a.partition:
-                        out.append((i, j))
-                        break
-            elif t is A.AlterIsrRequest:
-                for j in range(i + 1, len(b)):
-                    c = b[j]
-                    if type(c) is A.AlterIsrResponse and c.broker == a.broker:
-                        out.append((i, j))
-                        break
-            elif t is A.BrokerCrash:
-                expire = None
-                for j in range(i + 1, len(b)):
-                    c = b[j]
-                    if getattr(c, "broker", None) != a.broker:
-                        continue
-                    if type(c) is A.ZkSessionExpire and expire is None:
-                        expire = j
-                    elif type(c) is A.BrokerRestart:
-                        out.append((i, j))
-                        if expire is not None:
-                            out.append((i, expire, j))
-                        break
-                if expire is not None:
-                    out.append((i, expire))
-            elif t is A.ZkSessionExpire:
-                for j in range(i + 1, len(b)):
-                    c = b[j]
-                    if type(c) in (A.ZkReconnect, A.BrokerRestart) and c.broker == a.broker:
-                        out.append((i, j))
-                        break
-            elif t is A.ZkDeleteController:
-                for j in range(i + 1, len(b)):
-                    c = b[j]
-                    if type(c) is A.ControllerResign and c.controller == a.controller:
-                        out.append((i, j))
-                        break
+            if t is A.BrokerCrash:
+                out.extend(_crash_groups(b, i, a.broker))
+                continue
+            pair = _PAIRS.get(t)
+            if pair is not None:
+                j = _first_after(b, i, pair[0], lambda c, a=a, same=pair[1]: same(a, c))
+                if j is not None:
+                    out.append((i, j))
         return out
 
     def pass_groups(self) -> bool:
