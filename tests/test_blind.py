@@ -61,6 +61,26 @@ def test_no_engine_module_reads_a_hidden_config_field(module):
     assert _reads(ROOT / module) == []
 
 
+#: Kafka's timer settings, which the settling phase reads to know how long a fair schedule must run before every
+#: timer a pending thing waits for has fired: a length, the same for every protocol variant, never a choice.
+SETTLE_TIMERS = frozenset({"produce_timeout_ms", "isr_change_max_delay_ms", "replica_lag_time_max_ms",
+                           "hw_checkpoint_interval_ms", "isr_propagation_interval_ms"})
+
+
+def test_the_settling_phase_reads_only_the_timers():
+    """properties/settle.py is an engine too; of the hidden fields it reads only the timer settings above."""
+    assert {name for _line, name in _reads(ROOT / "properties" / "settle.py")} <= SETTLE_TIMERS
+
+
+def test_the_catalogue_reads_flags_only_to_scope_invariants():
+    """The invariant catalogue is not an engine: it states Kafka's rules with Kafka's settings (timers, min ISR),
+    and of the protocol switches it may ask only whether the model has AlterIsr (an AlterIsr invariant means
+    nothing without it)."""
+    switches = {f.name for f in dataclasses.fields(ModelConfig) if isinstance(f.default, bool) or f.name == "truncation"}
+    reads = {name for _line, name in _reads(ROOT / "properties" / "invariants.py")}
+    assert reads & switches == {"kip_497"}
+
+
 def test_the_source_check_sees_a_flag_read():
     """The check itself can fail: the model reads flags, and a planted read is found."""
     assert any(name == "kip_497" for _line, name in _reads(ROOT / "model" / "step.py"))
