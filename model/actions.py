@@ -190,11 +190,22 @@ class ZkDeleteController:
     controller: int
 
 
+@dataclass(frozen=True, slots=True)
+class ConsumerFetchWithClientMetadata:
+    """A consumer's Fetch v11+ carrying ClientMetadata (KIP-392) reaches ``broker``: it may be served by a follower;
+    ``current_leader_epoch`` -1 when absent (KIP-320), ``rack`` the client's ``client.rack`` ("" none)."""
+    broker: int
+    partition: int
+    current_leader_epoch: int = -1
+    rack: str = ""
+
+
 Action = Union[
     ElectController, ControllerProcessBrokerChange, ControllerProcessIsrChangeNotification, ControllerResign,
     DeliverControlRequest, Produce, ConsumerFetch, FetchRequest, FetchResponse, OffsetsForLeaderEpoch,
     AlterIsrRequest, AlterIsrResponse, IsrExpiration, IsrChangePropagation, HighWatermarkCheckpoint, DelayedProduceExpire, FlushLog, Tick,
     BrokerCrash, BrokerRestart, ZkSessionExpire, ZkReconnect, ZkDeleteController, ListOffsets,
+    ConsumerFetchWithClientMetadata,
 ]
 
 #: Every action class, in the documented order of ``enabled_actions``.
@@ -246,6 +257,8 @@ def action_from_json(data: object):
         kwargs[fname] = value
     if cls in (ConsumerFetch, ListOffsets) and kwargs.get("isolation", "read_uncommitted") not in ISOLATIONS:
         raise ActionError(f"{name}: isolation must be one of {', '.join(ISOLATIONS)}")
+    if cls is ConsumerFetchWithClientMetadata and kwargs.get("current_leader_epoch", -1) < -1:
+        raise ActionError(f"{name}: current_leader_epoch must be >= -1, got {kwargs['current_leader_epoch']}")
     if cls is ListOffsets:
         for fname, low in (("timestamp", -2), ("replica_id", -2), ("current_leader_epoch", -1)):
             if kwargs.get(fname, -1) < low:

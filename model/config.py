@@ -127,6 +127,11 @@ class ModelConfig:
     #: and with the debugging replica id).  They only observe (``ghost.responses``), so by default the engines
     #: leave them out and draw what they drew before; ``step`` accepts them either way.
     list_offsets: bool = False
+    #: KIP-392 (Kafka 2.4.0): consumers send ClientMetadata (Fetch v11+, ``client.rack``), so a follower may serve
+    #: them; the engines then offer ``ConsumerFetchWithClientMetadata`` (``step`` accepts it either way)
+    fetch_from_follower: bool = False
+    #: ``replica.selector.class``: "" none (2.4.0's default), "rack-aware" (RackAwareReplicaSelector, KIP-392)
+    replica_selector: str = ""
 
     def __post_init__(self) -> None:
         errors = []
@@ -148,6 +153,8 @@ class ModelConfig:
             errors.append("isr_expiration_phase_ms must give one phase per broker")
         if any(p < 0 for p in self.isr_expiration_phase_ms):
             errors.append("isr_expiration_phase_ms must be >= 0")
+        if self.replica_selector not in ("", "rack-aware"):
+            errors.append(f"replica_selector must be '' or 'rack-aware', got {self.replica_selector!r}")
         if self.truncation not in TRUNCATION_MODES:
             errors.append(f"truncation must be one of {', '.join(TRUNCATION_MODES)}, got {self.truncation!r}")
         for name in ("hw_checkpoint_interval_ms", "isr_propagation_interval_ms", "produce_timeout_ms"):
@@ -222,7 +229,7 @@ class ModelConfig:
 #: on fetch and its fixes), in the order they were added.
 LATER_FIELDS = ("kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partition_epoch_check",
                 "max_controller_moves", "kafka_10706", "kafka_10554", "kafka_13141", "kafka_14704",
-                "list_offsets")
+                "list_offsets", "fetch_from_follower", "replica_selector")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(ModelConfig)}
 
 
@@ -299,6 +306,12 @@ PRESETS: dict[str, Preset] = {
                "November 2020) is not in: after back-to-back elections without appends a follower can ask "
                "OffsetsForLeaderEpoch again and again without converging (the liveness property truncation_completes).",
                "2.4.0"),
+        Preset("fetch-from-follower", _BASE.replace(fetch_from_follower=True, replica_selector="rack-aware",
+                                                    racks=("rack-a", "rack-b", "rack-c")), "pass",
+               "kafka-2.4 with KIP-392 (2.4.0): consumers send ClientMetadata with a client.rack, so followers serve "
+               "them up to their own HW, and the leader's RackAwareReplicaSelector points a consumer in another "
+               "broker's rack at that replica. Safe: a follower's HW is committed, so nothing a consumer reads "
+               "from a follower is later lost.", "2.4.0, KIP-392"),
         Preset("kafka-0.10.2", _BASE.replace(truncation="hw", **_PRE_21), "acked_durability",
                "Truncate to the (lagging) HW on becoming follower: an acknowledged record is lost when "
                "the follower that truncated it is elected (KIP-101 scenario 1). Before that, the ISR member "

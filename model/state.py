@@ -116,6 +116,19 @@ class FetchResponseData:
 
 
 @dataclass(frozen=True, slots=True)
+class ClientMetadataFetchResponseData:
+    """A partition's part of the FetchResponse to a consumer that sent ClientMetadata (KIP-392, Kafka 2.4.0)."""
+
+    error: str
+    fetch_offset: int
+    entries: tuple
+    high_watermark: int
+    log_start_offset: int
+    #: the replica the leader's replica selector points the consumer at (then no records), -1 for none
+    preferred_read_replica: int = -1
+
+
+@dataclass(frozen=True, slots=True)
 class ProduceResponseData:
     """A partition's part of a ProduceResponse (acks 1 or -1): the error and the base offset (-1 on an error)."""
 

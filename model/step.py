@@ -21,6 +21,7 @@ from .config import ModelConfig
 from .controller import (deliver_control_request, live_set_changed, elect_controller, process_broker_change,
                          process_isr_change_notification, resign)
 from .delayed import expire_delayed_produce, note_error, note_response
+from .fetch_from_follower import consumer_fetch_with_client_metadata
 from .faults import broker_crash, broker_restart, flush_log, zk_delete_controller, zk_reconnect, zk_session_expire
 from .fetcher import process_fetch_response, send_fetch, truncate_to_epoch_end_offset
 from .list_offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, handle_list_offsets
@@ -104,6 +105,10 @@ def g_produce(cfg, s, a) -> bool:
 
 def g_consumer_fetch(cfg, s, a) -> bool:
     return _bp(s, a) and s.brokers[a.broker].alive and a.isolation in A.ISOLATIONS
+
+
+def g_client_metadata_fetch(cfg, s, a) -> bool:
+    return _bp(s, a) and s.brokers[a.broker].alive and a.current_leader_epoch >= -1
 
 
 def g_fetch_request(cfg, s, a) -> bool:
@@ -274,17 +279,30 @@ def e_consumer_fetch(cfg, s, a):
     log = br.logs[a.partition]
     start = log.log_start_offset if log is not None else 0
     resp = fetch_messages(cfg, s, br, a.partition, CONSUMER_ID, start, -1, isolation=a.isolation)
-    note_response(s, "consumer_fetch", a.broker, a.partition, resp)
+    _consumed(s, br, a.partition, resp)
+
+
+def e_consumer_fetch_with_client_metadata(cfg, s, a):
+    br = s.broker_mut(a.broker)
+    resp = consumer_fetch_with_client_metadata(cfg, s, br, a.partition, a.current_leader_epoch, a.rack)
+    if resp.error != "NONE":
+        note_error(s, resp.error)
+    _consumed(s, br, a.partition, resp)
+
+
+def _consumed(s, br, p: int, resp) -> None:
+    """Keep a consumer's answer (``ghost.responses.consumer_fetch``) and the records it read (``ghost.consumed``)."""
+    note_response(s, "consumer_fetch", br.broker_id, p, resp)
     if resp.error == "NONE":
         note_error(s, "NONE")
         if resp.entries:
-            epoch = br.partitions[a.partition].leader_epoch
-            seen = {(a.partition, resp.fetch_offset + i, rid, epoch) for i, (rid, _e) in enumerate(resp.entries)}
+            epoch = br.partitions[p].leader_epoch
+            seen = {(p, resp.fetch_offset + i, rid, epoch) for i, (rid, _e) in enumerate(resp.entries)}
             old = s.ghost.consumed
             if not seen.issubset(old):
                 s.ghost_mut().consumed = tuple(sorted(seen.union(old)))
-                if s.ghost.unclean:   # served by a leader an unclean election deposed: a documented loss?
-                    judge(s, a.partition, [(off, rid, e) for _p, off, rid, e in sorted(seen - set(old))])
+                if s.ghost.unclean:   # served by a broker an unclean election deposed: a documented loss?
+                    judge(s, p, [(off, rid, e) for _p, off, rid, e in sorted(seen - set(old))])
 
 
 def e_fetch_request(cfg, s, a):
@@ -395,6 +413,17 @@ def c_consumer_fetch(cfg, s):
     return (A.ConsumerFetch(b, p, iso) for b, p in _bps(s) for iso in A.ISOLATIONS)
 
 
+def client_metadata_fetches(cfg, b: int, p: int) -> tuple:
+    """The KIP-392 consumer fetches the engines offer at broker b: without and with a rack (each distinct rack of
+    the cluster), without a current leader epoch (a consumer's epoch is the metadata's, which the model's
+    consumers do not track)."""
+    return tuple(A.ConsumerFetchWithClientMetadata(b, p, -1, r) for r in ("",) + tuple(sorted(set(cfg.racks))))
+
+
+def c_consumer_fetch_with_client_metadata(cfg, s):
+    return (a for b, p in _bps(s) for a in client_metadata_fetches(cfg, b, p))
+
+
 def _per_bp(cls):
     def candidates(cfg, s):
         return (cls(b, p) for b, p in _bps(s))
@@ -471,6 +500,8 @@ RULES = {
     A.ZkReconnect: (g_reconnect, e_reconnect, _per_b(A.ZkReconnect)),
     A.ZkDeleteController: (g_delete_controller, e_delete_controller, _controllers(A.ZkDeleteController)),
     A.ListOffsets: (g_list_offsets, e_list_offsets, c_list_offsets),
+    A.ConsumerFetchWithClientMetadata: (g_client_metadata_fetch, e_consumer_fetch_with_client_metadata,
+                                        c_consumer_fetch_with_client_metadata),
 }
 assert tuple(RULES) == A.ACTION_TYPES
 
@@ -486,10 +517,8 @@ def enabled_actions_reference(cfg: ModelConfig, s: ClusterState, kinds=None) -> 
     for cls, (guard, _effect, candidates) in RULES.items():
         if kinds is not None and cls not in kinds:
             continue
-        if cls is A.FlushLog and not cfg.crash_loses_unflushed_data:
-            continue  # flushing has no observable effect unless crashes lose unflushed data
-        if cls is A.ListOffsets and not cfg.list_offsets:
-            continue  # an observation only: offered to the engines on request
+        if cls in _KIND_GATES and not _KIND_GATES[cls](cfg):
+            continue  # a kind this configuration never offers (flushes without effect, observations not asked for)
         for a in candidates(cfg, s):
             if guard(cfg, s, a):
                 out.append(a)
@@ -524,6 +553,8 @@ class _Tables:
         self.expire = tuple(A.ZkSessionExpire(b) for b in range(nb))
         self.reconnect = tuple(A.ZkReconnect(b) for b in range(nb))
         self.delete_controller = tuple(A.ZkDeleteController(b) for b in range(nb))
+        self.client_metadata_fetch = tuple(tuple(a for p in range(np_) for a in client_metadata_fetches(cfg, b, p))
+                                           for b in range(nb))
         self.list_offsets = tuple(tuple(A.ListOffsets(b, p, ts, iso, rid) for p in range(np_)
                                         for ts, iso, rid in LIST_OFFSETS_VARIANTS) for b in range(nb))
         self.tick_sizes = tuple(sorted(set(cfg.tick_ms)))
@@ -749,13 +780,20 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
                 group([T.delete_controller[c.broker_id]])
                 break
     if cfg.list_offsets and (every or A.ListOffsets in kinds):
-        g = []
-        for br in brokers:
-            if br.alive:
-                g.extend(T.list_offsets[br.broker_id])
-        if g:
-            group(g)
+        _live_rows(brokers, T.list_offsets, group)
+    if cfg.fetch_from_follower and (every or A.ConsumerFetchWithClientMetadata in kinds):
+        _live_rows(brokers, T.client_metadata_fetch, group)
     return groups
+
+
+def _live_rows(brokers, rows, group) -> None:
+    """One group of the pre-built actions ``rows[b]`` of every live broker b (an observation's requests)."""
+    g = []
+    for br in brokers:
+        if br.alive:
+            g.extend(rows[br.broker_id])
+    if g:
+        group(g)
 
 
 def step(cfg: ModelConfig, s: ClusterState, a):
@@ -783,6 +821,7 @@ _KIND_GATES = {
     A.AlterIsrResponse: lambda cfg: cfg.kip_497,
     A.FlushLog: lambda cfg: cfg.crash_loses_unflushed_data,             # no observable effect otherwise
     A.ListOffsets: lambda cfg: cfg.list_offsets,                        # an observation, offered on request
+    A.ConsumerFetchWithClientMetadata: lambda cfg: cfg.fetch_from_follower,  # KIP-392 consumers, on request
 }
 
 

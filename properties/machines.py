@@ -329,20 +329,21 @@ def _kind_rule(kind: type):
 #: Kinds whose rules only a machine over a KIP-497 config has (``machine_for`` adds them): a machine over any
 #: other config has exactly the rules, and so draws exactly the test cases, it had before AlterIsr existed.
 ALTER_ISR_KINDS = (A.AlterIsrRequest, A.AlterIsrResponse)
-#: Likewise ListOffsets, an observation, only over a config with ``list_offsets`` (as ``enabled_actions``).
-LIST_OFFSETS_KINDS = (A.ListOffsets,)
+#: Likewise the observations ListOffsets and the KIP-392 consumer fetch, only over a config that asks for them
+#: (``list_offsets``, ``fetch_from_follower``; as ``enabled_actions``).
+OBSERVATION_KINDS = (A.ListOffsets, A.ConsumerFetchWithClientMetadata)
 
 for _kind in A.ACTION_TYPES:
-    if _kind not in ALTER_ISR_KINDS and _kind not in LIST_OFFSETS_KINDS:
+    if _kind not in ALTER_ISR_KINDS and _kind not in OBSERVATION_KINDS:
         setattr(ModelMachine, rule_name(_kind), _kind_rule(_kind))
 del _kind
 
 
 def rule_kinds(cfg: ModelConfig) -> tuple:
-    """The action kinds a machine over ``cfg`` has a one-kind rule for: the AlterIsr and ListOffsets kinds only
+    """The action kinds a machine over ``cfg`` has a one-kind rule for: the AlterIsr and observation kinds only
     if the model offers them under ``cfg`` (``model.step.action_kinds``), every other kind always."""
     offered = action_kinds(cfg)
-    return tuple(k for k in A.ACTION_TYPES if k not in ALTER_ISR_KINDS + LIST_OFFSETS_KINDS or k in offered)
+    return tuple(k for k in A.ACTION_TYPES if k not in ALTER_ISR_KINDS + OBSERVATION_KINDS or k in offered)
 
 
 #: The control plane's bookkeeping, which ``settle_control_plane`` runs to quiescence (with KIP-497 also the
@@ -467,7 +468,7 @@ def machine_for(cfg: ModelConfig, invariants=CATALOGUE, *, name: str = "IsrMachi
             attrs[rule_name(kind)] = _kind_rule(kind)
         attrs["settle_kinds"] = SETTLE_KINDS + extra
     for kind in rule_kinds(cfg):
-        if kind in LIST_OFFSETS_KINDS:
+        if kind in OBSERVATION_KINDS:
             attrs[rule_name(kind)] = _kind_rule(kind)
     return type(name, (SettlingMachine if settle else ModelMachine,), attrs)
 

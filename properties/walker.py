@@ -40,9 +40,10 @@ TIME_KINDS = frozenset({A.Tick, A.IsrExpiration, A.IsrChangePropagation, A.HighW
                         A.DelayedProduceExpire})
 #: The other kinds a swarm run may leave out (each kept with probability P_OPTIONAL): faults,
 #: consumers, log flushes.  Leaving out BrokerRestart keeps crashed brokers down.
-#: ListOffsets (offered only with ``cfg.list_offsets``) is an observation: every run keeps it, with no random
-#: draw, so that the draws of a run are those it made before ListOffsets existed.
-OBSERVATION_KINDS = frozenset({A.ListOffsets})
+#: ListOffsets and the KIP-392 consumer fetch (each offered only when the configuration asks for it) are
+#: observations: every run keeps them, with no random draw, so that the draws of a run are those it made before
+#: they existed.
+OBSERVATION_KINDS = frozenset({A.ListOffsets, A.ConsumerFetchWithClientMetadata})
 OPTIONAL_KINDS = tuple(k for k in A.ACTION_TYPES
                        if k not in CORE_KINDS and k not in TIME_KINDS and k not in OBSERVATION_KINDS)
 P_OPTIONAL = 0.4

@@ -93,6 +93,8 @@ def _changed(cfg: ModelConfig, name: str) -> ModelConfig:
         new = not value
     elif name == "truncation":
         new = TRUNCATION_MODES[(TRUNCATION_MODES.index(value) + 1) % len(TRUNCATION_MODES)]
+    elif name == "replica_selector":
+        new = "" if value else "rack-aware"
     elif isinstance(value, tuple):
         new = tuple(range(cfg.n_brokers))
     else:
@@ -168,7 +170,7 @@ def test_action_kinds_lists_every_kind_enabled_groups_offers():
             seen |= {type(a) for a in walk(p.config, seed, 400, (), swarm=False).actions}
         assert seen <= kinds, name
         assert set(A.ACTION_TYPES) - kinds <= {A.OffsetsForLeaderEpoch, A.AlterIsrRequest, A.AlterIsrResponse,
-                                              A.FlushLog, A.ListOffsets}, name
+                                              A.FlushLog, A.ListOffsets, A.ConsumerFetchWithClientMetadata}, name
     assert A.AlterIsrRequest in action_kinds(preset("kafka-2.7").config)
     assert A.AlterIsrRequest not in action_kinds(preset("kafka-2.4").config)
     assert A.OffsetsForLeaderEpoch not in action_kinds(preset("kafka-0.10.2").config)

@@ -113,17 +113,17 @@ def test_unflushed_single_replica_mutant_loses_an_acked_record():
 
 # --------------------------------------------------------------------------- (c) only enabled actions
 def test_one_rule_per_action_kind_and_a_single_invariant():
-    from isrlab.properties.machines import ALTER_ISR_KINDS, LIST_OFFSETS_KINDS, rule_kinds
+    from isrlab.properties.machines import ALTER_ISR_KINDS, OBSERVATION_KINDS, rule_kinds
 
     Machine = machine_for(preset("kafka-2.4").config)
     setup = Machine.setup_state()
     # without KIP-497 the AlterIsr kinds have no rule, nor ListOffsets without list_offsets: the machine draws
     # what it drew before they existed
     assert sorted(r.function.__name__ for r in setup.rules) == sorted(
-        rule_name(k) for k in A.ACTION_TYPES if k not in ALTER_ISR_KINDS + LIST_OFFSETS_KINDS)
+        rule_name(k) for k in A.ACTION_TYPES if k not in ALTER_ISR_KINDS + OBSERVATION_KINDS)
     assert all(len(r.preconditions) == 1 for r in setup.rules)
     assert [i.function.__name__ for i in setup.invariants] == ["catalogue_holds"]
-    cfg = preset("kafka-2.7").config.replace(list_offsets=True)
+    cfg = preset("kafka-2.7").config.replace(list_offsets=True, fetch_from_follower=True)
     assert sorted(r.function.__name__ for r in machine_for(cfg).setup_state().rules) == sorted(
         rule_name(k) for k in A.ACTION_TYPES) == sorted(rule_name(k) for k in rule_kinds(cfg))
     with pytest.raises(TypeError):

@@ -132,9 +132,27 @@ def read_records_validation_leader():
     return c
 
 
-missing(P + "testReadRecordEpochValidationForFollower", "follower fetching",
-        "Reads served by a follower (fetchOnlyFromLeader = false) and reads that reach a follower at the "
-        "requester's own epoch.")
+@case(P + "testReadRecordEpochValidationForFollower")
+def read_record_epoch_validation_follower():
+    c = _led_in_epoch_1(P + "testReadRecordEpochValidationForFollower",
+                        "A read served by a follower (fetchOnlyFromLeader = false: a consumer's fetch with "
+                        "ClientMetadata, KIP-392) validates the current leader epoch first (FENCED_LEADER_EPOCH one "
+                        "below, UNKNOWN_LEADER_EPOCH one above) and is answered otherwise; a read that must be served "
+                        "by the leader gets NOT_LEADER_FOR_PARTITION.")
+    c.adapt("Kafka calls Partition.readRecords directly; here consumers' fetches reach follower 1: with ClientMetadata "
+            "where fetchOnlyFromLeader is false, without it (an older client) where it is true.  Each answer is read "
+            "in ghost.responses.consumer_fetch.")
+    for epoch, error, why in ((-1, "NONE", "no current leader epoch"), (1, "NONE", "current epoch = leader epoch"),
+                              (0, "FENCED_LEADER_EPOCH", "current epoch = leader epoch - 1"),
+                              (2, "UNKNOWN_LEADER_EPOCH", "current epoch = leader epoch + 1")):
+        c.consume_with_client_metadata(1, current_leader_epoch=epoch)
+        c.check_response("consumer_fetch", 1, f"fetchOnlyFromLeader = false, {why}: {error}", error=error)
+    c.consume(1)
+    c.check_response("consumer_fetch", 1, "fetchOnlyFromLeader = true, no current leader epoch: "
+                     "NOT_LEADER_FOR_PARTITION", error="NOT_LEADER_FOR_PARTITION")
+    c.unchecked("fetchOnlyFromLeader = true with a current leader epoch: the model's consumer fetch without "
+                  "ClientMetadata carries no current leader epoch")
+    return c
 def _led_in_epoch_1(name: str, description: str) -> Case:
     """setupPartitionWithMocks: replicas [0, 1], broker 0 leads in epoch 1 (its follower bounced once), one record."""
     c = Case(name, description, n_brokers=3, replication_factor=2)

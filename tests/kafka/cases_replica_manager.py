@@ -135,9 +135,88 @@ def become_follower_missed_update():
     return c
 
 
-for _name in ("testReplicaSelector", "testPreferredReplicaAsFollower", "testPreferredReplicaAsLeader",
-              "testFetchFollowerNotAllowedForOlderClients", "testFetchFromLeaderAlwaysAllowed"):
-    missing(R + _name, "follower fetching", "ClientMetadata and the replica selector (KIP-392).")
+def _two_replicas(name: str, description: str, leader: int, **config) -> Case:
+    """Replicas [0, 1] with the given leader in epoch 0 and both in the ISR; broker 2 is the controller."""
+    c = Case(name, description, n_brokers=3, replication_factor=2, **config)
+    c.adapt("Kafka's test makes broker 0 leader or follower with a LeaderAndIsr it builds itself (replicas [0, 1], "
+            "ISR [0, 1]); here the controller (broker 2) creates the partition with replicas [0, 1]"
+            + (", and leadership moves to broker 1 the way the controller moves it (broker 0's session expires "
+               "and it comes back as a follower)" if leader == 1 else "") + ".")
+    c.create_topic(controller=2).catch_up()
+    if leader == 1:
+        c.expire(0).broker_change(2).deliver_all().reconnect(0).broker_change(2).deliver_all().catch_up()
+    c.check("zk.partition_states.0.leader", leader, f"broker {leader} leads")
+    return c
+
+
+@case(R + "testReplicaSelector")
+def replica_selector():
+    c = _two_replicas(R + "testReplicaSelector",
+                      "With Kafka's default configuration (no replica.selector.class) the leader names no preferred "
+                      "read replica to a consumer in rack-a: it serves the read itself.",
+                      leader=1, racks=("rack-b", "rack-a", "rack-c"))
+    c.adapt("Kafka's test calls findPreferredReadReplica directly; here a consumer's Fetch v11 with ClientMetadata "
+            "(rack-a) reaches the leader, and its response names the preferred read replica (None is -1).  "
+            "Leader 1 is in rack-a and follower 0 in rack-b, as in Kafka's metadata cache.")
+    c.produce(1, acks=-1).catch_up()
+    c.consume_with_client_metadata(1, rack="rack-a")
+    c.check_response("consumer_fetch", 1, "no preferred read replica (None)", error="NONE",
+                     preferred_read_replica=-1)
+    return c
+
+
+@case(R + "testPreferredReplicaAsFollower")
+def preferred_replica_as_follower():
+    c = _two_replicas(R + "testPreferredReplicaAsFollower",
+                      "A consumer with ClientMetadata fetches from follower 0: the fetch is answered (from a "
+                      "follower) and only a leader computes a preferred read replica, so none is named.",
+                      leader=1, racks=("rack-b", "rack-a", "rack-c"))
+    c.consume_with_client_metadata(0, rack="rack-a")
+    c.check_response("consumer_fetch", 0, "the fetch from the follower is answered", error="NONE")
+    c.check_response("consumer_fetch", 0, "but only the leader computes a preferred replica",
+                     preferred_read_replica=-1)
+    return c
+
+
+@case(R + "testPreferredReplicaAsLeader")
+def preferred_replica_as_leader():
+    c = _two_replicas(R + "testPreferredReplicaAsLeader",
+                      "A consumer with ClientMetadata fetches from leader 0: the fetch is answered, and the preferred "
+                      "read replica is the leader itself, which is never sent (None).", leader=0)
+    c.consume_with_client_metadata(0, rack="rack-a")
+    c.check_response("consumer_fetch", 0, "the fetch is answered", error="NONE")
+    c.check_response("consumer_fetch", 0, "no preferred read replica (the leader is not sent)",
+                     preferred_read_replica=-1)
+    return c
+
+
+@case(R + "testFetchFollowerNotAllowedForOlderClients")
+def fetch_follower_not_allowed_for_older_clients():
+    c = _two_replicas(R + "testFetchFollowerNotAllowedForOlderClients",
+                      "A follower serves a consumer's fetch that carries ClientMetadata (v11+), and answers one "
+                      "without it (an older client) with NOT_LEADER_FOR_PARTITION.", leader=1)
+    c.adapt("Kafka's follower is in leader epoch 0 and the first fetch carries current leader epoch 0; here the "
+            "move to broker 1 makes it epoch 1, and the fetch carries 1.")
+    c.consume_with_client_metadata(0, current_leader_epoch=1)
+    c.check_response("consumer_fetch", 0, "with ClientMetadata: NONE", error="NONE")
+    c.consume(0)
+    c.check_response("consumer_fetch", 0, "without ClientMetadata (older version): NOT_LEADER_FOR_PARTITION",
+                     error="NOT_LEADER_FOR_PARTITION")
+    return c
+
+
+@case(R + "testFetchFromLeaderAlwaysAllowed")
+def fetch_from_leader_always_allowed():
+    c = _two_replicas(R + "testFetchFromLeaderAlwaysAllowed",
+                      "The leader serves a consumer's fetch with ClientMetadata, with and without a current leader "
+                      "epoch.", leader=0)
+    c.adapt("Kafka's leader is in epoch 1 and the first fetch carries current leader epoch 1; here it is epoch 0, "
+            "and the fetch carries 0.")
+    c.consume_with_client_metadata(0, current_leader_epoch=0)
+    c.check_response("consumer_fetch", 0, "with the current leader epoch: NONE", error="NONE")
+    c.consume_with_client_metadata(0)
+    c.check_response("consumer_fetch", 0, "without a current leader epoch: NONE", error="NONE")
+    return c
 out_of_scope(R + "testUnknownReplicaSelector", "configuration validation (an unknown replica.selector.class)")
 out_of_scope(R + "testDefaultReplicaSelector", "configuration default (no replica selector)")
 missing(R + "testBecomeFollowerWhileOldClientFetchInPurgatory", "DelayedFetch",

@@ -162,6 +162,11 @@ class Case:
     def consume(self, b: int, p: int = 0, isolation: str = "read_uncommitted") -> "Case":
         return self.do(A.ConsumerFetch(b, p, isolation))
 
+    def consume_with_client_metadata(self, b: int, current_leader_epoch: int = -1, rack: str = "",
+                                     p: int = 0) -> "Case":
+        """A consumer's Fetch v11+ with ClientMetadata (KIP-392) to broker b, from the log start."""
+        return self.do(A.ConsumerFetchWithClientMetadata(b, p, current_leader_epoch, rack))
+
     def ofle(self, b: int, p: int = 0) -> "Case":
         return self.do(A.OffsetsForLeaderEpoch(b, p))
 
@@ -282,7 +287,7 @@ class Case:
             "version": 1,
             "preset": self.preset,
             "description": self.description,
-            "config": self.cfg.to_json(),
+            "config": self.cfg.identity_json(),
             "provenance": prov,
             "expect": self.expect,
             "violated": self.violated,
