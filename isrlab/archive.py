@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from .model.actions import action_to_json
 from .model.config import ModelConfig
 from .model.trace import Trace, write_trace
-from .properties.explain import sentence, step_table
+from .properties.explain import sentence
+from .properties.steptable import step_table
 from .model.step import initial_state, step
 from .properties.invariants import LIVENESS_BY_NAME
 from .properties.replay import replay

@@ -183,7 +183,8 @@ def replay(file: str, as_json: bool, max_changes: int, quiet: bool, check_expect
     Example: isrlab replay --expected counterexamples/FILE.json
     """
     from .model.actions import action_to_json
-    from .properties.explain import step_table
+    from .properties.explain import sentence
+    from .properties.steptable import render
 
     trace = load_trace_file(file)
     result = replay_or_fail(trace, file, with_changes=not quiet or as_json)
@@ -204,9 +205,12 @@ def replay(file: str, as_json: bool, max_changes: int, quiet: bool, check_expect
         click.echo(json.dumps(out, indent=1))
     else:
         if not quiet:
-            click.echo("\n".join(step_table(result, max_changes)))
-        for v in result.violations:
-            click.echo(f"VIOLATION {v.invariant} at step {v.step}: {_short(v.facts, 200)}")
+            from rich.console import Console
+
+            render(result, Console(highlight=False, soft_wrap=False), max_changes)
+        for v in result.violations:   # the explainer's sentence, as in explain and the campaign summary
+            click.echo(f"VIOLATION {v.invariant} at step {v.step}: "
+                       f"{sentence(trace.config, trace.actions, v, trace.start)}")
         for msg in result.check_failures:
             click.echo(f"CHECK FAILED {msg}")
         verdict = "as expected" if result.matches_expectation else "NOT as expected"

@@ -115,7 +115,7 @@ def _plots(preset: str, runs: list[dict]) -> list[tuple[str, str]]:
 def _counterexample_html(c: dict, count: int) -> str:
     from . import diagram
     from .model.trace import TraceError, load_trace
-    from .properties.explain import step_table
+    from .properties.steptable import step_table
     from .properties.replay import replay
 
     e = html.escape

@@ -1,4 +1,4 @@
-"""Render a violation for people: a step table (what changed at each step) and one sentence.
+"""Render a violation for people: one sentence (the step table is properties/steptable.py).
 
 Violations are data (``invariants.Violation``); this module only turns them into
 text, in the manner of elle's explanations: the facts that were established, then
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 
-from ..model.actions import describe
 from ..model.step import initial_state, step
 from .invariants import LIVENESS_BY_NAME, Violation
 from .replay import ReplayResult
@@ -203,30 +202,3 @@ def loss_sentence(loss) -> str:
             f"{f['partition']} in epoch {f['leader_epoch']}{taken} lost {records}, acknowledged or read in an older "
             f"epoch (step {loss.step}); unclean.leader.election.enable trades them for availability, every other "
             f"record is still checked.")
-
-
-#: state paths that only record what a client or replica was told (model/state.py ``Responses``) or a record's
-#: timestamp: listed after the other changes of a step
-_OBSERVATIONS = ("ghost.responses.", "record_timestamps")
-
-
-def step_table(result: ReplayResult, max_changes: int = 4, width: int = 24) -> list[str]:
-    """| step | action | changed fields | lines, each step where an invariant fails marked, and each step that
-    established a documented loss (an unclean election's), with a sentence per loss after the table."""
-    def short(x) -> str:
-        t = json.dumps(x, separators=(",", ":"))
-        return t if len(t) <= width else t[: width - 3] + "..."
-
-    lines = [f"{'step':>4}  {'action':<58} changes"]
-    for r in result.steps:
-        # observations (the last responses, record timestamps) after the protocol's own changes
-        changes = sorted(r.changes, key=lambda c: c[0].startswith(_OBSERVATIONS))
-        shown = [f"{p}: {short(o)} -> {short(n)}" for p, o, n in changes[:max_changes]]
-        if len(changes) > max_changes:
-            shown.append(f"(+{len(changes) - max_changes} more)")
-        mark = " <== " + ", ".join(v.invariant for v in r.violations) if r.violations else ""
-        if getattr(r, "losses", None):
-            mark += " <-- " + ", ".join(f"{x.name} (documented)" for x in r.losses)
-        lines.append(f"{r.index:>4}  {describe(r.action):<58} {'; '.join(shown)}{mark}")
-    lines.extend(loss_sentence(x) for x in getattr(result, "losses", ()))
-    return lines

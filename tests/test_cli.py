@@ -41,11 +41,58 @@ def test_presets_lists_every_preset_with_expected_outcome():
         assert name in text
 
 
-def test_replay_clean_trace_exits_0(tmp_path):
+def test_replay_clean_trace_exits_0(tmp_path, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
     r = run("replay", _trace_file(tmp_path, UP + [A.Produce(0, 0, 1)]))
     assert r.exit_code == 0, r.output
     assert "outcome: pass (as expected" in r.output
-    assert "Produce(broker=0, partition=0, acks=1)" in r.output
+    assert "producer sends acks=1 to broker 0" in r.output
+
+
+def _kept(name_part: str) -> str:
+    from pathlib import Path
+
+    return str(sorted((Path(__file__).parent.parent / "counterexamples").glob(f"*{name_part}*.json"))[0])
+
+
+@pytest.mark.parametrize("columns", [100, 180])
+def test_replay_table_in_kafka_terms(monkeypatch, columns):
+    """The step table: per-broker columns and changes in words, no encoded paths, no ``null -> null``, the
+    violating step marked at the start of its row, lines within the terminal width, the sentence printed."""
+    import re
+
+    monkeypatch.setenv("COLUMNS", str(columns))
+    file = _kept("kafka-0.10.2-acked_durability")
+    r = run("replay", "--expected", file)
+    assert r.exit_code == 0, r.output
+    out = r.output
+    header = next(line for line in out.splitlines() if line.lstrip().startswith("step")).split()
+    assert header[:2] == ["step", "action"] and "broker" in header and "0" in header
+    assert not re.search(r"\b[a-z_]+\.\d+\.[a-z_]+", out), "an internal dotted path"
+    assert "null" not in out and "None" not in out
+    assert max(len(line) for line in out.splitlines() if not line.startswith(("VIOLATION", "isrlab:"))) <= columns
+    trace = json.load(open(file))
+    first = trace["violation"]["step"]
+    marked = [line for line in out.splitlines() if line.startswith("!!")]
+    assert any(re.match(rf"!! +{first} ", m) for m in marked), "the first failing step marked at its start"
+    assert "L " in out and "F " in out, "roles in the broker columns"
+    assert "appended" in out and "truncated to" in out, "appends and truncations said in words"
+    assert f"VIOLATION acked_durability at step" in out and "an acknowledged write was lost" in out
+
+
+def test_step_rows_mark_first_failure_once():
+    from isrlab.model.trace import load_trace
+    from isrlab.properties.replay import replay
+    from isrlab.properties.steptable import rows
+
+    trace = load_trace(_kept("kafka-0.10.2-acked_durability"))
+    rs = rows(replay(trace))
+    assert rs[0].step == 0 and len(rs) == len(trace.actions) + 1
+    firsts = [r.step for r in rs if "acked_durability" in r.marks]
+    assert firsts == [trace.violation["step"]]
+    assert all(len(r.cells) == trace.config.n_brokers for r in rs)
+    # a cell is flagged changed exactly when its text differs from the row before
+    assert all(r.changed == tuple(a != b for a, b in zip(p.cells, r.cells)) for p, r in zip(rs, rs[1:]))
 
 
 def test_replay_json_reports_steps_and_changes(tmp_path):
