@@ -478,7 +478,11 @@ def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidat
             _log(f"isrlab: Spark {spark.version} on {master} ({parallelism} slots) started in {started:.1f} s; "
                  f"{n_tasks} tasks")
             try:
-                result = sparkjob.run_campaign(spark, spec, out, archive, shrink_candidates, shrink_budget, log=_log)
+                from .console import ProgressLine
+
+                result = sparkjob.run_campaign(
+                    spark, spec, out, archive, shrink_candidates, shrink_budget, log=_log,
+                    line=lambda label, total, unit: ProgressLine(label, total, unit, plain=as_json))
             except Exception as e:  # a job that failed after Spark's retries: no partial table left behind
                 if not is_remote(out):
                     shutil.rmtree(os.path.join(out, spec.campaign_id(), "_shards_raw"), ignore_errors=True)
@@ -512,7 +516,7 @@ def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidat
     else:
         from . import console
 
-        console.campaign(summary, console.console(), where, result.tables if verbose else None)
+        console.campaign(summary, console.console(), where, verbose)
     if check_expected:
         sys.exit(EXIT_OK if summary["as_expected"] else EXIT_VIOLATION)
     sys.exit(EXIT_VIOLATION if summary["violations"] else EXIT_OK)
@@ -665,11 +669,25 @@ def shrink_cmd(file: str, bfs_states: int, budget: float, archive: str, as_json:
     check_output_folder(archive, "--archive")
     if trace.expect != "violation" or not trace.violated:
         raise InputError(f"{file}: the trace expects no violation, so there is nothing to shrink")
+    from .console import ProgressLine
+
+    # periodic lines only (the first after a few seconds): a trace that turns out not to fail stays a one-line error
+    line = ProgressLine(f"shrink: {len(trace.actions)} actions violating {trace.violated}", plain=as_json)
+    polls = [0]
+
+    def tick() -> bool:   # asked before every candidate and every few hundred replayed actions: progress only
+        polls[0] += 1
+        if polls[0] % 64 == 0:
+            line.update(eta_s=budget - (line.clock() - line.t0))
+        return False
+
     try:
         sr = shrink(trace.config, trace.actions, trace.violated, time_budget_s=budget, bfs_states=bfs_states,
-                    start=trace.start)
+                    start=trace.start, should_stop=tick)
     except ValueError as e:
         raise InputError(f"{file}: {e}") from None
+    finally:
+        line.close()
     out = {"file": file, "invariant": trace.violated, "original_length": len(trace.actions),
            "shrunk_length": sr.shrunk_length, "seconds": round(sr.seconds, 3), "complete": not sr.stopped_early,
            "passes": sr.accepted, "trace_file": None, "newly_archived": False}

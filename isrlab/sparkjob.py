@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import shutil
 import sys
@@ -108,11 +109,13 @@ def session(master: str, app_name: str, conf: dict | None = None, ship_dir: str 
 
 
 class Progress(threading.Thread):
-    """Our progress line on stderr every ``every`` seconds: tasks done, running and failed, steps so far."""
+    """Polls Spark's status tracker (and the fuzz counters, ``counters``) every half second and hands the figures
+    to ``line`` (an ``isrlab.console.ProgressLine``: live on a terminal, plain lines otherwise): tasks done and
+    running, failed attempts, runs, steps/s and violating runs so far, and an ETA from ``eta(done, elapsed)``."""
 
-    def __init__(self, sc, label: str, total: int, log, every: float = 2.0):
+    def __init__(self, sc, line, counters=None, eta=None, every: float = 0.5):
         super().__init__(daemon=True)
-        self.sc, self.label, self.total, self.log, self.every = sc, label, total, log, every
+        self.sc, self.line, self.counters, self.eta, self.every = sc, line, counters, eta, every
         self.stopped = threading.Event()
         self.t0 = time.monotonic()
 
@@ -120,21 +123,32 @@ class Progress(threading.Thread):
         tracker = self.sc.statusTracker()
         while not self.stopped.wait(self.every):
             done = running = failed = 0
-            stages = tracker.getActiveStageIds()
-            if not stages:
-                continue
-            for sid in stages:
+            for sid in tracker.getActiveStageIds():
                 info = tracker.getStageInfo(sid)
                 if info is not None:
                     done += info.numCompletedTasks
                     running += info.numActiveTasks
                     failed += info.numFailedTasks
-            self.log(f"{self.label}: {done}/{self.total} tasks done, {running} running, {failed} failed "
-                     f"attempts, {time.monotonic() - self.t0:.0f} s")
+            elapsed = time.monotonic() - self.t0
+            figures = {"running": running, "failed attempts": failed or None}
+            if self.counters is not None:   # counted as tasks finish (a retried task may count twice)
+                runs, steps, bad = (a.value for a in self.counters)
+                figures.update({"runs": runs, "steps/s": steps / elapsed if elapsed else 0, "violating runs": bad})
+            self.line.update(done, eta_s=self.eta(done, elapsed) if self.eta else None, **figures)
 
     def stop(self) -> None:
         self.stopped.set()
         self.join()
+        self.line.close()
+
+
+def counted_shard_row(counters, task: tuple) -> tuple:
+    """shard_row, adding the shard's runs, steps and violating runs to the driver's progress counters."""
+    row = shard_row(task)
+    names = _schemas()[1].names
+    for acc, field_name in zip(counters, ("runs_done", "steps", "violating_runs")):
+        acc.add(row[names.index(field_name)])
+    return row
 
 
 # --------------------------------------------------------------------------- schemas and rows
@@ -254,8 +268,17 @@ class CampaignResult:
 
 
 def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candidates: int = 1,
-                 shrink_budget_s: float | None = 20.0, log=print) -> CampaignResult:
-    """Run ``spec`` on ``spark``'s cluster; write the tables under ``out``; archive counterexamples in ``archive``."""
+                 shrink_budget_s: float | None = 20.0, log=print, line=None) -> CampaignResult:
+    """Run ``spec`` on ``spark``'s cluster; write the tables under ``out``; archive counterexamples in ``archive``.
+
+    ``log`` takes a phase's opening line; ``line(label, total, unit)`` makes a phase's progress line
+    (``isrlab.console.ProgressLine`` by default)."""
+    if line is None:
+        from .console import ProgressLine
+
+        def line(label, total, unit):
+            return ProgressLine(label, total, unit)
+
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -275,10 +298,18 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
     # -- fuzz: one task per (preset, shard), each attempt's rows replace a lost attempt's
     t = time.monotonic()
     sc.setJobDescription(f"isrlab campaign {cid}: fuzz {len(tasks)} shards")
-    progress = Progress(sc, f"campaign {cid}", len(tasks), log)
+    counters = tuple(sc.accumulator(0) for _ in range(3))
+    slots = max(1, sc.defaultParallelism)
+
+    def fuzz_eta(done: int, elapsed: float):
+        if spec.shard_budget_s is None:
+            return None   # the rate so far gives one
+        return max(0.0, math.ceil(len(tasks) / slots) * spec.shard_budget_s - elapsed)
+
+    progress = Progress(sc, line(f"campaign {cid}: fuzz", len(tasks), "tasks"), counters, fuzz_eta)
     progress.start()
     try:
-        rows = sc.parallelize(tasks, len(tasks)).map(shard_row)
+        rows = sc.parallelize(tasks, len(tasks)).map(functools.partial(counted_shard_row, counters))
         raw_df = spark.createDataFrame(rows, shard_schema).withColumn("campaign", F.lit(cid))
         raw_df.write.mode("overwrite").parquet(raw_path)
     finally:
@@ -286,6 +317,7 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
     timings["fuzz_s"] = time.monotonic() - t
 
     # -- the two tables
+    log(f"campaign {cid}: fuzz done in {timings['fuzz_s']:.0f} s; writing the runs and shards tables")
     t = time.monotonic()
     sc.setJobDescription(f"isrlab campaign {cid}: tables")
     raw = spark.read.parquet(raw_path)
@@ -297,6 +329,7 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
     timings["tables_s"] = time.monotonic() - t
 
     # -- aggregations, in Spark
+    log(f"campaign {cid}: aggregating the tables")
     t = time.monotonic()
     sc.setJobDescription(f"isrlab campaign {cid}: aggregations")
     runs = spark.read.parquet(runs_path)
@@ -329,7 +362,21 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
     if cands:
         sc.setJobDescription(f"isrlab campaign {cid}: shrink {len(cands)} counterexamples")
         work = [(c["preset"], c["invariant"], c["seed"], c["trace"], shrink_budget_s) for c in cands]
-        shrunk = sc.parallelize(work, len(work)).map(shrink_candidate).collect()
+        log(f"campaign {cid}: shrinking {len(work)} counterexamples"
+            + (f" (at most {shrink_budget_s:g} s each)" if shrink_budget_s is not None else ""))
+        waves = math.ceil(len(work) / slots)
+
+        def shrink_eta(done: int, elapsed: float):
+            return None if shrink_budget_s is None else max(0.0, waves * shrink_budget_s - elapsed)
+
+        progress = Progress(sc, line(f"campaign {cid}: shrink", len(work), "counterexamples"), None, shrink_eta)
+        progress.start()
+        try:
+            shrunk = sc.parallelize(work, len(work)).map(shrink_candidate).collect()
+        finally:
+            progress.stop()
+    if shrunk:
+        log(f"campaign {cid}: explaining and archiving the shrunk counterexamples")
     distinct: dict[tuple, dict] = {}
     for s in sorted(shrunk, key=lambda x: (x["preset"], x["invariant"], len(json.loads(x["actions"])), x["seed"])):
         distinct.setdefault((s["invariant"], s["digest"]), s)

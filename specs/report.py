@@ -203,9 +203,25 @@ RUNNERS = {"lag_window": timing_claims, "propagation": propagation_claims, "indu
            "mutants": mutant_claims, "leader_change": leader_change_claims}
 
 
-def run(groups=GROUPS) -> list[Claim]:
+#: the groups whose claims are one call per name: run reports each claim as it is proved
+_ONE_BY_ONE = {"mutants": (mutant_claim, lambda: MUTANTS),
+               "leader_change": (leader_change_claim, lambda: LEADER_CHANGE_WITNESSES)}
+
+
+def run(groups=GROUPS, on_claim=None, on_group=None) -> list[Claim]:
+    """Every claim of ``groups``; ``on_group(group, claims or None)`` before a group, ``on_claim(group, claim)``
+    after each claim (progress)."""
     out = []
     for g in GROUPS:
-        if g in groups:
-            out.extend(RUNNERS[g]())
+        if g not in groups:
+            continue
+        one = _ONE_BY_ONE.get(g)
+        names = list(one[1]()) if one else None
+        if on_group is not None:
+            on_group(g, None if names is None else len(names))
+        claims = (one[0](n) for n in names) if one else RUNNERS[g]()
+        for c in claims:
+            out.append(c)
+            if on_claim is not None:
+                on_claim(g, c)
     return out

@@ -447,3 +447,64 @@ def test_invariants_lists_the_catalogue():
     r = run("invariants", "--json")
     assert r.exit_code == 0
     assert [row["name"] for row in json.loads(r.output)] == [inv.name for inv in CATALOGUE] + [lv.name for lv in LIVENESS]
+
+
+# --------------------------------------------------------------------------- progress
+class _Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_progress_line_plain_lines_every_period():
+    """Off a terminal: one plain line per period with the figures given and an ETA, nothing in between."""
+    import io
+
+    from isrlab.console import ProgressLine
+
+    out, clock = io.StringIO(), _Clock()
+    line = ProgressLine("campaign c: fuzz", total=8, unit="tasks", stream=out, every=5.0, clock=clock)
+    clock.now = 1.0
+    line.update(1, runs=10, **{"violating runs": 0})
+    assert out.getvalue() == ""
+    clock.now = 6.0
+    line.update(2, runs=1234, **{"steps/s": 5000.4, "violating runs": 3})
+    clock.now = 7.0
+    line.update(3)
+    clock.now = 12.0
+    line.update(4, eta_s=30)
+    line.note("campaign c: shrinking 2 counterexamples")
+    line.close("campaign c: done")
+    assert out.getvalue().splitlines() == [
+        "campaign c: fuzz: 2/8 tasks, 1,234 runs, 5,000 steps/s, 3 violating runs, 0:06, ETA 0:18",
+        "campaign c: fuzz: 4/8 tasks, 0:12, ETA 0:30",
+        "campaign c: shrinking 2 counterexamples",
+        "campaign c: done"]
+
+
+def test_prove_progress_claim_by_claim_and_clean_json():
+    from isrlab.specs.report import run as run_claims
+
+    names = [c.name for c in run_claims(("lag_window",))]
+    r = run("prove", "--group", "lag_window")
+    assert r.exit_code == 0, r.output
+    lines = r.stderr.splitlines()
+    assert lines[0] == "prove: lag_window"
+    assert [ln.split(": ")[2] for ln in lines[1:] if ln.startswith("prove: lag_window: ")] == names
+    assert r.stdout.splitlines()[-1].startswith(f"{len(names)}/{len(names)} claims hold")
+    r = run("prove", "--group", "lag_window", "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["failed"] == []
+
+
+def test_shrink_json_stays_clean(tmp_path):
+    import shutil
+
+    file = tmp_path / "cx.json"
+    shutil.copyfile(_kept("kafka-0.10.2-acked_durability"), file)
+    r = run("shrink", str(file), "--budget", "1", "--bfs-states", "0", "--archive", str(tmp_path / "out"), "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["invariant"] == "acked_durability" and out["shrunk_length"] <= out["original_length"]
+    assert all(line.startswith("shrink: ") for line in r.stderr.splitlines())
