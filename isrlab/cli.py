@@ -605,7 +605,6 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
                "steps_per_second": round(total_steps / secs) if secs > 0 else None,
                "action_kinds_covered": sorted(kinds_seen), "witnesses": sorted(seen_witnesses),
                "stopped_by_budget": bool(over is not None and over.expired and found is None), "violation": None}
-    lines = []
     if found is not None:
         this_seed, r = found
         v = r.violation
@@ -620,15 +619,19 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
         summary.update(trace_file=path, newly_archived=written, original_length=len(r.actions),
                        shrunk_length=cx.shrunk_length, shrink_seconds=round(sr.seconds, 3),
                        explanation=cx.trace.explanation)
-        lines = cx.table
+        kept = cx.trace
     if as_json:
         click.echo(json.dumps(summary, indent=1))
     else:
         click.echo(f"{preset_name}: {n} runs, {total_steps} steps in {secs:.1f} s "
                    f"({summary['steps_per_second']} steps/s); {len(kinds_seen)}/{len(ACTION_KINDS)} action kinds; "
                    f"witnesses: {', '.join(sorted(seen_witnesses)) or 'none'}")
-        if found is not None:
-            click.echo("\n".join(lines))
+        if found is not None:   # the step table at the terminal's width
+            from .console import console as make_console
+            from .properties.replay import replay as replay_trace
+            from .properties.steptable import render
+
+            render(replay_trace(kept), make_console())
             click.echo(f"VIOLATION {summary['violation']['invariant']} "
                        f"(run seed {found[0]}, {summary['original_length']} steps shrunk to "
                        f"{summary['shrunk_length']} in {summary['shrink_seconds']} s)")

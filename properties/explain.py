@@ -128,6 +128,15 @@ def _epochs(f, cfg) -> str:
     return f"{where} {kind.replace('_', ' ')} went back from {f[kind + '_before']} to {f[kind + '_after']}"
 
 
+def _zk_state(x) -> str:
+    """A partition state znode as the facts give it, [leader, leader epoch, ISR, controller epoch], in words."""
+    if x is None:
+        return "none"
+    leader, epoch, isr, controller_epoch = x
+    return (f"(leader {leader if leader >= 0 else 'none'}, leader epoch {epoch}, ISR [{','.join(map(str, isr))}], "
+            f"controller epoch {controller_epoch})")
+
+
 def _lag_window(f, cfg) -> str:
     lag, since = cfg.replica_lag_time_max_ms, f["now"] - f["last_caught_up_time_ms"]
     if f["bound"] == "lower":
@@ -167,7 +176,7 @@ _SENTENCES = {
     "stale_controller_write_refused": lambda f, cfg: (
         f"controller {f['controller']}, of controller epoch {f['controller_epoch']} while /controller_epoch holds "
         f"{f['zk_controller_epoch']}, wrote {f['written']}"
-        + (f" {f['partition']}: {f['before']} -> {f['after']}" if f['written'] == 'partition state'
+        + (f" {f['partition']}: {_zk_state(f['before'])} -> {_zk_state(f['after'])}" if f['written'] == 'partition state'
            else f" (deleted {f['before']})")
         + ": a deposed controller changed ZooKeeper (KAFKA-6082's fencing is off)"),
     "min_isr_promise": lambda f, cfg: (f"leader {f['leader']} acknowledged record {f['record']} at offset "

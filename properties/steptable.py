@@ -132,7 +132,7 @@ def cell(s, b: int, p: int = 0) -> str:
     lead = part.leader == b
     text = f"{'L' if lead else 'F'} {log.log_end_offset}/{log.high_watermark} e{part.leader_epoch}"
     if lead:
-        text += " [" + ",".join(map(str, part.isr)) + "]"
+        text += " " + _isr(part.isr)
     if part.pending_isr is not None:
         text += " " + "".join(("+" if part.pending_isr.expand else "-") + str(r) for r in part.pending_isr.replicas)
     return text
@@ -142,13 +142,18 @@ def _leader(b: int) -> str:
     return {-1: "none", -2: "none (deleting)"}.get(b, str(b))
 
 
+def _isr(isr) -> str:
+    return "[" + ",".join(map(str, isr)) + "]"
+
+
 def _request(req) -> str:
+    """A control request in a few words: a LeaderAndIsr with its partition states (an UpdateMetadata's are the
+    same news and left out)."""
     name = type(req).__name__.removesuffix("Request")
     states = getattr(req, "partition_states", None)
-    if states:
+    if states and name == "LeaderAndIsr":
         ps = [x for x in states if x is not None]
-        if ps and hasattr(ps[0], "leader"):
-            name += "(" + "; ".join(f"leader {_leader(x.leader)} e{x.leader_epoch} ISR {list(x.isr)}" for x in ps) + ")"
+        name += "(" + "; ".join(f"leader {_leader(x.leader)} e{x.leader_epoch} ISR {_isr(x.isr)}" for x in ps) + ")"
     return name
 
 
@@ -190,7 +195,7 @@ def facts(cfg, s) -> dict:
     out["/controller_epoch"] = str(zk.controller_epoch)
     for p, ps in enumerate(zk.partition_states):
         if ps is not None:
-            out[f"ZooKeeper{_p(cfg, p)} state"] = (f"leader {_leader(ps.leader)} e{ps.leader_epoch} ISR {list(ps.isr)} "
+            out[f"ZooKeeper{_p(cfg, p)} state"] = (f"leader {_leader(ps.leader)} e{ps.leader_epoch} ISR {_isr(ps.isr)} "
                                                    f"(zkVersion {ps.zk_version})")
     if zk.isr_change_notifications:
         out["/isr_change_notification"] = str(len(zk.isr_change_notifications))
@@ -217,10 +222,13 @@ def _log_change(key: str, old, new) -> str:
     return f"{key}: {_records(e0, s0) or 'empty'} -> {_records(e1, s1) or 'empty'}"
 
 
-def _queue_change(key: str, old: tuple, new: tuple) -> str:
-    """A controller's queue to one broker: requests queued (the head delivered is the action itself)."""
+def _queue_change(key: str, old: tuple, new: tuple, queued: dict) -> str:
+    """A controller's queue to one broker: requests queued are gathered in ``queued`` (controller, requests) ->
+    brokers, said once for all the brokers they went to; the head delivered is the action itself."""
     if new[:len(old)] == old:
-        return f"{key[:key.index(' to ')]} queues {', '.join(new[len(old):])} for {key[key.index(' to ') + 4:]}"
+        who, broker = key.split(" to broker ")
+        queued.setdefault((who, new[len(old):]), []).append(broker)
+        return ""
     if old[1:] == new:
         return ""
     if not new:
@@ -230,13 +238,14 @@ def _queue_change(key: str, old: tuple, new: tuple) -> str:
 
 def changes(before: dict, after: dict) -> list:
     """The differences between two ``facts`` dicts, in words; a subject that appears or disappears said once."""
-    out = []
+    out: list = []
+    queued: dict = {}
     for key in list(after) + [k for k in before if k not in after]:
         old, new = before.get(key), after.get(key)
         if old == new:
             continue
         if isinstance(old or new, tuple) and key.startswith("controller "):
-            said = _queue_change(key, old or (), new or ())
+            said = _queue_change(key, old or (), new or (), queued)
             if said:
                 out.append(said)
         elif old is None and new == "empty":
@@ -251,6 +260,8 @@ def changes(before: dict, after: dict) -> list:
             out.append(f"{key}: no longer ({old})")
         else:
             out.append(f"{key}: {old} -> {new}")
+    for (who, requests), brokers in queued.items():
+        out.append(f"{who} queues {', '.join(requests)} for broker{'s' * (len(brokers) > 1)} {', '.join(brokers)}")
     return out
 
 
