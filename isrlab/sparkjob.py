@@ -129,17 +129,29 @@ class Progress(threading.Thread):
                     done += info.numCompletedTasks
                     running += info.numActiveTasks
                     failed += info.numFailedTasks
-            elapsed = time.monotonic() - self.t0
-            figures = {"running": running, "failed attempts": failed or None}
-            if self.counters is not None:   # counted as tasks finish (a retried task may count twice)
-                runs, steps, bad = (a.value for a in self.counters)
-                figures.update({"runs": runs, "steps/s": steps / elapsed if elapsed else 0, "violating runs": bad})
-            self.line.update(done, eta_s=self.eta(done, elapsed) if self.eta else None, **figures)
+            self.show(done, running, failed)
+
+    def show(self, done: int, running: int, failed: int, force: bool = False) -> None:
+        elapsed = time.monotonic() - self.t0
+        figures = {"running": running or None, "failed attempts": failed or None}
+        if self.counters is not None:   # counted as tasks finish (a retried task may count twice)
+            runs, steps, bad = (a.value for a in self.counters)
+            figures.update({"runs": runs, "steps/s": steps / elapsed if elapsed else 0, "violating runs": bad})
+        eta = self.eta(done, elapsed) if self.eta and not force else None
+        self.line.update(done, eta_s=eta, force=force, **figures)
 
     def stop(self) -> None:
         self.stopped.set()
         self.join()
         self.line.close()
+
+    def finish(self, total: int) -> None:
+        """Stop, with a last line for the finished phase (every task done, the counters' final figures)."""
+        self.stopped.set()
+        self.join()
+        self.line.close()
+        self.line.live = None
+        self.show(total, 0, 0, force=True)
 
 
 def counted_shard_row(counters, task: tuple) -> tuple:
@@ -312,6 +324,7 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
         rows = sc.parallelize(tasks, len(tasks)).map(functools.partial(counted_shard_row, counters))
         raw_df = spark.createDataFrame(rows, shard_schema).withColumn("campaign", F.lit(cid))
         raw_df.write.mode("overwrite").parquet(raw_path)
+        progress.finish(len(tasks))
     finally:
         progress.stop()
     timings["fuzz_s"] = time.monotonic() - t
@@ -373,6 +386,7 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
         progress.start()
         try:
             shrunk = sc.parallelize(work, len(work)).map(shrink_candidate).collect()
+            progress.finish(len(work))
         finally:
             progress.stop()
     if shrunk:
