@@ -213,7 +213,7 @@ def scene(d: Diagram) -> tuple[int, int, list]:
     labels = [_row_label(r) for r in rows]
     left = int(max([len(x) for x in labels] + [30]) * CHAR_W) + 30
     width = left + LANE_W * len(d.lanes) + 40
-    caption = _wrap(d.caption, width - 20)
+    caption = _wrap(d.caption, (width - 20) / 1.25)   # 11 px type, with room for wider monospace faces
     top = TOP_PAD + 16 * len(caption) + 24
     body_end = top + ROW_H * (len(rows) + 1)
     legend_rows = (len(KIND_WORDS) + 2) // 3 + 4
@@ -254,7 +254,9 @@ def scene(d: Diagram) -> tuple[int, int, list]:
                                    "class": "event " + " ".join(ev.kinds), "data-step": ev.step}))
         before, after = d.states[row[0].step - 1], d.states[row[-1].step]
         for lane, text in after.items():
-            if text != before[lane]:
+            if text != before[lane]:   # on a white ground: messages crossing the lane pass behind it
+                out.append(("rect", {"x": xs[lane] + 6, "y": y - 7, "w": int(len(text) * CHAR_W) + 4, "h": 14,
+                                     "fill": "#ffffff", "class": "replica-state-ground"}))
                 out.append(("text", {"x": xs[lane] + 8, "y": y + 4, "s": text, "size": 10, "fill": "#333333",
                                      "class": "replica-state", "data-step": row[-1].step}))
     # the legend: notation, colours, marks
@@ -326,20 +328,20 @@ def to_png(d: Diagram) -> bytes:
     ax.set_ylim(height, 0)
     ax.set_axis_off()
     pt = 72 / dpi          # points per pixel: SVG font sizes are pixels
-    for kind, a in prims:
+    for z, (kind, a) in enumerate(prims):
         if kind == "rect":
-            ax.add_patch(Rectangle((a["x"], a["y"]), a["w"], a["h"], facecolor=a["fill"], edgecolor="none"))
+            ax.add_patch(Rectangle((a["x"], a["y"]), a["w"], a["h"], facecolor=a["fill"], edgecolor="none", zorder=z))
         elif kind == "line" and a.get("arrow"):
             ax.add_patch(FancyArrowPatch((a["x1"], a["y1"]), (a["x2"], a["y2"]), arrowstyle="-|>",
                                          mutation_scale=12, color=a["stroke"], linewidth=a["w"] * pt,
-                                         shrinkA=0, shrinkB=0))
+                                         shrinkA=0, shrinkB=0, zorder=z))
         elif kind == "line":
-            ax.plot([a["x1"], a["x2"]], [a["y1"], a["y2"]], color=a["stroke"], linewidth=a["w"] * pt)
+            ax.plot([a["x1"], a["x2"]], [a["y1"], a["y2"]], color=a["stroke"], linewidth=a["w"] * pt, zorder=z)
         elif kind == "circle":
-            ax.add_patch(Circle((a["cx"], a["cy"]), a["r"], facecolor=a["fill"], edgecolor="none"))
+            ax.add_patch(Circle((a["cx"], a["cy"]), a["r"], facecolor=a["fill"], edgecolor="none", zorder=z))
         else:
             ax.text(a["x"], a["y"], a["s"], fontsize=a["size"] * pt * 1.05, color=a["fill"], family="monospace",
-                    ha="center" if a.get("anchor") == "middle" else "left", va="baseline")
+                    ha="center" if a.get("anchor") == "middle" else "left", va="baseline", zorder=z)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
     return buf.getvalue()
