@@ -89,7 +89,7 @@ def action_words(cfg, s, a) -> str:
         return f"controller {a.controller} resigns"
     if t is A.AlterIsrRequest:
         items = s.brokers[a.broker].alter_isr_unsent
-        what = ", ".join(f"ISR {list(x.request.new_isr)} at zkVersion {x.request.zk_version}" for x in items)
+        what = ", ".join(f"ISR {_isr(x.request.new_isr)} at zkVersion {x.request.zk_version}" for x in items)
         return f"broker {a.broker} sends AlterIsr ({what or 'nothing'})"
     if t is A.AlterIsrResponse:
         return f"broker {a.broker} receives the AlterIsr response"
@@ -178,13 +178,13 @@ def facts(cfg, s) -> dict:
                 out[f"broker {b}{q} checkpointed HW"] = str(br.hw_checkpoint[p])
         out[f"broker {b} controller epoch"] = str(br.controller_epoch)
         if br.isr_change_set:
-            out[f"broker {b} ISR changes to propagate"] = str(list(br.isr_change_set))
+            out[f"broker {b} ISR changes to propagate"] = "partitions " + _isr(br.isr_change_set)
         if br.delayed_produces:
             out[f"broker {b} delayed produces"] = ", ".join(
                 f"{' '.join(f'r{r}' for r in dp.record_ids)} until offset {dp.required_offset}"
                 for dp in br.delayed_produces)
         if br.alter_isr_unsent:
-            out[f"broker {b} AlterIsr queued"] = ", ".join(str(list(x.request.new_isr)) for x in br.alter_isr_unsent)
+            out[f"broker {b} AlterIsr queued"] = ", ".join(_isr(x.request.new_isr) for x in br.alter_isr_unsent)
         if br.alter_isr_inflight is not None:
             out[f"broker {b} AlterIsr"] = f"in flight to {br.alter_isr_inflight.controller}"
         md = br.metadata.partitions[0] if br.metadata.partitions else None
@@ -257,7 +257,7 @@ def changes(before: dict, after: dict) -> list:
         elif old is None:
             out.append(f"{key} {new}" if key.startswith(("record ", "consumer ")) else f"{key}: {new}")
         elif new is None:
-            out.append(f"{key}: no longer ({old})")
+            out.append(f"{key}: {old} -> none")
         else:
             out.append(f"{key}: {old} -> {new}")
     for (who, requests), brokers in queued.items():
