@@ -577,7 +577,9 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
     kinds_seen: dict[str, int] = {}
     seen_witnesses: set[str] = set()
     found = None
-    last_report = t0
+    from .console import ProgressLine
+
+    line = ProgressLine(f"fuzz {preset_name}", total=runs, unit="runs", plain=as_json)
     while True:
         if run_seed is not None and n == 1:
             break
@@ -591,14 +593,14 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
             kinds_seen[k] = kinds_seen.get(k, 0) + c
         seen_witnesses |= r.witnesses
         now = time.monotonic()
-        if now - last_report >= 2.0:
-            last_report = now
-            _log(f"fuzz {preset_name}: {n} runs, {total_steps / (now - t0):,.0f} steps/s, "
-                 f"{len(kinds_seen)}/{len(ACTION_KINDS)} action kinds, "
-                 f"{len(seen_witnesses)}/{len(WITNESSES)} witnesses, 0 violations")
+        line.update(n, eta_s=None if budget is None else budget - (now - t0), **{
+            "steps/s": total_steps / (now - t0) if now > t0 else 0,
+            "action kinds": f"{len(kinds_seen)}/{len(ACTION_KINDS)}",
+            "witnesses": f"{len(seen_witnesses)}/{len(WITNESSES)}", "violations": 0})
         if r.violation is not None:
             found = (this_seed, r)
             break
+    line.close()
     secs = time.monotonic() - t0
     summary = {"preset": preset_name, "engine": engine, "expected": p.expected, "breaks": list(p.breaks),
                "campaign_seed": spec.seed, "runs": n, "steps": total_steps, "seconds": round(secs, 3),
@@ -608,6 +610,8 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
     if found is not None:
         this_seed, r = found
         v = r.violation
+        _log(f"fuzz {preset_name}: {v.invariant} fails in run {n}; shrinking its {len(r.actions)} actions"
+             + (f" (at most {shrink_budget:g} s)" if shrink_budget is not None else ""))
         sr = shrink(p.config, r.actions, v.invariant, time_budget_s=shrink_budget)
         provenance = {"engine": engine, "campaign_seed": spec.seed, "run_index": None if run_seed is not None else n - 1,
                       "run_seed": this_seed, "max_steps": max_steps,

@@ -39,7 +39,11 @@ def propagation_claims() -> list[Claim]:
 
 
 def inductive_claims() -> list[Claim]:
-    out = []
+    return list(iter_inductive_claims())
+
+
+def iter_inductive_claims():
+    """The inductive claims one at a time, as each is decided (``run`` reports progress between them)."""
     names = [(n, goal) for n, _fn, goal in H.INVARIANTS] + [(n, True) for n, _ in H.STEP_PROPERTIES]
     for name, goal in names:
         kind = "goal" if goal else "lemma"
@@ -62,9 +66,8 @@ def inductive_claims() -> list[Claim]:
         claim.result = PROVED if not failed else (UNKNOWN if UNKNOWN in failed.values() else COUNTEREXAMPLE)
         claim.facts = {"matrix": matrix}
         claim.bound = f"{len(matrix) - len(failed)}/{len(matrix)} proved"
-        out.append(claim)
-    out.append(transitions_enabled())
-    return out
+        yield claim
+    yield transitions_enabled()
 
 
 def transitions_enabled() -> Claim:
@@ -219,7 +222,8 @@ def run(groups=GROUPS, on_claim=None, on_group=None) -> list[Claim]:
         names = list(one[1]()) if one else None
         if on_group is not None:
             on_group(g, None if names is None else len(names))
-        claims = (one[0](n) for n in names) if one else RUNNERS[g]()
+        claims = ((one[0](n) for n in names) if one else iter_inductive_claims() if g == "inductive"
+                  else RUNNERS[g]())
         for c in claims:
             out.append(c)
             if on_claim is not None:
