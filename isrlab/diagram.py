@@ -144,7 +144,7 @@ def build(trace, invariants=SAFETY, sentence: str | None = None) -> Diagram:
             label += f"; ZooKeeper: leader {z1.leader if z1.leader >= 0 else 'none'} epoch {z1.leader_epoch}"
         if z1 is not None and z0 is not None and z0.isr != z1.isr:
             kinds.append("isr")
-            label += f"; ISR {list(z1.isr)}"
+            label += f"; ISR [{','.join(map(str, z1.isr))}]"
         if s2.ghost.unclean_losses is not s.ghost.unclean_losses:
             lost = sorted(set(s2.ghost.unclean_losses) - set(s.ghost.unclean_losses))
             if lost:  # a documented loss of an unclean election, not a violation
@@ -167,13 +167,14 @@ def build(trace, invariants=SAFETY, sentence: str | None = None) -> Diagram:
 
 
 # =========================================================================== layout -> primitives
-LANE_W, ROW_H, TOP_PAD = 200, 26, 60
+LANE_W, ROW_H, TOP_PAD = 170, 26, 60
 CHAR_W = 6.2          # a 10 px monospace character, wide enough for DejaVu Sans Mono and browsers' monospace
 KIND_WORDS = (("append", "produce (append)"), ("fetch", "fetch / consumer"), ("truncation", "truncation"),
               ("isr", "ISR change"), ("control", "controller / control request"), ("election", "leader election"),
               ("fault", "crash / session"), ("task", "scheduled task"), ("tick", "time passes"))
 NOTATION = ("L 3/2 e1 [0,1]: leader, LEO 3, HW 2, leader epoch 1, ISR [0,1];  F: follower (no ISR);  "
-            "down: crashed;  -: no replica;  +2 / -2: an AlterIsr adding / removing broker 2 in flight")
+            "down: crashed;  -: no replica;  log 1/0: a log, no partition yet (restarted);  "
+            "+2 / -2: an AlterIsr adding / removing broker 2 in flight")
 
 
 def fold(d: Diagram) -> list:
@@ -212,7 +213,7 @@ def scene(d: Diagram) -> tuple[int, int, list]:
     rows = fold(d)
     labels = [_row_label(r) for r in rows]
     left = int(max([len(x) for x in labels] + [30]) * CHAR_W) + 30
-    width = left + LANE_W * len(d.lanes) + 40
+    width = max(left + LANE_W * len(d.lanes) + 40, int(len(NOTATION) * CHAR_W) + 30)   # the legend fits too
     caption = _wrap(d.caption, (width - 20) / 1.25)   # 11 px type, with room for wider monospace faces
     top = TOP_PAD + 16 * len(caption) + 24
     body_end = top + ROW_H * (len(rows) + 1)

@@ -17,7 +17,8 @@ from ..model.state import OFFLINE, Partition
 from ..model.step import initial_state, step
 
 #: what a broker column's cell says, printed under every table
-LEGEND = ("broker columns: role LEO/HW e<leader epoch> [ISR]; L leader, F follower, down crashed, - no replica; "
+LEGEND = ("broker columns: role LEO/HW e<leader epoch> [ISR]; L leader, F follower, down crashed, - no replica, "
+          "log LEO/HW a log but no partition yet (restarted); "
           "+r/-r an ISR change in flight (AlterIsr); * changed at this step. "
           "Marks: !! an invariant fails first, ! still failing, ~ a documented loss")
 
@@ -128,7 +129,8 @@ def cell(s, b: int, p: int = 0) -> str:
         return "-"
     part = br.partitions[p]
     if type(part) is not Partition:
-        return f"{'offline' if part == OFFLINE else '-'} {log.log_end_offset}/{log.high_watermark}"
+        # a log on disk but no partition (a restart before its LeaderAndIsr), or a failed log dir
+        return f"{'offline' if part == OFFLINE else 'log'} {log.log_end_offset}/{log.high_watermark}"
     lead = part.leader == b
     text = f"{'L' if lead else 'F'} {log.log_end_offset}/{log.high_watermark} e{part.leader_epoch}"
     if lead:
