@@ -275,8 +275,6 @@ class CampaignResult:
 
     summary: dict
     counterexamples: list = field(default_factory=list)
-    #: per counterexample: its step table, for the printed report
-    tables: list = field(default_factory=list)
 
 
 def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candidates: int = 1,
@@ -395,7 +393,6 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
     for s in sorted(shrunk, key=lambda x: (x["preset"], x["invariant"], len(json.loads(x["actions"])), x["seed"])):
         distinct.setdefault((s["invariant"], s["digest"]), s)
     found = []
-    tables = []
     for s in distinct.values():
         cfg = get_preset(s["preset"]).config
         actions = [action_from_json(a) for a in json.loads(s["actions"])]
@@ -409,7 +406,6 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
                       "original_length": s["original_length"], "shrunk_length": cx.shrunk_length,
                       "shrink_seconds": s["seconds"], "digest": cx.digest, "file": path, "newly_archived": written,
                       "explanation": cx.trace.explanation})
-        tables.append(cx.table)
     timings["shrink_s"] = time.monotonic() - t
 
     # -- the summary
@@ -447,7 +443,7 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
         from .model.trace import write_atomic
 
         write_atomic(os.path.join(_local(root), "summary.json"), json.dumps(summary, indent=1) + "\n")
-    return CampaignResult(summary, found, tables)
+    return CampaignResult(summary, found)
 
 
 def preset_verdict(p, broken) -> str:

@@ -11,7 +11,6 @@ import json
 
 from ..model.step import initial_state, step
 from .invariants import LIVENESS_BY_NAME, Violation
-from .replay import ReplayResult
 
 
 def _first_step(cfg, actions, predicate, start=None) -> int | None:

@@ -77,7 +77,7 @@ def test_replay_table_in_kafka_terms(monkeypatch, columns):
     assert any(re.match(rf"!! +{first} ", m) for m in marked), "the first failing step marked at its start"
     assert "L " in out and "F " in out, "roles in the broker columns"
     assert "appended" in out and "truncated to" in out, "appends and truncations said in words"
-    assert f"VIOLATION acked_durability at step" in out and "an acknowledged write was lost" in out
+    assert "VIOLATION acked_durability at step" in out and "an acknowledged write was lost" in out
 
 
 def test_step_rows_mark_first_failure_once():
