@@ -189,9 +189,9 @@ def facts(cfg, s) -> dict:
             out[f"broker {b} AlterIsr queued"] = ", ".join(_isr(x.request.new_isr) for x in br.alter_isr_unsent)
         if br.alter_isr_inflight is not None:
             out[f"broker {b} AlterIsr"] = f"in flight to {br.alter_isr_inflight.controller}"
-        md = br.metadata.partitions[0] if br.metadata.partitions else None
-        if md is not None:
-            out[f"broker {b} metadata"] = f"leader {_leader(md.leader)} e{md.leader_epoch}"
+        for p, md in enumerate(br.metadata.partitions):
+            if md is not None:
+                out[f"broker {b}{_p(cfg, p)} metadata"] = f"leader {_leader(md.leader)} e{md.leader_epoch}"
     zk = s.zk
     out["/controller"] = str(zk.controller) if zk.controller >= 0 else "none"
     out["/controller_epoch"] = str(zk.controller_epoch)
@@ -267,27 +267,34 @@ def changes(before: dict, after: dict) -> list:
     return out
 
 
+def cells(cfg, s) -> tuple:
+    """Every broker's column: its cell, one per partition (``p1 ...``) when there are several."""
+    if cfg.n_partitions == 1:
+        return tuple(cell(s, b) for b in range(cfg.n_brokers))
+    return tuple("; ".join(f"p{p} {cell(s, b, p)}" for p in range(cfg.n_partitions)) for b in range(cfg.n_brokers))
+
+
 def rows(result) -> list:
     """One Row per step of a ``properties.replay.ReplayResult`` (step 0: the start state), replaying its trace."""
     trace = result.trace
     cfg = trace.config
     s = initial_state(cfg, trace.start)
     n = cfg.n_brokers
-    cells = tuple(cell(s, b) for b in range(n))
+    now = cells(cfg, s)
     f0 = facts(cfg, s)
-    out = [Row(0, "start", cells, (False,) * n, ())]
+    out = [Row(0, "start", now, (False,) * n, ())]
     seen: set = set()
     for r, a in zip(result.steps, trace.actions):
         words = action_words(cfg, s, a)
         s2 = step(cfg, s, a)
-        cells2 = tuple(cell(s2, b) for b in range(n))
+        then = cells(cfg, s2)
         f1 = facts(cfg, s2)
-        out.append(Row(r.index, words, cells2, tuple(x != y for x, y in zip(cells, cells2)), tuple(changes(f0, f1)),
+        out.append(Row(r.index, words, then, tuple(x != y for x, y in zip(now, then)), tuple(changes(f0, f1)),
                        tuple(v.invariant for v in r.violations if v.invariant not in seen),
                        tuple(x.name for x in getattr(r, "losses", ())),
                        tuple(v.invariant for v in r.violations if v.invariant in seen)))
         seen.update(v.invariant for v in r.violations)
-        s, cells, f0 = s2, cells2, f1
+        s, now, f0 = s2, then, f1
     return out
 
 
@@ -300,8 +307,8 @@ def render(result, console, max_changes: int = 6) -> None:
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold", expand=False)
     table.add_column("step", justify="right", no_wrap=True)
     table.add_column("action", ratio=3, overflow="fold")
-    for b in range(n):
-        table.add_column(f"broker {b}", no_wrap=True)
+    for b in range(n):   # several partitions' cells may wrap, one partition's never does
+        table.add_column(f"broker {b}", no_wrap=result.trace.config.n_partitions == 1)
     table.add_column("changes", ratio=4, overflow="fold")
     for row in rows(result):
         mark = "!! " if row.marks else "~ " if row.losses else "! " if row.still else ""
