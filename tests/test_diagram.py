@@ -115,3 +115,22 @@ def test_cli_explain_bad_input(tmp_path):
     assert r.exit_code == 2 and r.stderr.startswith("isrlab: error:")
     r = CliRunner().invoke(explain, [str(FILES[0]), "--svg", "a.svg", "--png", "b.png"])
     assert r.exit_code == 2
+
+
+@pytest.mark.scenario
+def test_png_is_the_same_bytes_in_any_process(tmp_path):
+    """matplotlib's PNG carries no date or version and no hash-ordered drawing: two processes under different
+    PYTHONHASHSEEDs write the same bytes."""
+    import os
+    import subprocess
+    import sys
+
+    outs = []
+    for seed in ("1", "2"):
+        out = tmp_path / f"d{seed}.png"
+        code = ("import sys; from isrlab import diagram; from isrlab.model.trace import load_trace; "
+                "open(sys.argv[2], 'wb').write(diagram.to_png(diagram.build(load_trace(sys.argv[1]))))")
+        subprocess.run([sys.executable, "-c", code, str(FILES[0]), str(out)], check=True, timeout=120,
+                       env=dict(os.environ, PYTHONHASHSEED=seed))
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1] and outs[0][:8] == b"\x89PNG\r\n\x1a\n"
