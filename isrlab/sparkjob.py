@@ -378,7 +378,10 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
         waves = math.ceil(len(work) / slots)
 
         def shrink_eta(done: int, elapsed: float):
-            return None if shrink_budget_s is None else max(0.0, waves * shrink_budget_s - elapsed)
+            """The rate so far, bounded by the budget's worst case (most shrinks end well before it)."""
+            rate = elapsed / done * (len(work) - done) if done else None
+            bound = None if shrink_budget_s is None else max(0.0, waves * shrink_budget_s - elapsed)
+            return min(x for x in (rate, bound) if x is not None) if rate is not None or bound is not None else None
 
         progress = Progress(sc, line(f"campaign {cid}: shrink", len(work), "counterexamples"), None, shrink_eta)
         progress.start()
