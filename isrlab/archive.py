@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from .model.actions import action_to_json
 from .model.config import ModelConfig
 from .model.trace import Trace, write_trace
-from .properties.explain import sentence, step_table
+from .properties.explain import sentence
 from .model.step import initial_state, step
 from .properties.invariants import LIVENESS_BY_NAME
 from .properties.replay import replay
@@ -69,8 +69,6 @@ class Counterexample:
     shrunk_length: int
     shrink_seconds: float
     shrink_complete: bool
-    #: the replay's step table (what changed at every step, and the violations)
-    table: list
 
 
 def counterexample(preset_name: str, config: ModelConfig, actions, invariant: str, provenance: dict,
@@ -97,17 +95,17 @@ def counterexample(preset_name: str, config: ModelConfig, actions, invariant: st
         for candidate in (actions + tail[:cut], actions + tail):
             trace = Trace(config=config, actions=candidate, expect="violation", violated=invariant,
                           preset=preset_name, provenance=provenance, start=start)
-            result = replay(trace)
+            result = replay(trace, with_changes=False)
             if any(x.invariant == invariant for x in result.violations):
                 break
         found = next(x for x in settled.violations if x.invariant == invariant)
     else:
         trace = Trace(config=config, actions=actions, expect="violation", violated=invariant, preset=preset_name,
                       provenance=provenance, start=start)
-        result = replay(trace)
+        result = replay(trace, with_changes=False)
         found = next(x for x in result.violations if x.invariant == invariant)
     trace.violation = found.to_json()
     trace.explanation = sentence(config, trace.actions, found, start)
     return Counterexample(trace, trace_digest(config, trace.actions, start), original_length, len(trace.actions),
-                          shrink_seconds, shrink_complete, step_table(result))
+                          shrink_seconds, shrink_complete)
 

@@ -183,7 +183,8 @@ def replay(file: str, as_json: bool, max_changes: int, quiet: bool, check_expect
     Example: isrlab replay --expected counterexamples/FILE.json
     """
     from .model.actions import action_to_json
-    from .properties.explain import step_table
+    from .properties.explain import sentence
+    from .properties.steptable import render
 
     trace = load_trace_file(file)
     result = replay_or_fail(trace, file, with_changes=not quiet or as_json)
@@ -204,9 +205,12 @@ def replay(file: str, as_json: bool, max_changes: int, quiet: bool, check_expect
         click.echo(json.dumps(out, indent=1))
     else:
         if not quiet:
-            click.echo("\n".join(step_table(result, max_changes)))
-        for v in result.violations:
-            click.echo(f"VIOLATION {v.invariant} at step {v.step}: {_short(v.facts, 200)}")
+            from rich.console import Console
+
+            render(result, Console(highlight=False, soft_wrap=False), max_changes)
+        for v in result.violations:   # the explainer's sentence, as in explain and the campaign summary
+            click.echo(f"VIOLATION {v.invariant} at step {v.step}: "
+                       f"{sentence(trace.config, trace.actions, v, trace.start)}")
         for msg in result.check_failures:
             click.echo(f"CHECK FAILED {msg}")
         verdict = "as expected" if result.matches_expectation else "NOT as expected"
@@ -474,7 +478,11 @@ def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidat
             _log(f"isrlab: Spark {spark.version} on {master} ({parallelism} slots) started in {started:.1f} s; "
                  f"{n_tasks} tasks")
             try:
-                result = sparkjob.run_campaign(spark, spec, out, archive, shrink_candidates, shrink_budget, log=_log)
+                from .console import ProgressLine
+
+                result = sparkjob.run_campaign(
+                    spark, spec, out, archive, shrink_candidates, shrink_budget, log=_log,
+                    line=lambda label, total, unit: ProgressLine(label, total, unit, plain=as_json))
             except Exception as e:  # a job that failed after Spark's retries: no partial table left behind
                 if not is_remote(out):
                     shutil.rmtree(os.path.join(out, spec.campaign_id(), "_shards_raw"), ignore_errors=True)
@@ -508,7 +516,7 @@ def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidat
     else:
         from . import console
 
-        console.campaign(summary, console.console(), where, result.tables if verbose else None)
+        console.campaign(summary, console.console(), where, verbose)
     if check_expected:
         sys.exit(EXIT_OK if summary["as_expected"] else EXIT_VIOLATION)
     sys.exit(EXIT_VIOLATION if summary["violations"] else EXIT_OK)
@@ -569,7 +577,9 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
     kinds_seen: dict[str, int] = {}
     seen_witnesses: set[str] = set()
     found = None
-    last_report = t0
+    from .console import ProgressLine
+
+    line = ProgressLine(f"fuzz {preset_name}", total=runs, unit="runs", plain=as_json)
     while True:
         if run_seed is not None and n == 1:
             break
@@ -583,24 +593,25 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
             kinds_seen[k] = kinds_seen.get(k, 0) + c
         seen_witnesses |= r.witnesses
         now = time.monotonic()
-        if now - last_report >= 2.0:
-            last_report = now
-            _log(f"fuzz {preset_name}: {n} runs, {total_steps / (now - t0):,.0f} steps/s, "
-                 f"{len(kinds_seen)}/{len(ACTION_KINDS)} action kinds, "
-                 f"{len(seen_witnesses)}/{len(WITNESSES)} witnesses, 0 violations")
+        line.update(n, eta_s=None if budget is None else budget - (now - t0), **{
+            "steps/s": total_steps / (now - t0) if now > t0 else 0,
+            "action kinds": f"{len(kinds_seen)}/{len(ACTION_KINDS)}",
+            "witnesses": f"{len(seen_witnesses)}/{len(WITNESSES)}", "violations": 0})
         if r.violation is not None:
             found = (this_seed, r)
             break
+    line.close()
     secs = time.monotonic() - t0
     summary = {"preset": preset_name, "engine": engine, "expected": p.expected, "breaks": list(p.breaks),
                "campaign_seed": spec.seed, "runs": n, "steps": total_steps, "seconds": round(secs, 3),
                "steps_per_second": round(total_steps / secs) if secs > 0 else None,
                "action_kinds_covered": sorted(kinds_seen), "witnesses": sorted(seen_witnesses),
                "stopped_by_budget": bool(over is not None and over.expired and found is None), "violation": None}
-    lines = []
     if found is not None:
         this_seed, r = found
         v = r.violation
+        _log(f"fuzz {preset_name}: {v.invariant} fails in run {n}; shrinking its {len(r.actions)} actions"
+             + (f" (at most {shrink_budget:g} s)" if shrink_budget is not None else ""))
         sr = shrink(p.config, r.actions, v.invariant, time_budget_s=shrink_budget)
         provenance = {"engine": engine, "campaign_seed": spec.seed, "run_index": None if run_seed is not None else n - 1,
                       "run_seed": this_seed, "max_steps": max_steps,
@@ -612,15 +623,19 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
         summary.update(trace_file=path, newly_archived=written, original_length=len(r.actions),
                        shrunk_length=cx.shrunk_length, shrink_seconds=round(sr.seconds, 3),
                        explanation=cx.trace.explanation)
-        lines = cx.table
+        kept = cx.trace
     if as_json:
         click.echo(json.dumps(summary, indent=1))
     else:
         click.echo(f"{preset_name}: {n} runs, {total_steps} steps in {secs:.1f} s "
                    f"({summary['steps_per_second']} steps/s); {len(kinds_seen)}/{len(ACTION_KINDS)} action kinds; "
                    f"witnesses: {', '.join(sorted(seen_witnesses)) or 'none'}")
-        if found is not None:
-            click.echo("\n".join(lines))
+        if found is not None:   # the step table at the terminal's width
+            from .console import console as make_console
+            from .properties.replay import replay as replay_trace
+            from .properties.steptable import render
+
+            render(replay_trace(kept), make_console())
             click.echo(f"VIOLATION {summary['violation']['invariant']} "
                        f"(run seed {found[0]}, {summary['original_length']} steps shrunk to "
                        f"{summary['shrunk_length']} in {summary['shrink_seconds']} s)")
@@ -661,11 +676,25 @@ def shrink_cmd(file: str, bfs_states: int, budget: float, archive: str, as_json:
     check_output_folder(archive, "--archive")
     if trace.expect != "violation" or not trace.violated:
         raise InputError(f"{file}: the trace expects no violation, so there is nothing to shrink")
+    from .console import ProgressLine
+
+    # periodic lines only (the first after a few seconds): a trace that turns out not to fail stays a one-line error
+    line = ProgressLine(f"shrink: {len(trace.actions)} actions violating {trace.violated}", plain=as_json)
+    polls = [0]
+
+    def tick() -> bool:   # asked before every candidate and every few hundred replayed actions: progress only
+        polls[0] += 1
+        if polls[0] % 64 == 0:
+            line.update(eta_s=budget - (line.clock() - line.t0))
+        return False
+
     try:
         sr = shrink(trace.config, trace.actions, trace.violated, time_budget_s=budget, bfs_states=bfs_states,
-                    start=trace.start)
+                    start=trace.start, should_stop=tick)
     except ValueError as e:
         raise InputError(f"{file}: {e}") from None
+    finally:
+        line.close()
     out = {"file": file, "invariant": trace.violated, "original_length": len(trace.actions),
            "shrunk_length": sr.shrunk_length, "seconds": round(sr.seconds, 3), "complete": not sr.stopped_early,
            "passes": sr.accepted, "trace_file": None, "newly_archived": False}

@@ -3,14 +3,19 @@
 The first screen holds the verdict, one row per preset and what to do next; then one block per
 distinct counterexample (near-duplicates, with the same preset, invariant and explanation up to
 its numbers, folded with a count); step tables only on request. Colour only on a terminal.
+
+Progress (``ProgressLine``): one live line on a terminal (rich's Live), plain lines every few seconds
+otherwise (a pipe, a log file, ``--json``), always on stderr so that stdout stays the result.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shlex
 import sys
+import time
 
 from rich.console import Console
 from rich.table import Table
@@ -60,7 +65,7 @@ def _verdict(text: str) -> Text:
     return Text(text, style=style)
 
 
-def campaign(summary: dict, out: Console, where: dict, verbose_tables: list | None = None) -> None:
+def campaign(summary: dict, out: Console, where: dict, verbose: bool = False) -> None:
     """Print a campaign's result: verdict and presets, next steps, then the counterexamples and where things are."""
     presets = summary["presets"]
     secs = summary.get("seconds", {}).get("total_s") or summary.get("seconds", {}).get("fuzz_s")
@@ -113,7 +118,82 @@ def campaign(summary: dict, out: Console, where: dict, verbose_tables: list | No
                                     f" in {c['shrunk_length']} steps (shrunk from {c['original_length']}){more}"))
             out.print(f"  {c.get('explanation', '')}", overflow="fold")
             out.print(f"  {c['file']}", soft_wrap=True)
-    if verbose_tables:
-        for t in verbose_tables:
+    if verbose:   # each distinct counterexample's step table, replayed and fitted to this console's width
+        from .model.trace import TraceError, load_trace
+        from .properties.replay import replay
+        from .properties.steptable import render
+
+        for c, _count in folded:
             out.print()
-            out.print("\n".join(t), overflow="ignore", crop=False)
+            out.print(Text(f"{c['preset']}: {c['invariant']}  {c['file']}", style="bold"), soft_wrap=True)
+            try:
+                render(replay(load_trace(c["file"])), out)
+            except (OSError, TraceError) as e:
+                out.print(f"  the trace cannot be read: {e}")
+
+
+def _duration(seconds: float) -> str:
+    s = int(round(seconds))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+class ProgressLine:
+    """A phase's progress on stderr: a live single line on a terminal, plain lines every ``every`` seconds
+    otherwise (or with ``plain``).  ``update`` takes the figures so far; ``note`` prints a line that stays
+    (a phase starting, a claim proved) in both modes.
+
+    ``done``/``total`` count the phase's units (``unit``); ``eta_s``, when given, is the phase's own estimate
+    of the seconds left (a budget's bound), else the rate so far gives one."""
+
+    def __init__(self, label: str, total: int | None = None, unit: str = "", plain: bool = False,
+                 every: float = 5.0, stream=None, clock=time.monotonic):
+        self.label, self.total, self.unit, self.every, self.clock = label, total, unit, every, clock
+        self.stream = stream if stream is not None else sys.stderr
+        self.live = None
+        self.t0 = self.last = clock()
+        self.text = ""
+        if not plain and self.stream.isatty() and "ISRLAB_PLAIN_PROGRESS" not in os.environ:
+            from rich.live import Live
+
+            self.console = Console(file=self.stream, highlight=False, emoji=False)
+            self.live = Live(Text(""), console=self.console, transient=True, auto_refresh=True,
+                             refresh_per_second=4, redirect_stdout=False, redirect_stderr=False)
+            self.live.start()
+
+    def line(self, done: int | None = None, eta_s: float | None = None, **figures) -> str:
+        """The progress line for these figures (``figures``: name -> value, printed in order, None left out)."""
+        elapsed = self.clock() - self.t0
+        parts = []
+        if done is not None:
+            parts.append(f"{done:,}/{self.total:,} {self.unit}".rstrip() if self.total is not None
+                         else f"{done:,} {self.unit}".rstrip())
+        for name, value in figures.items():
+            if value is None:
+                continue
+            parts.append(f"{value:,.0f} {name}" if isinstance(value, (int, float)) else f"{name} {value}")
+        if eta_s is None and done and self.total and done < self.total:
+            eta_s = elapsed / done * (self.total - done)
+        parts.append(_duration(elapsed) + (f", ETA {_duration(max(0.0, eta_s))}" if eta_s is not None
+                                           and math.isfinite(eta_s) else ""))
+        return f"{self.label}: " + ", ".join(parts)
+
+    def update(self, done: int | None = None, eta_s: float | None = None, force: bool = False, **figures) -> None:
+        self.text = self.line(done, eta_s, **figures)
+        if self.live is not None:
+            self.live.update(Text(self.text))
+        elif force or self.clock() - self.last >= self.every:
+            self.last = self.clock()
+            print(self.text, file=self.stream, flush=True)
+
+    def note(self, message: str) -> None:
+        if self.live is not None:
+            self.live.console.print(Text(message))
+        else:
+            print(message, file=self.stream, flush=True)
+
+    def close(self, message: str | None = None) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+        if message:
+            print(message, file=self.stream, flush=True)

@@ -2,25 +2,26 @@
 
 ``build(trace)`` replays the trace and turns every step into an event on a lane (appends,
 fetches, truncations, ISR changes, control requests, elections, faults, scheduler tasks, ticks),
-with an arrow for each message between lanes and, after every step, each broker's
-``LEO/HW/epoch`` written beside its lane where it changed.  The step at which the trace's
-invariant first fails is highlighted.  The diagram is a list of drawing primitives rendered
-either to SVG (``to_svg``, hand-written XML: no dependency) or to PNG (``to_png``, a small
-rasterizer with a built-in 5x7 pixel font and ``zlib``: no dependency either, so the CLI never
-needs matplotlib or Pillow).  Both outputs are deterministic: no clock, no random, no dict/set order.
+with an arrow (and arrowhead) for each message from sender to receiver and, after every step, each
+broker's cell (role LEO/HW e<epoch> [ISR], the step table's notation) beside its lane where it changed.
+Runs of control-request deliveries from one controller are folded into one row.  The step at which the
+trace's invariant first fails is highlighted; a caption names the invariant and gives the explainer's
+sentence, and a legend explains the notation and the colours.  The diagram is a list of drawing primitives
+rendered to SVG (``to_svg``, hand-written XML) or to PNG by matplotlib (``to_png``).  Both are
+deterministic: no clock, no random, no dict/set order, no PNG metadata.
 """
 
 from __future__ import annotations
 
-import struct
-import zlib
+import io
+import textwrap
 from dataclasses import dataclass, field
 from xml.sax.saxutils import escape
 
 from .model import actions as A
-from .model.state import Partition
 from .model.step import initial_state, step
-from .properties.invariants import LIVENESS_BY_NAME, SAFETY, check_state, check_transition
+from .properties.invariants import LIVENESS_BY_NAME, SAFETY, check_transition
+from .properties.steptable import action_words, cell
 
 CONTROLLER = "controller"
 
@@ -58,57 +59,24 @@ class Diagram:
     states: list              # per step (0 = initial): {lane: "LEO/HW/e"} for every broker
     violation_step: int | None
     title: str
+    caption: str = ""         # the violated invariant and the explainer's sentence
 
 
 def _lane(b: int) -> str:
     return f"broker {b}"
 
 
-def _replica_label(s, b: int, p: int = 0) -> str:
-    br = s.brokers[b]
-    log = br.logs[p]
-    if not br.alive:
-        return "down"
-    if log is None:
-        return "-"
-    part = br.partitions[p]
-    epoch = part.leader_epoch if type(part) is Partition else -1
-    role = "L" if type(part) is Partition and part.leader == b else "F"
-    label = f"{role} {log.log_end_offset}/{log.high_watermark}/e{epoch}"
-    pend = part.pending_isr if type(part) is Partition else None
-    if pend is not None:  # a pending AlterIsr (KIP-497): +r for an expansion, -r for a shrink
-        label += " " + "".join(("+" if pend.expand else "-") + str(r) for r in pend.replicas)
-    return label
+def build(trace, invariants=SAFETY, sentence: str | None = None) -> Diagram:
+    """Replay ``trace`` (a model.trace.Trace) into a Diagram; the first failing step is the violation.
 
-
-def _describe(a) -> str:
-    t = type(a)
-    if t is A.Produce:
-        return f"produce acks={a.acks}"
-    if t is A.Tick:
-        return f"tick {a.ms} ms"
-    if t is A.DeliverControlRequest:
-        return "deliver"
-    if t is A.BrokerCrash:
-        return "crash" + (" (clean)" if a.clean else "")
-    name = t.__name__
-    return {"FetchRequest": "fetch req", "FetchResponse": "fetch resp", "OffsetsForLeaderEpoch": "OffsetsForLE",
-            "ElectController": "elected controller", "ControllerProcessBrokerChange": "BrokerChange",
-            "ControllerProcessIsrChangeNotification": "IsrChangeNotif", "ControllerResign": "resign",
-            "IsrExpiration": "isr-expiration", "IsrChangePropagation": "isr-propagation",
-            "HighWatermarkCheckpoint": "hw-checkpoint", "DelayedProduceExpire": "produce timeout",
-            "BrokerRestart": "restart", "ZkSessionExpire": "session expired", "ZkReconnect": "zk reconnect",
-            "ConsumerFetch": "consumer fetch", "FlushLog": "flush", "AlterIsrRequest": "AlterIsr",
-            "AlterIsrResponse": "AlterIsr resp", "ZkDeleteController": "/controller deleted"}.get(name, name)
-
-
-def build(trace, invariants=SAFETY) -> Diagram:
-    """Replay ``trace`` (a model.trace.Trace) into a Diagram; the first failing step is the violation."""
+    ``sentence`` is the caption's explanation; by default the trace's own, else the explainer's for the
+    first violation of the invariant the trace names."""
     cfg = trace.config
     n = cfg.n_brokers
     lanes = [CONTROLLER] + [_lane(b) for b in range(n)]
     s = initial_state(cfg, trace.start)
-    states = [{_lane(b): _replica_label(s, b) for b in range(n)}]
+    states = [{_lane(b): cell(s, b) for b in range(n)}]
+    first = None
     events = []
     violation_step = None
     wanted = trace.violated
@@ -120,64 +88,47 @@ def build(trace, invariants=SAFETY) -> Diagram:
         names = [v.invariant for v in vs]
         if violation_step is None and names and (wanted is None or wanted in names):
             violation_step = i
+            first = next(v for v in vs if wanted is None or v.invariant == wanted)
         t = type(a)
         kinds = [_KIND[t]]
         arrow = None
-        label = _describe(a)
-        if t in (A.ElectController,):
+        label = action_words(cfg, s, a)
+        if t in (A.ElectController, A.ControllerProcessBrokerChange, A.ControllerProcessIsrChangeNotification,
+                 A.ControllerResign, A.Tick, A.ZkDeleteController):
             lane = CONTROLLER
-            label = f"broker {a.broker} elected controller"
-        elif t in (A.ControllerProcessBrokerChange, A.ControllerProcessIsrChangeNotification, A.ControllerResign):
-            lane = CONTROLLER
-            label = f"{label} (on {a.controller})"
         elif t is A.DeliverControlRequest:
             lane = CONTROLLER
-            c = s.controller_on(a.controller)
-            req = c.queues[a.broker][0] if c is not None and c.queues[a.broker] else None
-            label = type(req).__name__ if req is not None else "request"
             arrow = _lane(a.broker)
         elif t is A.FetchRequest:
             lane = _lane(a.broker)
             f = s.brokers[a.broker].fetchers[a.partition]
             arrow = _lane(f.leader) if f is not None else None
-            label = f"fetch @{f.fetch_offset}" if f is not None else label
         elif t is A.FetchResponse:
             f = s.brokers[a.broker].fetchers[a.partition]
             lane = _lane(f.leader) if f is not None else _lane(a.broker)
             arrow = _lane(a.broker)
-            if f is not None and f.inflight is not None:
-                r = f.inflight
-                label = f"{r.error} +{len(r.entries)} hw={r.high_watermark}"
-                if r.diverging:   # divergingEpoch (KAFKA-10554); its second step truncates (before KAFKA-14704)
-                    label = (f"truncate to e{r.diverging[0]}@{r.diverging[1]}" if r.hw_applied
-                             else f"{label} diverging e{r.diverging[0]}@{r.diverging[1]}")
+            if f is not None and f.inflight is not None and f.inflight.diverging and f.inflight.hw_applied:
+                r = f.inflight   # divergingEpoch's second step truncates (before KAFKA-14704)
+                label = (f"broker {a.broker} truncates to epoch {r.diverging[0]} end offset {r.diverging[1]} "
+                         f"(the diverging fetch response)")
         elif t is A.AlterIsrRequest:
             lane = _lane(a.broker)
-            br = s.brokers[a.broker]
             arrow = CONTROLLER
-            label = "AlterIsr " + ", ".join(f"p{x.request.partition} {list(x.request.new_isr)} v{x.request.zk_version}"
-                                            for x in br.alter_isr_unsent)
         elif t is A.AlterIsrResponse:
             lane = CONTROLLER
             arrow = _lane(a.broker)
             inflight = s.brokers[a.broker].alter_isr_inflight
             resp = inflight.response if inflight is not None else None
             if resp is not None and resp.error != "NONE":
-                label = f"AlterIsr resp {resp.error}"
+                label = f"broker {a.broker} receives AlterIsr response {resp.error}"
             elif resp is not None:
-                label = "AlterIsr resp " + ", ".join(
+                label = f"broker {a.broker} receives AlterIsr response " + ", ".join(
                     f"p{r.partition} {r.error}" if r.error != "NONE" else f"p{r.partition} {list(r.isr)} v{r.zk_version}"
                     for r in resp.partitions)
-        elif t is A.Tick:
-            lane = CONTROLLER
-        elif t is A.ZkDeleteController:
-            lane = CONTROLLER
-            label = f"/controller of {a.controller} deleted (it has not noticed)"
         elif t is A.ListOffsets:
             lane = _lane(a.broker)
             r = s2.ghost.responses.list_offsets[a.broker][a.partition]
-            target = {-1: "latest", -2: "earliest"}.get(a.timestamp, f"t={a.timestamp}")
-            label = f"ListOffsets {target}: " + (f"@{r.offset} e{r.leader_epoch}" if r.error == "NONE" else r.error)
+            label += ": " + (f"offset {r.offset} epoch {r.leader_epoch}" if r.error == "NONE" else r.error)
         else:
             lane = _lane(a.broker)
         # consequences read from the states: truncations, ISR changes, elections
@@ -185,79 +136,156 @@ def build(trace, invariants=SAFETY) -> Diagram:
             l0, l1 = s.brokers[b].logs[0], s2.brokers[b].logs[0]
             if l0 is not None and l1 is not None and l1.log_end_offset < l0.log_end_offset:
                 kinds.append("truncation")
-                label += f"; b{b} truncated to {l1.log_end_offset}"
+                label += f"; broker {b} truncated to {l1.log_end_offset}"
         z0, z1 = s.zk.partition_states[0] if s.zk.partition_states else None, \
             s2.zk.partition_states[0] if s2.zk.partition_states else None
         if z1 is not None and (z0 is None or z0.leader_epoch != z1.leader_epoch):
             kinds.append("election")
-            label += f"; leader {z1.leader} epoch {z1.leader_epoch}"
+            label += f"; ZooKeeper: leader {z1.leader if z1.leader >= 0 else 'none'} epoch {z1.leader_epoch}"
         if z1 is not None and z0 is not None and z0.isr != z1.isr:
             kinds.append("isr")
-            label += f"; ISR {list(z1.isr)}"
+            label += f"; ISR [{','.join(map(str, z1.isr))}]"
         if s2.ghost.unclean_losses is not s.ghost.unclean_losses:
             lost = sorted(set(s2.ghost.unclean_losses) - set(s.ghost.unclean_losses))
             if lost:  # a documented loss of an unclean election, not a violation
-                label += "; unclean loss: " + ", ".join(f"r{r}@{o}" for _p, _e, _l, o, r in lost)
+                label += "; unclean election lost " + ", ".join(f"r{r}@{o}" for _p, _e, _l, o, r in lost)
         events.append(Event(i, a, lane, kinds, label, arrow, names))
-        states.append({_lane(b): _replica_label(s2, b) for b in range(n)})
+        states.append({_lane(b): cell(s2, b) for b in range(n)})
         s = s2
     if wanted in LIVENESS_BY_NAME and trace.actions:
         violation_step = len(trace.actions)   # a liveness violation: the cluster has not settled by the last step
     title = f"{trace.preset or 'trace'}: {trace.violated or 'no violation expected'}"
-    return Diagram(lanes, events, states, violation_step, title)
+    if sentence is None:
+        sentence = trace.explanation or ""
+        if not sentence and first is not None:
+            from .properties.explain import sentence as explain
+
+            sentence = explain(cfg, trace.actions, first, trace.start)
+    caption = (f"Invariant {trace.violated} fails at step {violation_step}. " if trace.violated and violation_step
+               else "") + sentence
+    return Diagram(lanes, events, states, violation_step, title, caption)
 
 
 # =========================================================================== layout -> primitives
-LANE_W, ROW_H, LEFT, TOP = 200, 26, 260, 84
+LANE_W, ROW_H, TOP_PAD = 170, 26, 60
+CHAR_W = 6.2          # a 10 px monospace character, wide enough for DejaVu Sans Mono and browsers' monospace
+KIND_WORDS = (("append", "produce (append)"), ("fetch", "fetch / consumer"), ("truncation", "truncation"),
+              ("isr", "ISR change"), ("control", "controller / control request"), ("election", "leader election"),
+              ("fault", "crash / session"), ("task", "scheduled task"), ("tick", "time passes"))
+NOTATION = ("L 3/2 e1 [0,1]: leader, LEO 3, HW 2, leader epoch 1, ISR [0,1];  F: follower (no ISR);  "
+            "down: crashed;  -: no replica;  log 1/0: a log, no partition yet (restarted);  "
+            "+2 / -2: an AlterIsr adding / removing broker 2 in flight")
+
+
+def fold(d: Diagram) -> list:
+    """Rows of events: a run of control-request deliveries from one controller is one row (never across the
+    violating step, which keeps a row of its own)."""
+    rows: list = []
+    for ev in d.events:
+        prev = rows[-1][-1] if rows else None
+        if (prev is not None and type(ev.action) is A.DeliverControlRequest
+                and type(prev.action) is A.DeliverControlRequest and prev.action.controller == ev.action.controller
+                and d.violation_step not in (ev.step, prev.step)):
+            rows[-1].append(ev)
+        else:
+            rows.append([ev])
+    return rows
+
+
+def _row_label(row: list) -> str:
+    if len(row) == 1:
+        return f"{row[0].step:>3} {row[0].label}"
+    names, brokers = [], []
+    for ev in row:
+        name = ev.label.split(" delivers ", 1)[-1].rsplit(" to broker ", 1)[0]
+        names += [name] if name not in names else []
+        brokers += [ev.action.broker] if ev.action.broker not in brokers else []
+    return (f"{row[0].step:>3}-{row[-1].step} controller {row[0].action.controller} delivers {len(row)} requests "
+            f"({', '.join(names)}) to broker{'s' * (len(brokers) > 1)} {', '.join(map(str, brokers))}")
+
+
+def _wrap(text: str, width_px: float) -> list:
+    return textwrap.wrap(text, max(40, int(width_px / CHAR_W))) if text else []
 
 
 def scene(d: Diagram) -> tuple[int, int, list]:
     """(width, height, primitives): ("rect"|"line"|"circle"|"text", {attributes}) in drawing order."""
-    width = LEFT + LANE_W * len(d.lanes) + 40
-    height = TOP + ROW_H * (len(d.events) + 1) + 40
+    rows = fold(d)
+    labels = [_row_label(r) for r in rows]
+    left = int(max([len(x) for x in labels] + [30]) * CHAR_W) + 30
+    width = max(left + LANE_W * len(d.lanes) + 40, int(len(NOTATION) * CHAR_W) + 30)   # the legend fits too
+    caption = _wrap(d.caption, (width - 20) / 1.25)   # 11 px type, with room for wider monospace faces
+    top = TOP_PAD + 16 * len(caption) + 24
+    body_end = top + ROW_H * (len(rows) + 1)
+    legend_rows = (len(KIND_WORDS) + 2) // 3 + 4
+    height = body_end + 18 * legend_rows + 20
     out = [("rect", {"x": 0, "y": 0, "w": width, "h": height, "fill": "#ffffff", "id": "background"})]
     out.append(("text", {"x": 10, "y": 22, "s": d.title, "size": 14, "fill": "#000000", "id": "title"}))
-    xs = {lane: LEFT + LANE_W * i + LANE_W // 2 for i, lane in enumerate(d.lanes)}
-    if d.violation_step is not None:
-        y = TOP + ROW_H * d.violation_step - ROW_H // 2
+    for k, line in enumerate(caption):
+        out.append(("text", {"x": 10, "y": 44 + 16 * k, "s": line, "size": 11, "fill": "#b00000",
+                             "class": "caption"}))
+    xs = {lane: left + LANE_W * i + LANE_W // 2 for i, lane in enumerate(d.lanes)}
+    row_of = {ev.step: k for k, r in enumerate(rows, 1) for ev in r}
+    if d.violation_step is not None and d.violation_step in row_of:
+        y = top + ROW_H * row_of[d.violation_step] - ROW_H // 2
         out.append(("rect", {"x": 4, "y": y, "w": width - 8, "h": ROW_H, "fill": "#ffd6d6",
                              "id": "violation", "class": "violation", "data-step": d.violation_step}))
     for lane in d.lanes:
         x = xs[lane]
-        out.append(("text", {"x": x, "y": TOP - 30, "s": lane, "size": 13, "fill": "#000000", "anchor": "middle",
+        out.append(("text", {"x": x, "y": top - 30, "s": lane, "size": 13, "fill": "#000000", "anchor": "middle",
                              "class": "lane-label"}))
-        out.append(("line", {"x1": x, "y1": TOP - 20, "x2": x, "y2": height - 30, "stroke": "#444444", "w": 2,
+        out.append(("line", {"x1": x, "y1": top - 20, "x2": x, "y2": body_end, "stroke": "#444444", "w": 2,
                              "id": "lane-" + lane.replace(" ", "-"), "class": "lane"}))
     for lane, text in d.states[0].items():
-        out.append(("text", {"x": xs[lane] + 6, "y": TOP - 6, "s": text, "size": 10, "fill": "#333333",
+        out.append(("text", {"x": xs[lane] + 6, "y": top - 6, "s": text, "size": 10, "fill": "#333333",
                              "class": "replica-state"}))
-    for ev in d.events:
-        y = TOP + ROW_H * ev.step
-        colour = COLOURS[ev.kinds[-1] if len(ev.kinds) > 1 else ev.kinds[0]]
-        out.append(("text", {"x": 10, "y": y + 4, "s": f"{ev.step:>3} {ev.label}"[:40], "size": 10,
-                             "fill": "#b00000" if ev.step == d.violation_step else "#000000", "class": "step-label"}))
-        x = xs[ev.lane]
-        if ev.arrow_to is not None and ev.arrow_to != ev.lane:
-            out.append(("line", {"x1": x, "y1": y - 8, "x2": xs[ev.arrow_to], "y2": y + 8, "stroke": colour, "w": 2,
-                                 "arrow": True, "class": "message " + " ".join(ev.kinds)}))
-        out.append(("circle", {"cx": x, "cy": y - 8 if ev.arrow_to else y, "r": 5, "fill": colour,
-                               "class": "event " + " ".join(ev.kinds), "data-step": ev.step}))
-        before, after = d.states[ev.step - 1], d.states[ev.step]
+    for k, (row, label) in enumerate(zip(rows, labels), 1):
+        y = top + ROW_H * k
+        bad = any(ev.step == d.violation_step for ev in row)
+        out.append(("text", {"x": 10, "y": y + 4, "s": label, "size": 10,
+                             "fill": "#b00000" if bad else "#000000", "class": "step-label",
+                             "data-step": row[0].step}))
+        for ev in row:
+            colour = COLOURS[ev.kinds[-1] if len(ev.kinds) > 1 else ev.kinds[0]]
+            x = xs[ev.lane]
+            if ev.arrow_to is not None and ev.arrow_to != ev.lane:
+                out.append(("line", {"x1": x, "y1": y - 8, "x2": xs[ev.arrow_to], "y2": y + 8, "stroke": colour,
+                                     "w": 2, "arrow": True, "class": "message " + " ".join(ev.kinds)}))
+            out.append(("circle", {"cx": x, "cy": y - 8 if ev.arrow_to else y, "r": 5, "fill": colour,
+                                   "class": "event " + " ".join(ev.kinds), "data-step": ev.step}))
+        before, after = d.states[row[0].step - 1], d.states[row[-1].step]
         for lane, text in after.items():
-            if text != before[lane]:
+            if text != before[lane]:   # on a white ground: messages crossing the lane pass behind it
+                out.append(("rect", {"x": xs[lane] + 6, "y": y - 7, "w": int(len(text) * CHAR_W) + 4, "h": 14,
+                                     "fill": "#ffffff", "class": "replica-state-ground"}))
                 out.append(("text", {"x": xs[lane] + 8, "y": y + 4, "s": text, "size": 10, "fill": "#333333",
-                                     "class": "replica-state", "data-step": ev.step}))
+                                     "class": "replica-state", "data-step": row[-1].step}))
+    # the legend: notation, colours, marks
+    y = body_end + 22
+    out.append(("text", {"x": 10, "y": y, "s": "Legend", "size": 12, "fill": "#000000", "class": "legend"}))
+    out.append(("text", {"x": 10, "y": y + 18, "s": NOTATION, "size": 10, "fill": "#333333", "class": "legend"}))
+    for k, (kind, words) in enumerate(KIND_WORDS):
+        lx, ly = 16 + 300 * (k % 3), y + 36 + 18 * (k // 3)
+        out.append(("circle", {"cx": lx, "cy": ly - 4, "r": 5, "fill": COLOURS[kind], "class": "legend"}))
+        out.append(("text", {"x": lx + 12, "y": ly, "s": words, "size": 10, "fill": "#333333", "class": "legend"}))
+    y += 36 + 18 * ((len(KIND_WORDS) + 2) // 3)
+    out.append(("text", {"x": 10, "y": y, "s": "arrow: a message, from sender to receiver;  red band: the step where "
+                         "the invariant first fails;  3-8: control-request deliveries folded into one row",
+                         "size": 10, "fill": "#333333", "class": "legend"}))
     return width, height, out
 
 
 # =========================================================================== SVG
 def to_svg(d: Diagram) -> str:
     width, height, prims = scene(d)
+    colours = sorted({a["stroke"] for kind, a in prims if kind == "line" and a.get("arrow")})
+    markers = "".join(f'<marker id="arrow-{c[1:]}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
+                      f'markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="{c}"/>'
+                      f'</marker>' for c in colours)
     lines = ['<?xml version="1.0" encoding="UTF-8"?>',
              f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
              f'viewBox="0 0 {width} {height}" font-family="monospace">',
-             '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" markerHeight="6" '
-             'orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z"/></marker></defs>']
+             f'<defs>{markers}</defs>']
 
     def extra(a):
         out = ""
@@ -271,7 +299,7 @@ def to_svg(d: Diagram) -> str:
             lines.append(f'<rect x="{a["x"]}" y="{a["y"]}" width="{a["w"]}" height="{a["h"]}" fill="{a["fill"]}"'
                          f'{extra(a)}/>')
         elif kind == "line":
-            marker = ' marker-end="url(#arrow)"' if a.get("arrow") else ""
+            marker = f' marker-end="url(#arrow-{a["stroke"][1:]})"' if a.get("arrow") else ""
             lines.append(f'<line x1="{a["x1"]}" y1="{a["y1"]}" x2="{a["x2"]}" y2="{a["y2"]}" stroke="{a["stroke"]}" '
                          f'stroke-width="{a["w"]}"{marker}{extra(a)}/>')
         elif kind == "circle":
@@ -279,109 +307,42 @@ def to_svg(d: Diagram) -> str:
         else:
             anchor = f' text-anchor="{a["anchor"]}"' if "anchor" in a else ""
             lines.append(f'<text x="{a["x"]}" y="{a["y"]}" font-size="{a["size"]}" fill="{a["fill"]}"{anchor}'
-                         f'{extra(a)}>{escape(a["s"])}</text>')
+                         f' xml:space="preserve"{extra(a)}>{escape(a["s"])}</text>')
     lines.append("</svg>")
     return "\n".join(lines) + "\n"
 
 
 # =========================================================================== PNG
-# 5x7 glyphs, one int per row (bit 4 = leftmost pixel); lower case is drawn as upper case.
-_FONT = {
-    "A": (14, 17, 17, 31, 17, 17, 17), "B": (30, 17, 17, 30, 17, 17, 30), "C": (14, 17, 16, 16, 16, 17, 14),
-    "D": (30, 17, 17, 17, 17, 17, 30), "E": (31, 16, 16, 30, 16, 16, 31), "F": (31, 16, 16, 30, 16, 16, 16),
-    "G": (14, 17, 16, 23, 17, 17, 15), "H": (17, 17, 17, 31, 17, 17, 17), "I": (14, 4, 4, 4, 4, 4, 14),
-    "J": (7, 2, 2, 2, 2, 18, 12), "K": (17, 18, 20, 24, 20, 18, 17), "L": (16, 16, 16, 16, 16, 16, 31),
-    "M": (17, 27, 21, 21, 17, 17, 17), "N": (17, 17, 25, 21, 19, 17, 17), "O": (14, 17, 17, 17, 17, 17, 14),
-    "P": (30, 17, 17, 30, 16, 16, 16), "Q": (14, 17, 17, 17, 21, 18, 13), "R": (30, 17, 17, 30, 20, 18, 17),
-    "S": (15, 16, 16, 14, 1, 1, 30), "T": (31, 4, 4, 4, 4, 4, 4), "U": (17, 17, 17, 17, 17, 17, 14),
-    "V": (17, 17, 17, 17, 17, 10, 4), "W": (17, 17, 17, 21, 21, 21, 10), "X": (17, 17, 10, 4, 10, 17, 17),
-    "Y": (17, 17, 10, 4, 4, 4, 4), "Z": (31, 1, 2, 4, 8, 16, 31),
-    "0": (14, 17, 19, 21, 25, 17, 14), "1": (4, 12, 4, 4, 4, 4, 14), "2": (14, 17, 1, 2, 4, 8, 31),
-    "3": (31, 2, 4, 2, 1, 17, 14), "4": (2, 6, 10, 18, 31, 2, 2), "5": (31, 16, 30, 1, 1, 17, 14),
-    "6": (6, 8, 16, 30, 17, 17, 14), "7": (31, 1, 2, 4, 8, 8, 8), "8": (14, 17, 17, 14, 17, 17, 14),
-    "9": (14, 17, 17, 15, 1, 2, 12),
-    " ": (0,) * 7, "-": (0, 0, 0, 31, 0, 0, 0), "_": (0, 0, 0, 0, 0, 0, 31), ".": (0, 0, 0, 0, 0, 12, 12),
-    ",": (0, 0, 0, 0, 12, 4, 8), ":": (0, 12, 12, 0, 12, 12, 0), ";": (0, 12, 12, 0, 12, 4, 8),
-    "/": (1, 1, 2, 4, 8, 16, 16), "=": (0, 0, 31, 0, 31, 0, 0), "+": (0, 4, 4, 31, 4, 4, 0),
-    "(": (2, 4, 8, 8, 8, 4, 2), ")": (8, 4, 2, 2, 2, 4, 8), "[": (14, 8, 8, 8, 8, 8, 14),
-    "]": (14, 2, 2, 2, 2, 2, 14), "@": (14, 17, 23, 21, 23, 16, 14), "'": (4, 4, 8, 0, 0, 0, 0),
-    ">": (8, 4, 2, 1, 2, 4, 8), "<": (2, 4, 8, 16, 8, 4, 2), "?": (14, 17, 1, 2, 4, 0, 4),
-}
-
-
-def _hex(c: str) -> tuple:
-    return int(c[1:3], 16), int(c[3:5], 16), int(c[5:7], 16)
-
-
-class _Canvas:
-    def __init__(self, w: int, h: int):
-        self.w, self.h = w, h
-        self.px = bytearray(b"\xff" * (w * h * 3))
-
-    def dot(self, x: int, y: int, rgb) -> None:
-        if 0 <= x < self.w and 0 <= y < self.h:
-            i = (y * self.w + x) * 3
-            self.px[i:i + 3] = bytes(rgb)
-
-    def rect(self, x, y, w, h, rgb):
-        x0, y0, x1, y1 = max(0, int(x)), max(0, int(y)), min(self.w, int(x + w)), min(self.h, int(y + h))
-        row = bytes(rgb) * max(0, x1 - x0)
-        for yy in range(y0, y1):
-            i = (yy * self.w + x0) * 3
-            self.px[i:i + len(row)] = row
-
-    def line(self, x1, y1, x2, y2, rgb, width=1):
-        steps = int(max(abs(x2 - x1), abs(y2 - y1))) or 1
-        half = width // 2
-        for k in range(steps + 1):
-            x = round(x1 + (x2 - x1) * k / steps)
-            y = round(y1 + (y2 - y1) * k / steps)
-            for dx in range(-half, width - half):
-                for dy in range(-half, width - half):
-                    self.dot(x + dx, y + dy, rgb)
-
-    def circle(self, cx, cy, r, rgb):
-        for yy in range(-r, r + 1):
-            for xx in range(-r, r + 1):
-                if xx * xx + yy * yy <= r * r:
-                    self.dot(cx + xx, cy + yy, rgb)
-
-    def text(self, x, y, s, rgb, scale=1, anchor=None):
-        adv = 6 * scale
-        if anchor == "middle":
-            x -= len(s) * adv // 2
-        top = y - 7 * scale
-        for ch in s:
-            glyph = _FONT.get(ch.upper(), _FONT["?"])
-            for row, bits in enumerate(glyph):
-                for col in range(5):
-                    if bits & (16 >> col):
-                        self.rect(x + col * scale, top + row * scale, scale, scale, rgb)
-            x += adv
-
-    def png(self) -> bytes:
-        raw = b"".join(b"\x00" + bytes(self.px[y * self.w * 3:(y + 1) * self.w * 3]) for y in range(self.h))
-
-        def chunk(tag: bytes, data: bytes) -> bytes:
-            return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF)
-
-        return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", self.w, self.h, 8, 2, 0, 0, 0))
-                + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
-
-
 def to_png(d: Diagram) -> bytes:
-    """The same scene rasterized to an RGB PNG (deterministic bytes)."""
+    """The same scene drawn by matplotlib (Agg) at one pixel per unit: an RGB PNG, deterministic bytes."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Circle, FancyArrowPatch, Rectangle
+
     width, height, prims = scene(d)
-    cv = _Canvas(width, height)
-    for kind, a in prims:
+    dpi = 100
+    fig = Figure(figsize=(width / dpi, height / dpi), dpi=dpi)
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(0, width)
+    ax.set_ylim(height, 0)
+    ax.set_axis_off()
+    pt = 72 / dpi          # points per pixel: SVG font sizes are pixels
+    for z, (kind, a) in enumerate(prims):
         if kind == "rect":
-            cv.rect(a["x"], a["y"], a["w"], a["h"], _hex(a["fill"]))
+            ax.add_patch(Rectangle((a["x"], a["y"]), a["w"], a["h"], facecolor=a["fill"], edgecolor="none", zorder=z))
+        elif kind == "line" and a.get("arrow"):
+            ax.add_patch(FancyArrowPatch((a["x1"], a["y1"]), (a["x2"], a["y2"]), arrowstyle="-|>",
+                                         mutation_scale=12, color=a["stroke"], linewidth=a["w"] * pt,
+                                         shrinkA=0, shrinkB=0, zorder=z))
         elif kind == "line":
-            cv.line(a["x1"], a["y1"], a["x2"], a["y2"], _hex(a["stroke"]), a["w"])
-            if a.get("arrow"):
-                cv.circle(a["x2"], a["y2"], 3, _hex(a["stroke"]))
+            ax.plot([a["x1"], a["x2"]], [a["y1"], a["y2"]], color=a["stroke"], linewidth=a["w"] * pt, zorder=z)
         elif kind == "circle":
-            cv.circle(a["cx"], a["cy"], a["r"], _hex(a["fill"]))
+            ax.add_patch(Circle((a["cx"], a["cy"]), a["r"], facecolor=a["fill"], edgecolor="none", zorder=z))
         else:
-            cv.text(a["x"], a["y"], a["s"], _hex(a["fill"]), 2 if a["size"] >= 13 else 1, a.get("anchor"))
-    return cv.png()
+            ax.text(a["x"], a["y"], a["s"], fontsize=a["size"] * pt * 1.05, color=a["fill"], family="monospace",
+                    ha="center" if a.get("anchor") == "middle" else "left", va="baseline", zorder=z)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
+    return buf.getvalue()

@@ -311,10 +311,6 @@ def explain(file, svg_out, png_out, as_json) -> None:
         check_output_file(target, "--svg" if svg_out is not None else "--png")
     trace = load_trace_file(file)
     result = replay_or_fail(trace, file, with_changes=False)
-    try:
-        d = diagram.build(trace)
-    except ValueError as e:
-        raise InputError(f"{file}: {e}") from None
     wanted = [v for v in result.violations if trace.violated is None or v.invariant == trace.violated]
     if wanted:
         text = sentence(trace.config, trace.actions, wanted[0], trace.start)
@@ -324,6 +320,10 @@ def explain(file, svg_out, png_out, as_json) -> None:
                 f"{first.invariant} fails instead: " + sentence(trace.config, trace.actions, first, trace.start))
     else:
         text = f"No invariant fails in the {len(trace.actions)} steps of this trace."
+    try:
+        d = diagram.build(trace, sentence=text)
+    except ValueError as e:
+        raise InputError(f"{file}: {e}") from None
     written = None
     if target is not None:
         data = diagram.to_svg(d) if svg_out is not None else diagram.to_png(d)

@@ -31,8 +31,26 @@ def prove(as_json: bool, groups: tuple) -> None:
     unknown = [g for g in groups if g not in GROUPS]
     if unknown:
         raise InputError(f"unknown group(s) {', '.join(unknown)} (known: {', '.join(GROUPS)})")
+    from .console import ProgressLine
+
+    line = ProgressLine("prove", unit="claims", plain=as_json)
+    counts = {"failed": 0}
+
+    def on_group(group: str, n: int | None) -> None:
+        line.note(f"prove: {group}" + (f" ({n} claims)" if n is not None else ""))
+
+    def on_claim(group: str, c) -> None:
+        counts["failed"] += not c.ok
+        line.note(f"prove: {group}: {c.name}: {c.result}{'' if c.ok else ' (NOT as expected)'} in {c.seconds:.1f} s")
+        line.update(len(claims_so_far) + 1, failed=counts["failed"] or None, force=False)
+        claims_so_far.append(c)
+
+    claims_so_far: list = []
     t0 = time.perf_counter()
-    claims = run(groups or GROUPS)
+    try:
+        claims = run(groups or GROUPS, on_claim=on_claim, on_group=on_group)
+    finally:
+        line.close()
     total = time.perf_counter() - t0
     failed = [c for c in claims if not c.ok]
     if as_json:

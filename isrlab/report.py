@@ -115,7 +115,7 @@ def _plots(preset: str, runs: list[dict]) -> list[tuple[str, str]]:
 def _counterexample_html(c: dict, count: int) -> str:
     from . import diagram
     from .model.trace import TraceError, load_trace
-    from .properties.explain import step_table
+    from .properties.steptable import step_table
     from .properties.replay import replay
 
     e = html.escape
@@ -138,7 +138,7 @@ def _counterexample_html(c: dict, count: int) -> str:
 
 
 _STYLE = """
-body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1100px;color:#222}
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1400px;color:#222}
 h1{font-size:1.5em} h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}
 table.summary{border-collapse:collapse} table.summary td,table.summary th{padding:.25em .8em;text-align:left;
 border-bottom:1px solid #eee} td.num{text-align:right}

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import shutil
 import sys
@@ -108,11 +109,13 @@ def session(master: str, app_name: str, conf: dict | None = None, ship_dir: str 
 
 
 class Progress(threading.Thread):
-    """Our progress line on stderr every ``every`` seconds: tasks done, running and failed, steps so far."""
+    """Polls Spark's status tracker (and the fuzz counters, ``counters``) every half second and hands the figures
+    to ``line`` (an ``isrlab.console.ProgressLine``: live on a terminal, plain lines otherwise): tasks done and
+    running, failed attempts, runs, steps/s and violating runs so far, and an ETA from ``eta(done, elapsed)``."""
 
-    def __init__(self, sc, label: str, total: int, log, every: float = 2.0):
+    def __init__(self, sc, line, counters=None, eta=None, every: float = 0.5):
         super().__init__(daemon=True)
-        self.sc, self.label, self.total, self.log, self.every = sc, label, total, log, every
+        self.sc, self.line, self.counters, self.eta, self.every = sc, line, counters, eta, every
         self.stopped = threading.Event()
         self.t0 = time.monotonic()
 
@@ -120,21 +123,44 @@ class Progress(threading.Thread):
         tracker = self.sc.statusTracker()
         while not self.stopped.wait(self.every):
             done = running = failed = 0
-            stages = tracker.getActiveStageIds()
-            if not stages:
-                continue
-            for sid in stages:
+            for sid in tracker.getActiveStageIds():
                 info = tracker.getStageInfo(sid)
                 if info is not None:
                     done += info.numCompletedTasks
                     running += info.numActiveTasks
                     failed += info.numFailedTasks
-            self.log(f"{self.label}: {done}/{self.total} tasks done, {running} running, {failed} failed "
-                     f"attempts, {time.monotonic() - self.t0:.0f} s")
+            self.show(done, running, failed)
+
+    def show(self, done: int, running: int, failed: int, force: bool = False) -> None:
+        elapsed = time.monotonic() - self.t0
+        figures = {"running": running or None, "failed attempts": failed or None}
+        if self.counters is not None:   # counted as tasks finish (a retried task may count twice)
+            runs, steps, bad = (a.value for a in self.counters)
+            figures.update({"runs": runs, "steps/s": steps / elapsed if elapsed else 0, "violating runs": bad})
+        eta = self.eta(done, elapsed) if self.eta and not force else None
+        self.line.update(done, eta_s=eta, force=force, **figures)
 
     def stop(self) -> None:
         self.stopped.set()
         self.join()
+        self.line.close()
+
+    def finish(self, total: int) -> None:
+        """Stop, with a last line for the finished phase (every task done, the counters' final figures)."""
+        self.stopped.set()
+        self.join()
+        self.line.close()
+        self.line.live = None
+        self.show(total, 0, 0, force=True)
+
+
+def counted_shard_row(counters, task: tuple) -> tuple:
+    """shard_row, adding the shard's runs, steps and violating runs to the driver's progress counters."""
+    row = shard_row(task)
+    names = _schemas()[1].names
+    for acc, field_name in zip(counters, ("runs_done", "steps", "violating_runs")):
+        acc.add(row[names.index(field_name)])
+    return row
 
 
 # --------------------------------------------------------------------------- schemas and rows
@@ -249,13 +275,20 @@ class CampaignResult:
 
     summary: dict
     counterexamples: list = field(default_factory=list)
-    #: per counterexample: its step table, for the printed report
-    tables: list = field(default_factory=list)
 
 
 def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candidates: int = 1,
-                 shrink_budget_s: float | None = 20.0, log=print) -> CampaignResult:
-    """Run ``spec`` on ``spark``'s cluster; write the tables under ``out``; archive counterexamples in ``archive``."""
+                 shrink_budget_s: float | None = 20.0, log=print, line=None) -> CampaignResult:
+    """Run ``spec`` on ``spark``'s cluster; write the tables under ``out``; archive counterexamples in ``archive``.
+
+    ``log`` takes a phase's opening line; ``line(label, total, unit)`` makes a phase's progress line
+    (``isrlab.console.ProgressLine`` by default)."""
+    if line is None:
+        from .console import ProgressLine
+
+        def line(label, total, unit):
+            return ProgressLine(label, total, unit)
+
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -275,17 +308,27 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
     # -- fuzz: one task per (preset, shard), each attempt's rows replace a lost attempt's
     t = time.monotonic()
     sc.setJobDescription(f"isrlab campaign {cid}: fuzz {len(tasks)} shards")
-    progress = Progress(sc, f"campaign {cid}", len(tasks), log)
+    counters = tuple(sc.accumulator(0) for _ in range(3))
+    slots = max(1, sc.defaultParallelism)
+
+    def fuzz_eta(done: int, elapsed: float):
+        if spec.shard_budget_s is None:
+            return None   # the rate so far gives one
+        return max(0.0, math.ceil(len(tasks) / slots) * spec.shard_budget_s - elapsed)
+
+    progress = Progress(sc, line(f"campaign {cid}: fuzz", len(tasks), "tasks"), counters, fuzz_eta)
     progress.start()
     try:
-        rows = sc.parallelize(tasks, len(tasks)).map(shard_row)
+        rows = sc.parallelize(tasks, len(tasks)).map(functools.partial(counted_shard_row, counters))
         raw_df = spark.createDataFrame(rows, shard_schema).withColumn("campaign", F.lit(cid))
         raw_df.write.mode("overwrite").parquet(raw_path)
+        progress.finish(len(tasks))
     finally:
         progress.stop()
     timings["fuzz_s"] = time.monotonic() - t
 
     # -- the two tables
+    log(f"campaign {cid}: fuzz done in {timings['fuzz_s']:.0f} s; writing the runs and shards tables")
     t = time.monotonic()
     sc.setJobDescription(f"isrlab campaign {cid}: tables")
     raw = spark.read.parquet(raw_path)
@@ -297,6 +340,7 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
     timings["tables_s"] = time.monotonic() - t
 
     # -- aggregations, in Spark
+    log(f"campaign {cid}: aggregating the tables")
     t = time.monotonic()
     sc.setJobDescription(f"isrlab campaign {cid}: aggregations")
     runs = spark.read.parquet(runs_path)
@@ -329,12 +373,29 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
     if cands:
         sc.setJobDescription(f"isrlab campaign {cid}: shrink {len(cands)} counterexamples")
         work = [(c["preset"], c["invariant"], c["seed"], c["trace"], shrink_budget_s) for c in cands]
-        shrunk = sc.parallelize(work, len(work)).map(shrink_candidate).collect()
+        log(f"campaign {cid}: shrinking {len(work)} counterexamples"
+            + (f" (at most {shrink_budget_s:g} s each)" if shrink_budget_s is not None else ""))
+        waves = math.ceil(len(work) / slots)
+
+        def shrink_eta(done: int, elapsed: float):
+            """The rate so far, bounded by the budget's worst case (most shrinks end well before it)."""
+            rate = elapsed / done * (len(work) - done) if done else None
+            bound = None if shrink_budget_s is None else max(0.0, waves * shrink_budget_s - elapsed)
+            return min(x for x in (rate, bound) if x is not None) if rate is not None or bound is not None else None
+
+        progress = Progress(sc, line(f"campaign {cid}: shrink", len(work), "counterexamples"), None, shrink_eta)
+        progress.start()
+        try:
+            shrunk = sc.parallelize(work, len(work)).map(shrink_candidate).collect()
+            progress.finish(len(work))
+        finally:
+            progress.stop()
+    if shrunk:
+        log(f"campaign {cid}: explaining and archiving the shrunk counterexamples")
     distinct: dict[tuple, dict] = {}
     for s in sorted(shrunk, key=lambda x: (x["preset"], x["invariant"], len(json.loads(x["actions"])), x["seed"])):
         distinct.setdefault((s["invariant"], s["digest"]), s)
     found = []
-    tables = []
     for s in distinct.values():
         cfg = get_preset(s["preset"]).config
         actions = [action_from_json(a) for a in json.loads(s["actions"])]
@@ -348,7 +409,6 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
                       "original_length": s["original_length"], "shrunk_length": cx.shrunk_length,
                       "shrink_seconds": s["seconds"], "digest": cx.digest, "file": path, "newly_archived": written,
                       "explanation": cx.trace.explanation})
-        tables.append(cx.table)
     timings["shrink_s"] = time.monotonic() - t
 
     # -- the summary
@@ -386,7 +446,7 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
         from .model.trace import write_atomic
 
         write_atomic(os.path.join(_local(root), "summary.json"), json.dumps(summary, indent=1) + "\n")
-    return CampaignResult(summary, found, tables)
+    return CampaignResult(summary, found)
 
 
 def preset_verdict(p, broken) -> str:

@@ -1,4 +1,4 @@
-"""Render a violation for people: a step table (what changed at each step) and one sentence.
+"""Render a violation for people: one sentence (the step table is properties/steptable.py).
 
 Violations are data (``invariants.Violation``); this module only turns them into
 text, in the manner of elle's explanations: the facts that were established, then
@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import json
 
-from ..model.actions import describe
 from ..model.step import initial_state, step
 from .invariants import LIVENESS_BY_NAME, Violation
-from .replay import ReplayResult
 
 
 def _first_step(cfg, actions, predicate, start=None) -> int | None:
@@ -129,6 +127,15 @@ def _epochs(f, cfg) -> str:
     return f"{where} {kind.replace('_', ' ')} went back from {f[kind + '_before']} to {f[kind + '_after']}"
 
 
+def _zk_state(x) -> str:
+    """A partition state znode as the facts give it, [leader, leader epoch, ISR, controller epoch], in words."""
+    if x is None:
+        return "none"
+    leader, epoch, isr, controller_epoch = x
+    return (f"(leader {leader if leader >= 0 else 'none'}, leader epoch {epoch}, ISR [{','.join(map(str, isr))}], "
+            f"controller epoch {controller_epoch})")
+
+
 def _lag_window(f, cfg) -> str:
     lag, since = cfg.replica_lag_time_max_ms, f["now"] - f["last_caught_up_time_ms"]
     if f["bound"] == "lower":
@@ -168,7 +175,7 @@ _SENTENCES = {
     "stale_controller_write_refused": lambda f, cfg: (
         f"controller {f['controller']}, of controller epoch {f['controller_epoch']} while /controller_epoch holds "
         f"{f['zk_controller_epoch']}, wrote {f['written']}"
-        + (f" {f['partition']}: {f['before']} -> {f['after']}" if f['written'] == 'partition state'
+        + (f" {f['partition']}: {_zk_state(f['before'])} -> {_zk_state(f['after'])}" if f['written'] == 'partition state'
            else f" (deleted {f['before']})")
         + ": a deposed controller changed ZooKeeper (KAFKA-6082's fencing is off)"),
     "min_isr_promise": lambda f, cfg: (f"leader {f['leader']} acknowledged record {f['record']} at offset "
@@ -203,30 +210,3 @@ def loss_sentence(loss) -> str:
             f"{f['partition']} in epoch {f['leader_epoch']}{taken} lost {records}, acknowledged or read in an older "
             f"epoch (step {loss.step}); unclean.leader.election.enable trades them for availability, every other "
             f"record is still checked.")
-
-
-#: state paths that only record what a client or replica was told (model/state.py ``Responses``) or a record's
-#: timestamp: listed after the other changes of a step
-_OBSERVATIONS = ("ghost.responses.", "record_timestamps")
-
-
-def step_table(result: ReplayResult, max_changes: int = 4, width: int = 24) -> list[str]:
-    """| step | action | changed fields | lines, each step where an invariant fails marked, and each step that
-    established a documented loss (an unclean election's), with a sentence per loss after the table."""
-    def short(x) -> str:
-        t = json.dumps(x, separators=(",", ":"))
-        return t if len(t) <= width else t[: width - 3] + "..."
-
-    lines = [f"{'step':>4}  {'action':<58} changes"]
-    for r in result.steps:
-        # observations (the last responses, record timestamps) after the protocol's own changes
-        changes = sorted(r.changes, key=lambda c: c[0].startswith(_OBSERVATIONS))
-        shown = [f"{p}: {short(o)} -> {short(n)}" for p, o, n in changes[:max_changes]]
-        if len(changes) > max_changes:
-            shown.append(f"(+{len(changes) - max_changes} more)")
-        mark = " <== " + ", ".join(v.invariant for v in r.violations) if r.violations else ""
-        if getattr(r, "losses", None):
-            mark += " <-- " + ", ".join(f"{x.name} (documented)" for x in r.losses)
-        lines.append(f"{r.index:>4}  {describe(r.action):<58} {'; '.join(shown)}{mark}")
-    lines.extend(loss_sentence(x) for x in getattr(result, "losses", ()))
-    return lines

@@ -39,7 +39,11 @@ def propagation_claims() -> list[Claim]:
 
 
 def inductive_claims() -> list[Claim]:
-    out = []
+    return list(iter_inductive_claims())
+
+
+def iter_inductive_claims():
+    """The inductive claims one at a time, as each is decided (``run`` reports progress between them)."""
     names = [(n, goal) for n, _fn, goal in H.INVARIANTS] + [(n, True) for n, _ in H.STEP_PROPERTIES]
     for name, goal in names:
         kind = "goal" if goal else "lemma"
@@ -62,9 +66,8 @@ def inductive_claims() -> list[Claim]:
         claim.result = PROVED if not failed else (UNKNOWN if UNKNOWN in failed.values() else COUNTEREXAMPLE)
         claim.facts = {"matrix": matrix}
         claim.bound = f"{len(matrix) - len(failed)}/{len(matrix)} proved"
-        out.append(claim)
-    out.append(transitions_enabled())
-    return out
+        yield claim
+    yield transitions_enabled()
 
 
 def transitions_enabled() -> Claim:
@@ -203,9 +206,26 @@ RUNNERS = {"lag_window": timing_claims, "propagation": propagation_claims, "indu
            "mutants": mutant_claims, "leader_change": leader_change_claims}
 
 
-def run(groups=GROUPS) -> list[Claim]:
+#: the groups whose claims are one call per name: run reports each claim as it is proved
+_ONE_BY_ONE = {"mutants": (mutant_claim, lambda: MUTANTS),
+               "leader_change": (leader_change_claim, lambda: LEADER_CHANGE_WITNESSES)}
+
+
+def run(groups=GROUPS, on_claim=None, on_group=None) -> list[Claim]:
+    """Every claim of ``groups``; ``on_group(group, claims or None)`` before a group, ``on_claim(group, claim)``
+    after each claim (progress)."""
     out = []
     for g in GROUPS:
-        if g in groups:
-            out.extend(RUNNERS[g]())
+        if g not in groups:
+            continue
+        one = _ONE_BY_ONE.get(g)
+        names = list(one[1]()) if one else None
+        if on_group is not None:
+            on_group(g, None if names is None else len(names))
+        claims = ((one[0](n) for n in names) if one else iter_inductive_claims() if g == "inductive"
+                  else RUNNERS[g]())
+        for c in claims:
+            out.append(c)
+            if on_claim is not None:
+                on_claim(g, c)
     return out

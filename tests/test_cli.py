@@ -41,11 +41,58 @@ def test_presets_lists_every_preset_with_expected_outcome():
         assert name in text
 
 
-def test_replay_clean_trace_exits_0(tmp_path):
+def test_replay_clean_trace_exits_0(tmp_path, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
     r = run("replay", _trace_file(tmp_path, UP + [A.Produce(0, 0, 1)]))
     assert r.exit_code == 0, r.output
     assert "outcome: pass (as expected" in r.output
-    assert "Produce(broker=0, partition=0, acks=1)" in r.output
+    assert "producer sends acks=1 to broker 0" in r.output
+
+
+def _kept(name_part: str) -> str:
+    from pathlib import Path
+
+    return str(sorted((Path(__file__).parent.parent / "counterexamples").glob(f"*{name_part}*.json"))[0])
+
+
+@pytest.mark.parametrize("columns", [100, 180])
+def test_replay_table_in_kafka_terms(monkeypatch, columns):
+    """The step table: per-broker columns and changes in words, no encoded paths, no ``null -> null``, the
+    violating step marked at the start of its row, lines within the terminal width, the sentence printed."""
+    import re
+
+    monkeypatch.setenv("COLUMNS", str(columns))
+    file = _kept("kafka-0.10.2-acked_durability")
+    r = run("replay", "--expected", file)
+    assert r.exit_code == 0, r.output
+    out = r.output
+    header = next(line for line in out.splitlines() if line.lstrip().startswith("step")).split()
+    assert header[:2] == ["step", "action"] and "broker" in header and "0" in header
+    assert not re.search(r"\b[a-z_]+\.\d+\.[a-z_]+", out), "an internal dotted path"
+    assert "null" not in out and "None" not in out
+    assert max(len(line) for line in out.splitlines() if not line.startswith(("VIOLATION", "isrlab:"))) <= columns
+    trace = json.load(open(file))
+    first = trace["violation"]["step"]
+    marked = [line for line in out.splitlines() if line.startswith("!!")]
+    assert any(re.match(rf"!! +{first} ", m) for m in marked), "the first failing step marked at its start"
+    assert "L " in out and "F " in out, "roles in the broker columns"
+    assert "appended" in out and "truncated to" in out, "appends and truncations said in words"
+    assert "VIOLATION acked_durability at step" in out and "an acknowledged write was lost" in out
+
+
+def test_step_rows_mark_first_failure_once():
+    from isrlab.model.trace import load_trace
+    from isrlab.properties.replay import replay
+    from isrlab.properties.steptable import rows
+
+    trace = load_trace(_kept("kafka-0.10.2-acked_durability"))
+    rs = rows(replay(trace))
+    assert rs[0].step == 0 and len(rs) == len(trace.actions) + 1
+    firsts = [r.step for r in rs if "acked_durability" in r.marks]
+    assert firsts == [trace.violation["step"]]
+    assert all(len(r.cells) == trace.config.n_brokers for r in rs)
+    # a cell is flagged changed exactly when its text differs from the row before
+    assert all(r.changed == tuple(a != b for a, b in zip(p.cells, r.cells)) for p, r in zip(rs, rs[1:]))
 
 
 def test_replay_json_reports_steps_and_changes(tmp_path):
@@ -400,3 +447,64 @@ def test_invariants_lists_the_catalogue():
     r = run("invariants", "--json")
     assert r.exit_code == 0
     assert [row["name"] for row in json.loads(r.output)] == [inv.name for inv in CATALOGUE] + [lv.name for lv in LIVENESS]
+
+
+# --------------------------------------------------------------------------- progress
+class _Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_progress_line_plain_lines_every_period():
+    """Off a terminal: one plain line per period with the figures given and an ETA, nothing in between."""
+    import io
+
+    from isrlab.console import ProgressLine
+
+    out, clock = io.StringIO(), _Clock()
+    line = ProgressLine("campaign c: fuzz", total=8, unit="tasks", stream=out, every=5.0, clock=clock)
+    clock.now = 1.0
+    line.update(1, runs=10, **{"violating runs": 0})
+    assert out.getvalue() == ""
+    clock.now = 6.0
+    line.update(2, runs=1234, **{"steps/s": 5000.4, "violating runs": 3})
+    clock.now = 7.0
+    line.update(3)
+    clock.now = 12.0
+    line.update(4, eta_s=30)
+    line.note("campaign c: shrinking 2 counterexamples")
+    line.close("campaign c: done")
+    assert out.getvalue().splitlines() == [
+        "campaign c: fuzz: 2/8 tasks, 1,234 runs, 5,000 steps/s, 3 violating runs, 0:06, ETA 0:18",
+        "campaign c: fuzz: 4/8 tasks, 0:12, ETA 0:30",
+        "campaign c: shrinking 2 counterexamples",
+        "campaign c: done"]
+
+
+def test_prove_progress_claim_by_claim_and_clean_json():
+    from isrlab.specs.report import run as run_claims
+
+    names = [c.name for c in run_claims(("lag_window",))]
+    r = run("prove", "--group", "lag_window")
+    assert r.exit_code == 0, r.output
+    lines = r.stderr.splitlines()
+    assert lines[0] == "prove: lag_window"
+    assert [ln.split(": ")[2] for ln in lines[1:] if ln.startswith("prove: lag_window: ")] == names
+    assert r.stdout.splitlines()[-1].startswith(f"{len(names)}/{len(names)} claims hold")
+    r = run("prove", "--group", "lag_window", "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["failed"] == []
+
+
+def test_shrink_json_stays_clean(tmp_path):
+    import shutil
+
+    file = tmp_path / "cx.json"
+    shutil.copyfile(_kept("kafka-0.10.2-acked_durability"), file)
+    r = run("shrink", str(file), "--budget", "1", "--bfs-states", "0", "--archive", str(tmp_path / "out"), "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["invariant"] == "acked_durability" and out["shrunk_length"] <= out["original_length"]
+    assert all(line.startswith("shrink: ") for line in r.stderr.splitlines())

@@ -1,7 +1,9 @@
-"""Space-time diagrams of every archived counterexample (SVG parsed as XML, PNG checked), and ``isrlab explain``."""
+"""Space-time diagrams of every archived counterexample (SVG parsed as XML, PNG by matplotlib checked), and
+``isrlab explain``."""
 
 from __future__ import annotations
 
+import re
 import struct
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -40,12 +42,42 @@ def test_svg_of_each_counterexample(path):
     # every kind of event the trace's actions make is drawn (control requests, appends, fetches, faults...)
     assert {diagram._KIND[type(a)] for a in trace.actions} <= set(classes.split()) and "control" in classes
     labels = [e.text for e in root.iter(f"{SVG}text") if e.get("class") == "replica-state"]
-    # LEO/HW/epoch along the lanes of brokers that host a replica ("-" before the first LeaderAndIsr)
+    # role LEO/HW e<epoch> along the lanes of brokers that host a replica ("-" before the first LeaderAndIsr)
     hosted = any(text != "-" for states in d.states for text in states.values())
-    assert any("/e" in t for t in labels) == hosted
+    assert any(re.match(r"[LF] \d+/\d+ e-?\d+", t) for t in labels) == hosted
     assert hosted or all(t == "-" for t in labels)
     red = [e for e in root.iter(f"{SVG}text") if e.get("class") == "step-label" and e.get("fill") == "#b00000"]
     assert red and red[0].text.strip().startswith(str(d.violation_step))
+    # a message's line ends in an arrowhead of its own colour
+    for line in (e for e in root.iter(f"{SVG}line") if "message" in e.get("class", "")):
+        marker = line.get("marker-end")[len("url(#"):-1]
+        (m,) = [e for e in root.iter(f"{SVG}marker") if e.get("id") == marker]
+        assert m.find(f"{SVG}path").get("fill") == line.get("stroke")
+    # the caption names the invariant and gives the sentence, in full; the legend explains the notation
+    caption = " ".join(e.text for e in root.iter(f"{SVG}text") if e.get("class") == "caption")
+    assert trace.violated in caption and " ".join(trace.explanation.split()) == caption.split(". ", 1)[1]
+    legend = " ".join(e.text for e in root.iter(f"{SVG}text") if e.get("class") == "legend")
+    assert "leader epoch" in legend and "LEO" in legend and "HW" in legend and "arrow" in legend
+    # labels are never cut: each step's words are there whole
+    steps = " ".join(e.text for e in root.iter(f"{SVG}text") if e.get("class") == "step-label")
+    assert "..." not in steps
+    for ev in d.events:
+        if type(ev.action).__name__ != "DeliverControlRequest":
+            assert ev.label in steps
+
+
+@pytest.mark.unit
+def test_control_request_deliveries_are_folded():
+    path = next(p for p in FILES if "kafka-0.10.2" in p.name)
+    d = diagram.build(load_trace(str(path)))
+    rows = diagram.fold(d)
+    assert len(rows) < len(d.events)
+    for row in rows:
+        if len(row) > 1:
+            assert all(type(ev.action).__name__ == "DeliverControlRequest" for ev in row)
+            assert len({ev.action.controller for ev in row}) == 1 and d.violation_step not in [ev.step for ev in row]
+            assert [ev.step for ev in row] == list(range(row[0].step, row[-1].step + 1))
+    assert [ev for row in rows for ev in row] == d.events
 
 
 @pytest.mark.unit
@@ -69,7 +101,7 @@ def test_cli_explain_png_and_svg(path, tmp_path):
     w, h = struct.unpack(">II", data[16:24])
     width, height, _ = diagram.scene(diagram.build(trace))
     assert (w, h) == (width, height) and h > 26 * len(trace.actions)
-    assert data == diagram.to_png(diagram.build(trace))
+    assert data == diagram.to_png(diagram.build(trace, sentence=trace.explanation))
     svg = tmp_path / "d.svg"
     r = CliRunner().invoke(explain, [str(path), "--svg", str(svg)])
     assert r.exit_code == 1 and ET.parse(svg).getroot().tag == f"{SVG}svg"
@@ -83,3 +115,22 @@ def test_cli_explain_bad_input(tmp_path):
     assert r.exit_code == 2 and r.stderr.startswith("isrlab: error:")
     r = CliRunner().invoke(explain, [str(FILES[0]), "--svg", "a.svg", "--png", "b.png"])
     assert r.exit_code == 2
+
+
+@pytest.mark.scenario
+def test_png_is_the_same_bytes_in_any_process(tmp_path):
+    """matplotlib's PNG carries no date or version and no hash-ordered drawing: two processes under different
+    PYTHONHASHSEEDs write the same bytes."""
+    import os
+    import subprocess
+    import sys
+
+    outs = []
+    for seed in ("1", "2"):
+        out = tmp_path / f"d{seed}.png"
+        code = ("import sys; from isrlab import diagram; from isrlab.model.trace import load_trace; "
+                "open(sys.argv[2], 'wb').write(diagram.to_png(diagram.build(load_trace(sys.argv[1]))))")
+        subprocess.run([sys.executable, "-c", code, str(FILES[0]), str(out)], check=True, timeout=120,
+                       env=dict(os.environ, PYTHONHASHSEED=seed))
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1] and outs[0][:8] == b"\x89PNG\r\n\x1a\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
 from html.parser import HTMLParser
 from pathlib import Path
@@ -83,6 +84,20 @@ def test_first_screen_holds_the_verdict_presets_and_next_steps(tmp_path):
     assert "isrlab replay --expected" in head and "isr_entry_condition" in head.split("replay --expected")[1]
     assert "isrlab promote" in head and "report.html" in head
     assert "2 distinct counterexamples" in buf.getvalue() and "and 1 like it" in buf.getvalue()
+    assert "VIOLATED" not in buf.getvalue()                  # step tables only with --verbose
+
+
+def test_verbose_campaign_prints_each_distinct_table_at_the_console_width(tmp_path):
+    folder = _campaign(tmp_path)
+    buf = io.StringIO()
+    console.campaign(json.loads((folder / "summary.json").read_text()), Console(file=buf, width=90, no_color=True),
+                     {}, verbose=True)
+    out = buf.getvalue()
+    lines = out.splitlines()
+    # one table per distinct counterexample (the folded near-duplicate's is not repeated), each marking its step
+    assert sum(line.split()[:2] == ["step", "action"] for line in lines) == 2
+    assert sum(line.startswith("!! ") for line in lines) >= 2
+    assert max(len(line) for line in lines if os.sep not in line) <= 90     # file paths are never cut
 
 
 class _Collect(HTMLParser):
@@ -116,4 +131,9 @@ def test_report_is_one_self_contained_page(tmp_path):
     assert "steps to the first violation" in page and "coverage over 2 runs" in page
     assert "joined leader" in text and "isrlab replay --expected" in text
     assert p.tags.count("details") == 2                     # the step tables, folded
+    # the tables are the replay's, in Kafka's terms: broker columns, the failing step marked at its row's start
+    assert "broker 0" in text and "changes" in text and "\n!! " in text and "VIOLATED: isr_entry_condition" in text
+    assert "brokers.0." not in text and "null -> null" not in text
+    # each diagram carries its legend and its caption
+    assert p.classes.count("legend") >= 2 and p.classes.count("caption") >= 2
     assert report.resolve("seed0-abc", str(tmp_path)) == str(folder)

@@ -148,7 +148,8 @@ def test_fuzz_command_on_local2_checks_expectations(tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     s = json.loads(r.stdout)
     assert [p["verdict"] for p in s["presets"]] == ["ok", "ok"] and s["runs"] == 400
-    assert re.search(r"campaign seed0-\w+: \d+/4 tasks done", r.stderr), "no progress line"
+    assert re.search(r"campaign seed0-\w+: fuzz: 4/4 tasks, 400 runs, [\d,]+ steps/s, \d+ violating runs, ",
+                     r.stderr), "no closing progress line of the fuzz phase"
     assert os.path.exists(os.path.join(s["output"], "summary.json"))
     # one archived counterexample per invariant kafka-0.11 broke (it breaks several), none for kafka-2.4
     broke = [re.fullmatch(r"[\d-]+-kafka-0\.11-(\w+)-[0-9a-f]{12}\.json", f) for f in os.listdir(tmp_path / "cx")]
