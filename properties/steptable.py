@@ -52,6 +52,10 @@ def action_words(cfg, s, a) -> str:
         return f"producer sends acks={a.acks} to broker {a.broker}{_p(cfg, a.partition)}"
     if t is A.ConsumerFetch:
         return f"consumer fetches from broker {a.broker}{_p(cfg, a.partition)}"
+    if t is A.ConsumerFetchWithClientMetadata:
+        rack = f" from rack {a.rack}" if a.rack else ""
+        epoch = f" in epoch {a.current_leader_epoch}" if a.current_leader_epoch >= 0 else ""
+        return f"consumer{rack} fetches with ClientMetadata from broker {a.broker}{epoch}{_p(cfg, a.partition)}"
     if t is A.ListOffsets:
         target = {-1: "latest", -2: "earliest"}.get(a.timestamp, f"timestamp {a.timestamp}")
         who = "consumer" if a.replica_id == -1 else f"replica {a.replica_id}"
