@@ -192,6 +192,30 @@ _SENTENCES = {
         f"leader {f['leader']}'s ISR shrank from {f['isr_before']} to {f['isr_after']} but its HW stayed at "
         f"{f['high_watermark']}, below the {f['hw_candidate']} the new ISR allows (LEO {f['log_end_offset']}): "
         f"the HW was not recomputed when the shrink took effect"),
+    "acked_below_hw": lambda f, cfg: (
+        f"broker {f['broker']} acknowledged record {f['record']} at offset {f['offset']} to an acks=all producer "
+        + ("while it no longer leads the partition" if f['leader'] != f['broker'] else
+           f"with its HW at {f['high_watermark']}" if f['held'] is not None and f['held'][0] == f['record'] else
+           f"though its log holds {'nothing' if f['held'] is None else 'record ' + str(f['held'][0])} there")
+        + ": a success must name records the leader holds below its HW"),
+    "controller_bumps_leader_epoch": lambda f, cfg: (
+        f"controller {f['controller']} rewrote partition {f['partition']} from {_zk_state(f['before'])} to "
+        f"{_zk_state(f['after'])} without a new leader epoch: brokers cannot tell the new state from the old"),
+    "zk_write_needs_session": lambda f, cfg: (
+        f"broker {f['writer']} wrote partition {f['partition']}'s ISR {f['isr_before']} -> {f['isr_after']} to "
+        f"ZooKeeper though its ZooKeeper session had expired"),
+    "stale_broker_epoch_refused": lambda f, cfg: (
+        f"broker {f['broker']} (broker epoch {f['broker_epoch']}) accepted a {f['request']} addressed to its earlier "
+        f"incarnation (broker epoch {f['request_broker_epoch']}); it changed {f['changed']} (KIP-380's check)"),
+    "metadata_monotonic": lambda f, cfg: (
+        f"broker {f['broker']}'s metadata cache went back from leader epoch {f['leader_epoch_before']} to "
+        f"{f['leader_epoch_after']} of partition {f['partition']} within controller epoch {f['controller_epoch']}: "
+        f"the controller's requests reached it out of order"),
+    "caught_up_time_sound": lambda f, cfg: (
+        f"leader {f['leader']} moved follower {f['follower']}'s lastCaughtUpTimeMs from {f['caught_up_before']} to "
+        f"{f['caught_up_after']} ms on a fetch at offset {f['fetch_offset']}, which reached neither its LEO "
+        f"{f['leader_log_end_offset']} (fetch at {f['fetch_time_ms']} ms) nor the previous fetch's LEO "
+        f"{f['previous_leader_log_end_offset']} (at {f['previous_fetch_time_ms']} ms)"),
     "pending_isr_well_formed": lambda f, cfg: (
         f"broker {f['broker']}'s pending ISR change of partition {f['partition']} "
         f"({'expand by' if f['pending']['expand'] else 'shrink by'} {f['pending']['replicas']}, committed ISR "

@@ -551,6 +551,110 @@ def fetch_fencing(cfg, pre: ClusterState, a, post: ClusterState):
     return None
 
 
+def acked_below_hw(cfg, pre: ClusterState, a, post: ClusterState):
+    """INV acked_below_hw (P7-P8): an acks=all success names records its leader holds, at those offsets, below its HW."""
+    new = post.ghost.acked[len(pre.ghost.acked):]
+    for rid, offset, _epoch, b, p in new:
+        br = post.brokers[b]
+        part, log = br.partitions[p], br.logs[p]
+        held = log.entry_at(offset) if log is not None else None
+        if type(part) is not Partition or part.leader != b or held is None or held[0] != rid \
+                or offset >= log.high_watermark:
+            return {"record": rid, "offset": offset, "broker": b, "partition": p,
+                    "leader": part.leader if type(part) is Partition else None,
+                    "high_watermark": None if log is None else log.high_watermark,
+                    "held": None if held is None else list(held)}
+    return None
+
+
+#: Controller events that write partition states themselves (elections, ISR removals): each write is a new
+#: leader epoch.  A leader's own ISR write and an AlterIsr the controller applies keep the epoch.
+_CONTROLLER_EVENTS = (A.ElectController, A.ControllerProcessBrokerChange)
+
+
+def controller_bumps_leader_epoch(cfg, pre: ClusterState, a, post: ClusterState):
+    """INV controller_bumps_leader_epoch (K3-K5): a partition state the controller writes on its own (an election,
+    a dead replica's removal from the ISR) has a larger leader epoch than the one it replaces."""
+    if type(a) not in _CONTROLLER_EVENTS or pre.zk.partition_states is post.zk.partition_states:
+        return None
+    for p, (st0, st1) in enumerate(zip(pre.zk.partition_states, post.zk.partition_states)):
+        if st0 is not None and st1 is not None and st1 != st0 and st1.leader_epoch <= st0.leader_epoch:
+            return {"partition": p, "controller": a.broker if type(a) is A.ElectController else a.controller,
+                    "before": [st0.leader, st0.leader_epoch, list(st0.isr), st0.controller_epoch],
+                    "after": [st1.leader, st1.leader_epoch, list(st1.isr), st1.controller_epoch]}
+    return None
+
+
+def zk_write_needs_session(cfg, pre: ClusterState, a, post: ClusterState):
+    """INV zk_write_needs_session (SH5/EX5): an ISR write in place (same leader and leader epoch) reaches ZooKeeper
+    only from a broker whose session is alive: the leader itself, or with KIP-497 the controller it asked."""
+    if pre.zk.partition_states is post.zk.partition_states:
+        return None
+    for p, (st0, st1) in enumerate(zip(pre.zk.partition_states, post.zk.partition_states)):
+        if st0 is None or st1 is None or st1 == st0 or (st1.leader, st1.leader_epoch) != (st0.leader, st0.leader_epoch):
+            continue
+        writer = pre.brokers[a.broker].metadata.controller_id if type(a) is A.AlterIsrRequest else st1.leader
+        if not (0 <= writer < len(pre.zk.sessions)) or not pre.zk.sessions[writer]:
+            return {"partition": p, "writer": writer, "isr_before": list(st0.isr), "isr_after": list(st1.isr)}
+    return None
+
+
+def stale_broker_epoch_refused(cfg, pre: ClusterState, a, post: ClusterState):
+    """INV stale_broker_epoch_refused (C0, KIP-380): a control request for an older broker epoch changes nothing."""
+    if type(a) is not A.DeliverControlRequest:
+        return None
+    req = pre.controller_on(a.controller).queues[a.broker][0]
+    br0, br1 = pre.brokers[a.broker], post.brokers[a.broker]
+    if req.broker_epoch == -1 or req.broker_epoch >= br0.broker_epoch:
+        return None
+    for name in ("controller_epoch", "partitions", "logs", "fetchers", "metadata", "delayed_produces"):
+        if getattr(br0, name) != getattr(br1, name):
+            return {"broker": a.broker, "request": type(req).__name__, "request_broker_epoch": req.broker_epoch,
+                    "broker_epoch": br0.broker_epoch, "changed": name}
+    return None
+
+
+def metadata_monotonic(cfg, pre: ClusterState, a, post: ClusterState):
+    """INV metadata_monotonic (C10): within one controller epoch a broker's metadata cache never goes back to an
+    older leader epoch of a partition (the controller's requests reach a broker in the order it sent them)."""
+    if type(a) is not A.DeliverControlRequest:
+        return None
+    br0, br1 = pre.brokers[a.broker], post.brokers[a.broker]
+    if br0.metadata is br1.metadata or br0.controller_epoch != br1.controller_epoch:
+        return None
+    for p, (m0, m1) in enumerate(zip(br0.metadata.partitions, br1.metadata.partitions)):
+        if m0 is not None and m1 is not None and m1.leader_epoch < m0.leader_epoch:
+            return {"broker": a.broker, "partition": p, "controller_epoch": br1.controller_epoch,
+                    "leader_epoch_before": m0.leader_epoch, "leader_epoch_after": m1.leader_epoch}
+    return None
+
+
+def caught_up_time_sound(cfg, pre: ClusterState, a, post: ClusterState):
+    """INV caught_up_time_sound (RS1-RS2): a leader moves a follower's lastCaughtUpTimeMs forward only to the time
+    of a fetch that reached its LEO, or to the previous fetch's time when this fetch reached that fetch's LEO."""
+    for b, (br0, br1) in enumerate(zip(pre.brokers, post.brokers)):
+        if br0 is br1 or br0.partitions is br1.partitions:
+            continue
+        for p in range(len(br1.partitions)):
+            p0, p1 = _leader_part(pre, b, p), _leader_part(post, b, p)
+            if p0 is None or p1 is None or p0 is p1 or p0.leader_epoch != p1.leader_epoch:
+                continue
+            for r1 in p1.remote_replicas:
+                r0 = p0.remote(r1.broker_id)
+                if r0 is None or r1.last_caught_up_time_ms <= r0.last_caught_up_time_ms:
+                    continue
+                t, fo = r1.last_caught_up_time_ms, r1.log_end_offset
+                if (fo >= r1.last_fetch_leader_log_end_offset and t == r1.last_fetch_time_ms) or \
+                        (fo >= r0.last_fetch_leader_log_end_offset and t == r0.last_fetch_time_ms):
+                    continue
+                return {"leader": b, "partition": p, "follower": r1.broker_id, "fetch_offset": fo,
+                        "leader_log_end_offset": r1.last_fetch_leader_log_end_offset,
+                        "previous_leader_log_end_offset": r0.last_fetch_leader_log_end_offset,
+                        "caught_up_before": r0.last_caught_up_time_ms, "caught_up_after": t,
+                        "fetch_time_ms": r1.last_fetch_time_ms, "previous_fetch_time_ms": r0.last_fetch_time_ms}
+    return None
+
+
 def isr_entry_condition(cfg, pre: ClusterState, a, post: ClusterState):
     """INV isr_entry_condition (I9, EX2): a follower joins a leader's ISR only with LEO >= HW and >= the epoch start
     offset.  With KIP-497 it joins the maximal ISR, which the HW counts, when the leader proposes it."""
@@ -777,6 +881,29 @@ CATALOGUE: tuple[Invariant, ...] = (
     Invariant("fetch_fencing", ALWAYS, STEP, fetch_fencing,
               "a follower fetch answered with an error does not change the leader's state for that follower",
               "ReplicaManager.updateFollowerFetchState, KAFKA-8400; reference I8"),
+    Invariant("acked_below_hw", ALWAYS, STEP, acked_below_hw,
+              "an acks=all success names records its leader holds at those offsets, below its HW",
+              "DelayedProduce.tryComplete / Partition.checkEnoughReplicasReachOffset (Kafka 2.4.0); P7-P8",
+              reads=ACKED),
+    Invariant("controller_bumps_leader_epoch", ALWAYS, STEP, controller_bumps_leader_epoch,
+              "a partition state the controller writes on its own has a larger leader epoch than the one it replaces",
+              "PartitionStateMachine.electLeaderForPartitions, KafkaController.removeReplicasFromIsr (Kafka 2.4.0); "
+              "K3-K5", reads=ZK_STATES),
+    Invariant("zk_write_needs_session", ALWAYS, STEP, zk_write_needs_session,
+              "an ISR write in place reaches ZooKeeper only from a broker whose session is alive",
+              "Partition.updateIsr / ReplicationUtils.updateLeaderAndIsr; KafkaController.processAlterIsr "
+              "(Kafka 2.4.0, 2.7.0)", reads=ZK_STATES),
+    Invariant("stale_broker_epoch_refused", ALWAYS, STEP, stale_broker_epoch_refused,
+              "a control request for an older broker epoch changes no broker state",
+              "KafkaApis.isBrokerEpochStale (Kafka 2.4.0, KIP-380); C0"),
+    Invariant("metadata_monotonic", ALWAYS, STEP, metadata_monotonic,
+              "within one controller epoch a broker's metadata cache never goes back to an older leader epoch",
+              "ControllerChannelManager's per-broker queue and RequestSendThread; MetadataCache.updateMetadata "
+              "(Kafka 2.4.0)"),
+    Invariant("caught_up_time_sound", ALWAYS, STEP, caught_up_time_sound,
+              "a follower's lastCaughtUpTimeMs moves forward only to the time of a fetch that reached the leader's "
+              "LEO, or of the previous fetch when this one reached that fetch's LEO",
+              "Replica.updateFetchState (Kafka 2.4.0); RS1-RS2", reads=ALIVE | PARTITIONS),
     Invariant("isr_entry_condition", ALWAYS, STEP, isr_entry_condition,
               "a follower joins the ISR only with LEO >= HW and LEO >= the leader epoch start offset",
               "Partition.isFollowerInSync, KAFKA-7128; reference I9",

@@ -683,6 +683,30 @@ class Case:
         return f"{self.invariant}-{self.mutant.__name__.removeprefix('mut_')}"
 
 
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "mutants"
+
+
+def registry(name: str) -> Callable:
+    """A mutant of the registry (properties/mutants.py), installed through monkeypatch (undone after the test)."""
+    from isrlab.properties.mutants import install, restore
+
+    def mut(monkeypatch):
+        saved = install(name)
+        patched = [(holder, attr, getattr(holder, attr)) for holder, attr, _ in saved]
+        restore(saved)
+        for holder, attr, fn in patched:
+            monkeypatch.setattr(holder, attr, fn)
+
+    mut.__name__ = "mut_" + name.replace("-", "_")
+    return mut
+
+
+def fixture(invariant: str) -> Callable:
+    """The actions of tests/fixtures/mutants/<invariant>.json: a guided search's trace under the registry mutant
+    its provenance names, shrunk; the unmutated model passes it."""
+    return lambda: load_trace(FIXTURES / f"{invariant}.json").actions
+
+
 CASES = (
     Case("log_offsets", mut_truncate_keeps_hw, t_lossy_leader_crash,
          {"broker": 0, "high_watermark": 1, "log_end_offset": 0}, CFG_LOSSY),
@@ -761,6 +785,18 @@ CASES = (
     Case("follower_hw_committed", mut_no_kafka_14704, lambda: scenario("27b-", CFG_TRUNCATE_ON_FETCH),
          {"follower": 1, "offset": 0, "high_watermark": 1, "follower_entry": [1, 0], "leader_entry": [2, 2]},
          CFG_TRUNCATE_ON_FETCH),
+    Case("acked_below_hw", registry("produce-required-offset-one-short"), fixture("acked_below_hw"),
+         {"record": 1, "offset": 0, "leader": 0, "high_watermark": 0}),
+    Case("controller_bumps_leader_epoch", registry("isr-removal-same-epoch"), fixture("controller_bumps_leader_epoch"),
+         {"partition": 0, "before": [0, 0, [0, 1, 2], 1], "after": [0, 0, [0, 1], 2]}),
+    Case("zk_write_needs_session", registry("isr-write-without-session"), fixture("zk_write_needs_session"),
+         {"writer": 1, "isr_before": [1, 2], "isr_after": [0, 1, 2]}),
+    Case("stale_broker_epoch_refused", registry("broker-epoch-not-checked"), fixture("stale_broker_epoch_refused"),
+         {"broker": 1, "request_broker_epoch": 2, "broker_epoch": 4}),
+    Case("metadata_monotonic", registry("deliver-newest-first"), fixture("metadata_monotonic"),
+         {"broker": 1, "leader_epoch_before": 2, "leader_epoch_after": 1}),
+    Case("caught_up_time_sound", registry("caught-up-one-behind"), fixture("caught_up_time_sound"),
+         {"follower": 2, "fetch_offset": 0, "leader_log_end_offset": 1, "caught_up_after": 1000001}),
 )
 
 
