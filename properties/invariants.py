@@ -493,10 +493,18 @@ def stale_controller_epoch_refused(cfg, pre: ClusterState, a, post: ClusterState
     br0, br1 = pre.brokers[a.broker], post.brokers[a.broker]
     if req.controller_epoch >= br0.controller_epoch:
         return None
+    name = _broker_part_changed(br0, br1)
+    if name is None:
+        return None
+    return {"broker": a.broker, "request": type(req).__name__, "request_controller_epoch": req.controller_epoch,
+            "broker_controller_epoch": br0.controller_epoch, "changed": name}
+
+
+def _broker_part_changed(br0, br1):
+    """The first of a broker's parts a control request may change that differs between br0 and br1, or None."""
     for name in ("controller_epoch", "partitions", "logs", "fetchers", "metadata", "delayed_produces"):
         if getattr(br0, name) != getattr(br1, name):
-            return {"broker": a.broker, "request": type(req).__name__, "request_controller_epoch":
-                    req.controller_epoch, "broker_controller_epoch": br0.controller_epoch, "changed": name}
+            return name
     return None
 
 
@@ -607,11 +615,11 @@ def stale_broker_epoch_refused(cfg, pre: ClusterState, a, post: ClusterState):
     br0, br1 = pre.brokers[a.broker], post.brokers[a.broker]
     if req.broker_epoch == -1 or req.broker_epoch >= br0.broker_epoch:
         return None
-    for name in ("controller_epoch", "partitions", "logs", "fetchers", "metadata", "delayed_produces"):
-        if getattr(br0, name) != getattr(br1, name):
-            return {"broker": a.broker, "request": type(req).__name__, "request_broker_epoch": req.broker_epoch,
-                    "broker_epoch": br0.broker_epoch, "changed": name}
-    return None
+    name = _broker_part_changed(br0, br1)
+    if name is None:
+        return None
+    return {"broker": a.broker, "request": type(req).__name__, "request_broker_epoch": req.broker_epoch,
+            "broker_epoch": br0.broker_epoch, "changed": name}
 
 
 def metadata_monotonic(cfg, pre: ClusterState, a, post: ClusterState):
