@@ -35,7 +35,8 @@ _KIND = {
     A.IsrChangePropagation: "task", A.HighWatermarkCheckpoint: "task", A.DelayedProduceExpire: "task",
     A.FlushLog: "task", A.Tick: "tick", A.BrokerCrash: "fault", A.BrokerRestart: "fault",
     A.ZkSessionExpire: "fault", A.ZkReconnect: "fault", A.ZkDeleteController: "fault", A.ListOffsets: "fetch",
-    A.ConsumerFetchWithClientMetadata: "fetch",
+    A.ConsumerFetchWithClientMetadata: "fetch", A.OffsetsForLeaderEpochRequest: "fetch",
+    A.OffsetsForLeaderEpochResponse: "fetch",
 }
 COLOURS = {"append": "#1f77b4", "fetch": "#2ca02c", "truncation": "#d62728", "isr": "#9467bd",
            "control": "#8c564b", "election": "#ff7f0e", "fault": "#000000", "task": "#7f7f7f",

@@ -200,12 +200,27 @@ class ConsumerFetchWithClientMetadata:
     rack: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class OffsetsForLeaderEpochRequest:
+    """A truncating follower ``broker`` sends OffsetsForLeaderEpoch for ``partition`` to its leader, which answers
+    (``offsets_for_leader_epoch_in_flight``; the answer is processed by ``OffsetsForLeaderEpochResponse``)."""
+    broker: int
+    partition: int
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetsForLeaderEpochResponse:
+    """The follower ``broker`` processes the OffsetsForLeaderEpoch answer in flight for ``partition``."""
+    broker: int
+    partition: int
+
+
 Action = Union[
     ElectController, ControllerProcessBrokerChange, ControllerProcessIsrChangeNotification, ControllerResign,
     DeliverControlRequest, Produce, ConsumerFetch, FetchRequest, FetchResponse, OffsetsForLeaderEpoch,
     AlterIsrRequest, AlterIsrResponse, IsrExpiration, IsrChangePropagation, HighWatermarkCheckpoint, DelayedProduceExpire, FlushLog, Tick,
     BrokerCrash, BrokerRestart, ZkSessionExpire, ZkReconnect, ZkDeleteController, ListOffsets,
-    ConsumerFetchWithClientMetadata,
+    ConsumerFetchWithClientMetadata, OffsetsForLeaderEpochRequest, OffsetsForLeaderEpochResponse,
 ]
 
 #: Every action class, in the documented order of ``enabled_actions``.

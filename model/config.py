@@ -132,6 +132,13 @@ class ModelConfig:
     fetch_from_follower: bool = False
     #: ``replica.selector.class``: "" none (2.4.0's default), "rack-aware" (RackAwareReplicaSelector, KIP-392)
     replica_selector: str = ""
+    #: the follower's OffsetsForLeaderEpoch request and its response are two steps (``OffsetsForLeaderEpochRequest``
+    #: / ``OffsetsForLeaderEpochResponse``) instead of one round (``OffsetsForLeaderEpoch``), so a leader epoch can
+    #: change while a request is in flight
+    offsets_for_leader_epoch_in_flight: bool = False
+    #: KAFKA-7786 (2.1.1, 2.2.0): a response to a request sent in another leader epoch than the fetch state's is
+    #: dropped; without the fix it is applied (a stale FENCED_LEADER_EPOCH fails the partition)
+    kafka_7786: bool = True
 
     def __post_init__(self) -> None:
         errors = []
@@ -229,7 +236,8 @@ class ModelConfig:
 #: on fetch and its fixes), in the order they were added.
 LATER_FIELDS = ("kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partition_epoch_check",
                 "max_controller_moves", "kafka_10706", "kafka_10554", "kafka_13141", "kafka_14704",
-                "list_offsets", "fetch_from_follower", "replica_selector")
+                "list_offsets", "fetch_from_follower", "replica_selector",
+                "offsets_for_leader_epoch_in_flight", "kafka_7786")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(ModelConfig)}
 
 
@@ -294,6 +302,10 @@ _KAFKA_270 = dict(kafka_12686=False, kafka_12751=False, kafka_13091=False)
 #: KAFKA-14704 in 3.4.1/3.5.0): the base of the truncate-on-fetch fix-off presets.
 _TRUNCATE_ON_FETCH = _ALTER_ISR.replace(kafka_10554=True)
 
+#: kafka-2.4 with the OffsetsForLeaderEpoch round in two steps, and KAFKA-10706's fix (2.8.0) so that the only
+#: liveness break left is the one a preset switches on.
+_EPOCH_ROUNDS = _BASE.replace(offsets_for_leader_epoch_in_flight=True, kafka_10706=True)
+
 _PRE_21 = dict(kip_320=False, kafka_7128=False, kafka_7415=False, kafka_7164=False, kafka_6082=False,
                kip_380=False)
 
@@ -312,6 +324,19 @@ PRESETS: dict[str, Preset] = {
                "them up to their own HW, and the leader's RackAwareReplicaSelector points a consumer in another "
                "broker's rack at that replica. Safe: a follower's HW is committed, so nothing a consumer reads "
                "from a follower is later lost.", "2.4.0, KIP-392"),
+        Preset("epoch-requests-in-flight", _EPOCH_ROUNDS, "pass",
+               "kafka-2.4 with the follower's OffsetsForLeaderEpoch request and its response as two steps, so a "
+               "LeaderAndIsr can change the fetch state's leader epoch while a request is in flight; KAFKA-7786's fix "
+               "(2.1.1) drops an answer to a request of another epoch. With KAFKA-10706's fix too, so that kafka-2.4's "
+               "own liveness break (a follower asking OffsetsForLeaderEpoch forever) does not hide KAFKA-7786's.",
+               "2.4.0, KAFKA-7786"),
+        Preset("no-kafka-7786", _EPOCH_ROUNDS.replace(kafka_7786=False),
+               "follower_keeps_fetching",
+               "KAFKA-7786 off (Kafka 2.1.0): an OffsetsForLeaderEpoch answer to a request sent in the previous leader "
+               "epoch is applied to the new epoch's fetch state. When the leader had already moved on it answered "
+               "FENCED_LEADER_EPOCH, so the follower marks the partition failed and stops fetching it until the next "
+               "LeaderAndIsr (a liveness bug: fetching stalls, follower_keeps_fetching).",
+               "KAFKA-7786, fixed in 2.1.1 and 2.2.0"),
         Preset("kafka-0.10.2", _BASE.replace(truncation="hw", **_PRE_21), "acked_durability",
                "Truncate to the (lagging) HW on becoming follower: an acknowledged record is lost when "
                "the follower that truncated it is elected (KIP-101 scenario 1). Before that, the ISR member "

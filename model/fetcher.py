@@ -106,14 +106,18 @@ def truncate_to_epoch_end_offset(cfg: ModelConfig, s: ClusterState, b: int, p: i
     br = s.broker_mut(b)
     f = br.fetcher_mut(p)
     log = br.log_mut(p)
-    latest = log.latest_epoch
-    if latest == UNDEFINED_EPOCH:
+    if log.latest_epoch == UNDEFINED_EPOCH:
         # partitions without epochs: truncateToHighWatermark
         _finish_truncation(s, f, log, f.fetch_offset)
         return E.NONE
+    return _apply_epoch_answer(cfg, s, f, log, epoch_answer(cfg, s, f, p, log.latest_epoch))
+
+
+def epoch_answer(cfg: ModelConfig, s: ClusterState, f, p: int, latest: int) -> tuple:
+    """The leader's OffsetsForLeaderEpoch answer for the follower's latest epoch (Partition.lastOffsetForLeaderEpoch
+    with KIP-320's check, Kafka 2.4.0): (error, leader epoch, end offset); the KIP-101 protocol has no epoch."""
     leader_br = s.brokers[f.leader]
     lpart = leader_br.partitions[p]
-    # Partition.lastOffsetForLeaderEpoch on the leader, with KIP-320 epoch validation (FE3).
     if type(lpart) is not Partition:
         error = E.NOT_LEADER_FOR_PARTITION
     elif cfg.kip_320 and lpart.leader_epoch > f.leader_epoch:
@@ -125,18 +129,28 @@ def truncate_to_epoch_end_offset(cfg: ModelConfig, s: ClusterState, b: int, p: i
     else:
         error = E.NONE
     if error != E.NONE:
+        return (error, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)
+    leader_log = leader_br.logs[p]
+    if cfg.truncation == "kip101":
+        return (E.NONE, UNDEFINED_EPOCH,
+                cache_end_offset_for_kip101(leader_log.epoch_cache, latest, leader_log.log_end_offset))
+    return (E.NONE,) + tuple(cache_end_offset_for(leader_log.epoch_cache, latest, leader_log.log_end_offset))
+
+
+def _apply_epoch_answer(cfg: ModelConfig, s: ClusterState, f, log, answer: tuple) -> str:
+    """AbstractFetcherThread.maybeTruncateToEpochEndOffsets / truncate (Kafka 2.4.0, FO7-FO10): truncate from the
+    leader's answer; FENCED_LEADER_EPOCH fails the partition, other errors leave it truncating (retried)."""
+    error, leader_epoch, end = answer
+    if error != E.NONE:
         note_error(s, error)
         if error == E.FENCED_LEADER_EPOCH:
             f.state = FAILED
         return error
-    leader_log = leader_br.logs[p]
     leo = log.log_end_offset
     if cfg.truncation == "kip101":
-        end = cache_end_offset_for_kip101(leader_log.epoch_cache, latest, leader_log.log_end_offset)
         target = f.fetch_offset if end == UNDEFINED_EPOCH_OFFSET else min(end, leo)
         _finish_truncation(s, f, log, target)
         return E.NONE
-    leader_epoch, end = cache_end_offset_for(leader_log.epoch_cache, latest, leader_log.log_end_offset)
     if end == UNDEFINED_EPOCH_OFFSET:                                                 # FO7
         _finish_truncation(s, f, log, f.fetch_offset)
     elif leader_epoch == UNDEFINED_EPOCH:                                             # FO8
@@ -152,6 +166,35 @@ def truncate_to_epoch_end_offset(cfg: ModelConfig, s: ClusterState, b: int, p: i
                 log.epoch_cache = cache_truncate_from_end(log.epoch_cache, target)
             f.fetch_offset = log.log_end_offset
     return E.NONE
+
+
+def send_epoch_request(cfg: ModelConfig, s: ClusterState, b: int, p: int) -> bool:
+    """AbstractFetcherThread.maybeTruncate's request half (Kafka 2.4.0): a log without epochs truncates to its HW at
+    once (no request); otherwise the OffsetsForLeaderEpoch request goes out with the fetch state's leader epoch and
+    the leader answers it now (its answer travels back as ``FetchState.epoch_request``).  True if a request went."""
+    br = s.broker_mut(b)
+    f = br.fetcher_mut(p)
+    log = br.log_mut(p)
+    if log.latest_epoch == UNDEFINED_EPOCH:
+        _finish_truncation(s, f, log, f.fetch_offset)
+        return False
+    f.epoch_request = (f.leader_epoch,) + epoch_answer(cfg, s, f, p, log.latest_epoch)
+    return True
+
+
+def receive_epoch_response(cfg: ModelConfig, s: ClusterState, b: int, p: int) -> str | None:
+    """AbstractFetcherThread.truncateToEpochEndOffsets' response half (Kafka 2.4.0): with KAFKA-7786's fix (2.1.1) an
+    answer to a request sent in another leader epoch than the fetch state's is dropped; before it, it is applied.
+    The error applied, or None when dropped."""
+    br = s.broker_mut(b)
+    f = br.fetcher_mut(p)
+    sent_epoch, *answer = f.epoch_request
+    f.epoch_request = ()
+    if cfg.kafka_7786 and sent_epoch != f.leader_epoch:
+        return None
+    if f.state != TRUNCATING:
+        return None     # the state fetches already (a new state that truncates on fetch): nothing to apply
+    return _apply_epoch_answer(cfg, s, f, br.log_mut(p), tuple(answer))
 
 
 def _offset_truncation_state(log, leader_epoch: int, end: int) -> tuple[int, bool]:

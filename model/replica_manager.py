@@ -128,7 +128,8 @@ def make_followers(cfg: ModelConfig, s: ClusterState, br: Broker, states: list) 
             create_log_if_not_exists(br, ps.partition)
     for ps in changed:
         p = ps.partition
-        if br.fetchers[p] is not None:
+        old = br.fetchers[p]
+        if old is not None:
             br.fetchers = replace_at(br.fetchers, p, None)
         try_complete_delayed_produce(cfg, s, br, p)
         if cfg.truncation == "hw":
@@ -145,6 +146,10 @@ def make_followers(cfg: ModelConfig, s: ClusterState, br: Broker, states: list) 
         else:
             # InitialFetchState(leader, leaderEpoch, fetchOffset = HW); new partitions start Truncating.
             fetch = FetchState(ps.leader, ps.leader_epoch, br.logs[p].high_watermark, TRUNCATING)
+        if old is not None and old.epoch_request and old.leader == ps.leader:
+            # removeFetcherForPartitions + addFetcherForPartitions (Kafka 2.4.0): the partition goes back to the same
+            # leader's fetcher thread, whose OffsetsForLeaderEpoch request is still in flight (KAFKA-7786's window)
+            fetch.epoch_request = old.epoch_request
         fetch._tok = br._tok
         br.fetchers = replace_at(br.fetchers, p, fetch)
     return {ps.partition: E.NONE for ps in states}

@@ -242,6 +242,9 @@ class FetchState(Node):
     fetch_offset: int
     state: str = FETCHING          # TRUNCATING, FETCHING or FAILED
     inflight: FetchResponseData | None = None
+    #: an OffsetsForLeaderEpoch round in flight (``offsets_for_leader_epoch_in_flight``): (the leader epoch it was
+    #: sent in, the leader's error, epoch and end offset), () when none
+    epoch_request: tuple = ()
 
 
 @record

@@ -23,7 +23,8 @@ from .controller import (deliver_control_request, live_set_changed, elect_contro
 from .delayed import expire_delayed_produce, note_error, note_response
 from .fetch_from_follower import consumer_fetch_with_client_metadata
 from .faults import broker_crash, broker_restart, flush_log, zk_delete_controller, zk_reconnect, zk_session_expire
-from .fetcher import process_fetch_response, send_fetch, truncate_to_epoch_end_offset
+from .fetcher import (process_fetch_response, receive_epoch_response, send_epoch_request, send_fetch,
+                      truncate_to_epoch_end_offset)
 from .list_offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, handle_list_offsets
 from .losses import judge
 from .node import memo_by_identity
@@ -129,11 +130,28 @@ def g_fetch_response(cfg, s, a) -> bool:
 
 
 def g_offsets_for_leader_epoch(cfg, s, a) -> bool:
-    if not _bp(s, a) or cfg.truncation == "hw":
+    if not _bp(s, a) or cfg.truncation == "hw" or cfg.offsets_for_leader_epoch_in_flight:
         return False
     br = s.brokers[a.broker]
     f = br.fetchers[a.partition]
     return br.alive and f is not None and f.state == TRUNCATING and s.brokers[f.leader].alive
+
+
+def g_epoch_request(cfg, s, a) -> bool:
+    if not _bp(s, a) or cfg.truncation == "hw" or not cfg.offsets_for_leader_epoch_in_flight:
+        return False
+    br = s.brokers[a.broker]
+    f = br.fetchers[a.partition]
+    return (br.alive and f is not None and f.state == TRUNCATING and not f.epoch_request
+            and s.brokers[f.leader].alive)
+
+
+def g_epoch_response(cfg, s, a) -> bool:
+    if not _bp(s, a):
+        return False
+    br = s.brokers[a.broker]
+    f = br.fetchers[a.partition]
+    return br.alive and f is not None and bool(f.epoch_request)
 
 
 def _b(s, a) -> bool:
@@ -296,8 +314,10 @@ def _consumed(s, br, p: int, resp) -> None:
     if resp.error == "NONE":
         note_error(s, "NONE")
         if resp.entries:
+            # the leader epoch the read is judged in: the serving broker's, or the record's own when that is newer (a
+            # follower that has not heard of the record's epoch, KIP-392); for a leader's read, always its own
             epoch = br.partitions[p].leader_epoch
-            seen = {(p, resp.fetch_offset + i, rid, epoch) for i, (rid, _e) in enumerate(resp.entries)}
+            seen = {(p, resp.fetch_offset + i, rid, max(epoch, e)) for i, (rid, e) in enumerate(resp.entries)}
             old = s.ghost.consumed
             if not seen.issubset(old):
                 s.ghost_mut().consumed = tuple(sorted(seen.union(old)))
@@ -319,6 +339,16 @@ def e_offsets_for_leader_epoch(cfg, s, a):
     asks = s.brokers[a.broker].logs[a.partition].latest_epoch != UNDEFINED_EPOCH  # else no request is sent
     error = truncate_to_epoch_end_offset(cfg, s, a.broker, a.partition)
     if asks:
+        note_response(s, "offsets_for_leader_epoch", a.broker, a.partition, error)
+
+
+def e_epoch_request(cfg, s, a):
+    send_epoch_request(cfg, s, a.broker, a.partition)
+
+
+def e_epoch_response(cfg, s, a):
+    error = receive_epoch_response(cfg, s, a.broker, a.partition)
+    if error is not None:
         note_response(s, "offsets_for_leader_epoch", a.broker, a.partition, error)
 
 
@@ -502,6 +532,8 @@ RULES = {
     A.ListOffsets: (g_list_offsets, e_list_offsets, c_list_offsets),
     A.ConsumerFetchWithClientMetadata: (g_client_metadata_fetch, e_consumer_fetch_with_client_metadata,
                                         c_consumer_fetch_with_client_metadata),
+    A.OffsetsForLeaderEpochRequest: (g_epoch_request, e_epoch_request, _per_bp(A.OffsetsForLeaderEpochRequest)),
+    A.OffsetsForLeaderEpochResponse: (g_epoch_response, e_epoch_response, _per_bp(A.OffsetsForLeaderEpochResponse)),
 }
 assert tuple(RULES) == A.ACTION_TYPES
 
@@ -553,6 +585,9 @@ class _Tables:
         self.expire = tuple(A.ZkSessionExpire(b) for b in range(nb))
         self.reconnect = tuple(A.ZkReconnect(b) for b in range(nb))
         self.delete_controller = tuple(A.ZkDeleteController(b) for b in range(nb))
+        self.epoch_request = tuple(tuple(A.OffsetsForLeaderEpochRequest(b, p) for p in range(np_)) for b in range(nb))
+        self.epoch_response = tuple(tuple(A.OffsetsForLeaderEpochResponse(b, p) for p in range(np_))
+                                    for b in range(nb))
         self.client_metadata_fetch = tuple(tuple(a for p in range(np_) for a in client_metadata_fetches(cfg, b, p))
                                            for b in range(nb))
         self.list_offsets = tuple(tuple(A.ListOffsets(b, p, ts, iso, rid) for p in range(np_)
@@ -673,7 +708,8 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
                         g.append(row[p])
         if g:
             group(g)
-    if (every or A.OffsetsForLeaderEpoch in kinds) and cfg.truncation != "hw":
+    if (every or A.OffsetsForLeaderEpoch in kinds) and cfg.truncation != "hw" \
+            and not cfg.offsets_for_leader_epoch_in_flight:
         g = []
         for br in brokers:
             if br.alive:
@@ -783,6 +819,25 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
         _live_rows(brokers, T.list_offsets, group)
     if cfg.fetch_from_follower and (every or A.ConsumerFetchWithClientMetadata in kinds):
         _live_rows(brokers, T.client_metadata_fetch, group)
+    if cfg.offsets_for_leader_epoch_in_flight and cfg.truncation != "hw":
+        if every or A.OffsetsForLeaderEpochRequest in kinds:
+            g = []
+            for br in brokers:
+                if br.alive:
+                    row = T.epoch_request[br.broker_id]
+                    for p, f in enumerate(br.fetchers):
+                        if f is not None and f.state == TRUNCATING and not f.epoch_request and brokers[f.leader].alive:
+                            g.append(row[p])
+            if g:
+                group(g)
+        if every or A.OffsetsForLeaderEpochResponse in kinds:
+            g = []
+            for br in brokers:
+                if br.alive:
+                    row = T.epoch_response[br.broker_id]
+                    g.extend(row[p] for p, f in enumerate(br.fetchers) if f is not None and f.epoch_request)
+            if g:
+                group(g)
     return groups
 
 
@@ -816,7 +871,9 @@ def apply(cfg: ModelConfig, s: ClusterState, a) -> ClusterState:
 
 #: Kinds some configurations never offer, with the config-level condition under which ``enabled_groups`` offers them.
 _KIND_GATES = {
-    A.OffsetsForLeaderEpoch: lambda cfg: cfg.truncation != "hw",         # KIP-101 (0.11)
+    A.OffsetsForLeaderEpoch: lambda cfg: cfg.truncation != "hw" and not cfg.offsets_for_leader_epoch_in_flight,
+    A.OffsetsForLeaderEpochRequest: lambda cfg: cfg.truncation != "hw" and cfg.offsets_for_leader_epoch_in_flight,
+    A.OffsetsForLeaderEpochResponse: lambda cfg: cfg.truncation != "hw" and cfg.offsets_for_leader_epoch_in_flight,
     A.AlterIsrRequest: lambda cfg: cfg.kip_497,                         # KIP-497 (2.7)
     A.AlterIsrResponse: lambda cfg: cfg.kip_497,
     A.FlushLog: lambda cfg: cfg.crash_loses_unflushed_data,             # no observable effect otherwise

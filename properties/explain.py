@@ -207,10 +207,10 @@ _SENTENCES = {
     "stale_broker_epoch_refused": lambda f, cfg: (
         f"broker {f['broker']} (broker epoch {f['broker_epoch']}) accepted a {f['request']} addressed to its earlier "
         f"incarnation (broker epoch {f['request_broker_epoch']}); it changed {f['changed']} (KIP-380's check)"),
-    "metadata_monotonic": lambda f, cfg: (
-        f"broker {f['broker']}'s metadata cache went back from leader epoch {f['leader_epoch_before']} to "
-        f"{f['leader_epoch_after']} of partition {f['partition']} within controller epoch {f['controller_epoch']}: "
-        f"the controller's requests reached it out of order"),
+    "control_requests_in_order": lambda f, cfg: (
+        f"controller {f['controller']} delivered a {f['request']} with leader epoch {f['delivered_leader_epoch']} of "
+        f"partition {f['partition']} to broker {f['broker']} while an older request (leader epoch "
+        f"{f['still_queued_leader_epoch']}) was still queued: its requests reach the broker out of order"),
     "caught_up_time_sound": lambda f, cfg: (
         f"leader {f['leader']} moved follower {f['follower']}'s lastCaughtUpTimeMs from {f['caught_up_before']} to "
         f"{f['caught_up_after']} ms on a fetch at offset {f['fetch_offset']}, which reached neither its LEO "

@@ -103,7 +103,7 @@ Fairness assumption (weak fairness, stated precisely): every *system* action ins
 concrete ``ElectController(b)``, ``ControllerProcessBrokerChange(c)``,
 ``ControllerProcessIsrChangeNotification(c)``, ``ControllerResign(c)``,
 ``DeliverControlRequest(c, b)``, ``FetchRequest(b, p)``, ``FetchResponse(b, p)``,
-``OffsetsForLeaderEpoch(b, p)``, ``AlterIsrRequest(b)``, ``AlterIsrResponse(b)``, ``IsrExpiration(b)``, ``IsrChangePropagation(b)``,
+``OffsetsForLeaderEpoch(b, p)`` (or its request and response), ``AlterIsrRequest(b)``, ``AlterIsrResponse(b)``, ``IsrExpiration(b)``, ``IsrChangePropagation(b)``,
 ``HighWatermarkCheckpoint(b)``, ``DelayedProduceExpire(b, r)`` and ``ZkReconnect(b)`` -- and the
 clock (``Tick``, as one class: time diverges) that is enabled continuously from some point on is
 eventually taken; so is ``ZkSessionExpire(b)`` of a *dead* broker (ZooKeeper expires a session whose
@@ -383,7 +383,7 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
                 fetchers.append((1, lid(f.leader), f.leader_epoch, f.fetch_offset, _FETCH_STATES[f.state],
                                  (0,) if r is None else
                                  (1, r.error, r.fetch_offset, r.entries, r.high_watermark, r.log_start_offset,
-                                  r.diverging, r.hw_applied)))
+                                  r.diverging, r.hw_applied), f.epoch_request))
         md = br.metadata
         quiet = isr_frozen and not br.isr_change_set
         return (
@@ -553,7 +553,7 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
             e = memo[id(f)] = (f, intern_fetch((f.leader, f.leader_epoch, f.fetch_offset, _FETCH_STATES[f.state],
                                                 (0,) if r is None else
                                                 (1, r.error, r.fetch_offset, r.entries, r.high_watermark,
-                                                 r.log_start_offset, r.diverging, r.hw_applied))))
+                                                 r.log_start_offset, r.diverging, r.hw_applied), f.epoch_request)))
         return e[1]
 
     def broker_key(br, now, cur, isr_frozen, since_b) -> int:
@@ -1176,7 +1176,7 @@ def coverage_fraction(reachable: dict, kinds=(), errors_bits: int = 0, witnesses
 FAIR_KINDS = frozenset({
     A.ElectController, A.ControllerProcessBrokerChange, A.ControllerProcessIsrChangeNotification,
     A.ControllerResign, A.DeliverControlRequest, A.FetchRequest, A.FetchResponse, A.OffsetsForLeaderEpoch,
-    A.AlterIsrRequest, A.AlterIsrResponse, A.IsrExpiration, A.IsrChangePropagation, A.HighWatermarkCheckpoint, A.DelayedProduceExpire, A.ZkReconnect,
+    A.OffsetsForLeaderEpochRequest, A.OffsetsForLeaderEpochResponse, A.AlterIsrRequest, A.AlterIsrResponse, A.IsrExpiration, A.IsrChangePropagation, A.HighWatermarkCheckpoint, A.DelayedProduceExpire, A.ZkReconnect,
     A.Tick,
 })
 

@@ -44,7 +44,7 @@ from ..model import actions as A
 from ..model import errors as E
 from ..model.losses import lost_records
 from ..model.node import memo_by_identity
-from ..model.state import TRUNCATING, ClusterState, FetchState, Partition
+from ..model.state import FAILED, TRUNCATING, ClusterState, FetchState, Partition
 
 ALWAYS = "always"
 SOMETIMES = "sometimes"
@@ -622,18 +622,32 @@ def stale_broker_epoch_refused(cfg, pre: ClusterState, a, post: ClusterState):
             "broker_epoch": br0.broker_epoch, "changed": name}
 
 
-def metadata_monotonic(cfg, pre: ClusterState, a, post: ClusterState):
-    """INV metadata_monotonic (C10): within one controller epoch a broker's metadata cache never goes back to an
-    older leader epoch of a partition (the controller's requests reach a broker in the order it sent them)."""
+def _request_epochs(req) -> dict:
+    """partition -> leader epoch of a LeaderAndIsr or UpdateMetadata request (StopReplica carries none)."""
+    return {ps.partition: ps.leader_epoch for ps in getattr(req, "partition_states", ())}
+
+
+def control_requests_in_order(cfg, pre: ClusterState, a, post: ClusterState):
+    """INV control_requests_in_order (C10): a controller's requests reach a broker in the order it queued them, so a
+    broker is never told a partition's leader epoch after the same controller told it a newer one."""
     if type(a) is not A.DeliverControlRequest:
         return None
-    br0, br1 = pre.brokers[a.broker], post.brokers[a.broker]
-    if br0.metadata is br1.metadata or br0.controller_epoch != br1.controller_epoch:
+    queue = pre.controller_on(a.controller).queues[a.broker]
+    if len(queue) < 2:
         return None
-    for p, (m0, m1) in enumerate(zip(br0.metadata.partitions, br1.metadata.partitions)):
-        if m0 is not None and m1 is not None and m1.leader_epoch < m0.leader_epoch:
-            return {"broker": a.broker, "partition": p, "controller_epoch": br1.controller_epoch,
-                    "leader_epoch_before": m0.leader_epoch, "leader_epoch_after": m1.leader_epoch}
+    c1 = post.controller_on(a.controller)
+    remaining = c1.queues[a.broker] if c1 is not None else ()
+    # the request taken is the first one the queue no longer holds in its place
+    taken = next((r for k, r in enumerate(queue) if k >= len(remaining) or remaining[k] is not r), queue[-1])
+    delivered = _request_epochs(taken)
+    if not delivered:
+        return None
+    for r in remaining:
+        for p, epoch in _request_epochs(r).items():
+            if p in delivered and epoch < delivered[p]:
+                return {"controller": a.controller, "broker": a.broker, "partition": p,
+                        "delivered_leader_epoch": delivered[p], "still_queued_leader_epoch": epoch,
+                        "request": type(taken).__name__}
     return None
 
 
@@ -904,10 +918,10 @@ CATALOGUE: tuple[Invariant, ...] = (
     Invariant("stale_broker_epoch_refused", ALWAYS, STEP, stale_broker_epoch_refused,
               "a control request for an older broker epoch changes no broker state",
               "KafkaApis.isBrokerEpochStale (Kafka 2.4.0, KIP-380); C0"),
-    Invariant("metadata_monotonic", ALWAYS, STEP, metadata_monotonic,
-              "within one controller epoch a broker's metadata cache never goes back to an older leader epoch",
-              "ControllerChannelManager's per-broker queue and RequestSendThread; MetadataCache.updateMetadata "
-              "(Kafka 2.4.0)"),
+    Invariant("control_requests_in_order", ALWAYS, STEP, control_requests_in_order,
+              "a controller's requests reach a broker in the order it queued them: none carries an older leader "
+              "epoch than one still queued after it", "ControllerChannelManager's per-broker queue and "
+              "RequestSendThread (Kafka 2.4.0); C10"),
     Invariant("caught_up_time_sound", ALWAYS, STEP, caught_up_time_sound,
               "a follower's lastCaughtUpTimeMs moves forward only to the time of a fetch that reached the leader's "
               "LEO, or of the previous fetch when this one reached that fetch's LEO",
@@ -1042,6 +1056,22 @@ def isr_follower_catches_up_bad(cfg, s, p) -> bool:
     return lf is not None and any(fb.logs[p].log_end_offset != lf[0].log_end_offset for fb, _fs in lf[1])
 
 
+def follower_keeps_fetching_bad(cfg, s, p) -> bool:
+    """"C and not G" of follower_keeps_fetching: a live follower's fetch state names ZooKeeper's live leader and its
+    current leader epoch, and has failed (AbstractFetcherThread.markPartitionFailed): nothing but a new
+    LeaderAndIsr would make it fetch again."""
+    led = _zk_leader_of(s, p)
+    if led is None:
+        return False
+    br, part, _log = led
+    for fb in s.brokers:
+        fs = fb.fetchers[p] if fb.alive and fb.broker_id != br.broker_id else None
+        if type(fs) is FetchState and fs.leader == br.broker_id and fs.leader_epoch == part.leader_epoch \
+                and fs.state == FAILED:
+            return True
+    return False
+
+
 def truncation_completes_bad(cfg, s, p) -> bool:
     """"C and not G" of truncation_completes: a live follower truncates p (OffsetsForLeaderEpoch) towards a live
     broker that leads p in the fetcher's leader epoch."""
@@ -1082,6 +1112,10 @@ LIVENESS: tuple[Liveness, ...] = (
              "fetches again",
              "AbstractFetcherThread.maybeTruncate / truncateToEpochEndOffsets (Kafka 2.4.0); KIP-101, KIP-279",
              truncation_completes_bad),
+    Liveness("follower_keeps_fetching", "L-g", "a live follower's fetcher for the current leader and leader epoch "
+             "does not stay failed",
+             "AbstractFetcherThread.markPartitionFailed / onPartitionFenced, truncateToEpochEndOffsets (Kafka 2.4.0); "
+             "KAFKA-7786", follower_keeps_fetching_bad),
     Liveness("produce_completes", "L-f", "an acks=all produce held by a live broker eventually completes (by the HW, "
              "a leadership change or its timeout)",
              "DelayedProduce.tryComplete / onExpiration, ReplicaManager.appendRecords (Kafka 2.4.0)",

@@ -333,8 +333,13 @@ ALTER_ISR_KINDS = (A.AlterIsrRequest, A.AlterIsrResponse)
 #: (``list_offsets``, ``fetch_from_follower``; as ``enabled_actions``).
 OBSERVATION_KINDS = (A.ListOffsets, A.ConsumerFetchWithClientMetadata)
 
+#: Likewise the two halves of an OffsetsForLeaderEpoch round, only over a config that splits it
+#: (``offsets_for_leader_epoch_in_flight``).
+EPOCH_ROUND_KINDS = (A.OffsetsForLeaderEpochRequest, A.OffsetsForLeaderEpochResponse)
+GATED_KINDS = ALTER_ISR_KINDS + OBSERVATION_KINDS + EPOCH_ROUND_KINDS
+
 for _kind in A.ACTION_TYPES:
-    if _kind not in ALTER_ISR_KINDS and _kind not in OBSERVATION_KINDS:
+    if _kind not in GATED_KINDS:
         setattr(ModelMachine, rule_name(_kind), _kind_rule(_kind))
 del _kind
 
@@ -343,7 +348,7 @@ def rule_kinds(cfg: ModelConfig) -> tuple:
     """The action kinds a machine over ``cfg`` has a one-kind rule for: the AlterIsr and observation kinds only
     if the model offers them under ``cfg`` (``model.step.action_kinds``), every other kind always."""
     offered = action_kinds(cfg)
-    return tuple(k for k in A.ACTION_TYPES if k not in ALTER_ISR_KINDS + OBSERVATION_KINDS or k in offered)
+    return tuple(k for k in A.ACTION_TYPES if k not in GATED_KINDS or k in offered)
 
 
 #: The control plane's bookkeeping, which ``settle_control_plane`` runs to quiescence (with KIP-497 also the
@@ -468,7 +473,7 @@ def machine_for(cfg: ModelConfig, invariants=CATALOGUE, *, name: str = "IsrMachi
             attrs[rule_name(kind)] = _kind_rule(kind)
         attrs["settle_kinds"] = SETTLE_KINDS + extra
     for kind in rule_kinds(cfg):
-        if kind in OBSERVATION_KINDS:
+        if kind in OBSERVATION_KINDS or kind in EPOCH_ROUND_KINDS:
             attrs[rule_name(kind)] = _kind_rule(kind)
     return type(name, (SettlingMachine if settle else ModelMachine,), attrs)
 

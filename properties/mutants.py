@@ -215,7 +215,7 @@ MUTANTS: tuple[Mutant, ...] = (
       "        return min(end, leo), True",
       "        return leo, True",
       "a follower that lacks the leader's epoch keeps its whole log instead of truncating to the leader's end (FO10)"),
-    M("follower-undefined-keeps-log", "fetcher", "wrong value source", "fetcher", "truncate_to_epoch_end_offset",
+    M("follower-undefined-keeps-log", "fetcher", "wrong value source", "fetcher", "_apply_epoch_answer",
       "    if end == UNDEFINED_EPOCH_OFFSET:                                                 # FO7\n"
       "        _finish_truncation(s, f, log, f.fetch_offset)",
       "    if end == UNDEFINED_EPOCH_OFFSET:                                                 # FO7\n"

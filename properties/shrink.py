@@ -150,6 +150,8 @@ def _same_broker(a, c) -> bool:
 _PAIRS = {
     A.FetchRequest: ((A.FetchResponse,), lambda a, c: c.broker == a.broker and c.partition == a.partition),
     A.AlterIsrRequest: ((A.AlterIsrResponse,), _same_broker),
+    A.OffsetsForLeaderEpochRequest: ((A.OffsetsForLeaderEpochResponse,),
+                                     lambda a, c: c.broker == a.broker and c.partition == a.partition),
     A.ZkSessionExpire: ((A.ZkReconnect, A.BrokerRestart), _same_broker),
     A.ZkDeleteController: ((A.ControllerResign,), lambda a, c: c.controller == a.controller),
 }

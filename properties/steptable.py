@@ -75,6 +75,17 @@ def action_words(cfg, s, a) -> str:
         if r.diverging:
             what += f", diverging at epoch {r.diverging[0]} end offset {r.diverging[1]}"
         return f"broker {a.broker} receives leader {f.leader}'s fetch response ({what}){_p(cfg, a.partition)}"
+    if t is A.OffsetsForLeaderEpochRequest:
+        f = s.brokers[a.broker].fetchers[a.partition]
+        lead = f"leader {f.leader}" if f is not None else "the leader"
+        return f"broker {a.broker} sends OffsetsForLeaderEpoch to {lead} (epoch {f.leader_epoch if f else '?'})" \
+               f"{_p(cfg, a.partition)}"
+    if t is A.OffsetsForLeaderEpochResponse:
+        f = s.brokers[a.broker].fetchers[a.partition]
+        req = f.epoch_request if f is not None else ()
+        what = (f"sent in epoch {req[0]}: {req[1]}" + (f", epoch {req[2]} ends at {req[3]}" if req[1] == "NONE" else "")
+                if req else "")
+        return f"broker {a.broker} receives the OffsetsForLeaderEpoch answer ({what}){_p(cfg, a.partition)}"
     if t is A.OffsetsForLeaderEpoch:
         f = s.brokers[a.broker].fetchers[a.partition]
         lead = f"leader {f.leader}" if f is not None else "the leader"

@@ -33,6 +33,7 @@ from .settle import settle, settle_after_run
 CORE_KINDS = frozenset({
     A.ElectController, A.ControllerProcessBrokerChange, A.DeliverControlRequest, A.FetchRequest,
     A.FetchResponse, A.OffsetsForLeaderEpoch, A.Produce, A.AlterIsrRequest, A.AlterIsrResponse,
+    A.OffsetsForLeaderEpochRequest, A.OffsetsForLeaderEpochResponse,
 })
 #: Time and the scheduled tasks go together: a task that is left out would stop the clock at its
 #: first due time, so a run either has all of them or has time frozen.
@@ -61,6 +62,8 @@ EAGER_CANDIDATES = (
 #: With KIP-497 the AlterIsr send and its response are reactions too; drawn after the others, so that a
 #: preset without AlterIsr draws exactly as before they existed.
 EAGER_ALTER_ISR = (A.AlterIsrRequest, A.AlterIsrResponse)
+#: Likewise the OffsetsForLeaderEpoch request and response when the model splits the round in two.
+EAGER_EPOCH_ROUND = (A.OffsetsForLeaderEpochRequest, A.OffsetsForLeaderEpochResponse)
 P_EAGER = 0.7
 EAGERNESS = 0.9
 #: Per-run weight of each broker's actions: a slow broker (weight 0.1) fetches, restarts and answers
@@ -120,7 +123,7 @@ class Policy:
         self.kinds = swarm_kinds(rng, swarm)
         self.weights = [rng.choice(BROKER_WEIGHTS) for _ in range(cfg.n_brokers)] if swarm else None
         model_kinds = action_kinds(cfg)
-        candidates = EAGER_CANDIDATES + tuple(k for k in EAGER_ALTER_ISR if k in model_kinds)
+        candidates = EAGER_CANDIDATES + tuple(k for k in EAGER_ALTER_ISR + EAGER_EPOCH_ROUND if k in model_kinds)
         self.eager = frozenset(k for k in candidates if rng.random() < P_EAGER) if swarm else frozenset()
         self.targeted = swarm and rng.random() < P_TARGETED
 

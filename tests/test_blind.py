@@ -170,7 +170,8 @@ def test_action_kinds_lists_every_kind_enabled_groups_offers():
             seen |= {type(a) for a in walk(p.config, seed, 400, (), swarm=False).actions}
         assert seen <= kinds, name
         assert set(A.ACTION_TYPES) - kinds <= {A.OffsetsForLeaderEpoch, A.AlterIsrRequest, A.AlterIsrResponse,
-                                              A.FlushLog, A.ListOffsets, A.ConsumerFetchWithClientMetadata}, name
+                                              A.FlushLog, A.ListOffsets, A.ConsumerFetchWithClientMetadata,
+                                              A.OffsetsForLeaderEpochRequest, A.OffsetsForLeaderEpochResponse}, name
     assert A.AlterIsrRequest in action_kinds(preset("kafka-2.7").config)
     assert A.AlterIsrRequest not in action_kinds(preset("kafka-2.4").config)
     assert A.OffsetsForLeaderEpoch not in action_kinds(preset("kafka-0.10.2").config)

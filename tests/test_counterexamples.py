@@ -43,9 +43,12 @@ def test_counterexample_replays_to_its_violation(path):
 
 
 def _fixed_name(trace) -> str:
-    """kafka-2.4 (every fix in), alter-isr for the AlterIsr presets, truncate-on-fetch for the truncate-on-fetch ones."""
+    """kafka-2.4 (every fix in), alter-isr for the AlterIsr presets, truncate-on-fetch for the truncate-on-fetch ones,
+    epoch-requests-in-flight for those with the OffsetsForLeaderEpoch round in two steps."""
     if trace.config.kafka_10554:
         return "truncate-on-fetch"
+    if trace.config.offsets_for_leader_epoch_in_flight:
+        return "epoch-requests-in-flight"
     return "alter-isr" if trace.config.kip_497 else "kafka-2.4"
 
 
@@ -168,7 +171,7 @@ def test_counterexample_is_gone_on_kafka_2_4(path):
     differing = {f for f in fixed.__dataclass_fields__ if getattr(fixed, f) != getattr(trace.config, f)}
     assert differing <= {"truncation", "kip_320", "kafka_7128", "kafka_7415", "kafka_7164", "kafka_6082", "kip_380",
                          "crash_loses_unflushed_data", "kafka_12686", "kafka_12751", "kafka_13091",
-                         "partition_epoch_check", "kafka_13141", "kafka_14704"}, differing
+                         "partition_epoch_check", "kafka_13141", "kafka_14704", "kafka_7786"}, differing
     s = initial_state(fixed)
     for a in trace.actions:
         after = step(fixed, s, a)

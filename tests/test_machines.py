@@ -113,19 +113,22 @@ def test_unflushed_single_replica_mutant_loses_an_acked_record():
 
 # --------------------------------------------------------------------------- (c) only enabled actions
 def test_one_rule_per_action_kind_and_a_single_invariant():
-    from isrlab.properties.machines import ALTER_ISR_KINDS, OBSERVATION_KINDS, rule_kinds
+    from isrlab.properties.machines import EPOCH_ROUND_KINDS, GATED_KINDS, rule_kinds
 
     Machine = machine_for(preset("kafka-2.4").config)
     setup = Machine.setup_state()
     # without KIP-497 the AlterIsr kinds have no rule, nor ListOffsets without list_offsets: the machine draws
     # what it drew before they existed
     assert sorted(r.function.__name__ for r in setup.rules) == sorted(
-        rule_name(k) for k in A.ACTION_TYPES if k not in ALTER_ISR_KINDS + OBSERVATION_KINDS)
+        rule_name(k) for k in A.ACTION_TYPES if k not in GATED_KINDS)
     assert all(len(r.preconditions) == 1 for r in setup.rules)
     assert [i.function.__name__ for i in setup.invariants] == ["catalogue_holds"]
     cfg = preset("kafka-2.7").config.replace(list_offsets=True, fetch_from_follower=True)
     assert sorted(r.function.__name__ for r in machine_for(cfg).setup_state().rules) == sorted(
-        rule_name(k) for k in A.ACTION_TYPES) == sorted(rule_name(k) for k in rule_kinds(cfg))
+        rule_name(k) for k in A.ACTION_TYPES if k not in EPOCH_ROUND_KINDS) == sorted(
+        rule_name(k) for k in rule_kinds(cfg))
+    split = cfg.replace(offsets_for_leader_epoch_in_flight=True)      # the round in two steps: its halves too
+    assert set(rule_kinds(split)) == set(rule_kinds(cfg)) | set(EPOCH_ROUND_KINDS)
     with pytest.raises(TypeError):
         ModelMachine()
 
@@ -357,7 +360,8 @@ def test_every_breaking_preset_the_machine_misses_is_named():
     """A new breaking preset must be measured for the machine (added to MACHINE_FINDS) or named as out of reach."""
     # kafka-2.8: its headline (kafka-2.7's KAFKA-13091) was found at seed 0 of 1500 test cases, but after 398 s on
     # a loaded machine: too slow for the suite; kafka-2.7 measures the same bug.
-    out_of_reach = {"no-kip-320", "no-kafka-7164", "no-kafka-7415", "no-kafka-12686", "kafka-2.8"}
+    # no-kafka-7786: a liveness headline, found by the machine's teardown settle only; not measured yet.
+    out_of_reach = {"no-kip-320", "no-kafka-7164", "no-kafka-7415", "no-kafka-12686", "kafka-2.8", "no-kafka-7786"}
     breaking = {n for n, p in PRESETS.items() if p.expected != "pass"}
     assert breaking == set(MACHINE_FINDS) | out_of_reach
 

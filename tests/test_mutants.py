@@ -793,8 +793,8 @@ CASES = (
          {"writer": 1, "isr_before": [1, 2], "isr_after": [0, 1, 2]}),
     Case("stale_broker_epoch_refused", registry("broker-epoch-not-checked"), fixture("stale_broker_epoch_refused"),
          {"broker": 1, "request_broker_epoch": 2, "broker_epoch": 4}),
-    Case("metadata_monotonic", registry("deliver-newest-first"), fixture("metadata_monotonic"),
-         {"broker": 1, "leader_epoch_before": 2, "leader_epoch_after": 1}),
+    Case("control_requests_in_order", registry("deliver-newest-first"), fixture("control_requests_in_order"),
+         {"controller": 1, "broker": 1, "delivered_leader_epoch": 2, "still_queued_leader_epoch": 0}),
     Case("caught_up_time_sound", registry("caught-up-one-behind"), fixture("caught_up_time_sound"),
          {"follower": 2, "fetch_offset": 0, "leader_log_end_offset": 1, "caught_up_after": 1000001}),
 )

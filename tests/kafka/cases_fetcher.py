@@ -247,12 +247,58 @@ missing(F + "testRetryAfterUnknownLeaderEpochInLatestOffsetFetch", "log start of
         "once and is retried (the model's fetchOffsetAndTruncate reads the leader's offsets in the same step, "
         "without the epoch check a ListOffsets request makes).")
 missing(F + "testCorruptMessage", "fetcher internals", "A corrupt record batch in a fetch response.")
-missing(F + "testLeaderEpochChangeDuringFencedFetchEpochsFromLeader", "interleaved OffsetsForLeaderEpoch",
-        "KAFKA-7786: the follower's epoch changes while its OffsetsForLeaderEpoch is in flight (fenced answer).")
-missing(F + "testLeaderEpochChangeDuringSuccessfulFetchEpochsFromLeader", "interleaved OffsetsForLeaderEpoch",
-        "KAFKA-7786: the follower's epoch changes while its OffsetsForLeaderEpoch is in flight (valid answer).")
+def _epoch_change_in_flight(name: str, description: str, leader_first: bool) -> Case:
+    """KAFKA-7786's window: follower 1 sends OffsetsForLeaderEpoch in leader epoch 1, and a LeaderAndIsr for epoch 2
+    (same leader) reaches it before the answer; the leader has epoch 2 before the request if ``leader_first``."""
+    c = Case(name, description, n_brokers=5, replication_factor=4, offsets_for_leader_epoch_in_flight=True)
+    c.adapt("Kafka's mock fetcher changes the partition's epoch (removePartitions, addPartitions) inside "
+            "fetchEpochEndOffsets; here the OffsetsForLeaderEpoch request and its answer are two steps "
+            "(offsets_for_leader_epoch_in_flight) and the controller (broker 4) bumps the epoch in between, the "
+            "way ZooKeeper-era Kafka bumps it with the same leader: it removes a dead replica (broker 3) from the ISR. "
+            "Epochs 0 -> 1 of Kafka's test are 1 -> 2 here (epoch 1 is broker 2's removal).")
+    c.create_topic(controller=4).catch_up()
+    c.produce(0, acks=1).catch_up()
+    c.crash(2).broker_change(4).deliver_all(to=[0, 1, 3]).catch_up(followers=[3])
+    c.check("brokers.1.fetchers.0.state", "truncating", "follower 1 truncates in leader epoch 1")
+    c.check("brokers.1.fetchers.0.leader_epoch", 1, "follower 1 truncates in leader epoch 1")
+    c.crash(3).broker_change(4)
+    if leader_first:
+        c.deliver_all(to=[0])
+    c.ofle_request(1)
+    c.deliver_all(to=[1])
+    c.check("brokers.1.fetchers.0.leader_epoch", 2, "the LeaderAndIsr of epoch 2 reached follower 1 while the request "
+            "was in flight")
+    c.ofle_response(1)
+    c.check("brokers.1.fetchers.0.state", "truncating", "the answer to epoch 1's request is ignored: still truncating")
+    c.check("brokers.1.fetchers.0.leader_epoch", 2, "in the new leader epoch")
+    c.deliver_all(to=[0]).catch_up(followers=[1])
+    c.check("brokers.1.fetchers.0.state", "fetching", "the next round truncates and the follower fetches again")
+    c.check("brokers.1.logs.0.entries", [[1, 0]], "with the leader's record")
+    return c
+
+
+@case(F + "testLeaderEpochChangeDuringFencedFetchEpochsFromLeader")
+def leader_epoch_change_during_fenced_fetch_epochs():
+    return _epoch_change_in_flight(F + "testLeaderEpochChangeDuringFencedFetchEpochsFromLeader",
+                                   "The leader is in the new epoch when the follower's OffsetsForLeaderEpoch of the old "
+                                   "epoch arrives, so it answers FENCED_LEADER_EPOCH; the follower's epoch changes while "
+                                   "the request is in flight, so the answer is ignored (KAFKA-7786) and the next round "
+                                   "truncates and fetches.", leader_first=True)
+
+
+@case(F + "testLeaderEpochChangeDuringSuccessfulFetchEpochsFromLeader")
+def leader_epoch_change_during_successful_fetch_epochs():
+    return _epoch_change_in_flight(F + "testLeaderEpochChangeDuringSuccessfulFetchEpochsFromLeader",
+                                   "The leader is still in the old epoch and answers the follower's OffsetsForLeaderEpoch; "
+                                   "the follower's epoch changes while the request is in flight, so the answer is "
+                                   "ignored (KAFKA-7786) and the follower truncates once the leader is in the new "
+                                   "epoch too.", leader_first=False)
+
+
 missing(F + "testTruncateToEpochEndOffsetsDuringRemovePartitions", "interleaved OffsetsForLeaderEpoch",
-        "The partition is removed while its OffsetsForLeaderEpoch is in flight.")
+        "The partition is removed from the fetcher (without a new state) while its OffsetsForLeaderEpoch is in "
+        "flight: the model removes a follower's fetcher only when it becomes leader or stops, and both drop the "
+        "in-flight answer with the fetch state.")
 out_of_scope(F + "testTruncationThrowsExceptionIfLeaderReturnsPartitionsNotRequestedInFetchEpochs",
              "a malformed response (partitions that were not requested)")
 missing(F + "testFetcherThreadHandlingPartitionFailureDuringAppending", "fetcher internals",

@@ -168,7 +168,17 @@ class Case:
         return self.do(A.ConsumerFetchWithClientMetadata(b, p, current_leader_epoch, rack))
 
     def ofle(self, b: int, p: int = 0) -> "Case":
-        return self.do(A.OffsetsForLeaderEpoch(b, p))
+        """One OffsetsForLeaderEpoch round: one step, or its request and response where the model splits it."""
+        if not self.cfg.offsets_for_leader_epoch_in_flight:
+            return self.do(A.OffsetsForLeaderEpoch(b, p))
+        self.ofle_request(b, p)
+        return self.ofle_response(b, p) if self.s.brokers[b].fetchers[p].epoch_request else self
+
+    def ofle_request(self, b: int, p: int = 0) -> "Case":
+        return self.do(A.OffsetsForLeaderEpochRequest(b, p))
+
+    def ofle_response(self, b: int, p: int = 0) -> "Case":
+        return self.do(A.OffsetsForLeaderEpochResponse(b, p))
 
     def list_offsets(self, b: int, timestamp: int = -1, isolation: str = "read_uncommitted", replica_id: int = -1,
                      current_leader_epoch: int = -1, p: int = 0) -> "Case":
