@@ -78,6 +78,16 @@ class MutateSpec:
         return [(m, e, s, spec) for m in self.mutants for e in self.engines for s in self.seeds]
 
 
+def kill_names(preset_name: str) -> tuple:
+    """The invariants and liveness properties a kill may name: all but those the unmutated preset is known to break
+    (``Preset.breaks``): kafka-2.4's own KAFKA-10706 liveness break says nothing about a mutant."""
+    from .model.config import preset as get_preset
+    from .properties.invariants import LIVENESS_BY_NAME, SAFETY
+
+    known = set(get_preset(preset_name).breaks)
+    return tuple(i.name for i in SAFETY if i.name not in known) + tuple(n for n in LIVENESS_BY_NAME if n not in known)
+
+
 def hunt(spec: MutateSpec, mutant: str, engine: str, seed: int, clock=time.monotonic) -> dict:
     """One task: install ``mutant``, hunt with ``engine`` from ``seed`` until a violation or a budget; a row."""
     from .model.config import preset as get_preset
@@ -89,7 +99,7 @@ def hunt(spec: MutateSpec, mutant: str, engine: str, seed: int, clock=time.monot
     row.update(mutant=m.name, area=m.area, kind=m.kind, half=m.half, engine=engine, seed=seed, killed=False,
                runs=0, stopped=False, equivalent_reason=m.equivalent_reason)
     cspec = CampaignSpec(presets=(spec.preset,), seed=seed, engine=engine, shards=1, runs=None,
-                         shard_budget_s=spec.budget_s or 1.0)
+                         shard_budget_s=spec.budget_s or 1.0, invariants=kill_names(spec.preset))
     steps = runs = 0
     t0 = clock()
     deadline = Deadline(spec.budget_s, clock)

@@ -177,3 +177,15 @@ def test_cli_list():
     r = CliRunner().invoke(main, ["mutate", "--list", "--json"])
     assert r.exit_code == 0
     assert [m["name"] for m in json.loads(r.stdout)] == R.names()
+
+
+def test_a_kill_never_names_what_the_unmutated_preset_breaks():
+    """kafka-2.4 breaks truncation_completes itself (KAFKA-10706): a mutant hunt must not count it as a kill."""
+    from isrlab.model.config import preset
+    from isrlab.mutate import kill_names
+    from isrlab.properties.invariants import LIVENESS_BY_NAME, SAFETY
+
+    names = set(kill_names("kafka-2.4"))
+    assert "truncation_completes" not in names and "truncation_completes" in preset("kafka-2.4").breaks
+    assert names == ({i.name for i in SAFETY} | set(LIVENESS_BY_NAME)) - set(preset("kafka-2.4").breaks)
+    assert "acked_durability" in names and "acked_durability" not in kill_names("kafka-0.10.2")
