@@ -98,7 +98,9 @@ def counterexample(preset_name: str, config: ModelConfig, actions, invariant: st
             result = replay(trace, with_changes=False)
             if any(x.invariant == invariant for x in result.violations):
                 break
-        found = next(x for x in settled.violations if x.invariant == invariant)
+        # the violation as the archived actions replay to it (its step is theirs, not the whole settling phase's)
+        found = next((x for x in result.violations if x.invariant == invariant),
+                     next(x for x in settled.violations if x.invariant == invariant))
     else:
         trace = Trace(config=config, actions=actions, expect="violation", violated=invariant, preset=preset_name,
                       provenance=provenance, start=start)

@@ -33,7 +33,7 @@ UP = [A.ElectController(0)] + [A.DeliverControlRequest(0, b) for b in (0, 1, 2)]
 def test_presets_lists_every_preset_with_expected_outcome():
     r = run("presets", "--json")
     assert r.exit_code == 0
-    rows = json.loads(r.output)
+    rows = json.loads(r.stdout)
     assert {row["name"] for row in rows} == set(PRESETS)
     assert all(row["expected"] for row in rows)
     text = run("presets").output
@@ -97,7 +97,7 @@ def test_step_rows_mark_first_failure_once():
 
 def test_replay_json_reports_steps_and_changes(tmp_path):
     r = run("replay", _trace_file(tmp_path, UP + [A.Produce(0, 0, 1)]), "--json")
-    out = json.loads(r.output)
+    out = json.loads(r.stdout)
     assert out["outcome"] == "pass" and out["matches_expectation"]
     last = out["steps"][-1]
     assert last["action"] == action_to_json(A.Produce(0, 0, 1))
@@ -368,7 +368,7 @@ def test_shrink_finds_another_order_of_the_same_events_and_archives_it(tmp_path)
     assert not (tmp_path / "none").exists()
     r = run("shrink", src, "--archive", str(tmp_path / "cx"), "--json")
     assert r.exit_code == 0, r.output
-    out = json.loads(r.output)
+    out = json.loads(r.stdout)
     assert out["shrunk_length"] < len(before.actions) and out["passes"].get("bfs") == 1 and out["newly_archived"]
     after = load_trace(out["trace_file"])
     assert len(after.actions) == out["shrunk_length"] and after.violated == before.violated == "isr_entry_condition"
@@ -435,7 +435,7 @@ def test_campaigns_lists_summaries_newest_first(tmp_path):
     (tmp_path / "junk").mkdir()
     r = run("campaigns", "--out", str(tmp_path), "--json")
     assert r.exit_code == 0
-    rows = json.loads(r.output)["campaigns"]
+    rows = json.loads(r.stdout)["campaigns"]
     assert [row["id"] for row in rows] == ["b-2", "a-1"] and rows[0]["as_expected"] is False
     assert "UNEXPECTED" in run("campaigns", "--out", str(tmp_path)).output
     assert "no campaigns" in run("campaigns", "--out", str(tmp_path / "none")).output
@@ -446,7 +446,7 @@ def test_invariants_lists_the_catalogue():
 
     r = run("invariants", "--json")
     assert r.exit_code == 0
-    assert [row["name"] for row in json.loads(r.output)] == [inv.name for inv in CATALOGUE] + [lv.name for lv in LIVENESS]
+    assert [row["name"] for row in json.loads(r.stdout)] == [inv.name for inv in CATALOGUE] + [lv.name for lv in LIVENESS]
 
 
 # --------------------------------------------------------------------------- progress

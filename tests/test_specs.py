@@ -190,7 +190,7 @@ def test_bmc_replay_reports_a_disagreement_as_an_encoding_bug():
 def test_prove_cli_json_and_exit_code():
     r = CliRunner().invoke(prove, ["--json", "--group", "propagation"])
     assert r.exit_code == 0, r.output
-    data = json.loads(r.output)
+    data = json.loads(r.stdout)
     assert data["failed"] == [] and any(c["claim"] == "propagation.quiet_reached" for c in data["claims"])
 
 

@@ -280,7 +280,7 @@ def test_isrlab_shrink_archives_the_shorter_trace_with_its_start(tmp_path):
     r = CliRunner().invoke(main, ["shrink", str(path), "--bfs-states", "2000", "--budget", "30",
                                   "--archive", str(tmp_path / "out"), "--json"])
     assert r.exit_code == 0, r.output
-    out = json.loads(r.output)
+    out = json.loads(r.stdout)
     assert out["shrunk_length"] < len(actions) and out["trace_file"], out
     with open(out["trace_file"], encoding="utf-8") as fh:
         archived = json.load(fh)
