@@ -7,6 +7,8 @@ counterexample is archived once however many runs or campaigns find it.
 
 from __future__ import annotations
 
+import dataclasses
+
 import datetime
 import glob
 import hashlib
@@ -98,9 +100,11 @@ def counterexample(preset_name: str, config: ModelConfig, actions, invariant: st
             result = replay(trace, with_changes=False)
             if any(x.invariant == invariant for x in result.violations):
                 break
-        # the violation as the archived actions replay to it (its step is theirs, not the whole settling phase's)
-        found = next((x for x in result.violations if x.invariant == invariant),
-                     next(x for x in settled.violations if x.invariant == invariant))
+        found = next(x for x in settled.violations if x.invariant == invariant)
+        # its facts are the settling phase's from the prefix; its step is where the archived actions replay to it
+        replayed = next((x for x in result.violations if x.invariant == invariant), None)
+        if replayed is not None:
+            found = dataclasses.replace(found, step=replayed.step)
     else:
         trace = Trace(config=config, actions=actions, expect="violation", violated=invariant, preset=preset_name,
                       provenance=provenance, start=start)
