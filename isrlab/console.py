@@ -65,6 +65,10 @@ def _verdict(text: str) -> Text:
     return Text(text, style=style)
 
 
+#: up to this many presets the result lists each in the table; beyond, only those not as expected
+TABLE_ROWS = 12
+
+
 def campaign(summary: dict, out: Console, where: dict, verbose: bool = False) -> None:
     """Print a campaign's result: verdict and presets, next steps, then the counterexamples and where things are."""
     presets = summary["presets"]
@@ -87,10 +91,17 @@ def campaign(summary: dict, out: Console, where: dict, verbose: bool = False) ->
     for col, kw in (("preset", {}), ("expected", {}), ("runs", {"justify": "right"}),
                     ("steps", {"justify": "right"}), ("violated", {}), ("verdict", {})):
         table.add_column(col, **kw)
-    for p in presets:
+    # a long campaign lists its presets as expected on one folded line, so the verdict, the presets that need a
+    # look and the next steps fit the first screen
+    shown = presets if len(presets) <= TABLE_ROWS else [p for p in presets if p["verdict"] != "ok"]
+    for p in shown:
         table.add_row(p["preset"], p["expected"], f"{p['runs']:,}", f"{p['steps']:,}", _violated(p),
                       _verdict(p["verdict"]))
-    out.print(table)
+    if shown:
+        out.print(table)
+    ok = [p["preset"] for p in presets if p not in shown]
+    if ok:
+        out.print(Text.assemble((f"as expected ({len(ok)}): ", "green"), ", ".join(ok)), overflow="fold")
 
     folded = fold(summary.get("counterexamples", []))
     out.print()

@@ -508,3 +508,27 @@ def test_shrink_json_stays_clean(tmp_path):
     out = json.loads(r.stdout)
     assert out["invariant"] == "acked_durability" and out["shrunk_length"] <= out["original_length"]
     assert all(line.startswith("shrink: ") for line in r.stderr.splitlines())
+
+
+def test_a_long_campaigns_result_fits_the_first_screen():
+    """With many presets, those as expected fold into one line: the verdict, the presets that need a look and the
+    next steps stay within the first 30 lines of an 80-column terminal."""
+    import io
+
+    from rich.console import Console
+
+    from isrlab import console
+
+    presets = [dict(preset=f"preset-{i:02d}", expected="pass", runs=2, steps=80_000, violated=[], verdict="ok")
+               for i in range(30)]
+    presets[7].update(expected="log_matching", violated=["committed_prefix"], verdict="not found")
+    summary = dict(campaign="seed0-x", runs=60, steps=2_400_000, master="local[2]", tasks=60,
+                   seconds={"total_s": 170.0}, steps_per_second_in_shards=17_000.0, presets=presets,
+                   counterexamples=[])
+    buf = io.StringIO()
+    console.campaign(summary, Console(file=buf, width=80, color_system=None), {"summary": "c/summary.json"})
+    lines = buf.getvalue().splitlines()
+    first = "\n".join(lines[:30])
+    assert "preset-07" in first and "not found" in first and "next" in first and "c/summary.json" in first
+    assert "as expected (29)" in first and "preset-29" in first
+    assert sum("preset-03" in line for line in lines) == 1       # listed once, in the folded line
