@@ -102,15 +102,11 @@ def fetch_offset_and_truncate(cfg: ModelConfig, s: ClusterState, b: int, p: int)
 
 
 def truncate_to_epoch_end_offset(cfg: ModelConfig, s: ClusterState, b: int, p: int) -> str:
-    """AbstractFetcherThread.maybeTruncate (Kafka 2.4.0 / 0.11.0): one OffsetsForLeaderEpoch round (FO7-FO10)."""
-    br = s.broker_mut(b)
-    f = br.fetcher_mut(p)
-    log = br.log_mut(p)
-    if log.latest_epoch == UNDEFINED_EPOCH:
-        # partitions without epochs: truncateToHighWatermark
-        _finish_truncation(s, f, log, f.fetch_offset)
+    """AbstractFetcherThread.maybeTruncate (Kafka 2.4.0 / 0.11.0): one OffsetsForLeaderEpoch round (FO7-FO10), its
+    request and its response in one step."""
+    if not send_epoch_request(cfg, s, b, p):
         return E.NONE
-    return _apply_epoch_answer(cfg, s, f, log, epoch_answer(cfg, s, f, p, log.latest_epoch))
+    return receive_epoch_response(cfg, s, b, p)
 
 
 def epoch_answer(cfg: ModelConfig, s: ClusterState, f, p: int, latest: int) -> tuple:
@@ -176,6 +172,7 @@ def send_epoch_request(cfg: ModelConfig, s: ClusterState, b: int, p: int) -> boo
     f = br.fetcher_mut(p)
     log = br.log_mut(p)
     if log.latest_epoch == UNDEFINED_EPOCH:
+        # partitions without epochs: truncateToHighWatermark
         _finish_truncation(s, f, log, f.fetch_offset)
         return False
     f.epoch_request = (f.leader_epoch,) + epoch_answer(cfg, s, f, p, log.latest_epoch)

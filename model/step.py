@@ -129,21 +129,24 @@ def g_fetch_response(cfg, s, a) -> bool:
     return br.alive and f is not None and f.inflight is not None
 
 
+def _truncating(s, a):
+    """The fetch state of a live follower that truncates towards a live leader, or None."""
+    br = s.brokers[a.broker]
+    f = br.fetchers[a.partition]
+    return f if br.alive and f is not None and f.state == TRUNCATING and s.brokers[f.leader].alive else None
+
+
 def g_offsets_for_leader_epoch(cfg, s, a) -> bool:
     if not _bp(s, a) or cfg.truncation == "hw" or cfg.offsets_for_leader_epoch_in_flight:
         return False
-    br = s.brokers[a.broker]
-    f = br.fetchers[a.partition]
-    return br.alive and f is not None and f.state == TRUNCATING and s.brokers[f.leader].alive
+    return _truncating(s, a) is not None
 
 
 def g_epoch_request(cfg, s, a) -> bool:
     if not _bp(s, a) or cfg.truncation == "hw" or not cfg.offsets_for_leader_epoch_in_flight:
         return False
-    br = s.brokers[a.broker]
-    f = br.fetchers[a.partition]
-    return (br.alive and f is not None and f.state == TRUNCATING and not f.epoch_request
-            and s.brokers[f.leader].alive)
+    f = _truncating(s, a)
+    return f is not None and not f.epoch_request
 
 
 def g_epoch_response(cfg, s, a) -> bool:

@@ -487,24 +487,26 @@ def epochs_monotonic(cfg, pre: ClusterState, a, post: ClusterState):
 
 def stale_controller_epoch_refused(cfg, pre: ClusterState, a, post: ClusterState):
     """INV stale_controller_epoch_refused (C1, C10, C11): a request from an older controller epoch changes nothing."""
-    if type(a) is not A.DeliverControlRequest:
+    r = _stale_request_changed(pre, a, post, lambda req, br: req.controller_epoch < br.controller_epoch)
+    if r is None:
         return None
-    req = pre.controller_on(a.controller).queues[a.broker][0]
-    br0, br1 = pre.brokers[a.broker], post.brokers[a.broker]
-    if req.controller_epoch >= br0.controller_epoch:
-        return None
-    name = _broker_part_changed(br0, br1)
-    if name is None:
-        return None
+    req, br0, name = r
     return {"broker": a.broker, "request": type(req).__name__, "request_controller_epoch": req.controller_epoch,
             "broker_controller_epoch": br0.controller_epoch, "changed": name}
 
 
-def _broker_part_changed(br0, br1):
-    """The first of a broker's parts a control request may change that differs between br0 and br1, or None."""
+def _stale_request_changed(pre: ClusterState, a, post: ClusterState, stale):
+    """(request, broker before, first part changed) when ``a`` delivers a control request ``stale(request, broker)``
+    says must be refused and the broker changed anyway; else None."""
+    if type(a) is not A.DeliverControlRequest:
+        return None
+    req = pre.controller_on(a.controller).queues[a.broker][0]
+    br0, br1 = pre.brokers[a.broker], post.brokers[a.broker]
+    if not stale(req, br0):
+        return None
     for name in ("controller_epoch", "partitions", "logs", "fetchers", "metadata", "delayed_produces"):
         if getattr(br0, name) != getattr(br1, name):
-            return name
+            return req, br0, name
     return None
 
 
@@ -609,15 +611,11 @@ def zk_write_needs_session(cfg, pre: ClusterState, a, post: ClusterState):
 
 def stale_broker_epoch_refused(cfg, pre: ClusterState, a, post: ClusterState):
     """INV stale_broker_epoch_refused (C0, KIP-380): a control request for an older broker epoch changes nothing."""
-    if type(a) is not A.DeliverControlRequest:
+    r = _stale_request_changed(pre, a, post,
+                               lambda req, br: req.broker_epoch != -1 and req.broker_epoch < br.broker_epoch)
+    if r is None:
         return None
-    req = pre.controller_on(a.controller).queues[a.broker][0]
-    br0, br1 = pre.brokers[a.broker], post.brokers[a.broker]
-    if req.broker_epoch == -1 or req.broker_epoch >= br0.broker_epoch:
-        return None
-    name = _broker_part_changed(br0, br1)
-    if name is None:
-        return None
+    req, br0, name = r
     return {"broker": a.broker, "request": type(req).__name__, "request_broker_epoch": req.broker_epoch,
             "broker_epoch": br0.broker_epoch, "changed": name}
 
