@@ -36,7 +36,8 @@ _KIND = {
     A.FlushLog: "task", A.Tick: "tick", A.BrokerCrash: "fault", A.BrokerRestart: "fault",
     A.ZkSessionExpire: "fault", A.ZkReconnect: "fault", A.ZkDeleteController: "fault", A.ListOffsets: "fetch",
     A.ConsumerFetchWithClientMetadata: "fetch", A.OffsetsForLeaderEpochRequest: "fetch",
-    A.OffsetsForLeaderEpochResponse: "fetch",
+    A.OffsetsForLeaderEpochResponse: "fetch", A.MetadataApply: "control", A.BrokerHeartbeat: "task",
+    A.FenceStaleBroker: "control", A.HeartbeatsLost: "fault",
 }
 COLOURS = {"append": "#1f77b4", "fetch": "#2ca02c", "truncation": "#d62728", "isr": "#9467bd",
            "control": "#8c564b", "election": "#ff7f0e", "fault": "#000000", "task": "#7f7f7f",
@@ -116,6 +117,9 @@ def build(trace, invariants=SAFETY, sentence: str | None = None) -> Diagram:
         elif t is A.AlterIsrRequest:
             lane = _lane(a.broker)
             arrow = CONTROLLER
+        elif t is A.MetadataApply or t is A.FenceStaleBroker:
+            lane = CONTROLLER
+            arrow = _lane(a.broker) if t is A.MetadataApply else None
         elif t is A.AlterIsrResponse:
             lane = CONTROLLER
             arrow = _lane(a.broker)
@@ -139,11 +143,12 @@ def build(trace, invariants=SAFETY, sentence: str | None = None) -> Diagram:
             if l0 is not None and l1 is not None and l1.log_end_offset < l0.log_end_offset:
                 kinds.append("truncation")
                 label += f"; broker {b} truncated to {l1.log_end_offset}"
-        z0, z1 = s.zk.partition_states[0] if s.zk.partition_states else None, \
-            s2.zk.partition_states[0] if s2.zk.partition_states else None
+        c0, c1 = s.controller_partition_states(), s2.controller_partition_states()
+        z0, z1 = c0[0] if c0 else None, c1[0] if c1 else None
         if z1 is not None and (z0 is None or z0.leader_epoch != z1.leader_epoch):
             kinds.append("election")
-            label += f"; ZooKeeper: leader {z1.leader if z1.leader >= 0 else 'none'} epoch {z1.leader_epoch}"
+            where = "ZooKeeper" if s2.quorum is None else "controller"
+            label += f"; {where}: leader {z1.leader if z1.leader >= 0 else 'none'} epoch {z1.leader_epoch}"
         if z1 is not None and z0 is not None and z0.isr != z1.isr:
             kinds.append("isr")
             label += f"; ISR [{','.join(map(str, z1.isr))}]"

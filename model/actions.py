@@ -215,12 +215,40 @@ class OffsetsForLeaderEpochResponse:
     partition: int
 
 
+# ----------------------------------------------------------------- KRaft (KIP-500, KIP-631)
+@dataclass(frozen=True, slots=True)
+class MetadataApply:
+    """Broker ``broker`` replays the next committed metadata record (KRaft): its metadata cache, and for a partition
+    record, ReplicaManager.applyDelta."""
+    broker: int
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerHeartbeat:
+    """Broker ``broker``'s BrokerLifecycleManager sends its scheduled heartbeat to the quorum controller, which answers."""
+    broker: int
+
+
+@dataclass(frozen=True, slots=True)
+class FenceStaleBroker:
+    """The quorum controller fences ``broker``, whose session has expired: it leaves every ISR but the last."""
+    broker: int
+
+
+@dataclass(frozen=True, slots=True)
+class HeartbeatsLost:
+    """A fault: ``broker``'s heartbeats stop reaching the controller for a session timeout (a network partition or a
+    long pause), so its session has expired; the broker itself runs on."""
+    broker: int
+
+
 Action = Union[
     ElectController, ControllerProcessBrokerChange, ControllerProcessIsrChangeNotification, ControllerResign,
     DeliverControlRequest, Produce, ConsumerFetch, FetchRequest, FetchResponse, OffsetsForLeaderEpoch,
     AlterIsrRequest, AlterIsrResponse, IsrExpiration, IsrChangePropagation, HighWatermarkCheckpoint, DelayedProduceExpire, FlushLog, Tick,
     BrokerCrash, BrokerRestart, ZkSessionExpire, ZkReconnect, ZkDeleteController, ListOffsets,
     ConsumerFetchWithClientMetadata, OffsetsForLeaderEpochRequest, OffsetsForLeaderEpochResponse,
+    MetadataApply, BrokerHeartbeat, FenceStaleBroker, HeartbeatsLost,
 ]
 
 #: Every action class, in the documented order of ``enabled_actions``.

@@ -17,7 +17,8 @@ from . import errors as E
 from .config import ModelConfig
 from .controller import process_alter_isr
 from .delayed import note_error
-from .partition import handle_alter_isr_response
+from .partition import handle_alter_isr_response, retriable_alter_isr_error
+from .quorum_controller import alter_partition
 from .requests import AlterIsrRequestData
 from .state import AlterIsrInflight, ClusterState
 
@@ -27,8 +28,11 @@ def send_alter_isr(cfg: ModelConfig, s: ClusterState, b: int) -> None:
     br = s.broker_mut(b)
     items = br.alter_isr_unsent                  # copied, not removed: they leave when their response comes
     req = AlterIsrRequestData(b, br.broker_epoch, tuple(item.request for item in items))
-    target = br.metadata.controller_id           # BrokerToControllerChannelManager: MetadataCache.getControllerId
-    response = process_alter_isr(cfg, s, target, req)
+    if cfg.kip_500:                              # KRaft: the active controller of the quorum (AlterPartition)
+        target, response = -1, alter_partition(cfg, s, req)
+    else:
+        target = br.metadata.controller_id       # BrokerToControllerChannelManager: MetadataCache.getControllerId
+        response = process_alter_isr(cfg, s, target, req)
     br.alter_isr_inflight = AlterIsrInflight(target, items, response)
 
 
@@ -50,6 +54,8 @@ def receive_alter_isr_response(cfg: ModelConfig, s: ClusterState, b: int) -> str
             continue                             # left out of the response: stays unsent, re-sent
         note_error(s, r.error)
         handle_alter_isr_response(cfg, s, br, p, item, r)
+        if cfg.kip_500 and retriable_alter_isr_error(r.error):
+            continue                             # handleAlterPartitionError: submitted again (Kafka 3.5.0)
         # finally: unsentIsrUpdates.remove(topicPartition), whatever item the partition holds by now
         unsent = br.alter_isr_unsent
         if any(x.request.partition == p for x in unsent):

@@ -110,6 +110,27 @@ class ModelConfig:
     #: and HW; before, it set its HW from the response, then truncated.  Only with kafka_10554.
     kafka_14704: bool = True
 
+    #: KIP-500 / KIP-631 (KRaft, production-ready in 3.3.0): a quorum controller keeps brokers and partitions as
+    #: records in a metadata log that brokers replay in order (ReplicaManager.applyDelta), brokers register and
+    #: heartbeat and are fenced when their session expires; ZooKeeper and the ZooKeeper-era controller are gone.
+    #: Needs kip_497 (ISR changes go to the quorum controller as AlterPartition).  The 3.x Partition.makeLeader /
+    #: makeFollower (partition epochs) come with it.
+    kip_500: bool = False
+    #: broker.session.timeout.ms (KRaft): the controller fences a broker it has not heard from for longer
+    broker_session_timeout_ms: int = 9000
+    #: broker.heartbeat.interval.ms (KRaft): BrokerLifecycleManager's heartbeat period
+    broker_heartbeat_interval_ms: int = 2000
+    #: KAFKA-13916 (KIP-841, 3.3.0): a leader adds no fenced or shutting-down replica to the ISR
+    #: (Partition.isReplicaIsrEligible), the controller answers such an AlterPartition INELIGIBLE_REPLICA and the
+    #: leader reverts to its committed ISR.  Only with kip_500.
+    kafka_13916: bool = True
+    #: KAFKA-15021 (3.6.0, metadata version 3.6-IV0): the controller no longer bumps the leader epoch when an ISR
+    #: shrinks (PartitionChangeBuilder.triggerLeaderEpochBumpIfNeeded); before, every shrink did.  Only with kip_500.
+    kafka_15021: bool = True
+    #: The leader's "follower LEO >= HW" condition for ISR entry (Partition.isFollowerInSync).  No JIRA: off is a
+    #: mutant, as the TLA+ specification switches its ``\* CHECK`` off (an ISR join without the HW).
+    isr_join_requires_hw: bool = True
+
     # --- bounds and budgets (engines stop offering actions past them) -----
     max_records: int = 6
     max_crashes: int = 2
@@ -160,6 +181,10 @@ class ModelConfig:
             errors.append("isr_expiration_phase_ms must give one phase per broker")
         if any(p < 0 for p in self.isr_expiration_phase_ms):
             errors.append("isr_expiration_phase_ms must be >= 0")
+        if self.kip_500 and not self.kip_497:
+            errors.append("kip_500 (KRaft) needs kip_497: ISR changes go to the quorum controller as AlterPartition")
+        if self.broker_heartbeat_interval_ms < 1 or self.broker_session_timeout_ms <= self.broker_heartbeat_interval_ms:
+            errors.append("broker_session_timeout_ms must exceed broker_heartbeat_interval_ms (>= 1)")
         if self.replica_selector not in ("", "rack-aware"):
             errors.append(f"replica_selector must be '' or 'rack-aware', got {self.replica_selector!r}")
         if self.truncation not in TRUNCATION_MODES:
@@ -237,7 +262,8 @@ class ModelConfig:
 LATER_FIELDS = ("kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partition_epoch_check",
                 "max_controller_moves", "kafka_10706", "kafka_10554", "kafka_13141", "kafka_14704",
                 "list_offsets", "fetch_from_follower", "replica_selector",
-                "offsets_for_leader_epoch_in_flight", "kafka_7786")
+                "offsets_for_leader_epoch_in_flight", "kafka_7786", "kip_500", "broker_session_timeout_ms",
+                "broker_heartbeat_interval_ms", "kafka_13916", "kafka_15021", "isr_join_requires_hw")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(ModelConfig)}
 
 
@@ -305,6 +331,10 @@ _TRUNCATE_ON_FETCH = _ALTER_ISR.replace(kafka_10554=True)
 #: kafka-2.4 with the OffsetsForLeaderEpoch round in two steps, and KAFKA-10706's fix (2.8.0) so that the only
 #: liveness break left is the one a preset switches on.
 _EPOCH_ROUNDS = _BASE.replace(offsets_for_leader_epoch_in_flight=True, kafka_10706=True)
+
+#: KRaft (KIP-500, KIP-631) with AlterPartition, truncate on fetch and every fix the model has through 3.6: KAFKA-10706
+#: (2.8.0), KAFKA-13141 (3.0.0), KIP-841 (3.3.0), KAFKA-14704 (3.4.1), KAFKA-15021 (3.6.0).  The base of the KRaft presets.
+_KRAFT = _TRUNCATE_ON_FETCH.replace(kip_500=True, kafka_10706=True)
 
 _PRE_21 = dict(kip_320=False, kafka_7128=False, kafka_7415=False, kafka_7164=False, kafka_6082=False,
                kip_380=False)
@@ -484,6 +514,29 @@ PRESETS: dict[str, Preset] = {
                "before it truncates, so its HW covers records the leader does not have (uncommitted records exposed "
                "below a HW) until the truncation.",
                "KAFKA-14704"),
+        Preset("kafka-3.3", _KRAFT.replace(kafka_14704=False, kafka_15021=False), "follower_hw_committed",
+               "Kafka 3.3.0 in KRaft mode: the quorum controller and its metadata log, broker registration, heartbeats "
+               "and fencing, AlterPartition, KIP-841's eligibility checks; every ISR shrink bumps the leader epoch "
+               "(before KAFKA-15021), and KAFKA-14704 (3.4.1) is not in: a diverging follower takes the leader's HW "
+               "before it truncates.", "3.3.0, KIP-500, KIP-631, KIP-841"),
+        Preset("kafka-3.5", _KRAFT.replace(kafka_15021=False), "pass",
+               "Kafka 3.5.0 in KRaft mode: kafka-3.3 with KAFKA-14704. KIP-903 (broker epochs in Fetch and in "
+               "AlterPartition's ISR entries) is not modelled yet.", "3.5.0"),
+        Preset("kafka-3.6", _KRAFT, "pass",
+               "Kafka 3.6.0 in KRaft mode: kafka-3.5 with KAFKA-15021 (an ISR shrink keeps the leader epoch; only a "
+               "leader change bumps it).", "3.6.0, KAFKA-15021"),
+        Preset("no-kafka-13916", _KRAFT.replace(kafka_13916=False), "isr_members_eligible",
+               "KIP-841 off (KAFKA-13916, Kafka 3.2): the leader proposes, and the controller accepts, a fenced replica "
+               "into the ISR. A broker fenced for missed heartbeats goes on fetching; once it catches up the leader "
+               "adds it back, and the ISR counts a broker the controller holds dead (a leader election cannot pick it, "
+               "yet acks=all and min.insync.replicas count it).", "KAFKA-13916, KIP-841"),
+        Preset("kraft-no-partition-epoch-check", _KRAFT.replace(partition_epoch_check=False), "pass",
+               "The quorum controller's partition-epoch check off (ReplicationControlManager.validateAlterPartitionData "
+               "without INVALID_UPDATE_VERSION): an AlterPartition built on an older ISR is applied.",
+               "KIP-497 partition epoch, KRaft"),
+        Preset("kraft-no-isr-join-hw-check", _KRAFT.replace(isr_join_requires_hw=False), "isr_entry_condition",
+               "The leader's LEO >= HW condition for ISR entry off (Partition.isFollowerInSync keeps only the epoch start "
+               "offset): a follower joins the ISR below the HW.", "Partition.isFollowerInSync, KRaft"),
     )
 }
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from .config import ModelConfig
 from .log import clamp_high_watermark, truncate_to
 from .node import replace_at
+from .broker_metadata import register
 from .replica_manager import checkpoint_high_watermarks
 from .state import Broker, ClusterState, MetadataCache
 
@@ -30,7 +31,8 @@ def broker_crash(cfg: ModelConfig, s: ClusterState, b: int, clean: bool) -> None
         next_due = br.next_hw_checkpoint_ms
         checkpoint_high_watermarks(cfg, s, br)   # ReplicaManager.shutdown(checkpointHW = true)
         br.next_hw_checkpoint_ms = next_due
-        _close_session(s, b)
+        if not cfg.kip_500:
+            _close_session(s, b)
     elif cfg.crash_loses_unflushed_data:
         lost = False
         for p, log in enumerate(br.logs):
@@ -51,6 +53,8 @@ def broker_crash(cfg: ModelConfig, s: ClusterState, b: int, clean: bool) -> None
     br.isr_change_set = ()
     br.alter_isr_unsent = ()          # AlterIsrManager's items and its request in flight die with the process
     br.alter_isr_inflight = None
+    br.metadata_offset = 0            # KRaft: the metadata image and the lifecycle manager die too
+    br.next_heartbeat_ms = -1
     s.controllers = tuple(c for c in s.controllers if c.broker_id != b)
 
 
@@ -64,7 +68,10 @@ def broker_restart(cfg: ModelConfig, s: ClusterState, b: int) -> None:
             hw = clamp_high_watermark(log, checkpoint if checkpoint is not None else 0)
             if hw != log.high_watermark:
                 br.log_mut(p).high_watermark = hw
-    _open_session(s, br)
+    if cfg.kip_500:
+        register(cfg, s, br)                      # BrokerLifecycleManager: a new incarnation registers, fenced
+    else:
+        _open_session(s, br)
     now = s.now
     br.next_isr_expiration_ms = now + cfg.phase_of(b)
     br.next_isr_propagation_ms = -1 if cfg.kip_497 else now   # no isr-change-propagation task with AlterIsr

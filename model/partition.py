@@ -200,8 +200,14 @@ def handle_alter_isr_response(cfg: ModelConfig, s: ClusterState, br: Broker, p: 
     if type(part) is not Partition or part.isr != item.isr or part.pending_isr != item.pending:
         return False                             # isrState != proposedIsrState: the response is out of date
     if result.error != E.NONE:
-        # UNKNOWN_TOPIC_OR_PARTITION, FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION: give up, stay pending until a
-        # LeaderAndIsr.  Other errors are retried; the model's controller answers none.
+        if cfg.kafka_13916 and result.error == E.INELIGIBLE_REPLICA:
+            # handleAlterPartitionError (Kafka 3.3.0, KIP-841): the controller says it applied nothing and the partition
+            # epoch is right, so the partition goes back to its last committed state
+            br.partition_mut(p).pending_isr = None
+            return False
+        # UNKNOWN_TOPIC_OR_PARTITION, FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION, INVALID_REQUEST, NEW_LEADER_ELECTED:
+        # give up, stay pending until new metadata (a LeaderAndIsr, or a metadata record).  Others are retried
+        # (``retriable_alter_isr_error``).
         return False
     if result.leader_epoch != part.leader_epoch:
         return False                             # stale leader epoch: stay pending
@@ -221,10 +227,26 @@ def handle_alter_isr_response(cfg: ModelConfig, s: ClusterState, br: Broker, p: 
     return True
 
 
+def retriable_alter_isr_error(error: str) -> bool:
+    """Partition.handleAlterPartitionError (Kafka 3.5.0): the per-partition errors the leader sends again."""
+    return error not in (E.NONE, E.INELIGIBLE_REPLICA, E.UNKNOWN_TOPIC_OR_PARTITION, E.FENCED_LEADER_EPOCH,
+                         E.INVALID_UPDATE_VERSION, E.INVALID_REQUEST, E.NEW_LEADER_ELECTED)
+
+
+def is_replica_isr_eligible(cfg: ModelConfig, br: Broker, follower: int) -> bool:
+    """Partition.isReplicaIsrEligible (Kafka 3.3.0, KIP-841): in KRaft, a follower the metadata cache holds fenced or
+    unregistered does not join the ISR (always eligible before KAFKA-13916 and in the ZooKeeper-era model)."""
+    if not (cfg.kip_500 and cfg.kafka_13916):
+        return True
+    md = br.metadata
+    return follower in md.alive_brokers
+
+
 def is_follower_in_sync(cfg: ModelConfig, r: Replica, part: Partition, log: Log) -> bool:
     """Partition.isFollowerInSync (Kafka 2.4.0, EX2): LEO >= HW and, with KAFKA-7128, >= leader epoch start offset."""
     if r.log_end_offset < log.high_watermark:
-        return False
+        if cfg.isr_join_requires_hw:             # off: a mutant (no JIRA), as the TLA+ specification's CHECK
+            return False
     if cfg.kafka_7128:
         return part.leader_epoch_start_offset >= 0 and r.log_end_offset >= part.leader_epoch_start_offset
     return True
@@ -238,7 +260,7 @@ def maybe_expand_isr(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, foll
     if cfg.kip_497 and part.pending_isr is not None:
         return False                             # canAddReplicaToIsr: not while an update is in flight (2.7.0)
     r = part.remote(follower)
-    if r is None or not is_follower_in_sync(cfg, r, part, br.logs[p]):
+    if r is None or not is_replica_isr_eligible(cfg, br, follower) or not is_follower_in_sync(cfg, r, part, br.logs[p]):
         return False
     if cfg.kip_497:
         # expandIsrWithAlterIsr (2.7.0, EX6): PendingExpandIsr, the new member counted in the HW at once
@@ -348,3 +370,58 @@ def make_follower(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, ps) -> 
         return False
     part.leader = ps.leader
     return True
+
+
+# --------------------------------------------------------------------------- leadership with partition epochs (3.x)
+def make_leader_3x(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, ps, now: int) -> bool:
+    """Partition.makeLeader (Kafka 3.5.0): an older partition epoch is skipped; the epoch start offset and the
+    followers' state are reset only on a new leader epoch; the ISR and partition epoch are taken either way."""
+    part = br.partition_mut(p)
+    if ps.zk_version < part.zk_version:
+        return False                             # "already at a newer partition epoch"
+    b = br.broker_id
+    is_new_leader = part.leader != b
+    is_new_epoch = ps.leader_epoch > part.leader_epoch
+    update_assignment_and_isr(part, b, ps.replicas, ps.isr)                       # CommittedPartitionState
+    log = create_log_if_not_exists(br, p)
+    if is_new_epoch:
+        leo = log.log_end_offset
+        new_cache = cache_assign(log.epoch_cache, ps.leader_epoch, leo)           # maybeAssignEpochStartOffset
+        if new_cache != log.epoch_cache:
+            br.log_mut(p).epoch_cache = new_cache
+        isr = part.isr
+        replicas = []
+        for r in part.remote_replicas:                                            # Replica.resetReplicaState
+            r = r._clone(br._tok)
+            reset_last_caught_up_time(r, leo, now, now if r.broker_id in isr else 0)
+            if is_new_leader:
+                update_fetch_state(r, -1, -1, 0, -1)
+            replicas.append(r)
+        part.remote_replicas = tuple(replicas)
+        part.leader_epoch = ps.leader_epoch
+        part.leader_epoch_start_offset = leo
+    part.zk_version = ps.zk_version
+    part.leader = b
+    if maybe_increment_leader_hw(cfg, br, p, now):
+        delayed.try_complete_delayed_produce(cfg, s, br, p)
+    if is_new_epoch or is_new_leader:
+        g = s.ghost_mut()
+        g.leaders = g.leaders + ((p, ps.leader_epoch, b),)
+        note_takeover(s, br, p, ps.leader_epoch)
+    return is_new_leader
+
+
+def make_follower_3x(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, ps) -> bool:
+    """Partition.makeFollower (Kafka 3.5.0): an older partition epoch is skipped; returns whether the leader epoch is
+    new, the only case in which the fetcher restarts."""
+    part = br.partition_mut(p)
+    if ps.zk_version < part.zk_version:
+        return False
+    update_assignment_and_isr(part, br.broker_id, ps.replicas, ())
+    create_log_if_not_exists(br, p)
+    is_new_epoch = ps.leader_epoch > part.leader_epoch
+    part.leader = ps.leader
+    part.leader_epoch = ps.leader_epoch
+    part.leader_epoch_start_offset = -1
+    part.zk_version = ps.zk_version
+    return is_new_epoch

@@ -127,32 +127,38 @@ def make_followers(cfg: ModelConfig, s: ClusterState, br: Broker, states: list) 
             # KAFKA-1647: create the log so its HW is checkpointed; the epoch is not updated.
             create_log_if_not_exists(br, ps.partition)
     for ps in changed:
-        p = ps.partition
-        old = br.fetchers[p]
-        if old is not None:
-            br.fetchers = replace_at(br.fetchers, p, None)
-        try_complete_delayed_produce(cfg, s, br, p)
-        if cfg.truncation == "hw":
-            # 0.10.2 ReplicaManager.makeFollowers: logManager.truncateTo(hw), then fetch from the LEO.
-            log = br.logs[p]
-            if log.high_watermark < log.log_end_offset:
-                truncate_to(br.log_mut(p), log.high_watermark)
-                s.ghost_mut().truncations += 1
-            fetch = FetchState(ps.leader, ps.leader_epoch, br.logs[p].log_end_offset, FETCHING)
-        elif cfg.kafka_10554 and br.logs[p].epoch_cache:
-            # 2.8.0 initialFetchOffset / partitionFetchState: a log with epochs fetches from its LEO at once, with
-            # lastFetchedEpoch; the leader's divergingEpoch drives truncation (no OffsetsForLeaderEpoch round).
-            fetch = FetchState(ps.leader, ps.leader_epoch, br.logs[p].log_end_offset, FETCHING)
-        else:
-            # InitialFetchState(leader, leaderEpoch, fetchOffset = HW); new partitions start Truncating.
-            fetch = FetchState(ps.leader, ps.leader_epoch, br.logs[p].high_watermark, TRUNCATING)
-        if old is not None and old.epoch_request and old.leader == ps.leader:
-            # removeFetcherForPartitions + addFetcherForPartitions (Kafka 2.4.0): the partition goes back to the same
-            # leader's fetcher thread, whose OffsetsForLeaderEpoch request is still in flight (KAFKA-7786's window)
-            fetch.epoch_request = old.epoch_request
-        fetch._tok = br._tok
-        br.fetchers = replace_at(br.fetchers, p, fetch)
+        start_fetching(cfg, s, br, ps)
     return {ps.partition: E.NONE for ps in states}
+
+
+def start_fetching(cfg: ModelConfig, s: ClusterState, br: Broker, ps) -> None:
+    """ReplicaManager.makeFollowers' become-follower steps (Kafka 2.4.0, F6; 2.8.0 truncate on fetch): the old fetcher
+    goes, delayed produces are tried, and a fetcher starts for the new leader and epoch."""
+    p = ps.partition
+    old = br.fetchers[p]
+    if old is not None:
+        br.fetchers = replace_at(br.fetchers, p, None)
+    try_complete_delayed_produce(cfg, s, br, p)
+    if cfg.truncation == "hw":
+        # 0.10.2 ReplicaManager.makeFollowers: logManager.truncateTo(hw), then fetch from the LEO.
+        log = br.logs[p]
+        if log.high_watermark < log.log_end_offset:
+            truncate_to(br.log_mut(p), log.high_watermark)
+            s.ghost_mut().truncations += 1
+        fetch = FetchState(ps.leader, ps.leader_epoch, br.logs[p].log_end_offset, FETCHING)
+    elif cfg.kafka_10554 and br.logs[p].epoch_cache:
+        # 2.8.0 initialFetchOffset / partitionFetchState: a log with epochs fetches from its LEO at once, with
+        # lastFetchedEpoch; the leader's divergingEpoch drives truncation (no OffsetsForLeaderEpoch round).
+        fetch = FetchState(ps.leader, ps.leader_epoch, br.logs[p].log_end_offset, FETCHING)
+    else:
+        # InitialFetchState(leader, leaderEpoch, fetchOffset = HW); new partitions start Truncating.
+        fetch = FetchState(ps.leader, ps.leader_epoch, br.logs[p].high_watermark, TRUNCATING)
+    if old is not None and old.epoch_request and old.leader == ps.leader:
+        # removeFetcherForPartitions + addFetcherForPartitions (Kafka 2.4.0): the partition goes back to the same
+        # leader's fetcher thread, whose OffsetsForLeaderEpoch request is still in flight (KAFKA-7786's window)
+        fetch.epoch_request = old.epoch_request
+    fetch._tok = br._tok
+    br.fetchers = replace_at(br.fetchers, p, fetch)
 
 
 def maybe_update_metadata_cache(cfg: ModelConfig, s: ClusterState, br: Broker, req: UpdateMetadataRequest) -> dict:

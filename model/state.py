@@ -55,6 +55,10 @@ class MetadataCache:
     #: the controller id of the last UpdateMetadata (MetadataCache.getControllerId, where a broker sends
     #: AlterIsr); recorded only with KIP-497, -1 otherwise
     controller_id: int = -1
+    #: KRaft (KRaftMetadataCache, Kafka 3.5.0): each broker's registered epoch (-1 unregistered), and the registered
+    #: brokers that are fenced, sorted; ``alive_brokers`` are the registered, unfenced ones
+    broker_epochs: tuple = ()
+    fenced: tuple = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +186,86 @@ class Responses(Node):
     stop_replica: tuple = ()              # the partition's error in the StopReplica response
 
 
+# --------------------------------------------------------------------------- KRaft metadata (KIP-500, KIP-631)
+@dataclass(frozen=True, slots=True)
+class PartitionRegistration:
+    """org.apache.kafka.metadata.PartitionRegistration (Kafka 3.5.0): a partition as the metadata log holds it.
+
+    ``zk_version`` and ``controller_epoch`` are the names the rules and checks shared with the ZooKeeper era read
+    (the version an AlterIsr / AlterPartition is compared with, and the epoch of the controller that wrote it):
+    here the partition epoch, and 0 (one linearizable quorum)."""
+
+    replicas: tuple
+    isr: tuple
+    leader: int
+    leader_epoch: int
+    partition_epoch: int
+
+    @property
+    def zk_version(self) -> int:
+        return self.partition_epoch
+
+    @property
+    def controller_epoch(self) -> int:
+        return 0
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerRegistration:
+    """org.apache.kafka.metadata.BrokerRegistration (Kafka 3.5.0): the broker epoch (the offset of its
+    RegisterBrokerRecord) and whether it is fenced."""
+
+    epoch: int
+    fenced: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RegisterBrokerRecord:
+    """RegisterBrokerRecord (metadata log): a broker incarnation registers, fenced until it catches up."""
+
+    broker_id: int
+    broker_epoch: int
+    fenced: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class FenceBrokerRecord:
+    """FenceBrokerRecord (metadata log, 3.3; BrokerRegistrationChangeRecord with FENCE from 3.3-IV3)."""
+
+    broker_id: int
+    broker_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class UnfenceBrokerRecord:
+    """UnfenceBrokerRecord (metadata log, 3.3; BrokerRegistrationChangeRecord with UNFENCE from 3.3-IV3)."""
+
+    broker_id: int
+    broker_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionChangeRecord:
+    """PartitionRecord (``created``) or PartitionChangeRecord (metadata log), carrying the partition as it is after the
+    record (Kafka's change record carries only the changed fields; replaying either gives the same registration)."""
+
+    partition: int
+    registration: PartitionRegistration
+    created: bool = False
+
+
+@record
+class Quorum(Node):
+    """The KRaft controller quorum as one linearizable metadata log, and the active controller's state built from it
+    (QuorumController with ClusterControlManager, ReplicationControlManager and BrokerHeartbeatManager, Kafka 3.5.0).
+    The Raft protocol under the log is out of scope (model/README.md)."""
+
+    log: tuple = ()                      # committed metadata records; a record's offset is its index
+    registrations: tuple = ()            # BrokerRegistration | None per broker id
+    partitions: tuple = ()               # PartitionRegistration per partition
+    last_contact_ms: tuple = ()          # BrokerHeartbeatManager: time of each broker's last heartbeat
+
+
 # --------------------------------------------------------------------------- broker side
 @record
 class Replica(Node):
@@ -270,6 +354,8 @@ class Broker(Node):
     delayed_produces: tuple = ()
     alter_isr_unsent: tuple = ()         # AlterIsrManager.unsentIsrUpdates: AlterIsrItem, by partition (KIP-497)
     alter_isr_inflight: AlterIsrInflight | None = None  # AlterIsrManager's request in flight (KIP-497)
+    metadata_offset: int = 0             # KRaft: metadata records replayed (the next record's offset)
+    next_heartbeat_ms: int = -1          # KRaft: BrokerLifecycleManager's next heartbeat, -1 none
 
     def partition_mut(self, p: int) -> Partition:
         part = self.partitions[p]
@@ -378,6 +464,27 @@ class ClusterState(Node):
     #: producer's CreateTime is the same instant).  A batch reaches followers unchanged, so a record's timestamp
     #: is a function of its id and is kept once here rather than in every log; -1 (NO_TIMESTAMP) past the end.
     record_timestamps: tuple = ()
+    #: KRaft (kip_500): the controller quorum and its metadata log; None in the ZooKeeper era
+    quorum: Quorum | None = None
+
+    def controller_partition_states(self) -> tuple:
+        """The partition states the controller holds (ZooKeeper's znodes, or the quorum's registrations), by partition:
+        each with ``leader``, ``leader_epoch``, ``isr`` and ``zk_version``, or None before the partition has one."""
+        q = self.quorum
+        return self.zk.partition_states if q is None else q.partitions
+
+    def eligible(self, b: int) -> bool:
+        """Whether the controller counts broker b alive: a live ZooKeeper session, or a registered, unfenced broker."""
+        q = self.quorum
+        if q is None:
+            return self.zk.sessions[b]
+        reg = q.registrations[b]
+        return reg is not None and not reg.fenced
+
+    def quorum_mut(self) -> Quorum:
+        if self.quorum._tok is not self._tok:
+            self.quorum = self.quorum._clone(self._tok)
+        return self.quorum
 
     def broker_mut(self, b: int) -> Broker:
         br = self.brokers[b]

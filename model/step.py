@@ -16,6 +16,7 @@ from itertools import chain
 
 from . import actions as A
 from .alter_isr import receive_alter_isr_response, send_alter_isr
+from .broker_metadata import apply_next_record, heartbeat
 from .assignment import BrokerMetadata, assign_replicas_to_brokers
 from .config import ModelConfig
 from .controller import (deliver_control_request, live_set_changed, elect_controller, process_broker_change,
@@ -28,6 +29,7 @@ from .fetcher import (process_fetch_response, receive_epoch_response, send_epoch
 from .list_offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, handle_list_offsets
 from .losses import judge
 from .node import memo_by_identity
+from .quorum_controller import fence_broker, initial_quorum, is_active, lose_heartbeats, session_expired
 from .replica_manager import (CONSUMER_ID, append_records, checkpoint_high_watermarks, fetch_messages,
                               isr_expiration, maybe_propagate_isr_changes)
 from .log import UNDEFINED_EPOCH
@@ -49,16 +51,23 @@ def initial_state(cfg: ModelConfig, start: dict | None = None) -> ClusterState:
                                             cfg.assignment_start_index, 0, cfg.assignment_replica_shift)
     none = (None,) * np_
     t0 = cfg.start_time_ms
+    kraft = cfg.kip_500
     brokers = tuple(
-        Broker(b, alive=True, broker_epoch=b + 1, partitions=none, logs=none, fetchers=none,
+        Broker(b, alive=True, broker_epoch=b if kraft else b + 1, partitions=none, logs=none, fetchers=none,
                hw_checkpoint=none, next_isr_expiration_ms=t0 + cfg.phase_of(b),
                # ReplicaManager.startup (2.7.0): no isr-change-propagation task when AlterIsr is on
                next_isr_propagation_ms=-1 if cfg.kip_497 else t0,
-               last_isr_change_ms=t0, last_isr_propagation_ms=t0)
+               last_isr_change_ms=t0, last_isr_propagation_ms=t0, next_heartbeat_ms=t0 if kraft else -1)
         for b in range(n))
-    zk = ZooKeeper(assignment=tuple(tuple(r) for r in assignment), partition_states=none,
-                   registrations=tuple(range(1, n + 1)), sessions=(True,) * n, next_czxid=n + 1)
-    s = ClusterState(now=t0, brokers=brokers, zk=zk, controllers=(), ghost=Ghost(session_since=(t0,) * n))
+    assignment = tuple(tuple(r) for r in assignment)
+    if kraft:
+        # KRaft: the topic's assignment is kept here as the static input it is; ZooKeeper holds nothing else
+        zk = ZooKeeper(assignment=assignment, partition_states=none, registrations=(-1,) * n, sessions=(False,) * n)
+    else:
+        zk = ZooKeeper(assignment=assignment, partition_states=none,
+                       registrations=tuple(range(1, n + 1)), sessions=(True,) * n, next_czxid=n + 1)
+    s = ClusterState(now=t0, brokers=brokers, zk=zk, controllers=(), ghost=Ghost(session_since=(t0,) * n),
+                     quorum=initial_quorum(assignment, n, t0) if kraft else None)
     if start is None:
         return s
     from .start import build_start
@@ -168,12 +177,15 @@ def g_list_offsets(cfg, s, a) -> bool:
 
 
 def g_alter_isr_request(cfg, s, a) -> bool:
-    """Unsent items, no request in flight, and the broker's metadata names a live broker hosting a controller."""
+    """Unsent items, no request in flight, and the broker's metadata names a live broker hosting a controller (KRaft:
+    the quorum controller, always reachable)."""
     if not _b(s, a):
         return False
     br = s.brokers[a.broker]
     if not br.alive or not br.alter_isr_unsent or br.alter_isr_inflight is not None:
         return False
+    if cfg.kip_500:
+        return True
     t = br.metadata.controller_id
     return 0 <= t < len(s.brokers) and s.brokers[t].alive and s.controller_on(t) is not None
 
@@ -230,6 +242,17 @@ def tick_limit(cfg: ModelConfig, s: ClusterState):
         for dp in br.delayed_produces:
             if limit is None or dp.deadline_ms < limit:
                 limit = dp.deadline_ms
+        due = br.next_heartbeat_ms                      # KRaft: BrokerLifecycleManager's heartbeat
+        if due >= 0 and (limit is None or due + jitter < limit):
+            limit = due + jitter
+    q = s.quorum
+    if q is not None:                                   # KRaft: the controller's stale-broker check
+        timeout = cfg.broker_session_timeout_ms
+        for b, reg in enumerate(q.registrations):
+            if reg is not None and not reg.fenced:
+                due = q.last_contact_ms[b] + timeout + 1
+                if limit is None or due < limit:
+                    limit = due
     return limit
 
 
@@ -245,7 +268,35 @@ def g_crash(cfg, s, a) -> bool:
 
 
 def g_restart(cfg, s, a) -> bool:
-    return _b(s, a) and not s.brokers[a.broker].alive and not s.zk.sessions[a.broker]
+    """A dead broker whose session is gone: ZooKeeper's, or (KRaft) its registration fenced by the controller, so that
+    the new incarnation may register (ClusterControlManager.registerBroker refuses it while the old session lives)."""
+    if not _b(s, a) or s.brokers[a.broker].alive:
+        return False
+    if cfg.kip_500:
+        reg = s.quorum.registrations[a.broker]
+        return reg is None or reg.fenced
+    return not s.zk.sessions[a.broker]
+
+
+def g_metadata_apply(cfg, s, a) -> bool:
+    return _b(s, a) and s.brokers[a.broker].alive and s.brokers[a.broker].metadata_offset < len(s.quorum.log)
+
+
+def g_heartbeat(cfg, s, a) -> bool:
+    if not _b(s, a):
+        return False
+    br = s.brokers[a.broker]
+    return br.alive and 0 <= br.next_heartbeat_ms <= s.now
+
+
+def g_fence(cfg, s, a) -> bool:
+    return _b(s, a) and is_active(s.quorum, a.broker) and session_expired(cfg, s.quorum, a.broker, s.now)
+
+
+def g_heartbeats_lost(cfg, s, a) -> bool:
+    return (_b(s, a) and s.brokers[a.broker].alive and is_active(s.quorum, a.broker)
+            and not session_expired(cfg, s.quorum, a.broker, s.now)
+            and s.ghost.session_expirations < cfg.max_session_expirations)
 
 
 def g_session_expire(cfg, s, a) -> bool:
@@ -414,6 +465,22 @@ def e_delete_controller(cfg, s, a):
     zk_delete_controller(cfg, s, a.controller)
 
 
+def e_metadata_apply(cfg, s, a):
+    apply_next_record(cfg, s, a.broker)
+
+
+def e_heartbeat(cfg, s, a):
+    heartbeat(cfg, s, a.broker)
+
+
+def e_fence(cfg, s, a):
+    fence_broker(cfg, s, a.broker)
+
+
+def e_heartbeats_lost(cfg, s, a):
+    lose_heartbeats(cfg, s, a.broker)
+
+
 # =========================================================================== enumeration
 def _brokers(s):
     return range(len(s.brokers))
@@ -537,13 +604,17 @@ RULES = {
                                         c_consumer_fetch_with_client_metadata),
     A.OffsetsForLeaderEpochRequest: (g_epoch_request, e_epoch_request, _per_bp(A.OffsetsForLeaderEpochRequest)),
     A.OffsetsForLeaderEpochResponse: (g_epoch_response, e_epoch_response, _per_bp(A.OffsetsForLeaderEpochResponse)),
+    A.MetadataApply: (g_metadata_apply, e_metadata_apply, _per_b(A.MetadataApply)),
+    A.BrokerHeartbeat: (g_heartbeat, e_heartbeat, _per_b(A.BrokerHeartbeat)),
+    A.FenceStaleBroker: (g_fence, e_fence, _per_b(A.FenceStaleBroker)),
+    A.HeartbeatsLost: (g_heartbeats_lost, e_heartbeats_lost, _per_b(A.HeartbeatsLost)),
 }
 assert tuple(RULES) == A.ACTION_TYPES
 
 
 def is_enabled(cfg: ModelConfig, s: ClusterState, a) -> bool:
     rule = RULES.get(type(a))
-    return rule is not None and rule[0](cfg, s, a)
+    return rule is not None and _in_era(cfg, type(a)) and rule[0](cfg, s, a)
 
 
 def enabled_actions_reference(cfg: ModelConfig, s: ClusterState, kinds=None) -> tuple:
@@ -552,7 +623,7 @@ def enabled_actions_reference(cfg: ModelConfig, s: ClusterState, kinds=None) -> 
     for cls, (guard, _effect, candidates) in RULES.items():
         if kinds is not None and cls not in kinds:
             continue
-        if cls in _KIND_GATES and not _KIND_GATES[cls](cfg):
+        if (cls in _KIND_GATES and not _KIND_GATES[cls](cfg)) or not _in_era(cfg, cls):
             continue  # a kind this configuration never offers (flushes without effect, observations not asked for)
         for a in candidates(cfg, s):
             if guard(cfg, s, a):
@@ -595,6 +666,10 @@ class _Tables:
                                            for b in range(nb))
         self.list_offsets = tuple(tuple(A.ListOffsets(b, p, ts, iso, rid) for p in range(np_)
                                         for ts, iso, rid in LIST_OFFSETS_VARIANTS) for b in range(nb))
+        self.metadata_apply = tuple(A.MetadataApply(b) for b in range(nb))
+        self.heartbeat = tuple(A.BrokerHeartbeat(b) for b in range(nb))
+        self.fence = tuple(A.FenceStaleBroker(b) for b in range(nb))
+        self.heartbeats_lost = tuple(A.HeartbeatsLost(b) for b in range(nb))
         self.tick_sizes = tuple(sorted(set(cfg.tick_ms)))
         self.ticks: dict = {}
 
@@ -637,7 +712,8 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
     sessions = zk.sessions
     controllers = s.controllers
     every = kinds is None
-    if (every or A.ElectController in kinds) and zk.controller == -1 \
+    kraft = cfg.kip_500
+    if not kraft and (every or A.ElectController in kinds) and zk.controller == -1 \
             and zk.controller_epoch < cfg.max_controller_epoch:
         hosts = {c.broker_id for c in controllers}
         g = []
@@ -728,7 +804,7 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
             for br in brokers:
                 if br.alive and br.alter_isr_unsent and br.alter_isr_inflight is None:
                     t = br.metadata.controller_id
-                    if t >= 0 and brokers[t].alive and s.controller_on(t) is not None:
+                    if kraft or (t >= 0 and brokers[t].alive and s.controller_on(t) is not None):
                         g.append(T.alter_isr_request[br.broker_id])
             if g:
                 group(g)
@@ -793,11 +869,16 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
     if every or A.BrokerRestart in kinds:
         g = []
         for br in brokers:
-            if not br.alive and not sessions[br.broker_id]:
-                g.append(T.restart[br.broker_id])
+            if not br.alive:
+                if kraft:
+                    reg = s.quorum.registrations[br.broker_id]
+                    if reg is None or reg.fenced:
+                        g.append(T.restart[br.broker_id])
+                elif not sessions[br.broker_id]:
+                    g.append(T.restart[br.broker_id])
         if g:
             group(g)
-    if every or A.ZkSessionExpire in kinds:
+    if not kraft and (every or A.ZkSessionExpire in kinds):
         budget = ghost.session_expirations < cfg.max_session_expirations
         g = []
         for br in brokers:
@@ -805,7 +886,7 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
                 g.append(T.expire[br.broker_id])
         if g:
             group(g)
-    if every or A.ZkReconnect in kinds:
+    if not kraft and (every or A.ZkReconnect in kinds):
         g = []
         for br in brokers:
             if br.alive and not sessions[br.broker_id]:
@@ -841,7 +922,33 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
                     g.extend(row[p] for p, f in enumerate(br.fetchers) if f is not None and f.epoch_request)
             if g:
                 group(g)
+    if kraft:
+        _kraft_groups(cfg, s, kinds, T, group)
     return groups
+
+
+def _kraft_groups(cfg, s, kinds, T, group) -> None:
+    """The KRaft kinds of ``enabled_groups``: metadata replay, heartbeats, fencing and lost heartbeats."""
+    every = kinds is None
+    brokers, q, now = s.brokers, s.quorum, s.now
+    if every or A.MetadataApply in kinds:
+        end = len(q.log)
+        g = [T.metadata_apply[br.broker_id] for br in brokers if br.alive and br.metadata_offset < end]
+        if g:
+            group(g)
+    if every or A.BrokerHeartbeat in kinds:
+        g = [T.heartbeat[br.broker_id] for br in brokers if br.alive and 0 <= br.next_heartbeat_ms <= now]
+        if g:
+            group(g)
+    if every or A.FenceStaleBroker in kinds:
+        g = [T.fence[b] for b in range(len(brokers)) if is_active(q, b) and session_expired(cfg, q, b, now)]
+        if g:
+            group(g)
+    if (every or A.HeartbeatsLost in kinds) and s.ghost.session_expirations < cfg.max_session_expirations:
+        g = [T.heartbeats_lost[br.broker_id] for br in brokers
+             if br.alive and is_active(q, br.broker_id) and not session_expired(cfg, q, br.broker_id, now)]
+        if g:
+            group(g)
 
 
 def _live_rows(brokers, rows, group) -> None:
@@ -857,7 +964,7 @@ def _live_rows(brokers, rows, group) -> None:
 def step(cfg: ModelConfig, s: ClusterState, a):
     """The successor of ``s`` under ``a``, or None if ``a`` is not enabled; ``s`` is not changed."""
     rule = RULES.get(type(a))
-    if rule is None or not rule[0](cfg, s, a):
+    if rule is None or not _in_era(cfg, type(a)) or not rule[0](cfg, s, a):
         return None
     s2 = _begin(s)
     rule[1](cfg, s2, a)
@@ -885,6 +992,18 @@ _KIND_GATES = {
 }
 
 
+#: Kinds of one era only: the ZooKeeper era's controller, sessions and ISR propagation, and KRaft's metadata log and
+#: broker lifecycle.  ``step`` refuses a kind of the other era (a trace of one era does not replay in the other).
+ZK_ONLY = frozenset({A.ElectController, A.ControllerProcessBrokerChange, A.ControllerProcessIsrChangeNotification,
+                     A.ControllerResign, A.DeliverControlRequest, A.IsrChangePropagation, A.ZkSessionExpire,
+                     A.ZkReconnect, A.ZkDeleteController})
+KRAFT_ONLY = frozenset({A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker, A.HeartbeatsLost})
+
+
+def _in_era(cfg: ModelConfig, kind) -> bool:
+    return kind not in (ZK_ONLY if cfg.kip_500 else KRAFT_ONLY)
+
+
 def action_kinds(cfg: ModelConfig) -> tuple:
     """The action kinds ``enabled_groups`` can ever offer under ``cfg``, in ``ACTION_TYPES`` order.
 
@@ -898,4 +1017,4 @@ _KINDS: dict = {}
 
 
 def _action_kinds(cfg: ModelConfig) -> tuple:
-    return tuple(k for k in A.ACTION_TYPES if k not in _KIND_GATES or _KIND_GATES[k](cfg))
+    return tuple(k for k in A.ACTION_TYPES if (k not in _KIND_GATES or _KIND_GATES[k](cfg)) and _in_era(cfg, k))

@@ -73,8 +73,9 @@ def sentence(cfg, actions, v: Violation, start=None) -> str:
     if v.invariant == "hw_within_isr":
         state = _state_after(cfg, actions, v.step, start)
         own = state.brokers[f["leader"]].partitions[f["partition"]].leader_epoch
-        zk = state.zk.partition_states[f["partition"]]
-        stale = (f" (it still leads epoch {own}; ZooKeeper is at epoch {zk.leader_epoch})"
+        zk = state.controller_partition_states()[f["partition"]]
+        where = "ZooKeeper is" if state.quorum is None else "the controller is"
+        stale = (f" (it still leads epoch {own}; {where} at epoch {zk.leader_epoch})"
                  if zk is not None and zk.leader_epoch > own else "")
         return (f"At step {v.step} broker {f['follower']}, a member of leader {f['leader']}'s ISR {f['isr']}, has LEO "
                 f"{f['follower_log_end_offset']}, below that leader's HW {f['high_watermark']}{stale}: an ISR member "
@@ -112,8 +113,13 @@ def _liveness_sentence(lv, v: Violation) -> str:
         if "fetch_state" in b:
             row += f" {b['fetch_state']} from {b['fetching_from']}"
         rows.append(row)
-    zk = (f"ZooKeeper's leader {f['zk_leader']} in epoch {f['zk_leader_epoch']} with ISR {f['zk_isr']}"
-          if "zk_leader" in f else "no partition state in ZooKeeper")
+    if "zk_leader" in f:
+        zk = f"ZooKeeper's leader {f['zk_leader']} in epoch {f['zk_leader_epoch']} with ISR {f['zk_isr']}"
+    elif "controller_leader" in f:
+        zk = (f"the controller's leader {f['controller_leader']} in epoch {f['controller_leader_epoch']} with ISR "
+              f"{f['controller_isr']}")
+    else:
+        zk = "no partition state in ZooKeeper"
     how = "still pending at the end" if f.get("pending_at_end") else "pending again and again"
     start = f.get("settle_from", v.step - n)
     return (f"After step {start}, {n} steps of fair scheduling without faults (deliveries, fetches, tasks and "
@@ -122,8 +128,13 @@ def _liveness_sentence(lv, v: Violation) -> str:
 
 
 def _epochs(f, cfg) -> str:
-    kind = "controller_epoch" if "controller_epoch_before" in f else "leader_epoch"
-    where = "ZooKeeper's" if f.get("where") == "zookeeper" else f"broker {f['broker']}'s"
+    kind = next((k for k in ("controller_epoch", "broker_epoch", "version") if k + "_before" in f), "leader_epoch")
+    where = {"zookeeper": "ZooKeeper's", "controller": "the controller's"}.get(f.get("where"), f"broker {f.get('broker')}'s")
+    if kind == "broker_epoch":
+        where = f"the controller's registration of broker {f['broker']}: its"
+    if kind == "version":
+        kind = "partition_epoch"
+        return f"{where} partition epoch went back from {f['version_before']} to {f['version_after']}"
     return f"{where} {kind.replace('_', ' ')} went back from {f[kind + '_before']} to {f[kind + '_after']}"
 
 
@@ -146,11 +157,13 @@ def _lag_window(f, cfg) -> str:
             f"beyond replica.lag.time.max.ms ({lag})")
 
 
+_WHERE = {"zookeeper": "ZooKeeper", "controller": "the controller"}
+
 #: one clause per invariant whose facts need no replay (the sentence is "At step N <clause>.")
 _SENTENCES = {
     "log_offsets": lambda f, cfg: (f"broker {f['broker']}'s log breaks 0 <= log start <= HW <= LEO: log start "
                                    f"{f['log_start_offset']}, HW {f['high_watermark']}, LEO {f['log_end_offset']}"),
-    "isr_well_formed": lambda f, cfg: (f"{'ZooKeeper' if f['where'] == 'zookeeper' else 'leader ' + str(f['leader'])}"
+    "isr_well_formed": lambda f, cfg: (f"{_WHERE.get(f['where'], 'leader ' + str(f['leader']))}"
                                        f" holds ISR {f['isr']} with "
                                        f"{'no leader' if f['leader'] < 0 else 'leader ' + str(f['leader'])} for "
                                        f"assignment {f['assignment']}: an ISR must be non-empty, within the "
@@ -216,6 +229,11 @@ _SENTENCES = {
         f"{f['caught_up_after']} ms on a fetch at offset {f['fetch_offset']}, which reached neither its LEO "
         f"{f['leader_log_end_offset']} (fetch at {f['fetch_time_ms']} ms) nor the previous fetch's LEO "
         f"{f['previous_leader_log_end_offset']} (at {f['previous_fetch_time_ms']} ms)"),
+    "isr_members_eligible": lambda f, cfg: (
+        f"broker {f['broker']} is in partition {f['partition']}'s ISR {f['isr']} (partition epoch "
+        f"{f['partition_epoch']}) although the controller holds it "
+        f"{'unregistered' if f['registration'] is None else 'fenced'}: a broker the controller counts dead counts "
+        f"toward the ISR (KIP-841's check is off)"),
     "pending_isr_well_formed": lambda f, cfg: (
         f"broker {f['broker']}'s pending ISR change of partition {f['partition']} "
         f"({'expand by' if f['pending']['expand'] else 'shrink by'} {f['pending']['replicas']}, committed ISR "

@@ -133,7 +133,8 @@ from ..model.alter_isr import isr_change_set_used, zk_versions_ordered
 from ..model.config import ModelConfig
 from ..model.encode import fingerprint
 from ..model.requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
-from ..model.state import Partition
+from ..model.state import (FenceBrokerRecord, Partition, PartitionChangeRecord, RegisterBrokerRecord,
+                           UnfenceBrokerRecord)
 from ..model.step import action_kinds, enabled_actions, initial_state, step
 from ..model.actions import Tick
 from .budget import CHECK_EVERY
@@ -176,6 +177,18 @@ def next_event_ms(cfg: ModelConfig, s) -> int | None:
         for dp in br.delayed_produces:
             if dp.deadline_ms > now and (best is None or dp.deadline_ms < best):
                 best = dp.deadline_ms
+        d = br.next_heartbeat_ms                       # KRaft: the scheduled heartbeat
+        if d >= 0:
+            for t in ((d, d + jitter) if jitter else (d,)):
+                if t > now and (best is None or t < best):
+                    best = t
+    q = s.quorum
+    if q is not None:                                  # KRaft: a session expiring, when the controller may fence
+        for b, reg in enumerate(q.registrations):
+            if reg is not None and not reg.fenced:
+                t = q.last_contact_ms[b] + cfg.broker_session_timeout_ms + 1
+                if t > now and (best is None or t < best):
+                    best = t
     return best
 
 
@@ -283,7 +296,7 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
     isr_frozen = not isr_change_set_used(cfg) or (max_isr_changes is not None
                                                  and g.isr_shrinks + g.isr_expands >= max_isr_changes)
     zk = s.zk
-    cur = tuple(None if st is None else st.zk_version for st in zk.partition_states)
+    cur = tuple(None if st is None else st.zk_version for st in s.controller_partition_states())
     n = len(inv)
     rel = zk_versions_ordered(cfg)
 
@@ -398,6 +411,8 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
             1 if quiet else past(br.last_isr_propagation_ms, h_prop, y_prop),
             tuple([(dp.request_id, dp.partition, dp.required_offset, dp.first_offset, dp.record_ids,
                     fut(dp.deadline_ms)) for dp in br.delayed_produces]),
+            br.metadata_offset, fut(br.next_heartbeat_ms),
+            tuple([md.broker_epochs[inv[j]] for j in range(n)]) if md.broker_epochs else (), ids(md.fenced),
         )
 
     def controller_key(c):
@@ -433,7 +448,34 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
           tuple(sorted([(p, e, lid(b), o, r) for p, e, b, o, r in g.unclean_losses])), g.controller_moves, g.crashes,
           g.lossy_crashes, g.session_expirations, min(g.flushes, cfg.max_flushes),
           g.isr_shrinks, g.isr_expands, min(g.truncations, 1), tuple(since))
-    return (tuple(brokers), zkk, tuple(ctrls), gk, None if deadline is None else deadline - now)
+    q = s.quorum
+    if q is None:
+        qk = None
+    else:
+        h_sess = cfg.broker_session_timeout_ms + 1
+        qk = (tuple([metadata_record_key(r, lid, ids, ordered) for r in q.log]),
+              tuple([None if q.registrations[inv[j]] is None else
+                     (q.registrations[inv[j]].epoch, q.registrations[inv[j]].fenced) for j in range(n)]),
+              tuple([(ordered(r.replicas), ids(r.isr), lid(r.leader), r.leader_epoch, r.partition_epoch)
+                     for r in q.partitions]),
+              tuple([past(q.last_contact_ms[inv[j]], h_sess, 1) for j in range(n)]))
+    return (tuple(brokers), zkk, tuple(ctrls), gk, None if deadline is None else deadline - now, qk)
+
+
+def metadata_record_key(r, lid, ids, ordered) -> tuple:
+    """A KRaft metadata record as a key, broker ids renamed by ``lid`` / ``ids`` / ``ordered``."""
+    t = type(r)
+    if t is PartitionChangeRecord:
+        g = r.registration
+        return (0, r.partition, ordered(g.replicas), ids(g.isr), lid(g.leader), g.leader_epoch, g.partition_epoch,
+                r.created)
+    if t is RegisterBrokerRecord:
+        return (1, lid(r.broker_id), r.broker_epoch, r.fenced)
+    if t is FenceBrokerRecord:
+        return (2, lid(r.broker_id), r.broker_epoch)
+    if t is UnfenceBrokerRecord:
+        return (3, lid(r.broker_id), r.broker_epoch)
+    raise TypeError(f"unknown metadata record {r!r}")  # pragma: no cover
 
 
 def _identity(n: int) -> tuple:
@@ -615,7 +657,8 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
         md = br.metadata
         mk = memo.get(id(md))
         if mk is None:
-            mk = memo[id(md)] = (md, intern_md((md.alive_brokers, md.partitions, md.controller_id)))
+            mk = memo[id(md)] = (md, intern_md((md.alive_brokers, md.partitions, md.controller_id, md.broker_epochs,
+                                                md.fenced)))
         dps = br.delayed_produces
         static = intern_broker((br.alive, br.broker_epoch, br.controller_epoch, tuple(parts),
                                 tuple([log_static(log) for log in br.logs]),
@@ -623,9 +666,9 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
                                 tuple([-1 if x is None else x for x in br.hw_checkpoint]), br.hw_checkpoint_started,
                                 mk[1], br.isr_change_set,
                                 tuple([(dp.request_id, dp.partition, dp.required_offset, dp.first_offset,
-                                        dp.record_ids) for dp in dps])))
+                                        dp.record_ids) for dp in dps]), br.metadata_offset))
         val = (static, tuple(versions), tuple(ptimes),
-               (br.next_isr_expiration_ms, br.next_isr_propagation_ms, br.next_hw_checkpoint_ms),
+               (br.next_isr_expiration_ms, br.next_isr_propagation_ms, br.next_hw_checkpoint_ms, br.next_heartbeat_ms),
                br.last_isr_change_ms, br.last_isr_propagation_ms, tuple([dp.deadline_ms for dp in dps]),
                not br.isr_change_set, br.alter_isr_unsent, br.alter_isr_inflight)
         return val
@@ -672,6 +715,20 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
             e = memo[mk] = (c, intern_ctrl(controller_key(c, cur)))
         return e[1]
 
+    h_sess = cfg.broker_session_timeout_ms + 1
+
+    def same(x):
+        return x
+
+    def quorum_static(q):
+        e = memo.get(id(q))
+        if e is None:
+            e = memo[id(q)] = (q, intern_zk((
+                tuple([metadata_record_key(r, same, same, same) for r in q.log]),
+                tuple([None if r is None else (r.epoch, r.fenced) for r in q.registrations]),
+                tuple([(r.replicas, r.isr, r.leader, r.leader_epoch, r.partition_epoch) for r in q.partitions]))))
+        return e[1]
+
     def ghost_static(g):
         e = memo.get(id(g))
         if e is None:
@@ -688,7 +745,7 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
             memo.clear()
         now = s.now
         zk = s.zk
-        cur = tuple([None if st is None else st.zk_version for st in zk.partition_states])
+        cur = tuple([None if st is None else st.zk_version for st in s.controller_partition_states()])
         g = s.ghost
         isr_frozen = no_change_set or (max_isr_changes is not None and g.isr_shrinks + g.isr_expands >= max_isr_changes)
         since = g.session_since
@@ -700,6 +757,12 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
             add(ctrl_key(c, cur))
         if deadline is not None:
             add(deadline - now)
+        q = s.quorum
+        if q is not None:
+            add(quorum_static(q))
+            for t in q.last_contact_ms:
+                r = t - now
+                add(r if r >= -h_sess else -h_sess - 1)
         return tuple(out)
 
     return key
@@ -747,7 +810,7 @@ def _out_of_bounds(s, max_leader_epoch, max_isr_changes) -> bool:
         return True
     if max_leader_epoch is None:
         return False
-    for st in s.zk.partition_states:
+    for st in s.controller_partition_states():
         if st is not None and st.leader_epoch > max_leader_epoch:
             return True
     return False
@@ -1176,7 +1239,9 @@ def coverage_fraction(reachable: dict, kinds=(), errors_bits: int = 0, witnesses
 FAIR_KINDS = frozenset({
     A.ElectController, A.ControllerProcessBrokerChange, A.ControllerProcessIsrChangeNotification,
     A.ControllerResign, A.DeliverControlRequest, A.FetchRequest, A.FetchResponse, A.OffsetsForLeaderEpoch,
-    A.OffsetsForLeaderEpochRequest, A.OffsetsForLeaderEpochResponse, A.AlterIsrRequest, A.AlterIsrResponse, A.IsrExpiration, A.IsrChangePropagation, A.HighWatermarkCheckpoint, A.DelayedProduceExpire, A.ZkReconnect,
+    A.OffsetsForLeaderEpochRequest, A.OffsetsForLeaderEpochResponse, A.AlterIsrRequest, A.AlterIsrResponse,
+    A.IsrExpiration, A.IsrChangePropagation, A.HighWatermarkCheckpoint, A.DelayedProduceExpire, A.ZkReconnect,
+    A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker,
     A.Tick,
 })
 

@@ -107,6 +107,12 @@ def changes(pre: ClusterState, post: ClusterState) -> int:
                     bits |= EPOCHS
                 if b0.alter_isr_unsent is not b1.alter_isr_unsent:
                     bits |= ALTER_ISR
+    q0, q1 = pre.quorum, post.quorum
+    if q0 is not q1:
+        if q0.partitions is not q1.partitions:
+            bits |= ZK_STATES                        # KRaft: the controller's partition states are the quorum's
+        if q0.registrations is not q1.registrations:
+            bits |= EPOCHS                           # KRaft: broker epochs and fencing
     z0, z1 = pre.zk, post.zk
     if z0 is not z1:
         if z0.partition_states is not z1.partition_states:
@@ -151,6 +157,11 @@ def _deposed_by_unclean_election(g, p: int, leader_epoch: int) -> bool:
     return any(u.partition == p and u.leader_epoch > leader_epoch for u in g.unclean)
 
 
+def _where(s: ClusterState) -> str:
+    """Where the controller keeps partition states, as violation facts name it."""
+    return "zookeeper" if s.quorum is None else "controller"
+
+
 def _entry(e):
     return None if e is None else list(e)
 
@@ -167,13 +178,14 @@ def log_offsets(cfg, s: ClusterState):
 
 
 def isr_well_formed(cfg, s: ClusterState):
-    """INV isr_well_formed (I6): ISR non-empty, within the assignment, holding the leader (ZooKeeper and leaders)."""
-    for p, st in enumerate(s.zk.partition_states):
+    """INV isr_well_formed (I6): ISR non-empty, within the assignment, holding the leader (the controller's and
+    leaders')."""
+    for p, st in enumerate(s.controller_partition_states()):
         if st is None:
             continue
         assignment = s.zk.assignment[p]
         if not st.isr or not set(st.isr) <= set(assignment) or (st.leader >= 0 and st.leader not in st.isr):
-            return {"where": "zookeeper", "partition": p, "leader": st.leader, "isr": list(st.isr),
+            return {"where": _where(s), "partition": p, "leader": st.leader, "isr": list(st.isr),
                     "assignment": list(assignment)}
     for p in range(len(s.zk.assignment)):
         for br, part in _leaders(s, p):
@@ -253,10 +265,11 @@ def consumer_safety(cfg, s: ClusterState):
 
 
 def committed_prefix(cfg, s: ClusterState):
-    """INV committed_prefix (I2, StrongIsr): below a leader's HW every ZooKeeper ISR member holds the same records."""
+    """INV committed_prefix (I2, StrongIsr): below a leader's HW every member of the controller's ISR holds the same
+    records."""
     if s.ghost.lossy_crashes:
         return None
-    for p, st in enumerate(s.zk.partition_states):
+    for p, st in enumerate(s.controller_partition_states()):
         if st is None:
             continue
         for br, part in _leaders(s, p):
@@ -328,14 +341,14 @@ def hw_within_isr(cfg, s: ClusterState):
 
 
 def follower_hw_committed(cfg, s: ClusterState):
-    """INV follower_hw_committed (KAFKA-14704): below a live follower's HW every record is the one ZooKeeper's current
-    leader holds at that offset, so nothing uncommitted is exposed below it (a follower's HW comes from its leader's,
+    """INV follower_hw_committed (KAFKA-14704): below a live follower's HW every record is the one the controller's
+    current leader holds at that offset, so nothing uncommitted is exposed below it (a follower's HW comes from its leader's,
     which counts only records every ISR member holds); no lossy crash or unclean election."""
     g = s.ghost
     if g.lossy_crashes or g.unclean:
         return None
     brokers = s.brokers
-    for p, st in enumerate(s.zk.partition_states):
+    for p, st in enumerate(s.controller_partition_states()):
         if st is None or st.leader < 0:
             continue
         part = _leader_part(s, st.leader, p)
@@ -406,7 +419,8 @@ def pending_isr_in_flight(cfg, s: ClusterState):
     that leaves the partition pending (FENCED_LEADER_EPOCH) ZooKeeper's epoch is already a later one."""
     if not cfg.kip_497:
         return None                              # nothing is ever pending without AlterIsr
-    for p, st in enumerate(s.zk.partition_states):
+    kraft = s.quorum is not None
+    for p, st in enumerate(s.controller_partition_states()):
         if st is None or st.leader < 0:
             continue
         br = s.brokers[st.leader]
@@ -414,6 +428,8 @@ def pending_isr_in_flight(cfg, s: ClusterState):
         if type(part) is not Partition or part.pending_isr is None or part.leader != br.broker_id \
                 or part.leader_epoch != st.leader_epoch:
             continue
+        if kraft and (part.zk_version != st.zk_version or br.metadata_offset < len(s.quorum.log)):
+            continue      # KRaft: a record the leader has yet to replay resets the partition (makeLeader, any epoch)
         for item in br.alter_isr_unsent:
             if item.request.partition == p and item.isr == part.isr and item.pending == part.pending_isr \
                     and item.request.leader_epoch == part.leader_epoch:
@@ -446,6 +462,24 @@ def isr_propagation_bound(cfg, s: ClusterState):
     return None
 
 
+def isr_members_eligible(cfg, s: ClusterState):
+    """INV isr_members_eligible (I10, KIP-841): every member of a KRaft partition's ISR is registered and unfenced, but
+    an ISR's last member, which the controller never removes (it keeps the partition's last copy known in sync)."""
+    q = s.quorum
+    if q is None:
+        return None                              # the ZooKeeper-era controller removes dead brokers asynchronously
+    for p, part in enumerate(q.partitions):
+        if len(part.isr) < 2:
+            continue
+        for b in part.isr:
+            reg = q.registrations[b]
+            if reg is None or reg.fenced:
+                return {"partition": p, "broker": b, "isr": list(part.isr), "leader": part.leader,
+                        "partition_epoch": part.partition_epoch,
+                        "registration": None if reg is None else {"broker_epoch": reg.epoch, "fenced": reg.fenced}}
+    return None
+
+
 # =========================================================================== step invariants
 def leader_hw_monotonic(cfg, pre: ClusterState, a, post: ClusterState):
     """INV leader_hw_monotonic (I4, HW3): a leader's HW never decreases within one leadership tenure."""
@@ -468,10 +502,18 @@ def epochs_monotonic(cfg, pre: ClusterState, a, post: ClusterState):
     if post.zk.controller_epoch < pre.zk.controller_epoch:
         return {"where": "zookeeper", "controller_epoch_before": pre.zk.controller_epoch,
                 "controller_epoch_after": post.zk.controller_epoch}
-    for p, (z0, z1) in enumerate(zip(pre.zk.partition_states, post.zk.partition_states)):
-        if z0 is not None and z1 is not None and z1.leader_epoch < z0.leader_epoch:
-            return {"where": "zookeeper", "partition": p, "leader_epoch_before": z0.leader_epoch,
-                    "leader_epoch_after": z1.leader_epoch}
+    for p, (z0, z1) in enumerate(zip(pre.controller_partition_states(), post.controller_partition_states())):
+        if z0 is not None and z1 is not None and (z1.leader_epoch < z0.leader_epoch or z1.zk_version < z0.zk_version):
+            facts = {"where": _where(post), "partition": p, "leader_epoch_before": z0.leader_epoch,
+                     "leader_epoch_after": z1.leader_epoch}
+            if z1.zk_version < z0.zk_version:
+                facts.update(version_before=z0.zk_version, version_after=z1.zk_version)
+            return facts
+    if pre.quorum is not None:
+        for b, (r0, r1) in enumerate(zip(pre.quorum.registrations, post.quorum.registrations)):
+            if r0 is not None and r1 is not None and r1.epoch < r0.epoch:
+                return {"where": "controller", "broker": b, "broker_epoch_before": r0.epoch,
+                        "broker_epoch_after": r1.epoch}
     for b, (br0, br1) in enumerate(zip(pre.brokers, post.brokers)):
         if br0 is br1 or not (br0.alive and br1.alive):
             continue
@@ -853,7 +895,7 @@ CATALOGUE: tuple[Invariant, ...] = (
               "reference I12",
               reads=CONSUMED | LOSSES | ALIVE | PARTITIONS | LOGS),
     Invariant("committed_prefix", ALWAYS, STATE, committed_prefix,
-              "below the leader's HW every ZooKeeper ISR member holds the leader's records (StrongIsr)",
+              "below the leader's HW every member of the controller's ISR holds the leader's records (StrongIsr)",
               "reference I2; hachikuji/kafka-specification Kip320.tla StrongIsr",
               reads=LOSSES | ZK_STATES | ALIVE | PARTITIONS | LOGS),
     Invariant("log_matching", ALWAYS, STATE, log_matching,
@@ -885,11 +927,16 @@ CATALOGUE: tuple[Invariant, ...] = (
     Invariant("isr_propagation_bound", ALWAYS, STATE, isr_propagation_bound,
               "an ISR change reaches isr_change_notification within 5000+2500 ms of the last change or "
               "60000+2500 ms of the last propagation", "ReplicaManager.maybePropagateIsrChanges (Kafka 2.4.0)"),
+    Invariant("isr_members_eligible", ALWAYS, STATE, isr_members_eligible,
+              "every member of a KRaft ISR but its last is a registered, unfenced broker",
+              "ReplicationControlManager.handleBrokerFenced / validateAlterPartitionData, Partition.isReplicaIsrEligible "
+              "(KIP-841, Kafka 3.3.0); reference I10", reads=ZK_STATES | EPOCHS),
     Invariant("leader_hw_monotonic", ALWAYS, STEP, leader_hw_monotonic,
               "a leader's HW never decreases within a leadership tenure", "Log.maybeIncrementHighWatermark; I4",
               reads=ALIVE | PARTITIONS | LOGS),
     Invariant("epochs_monotonic", ALWAYS, STEP, epochs_monotonic,
-              "controller and leader epochs never decrease on a live broker or in ZooKeeper", "reference I7",
+              "controller, leader, partition and broker epochs never decrease on a live broker or at the controller",
+              "reference I7",
               reads=EPOCHS | ZK_STATES | ALIVE | PARTITIONS),
     Invariant("stale_controller_epoch_refused", ALWAYS, STEP, stale_controller_epoch_refused,
               "a control request from an older controller epoch changes no broker state",
@@ -975,8 +1022,8 @@ class Liveness:
 
 
 def _zk_leader_of(s, p):
-    """(broker, Partition, log) of the live broker leading p in ZooKeeper's current leader epoch, or None."""
-    st = s.zk.partition_states[p]
+    """(broker, Partition, log) of the live broker leading p in the controller's current leader epoch, or None."""
+    st = s.controller_partition_states()[p]
     if st is None or st.leader < 0:
         return None
     br = s.brokers[st.leader]
@@ -1015,10 +1062,10 @@ def hw_reaches_leo_bad(cfg, s, p) -> bool:
 def partition_has_leader_bad(cfg, s, p) -> bool:
     """L-c's "C and not G": some member of p's ZooKeeper ISR is live with a live session (eligible), and no live
     broker leads p in ZooKeeper's current leader epoch."""
-    st = s.zk.partition_states[p]
+    st = s.controller_partition_states()[p]
     if st is None:
         return False
-    if not any(s.brokers[b].alive and s.zk.sessions[b] for b in st.isr):
+    if not any(s.brokers[b].alive and s.eligible(b) for b in st.isr):
         return False
     return _zk_leader_of(s, p) is None
 

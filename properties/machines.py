@@ -336,7 +336,9 @@ OBSERVATION_KINDS = (A.ListOffsets, A.ConsumerFetchWithClientMetadata)
 #: Likewise the two halves of an OffsetsForLeaderEpoch round, only over a config that splits it
 #: (``offsets_for_leader_epoch_in_flight``).
 EPOCH_ROUND_KINDS = (A.OffsetsForLeaderEpochRequest, A.OffsetsForLeaderEpochResponse)
-GATED_KINDS = ALTER_ISR_KINDS + OBSERVATION_KINDS + EPOCH_ROUND_KINDS
+#: Likewise KRaft's metadata replay, heartbeats, fencing and lost heartbeats, only over a KRaft config (``kip_500``).
+KRAFT_KINDS = (A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker, A.HeartbeatsLost)
+GATED_KINDS = ALTER_ISR_KINDS + OBSERVATION_KINDS + EPOCH_ROUND_KINDS + KRAFT_KINDS
 
 for _kind in A.ACTION_TYPES:
     if _kind not in GATED_KINDS:
@@ -473,8 +475,11 @@ def machine_for(cfg: ModelConfig, invariants=CATALOGUE, *, name: str = "IsrMachi
             attrs[rule_name(kind)] = _kind_rule(kind)
         attrs["settle_kinds"] = SETTLE_KINDS + extra
     for kind in rule_kinds(cfg):
-        if kind in OBSERVATION_KINDS or kind in EPOCH_ROUND_KINDS:
+        if kind in OBSERVATION_KINDS or kind in EPOCH_ROUND_KINDS or kind in KRAFT_KINDS:
             attrs[rule_name(kind)] = _kind_rule(kind)
+    if any(k in KRAFT_KINDS for k in rule_kinds(cfg)):
+        # KRaft's control plane settles by replaying the metadata log (the ZooKeeper-era kinds are never enabled)
+        attrs["settle_kinds"] = attrs.get("settle_kinds", SETTLE_KINDS) + (A.MetadataApply,)
     return type(name, (SettlingMachine if settle else ModelMachine,), attrs)
 
 

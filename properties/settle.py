@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from ..model import actions as A
 from ..model.config import ModelConfig
 from ..model.state import FetchState, Partition
-from ..model.step import enabled_groups, step
+from ..model.step import action_kinds, enabled_groups, step
 from .explore import FAIR_KINDS
 from .invariants import LIVENESS, LIVENESS_BY_NAME, Violation
 
@@ -45,7 +45,7 @@ STABLE_ROUNDS = 1
 #: while any other system action is enabled (a queued control request, a truncation round, an AlterIsr, a
 #: controller event, an expired produce...) the cluster has not settled.
 PERPETUAL = frozenset({A.Tick, A.IsrExpiration, A.IsrChangePropagation, A.HighWatermarkCheckpoint, A.FetchRequest,
-                       A.FetchResponse})
+                       A.FetchResponse, A.BrokerHeartbeat})
 #: the kinds the schedule may take (ZkSessionExpire only for a dead broker: ZooKeeper's own timeout)
 _KINDS = frozenset(FAIR_KINDS | {A.ZkSessionExpire})
 
@@ -63,9 +63,11 @@ def settle_bound(cfg: ModelConfig) -> int:
     cluster that settles takes far fewer (the loop ends as soon as it has settled).
     """
     nb, np_ = cfg.n_brokers, cfg.n_partitions
-    round_len = nb * (3 * np_ + 4 + 2 + 1 + 3) + nb * nb + 1
+    # a metadata log's per-broker system actions (replay, heartbeat, fencing), when the model offers them
+    lifecycle = [k for k in (A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker) if k in action_kinds(cfg)]
+    round_len = nb * (3 * np_ + 4 + 2 + 1 + 3 + len(lifecycle)) + nb * nb + 1
     horizon = max(cfg.produce_timeout_ms, cfg.isr_change_max_delay_ms, 2 * cfg.replica_lag_time_max_ms,
-                  cfg.hw_checkpoint_interval_ms)
+                  cfg.hw_checkpoint_interval_ms, cfg.broker_session_timeout_ms if lifecycle else 0)
     period = max(1, min(cfg.isr_expiration_period_ms, cfg.isr_propagation_interval_ms,
                         cfg.hw_checkpoint_interval_ms))
     rounds = -(-horizon // period) + 4 * nb + STABLE_ROUNDS
@@ -112,10 +114,12 @@ def _no_controller_possible(cfg, s) -> bool:
 def settled_facts(s, p: int) -> dict:
     """What a person needs to see of partition p after settling: ZooKeeper's leader and ISR, and each live
     broker's LEO, HW, fetch leader and fetch state."""
-    st = s.zk.partition_states[p]
+    st = s.controller_partition_states()[p]
     out = {"partition": p, "now": s.now}
-    if st is not None:
+    if st is not None and s.quorum is None:
         out.update(zk_leader=st.leader, zk_leader_epoch=st.leader_epoch, zk_isr=list(st.isr))
+    elif st is not None:
+        out.update(controller_leader=st.leader, controller_leader_epoch=st.leader_epoch, controller_isr=list(st.isr))
     brokers = []
     for br in s.brokers:
         log = br.logs[p] if br.alive else None

@@ -153,13 +153,14 @@ _PAIRS = {
     A.OffsetsForLeaderEpochRequest: ((A.OffsetsForLeaderEpochResponse,),
                                      lambda a, c: c.broker == a.broker and c.partition == a.partition),
     A.ZkSessionExpire: ((A.ZkReconnect, A.BrokerRestart), _same_broker),
+    A.HeartbeatsLost: ((A.FenceStaleBroker,), _same_broker),
     A.ZkDeleteController: ((A.ControllerResign,), lambda a, c: c.controller == a.controller),
 }
 
 
 def _crash_groups(b: list, i: int, broker: int) -> list:
     """A crash with its restart, with the session expiration between them, and with both."""
-    expire = _first_after(b, i, (A.ZkSessionExpire,), lambda c: c.broker == broker)
+    expire = _first_after(b, i, (A.ZkSessionExpire, A.FenceStaleBroker), lambda c: c.broker == broker)
     restart = _first_after(b, i, (A.BrokerRestart,), lambda c: c.broker == broker)
     if restart is not None and expire is not None and expire > restart:
         expire = None

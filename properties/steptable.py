@@ -131,7 +131,30 @@ def action_words(cfg, s, a) -> str:
         return f"broker {a.broker} reconnects to ZooKeeper"
     if t is A.ZkDeleteController:
         return f"/controller of broker {a.controller} is deleted"
+    if t is A.MetadataApply:
+        br = s.brokers[a.broker]
+        log = s.quorum.log if s.quorum is not None else ()
+        rec = log[br.metadata_offset] if br.metadata_offset < len(log) else None
+        return f"broker {a.broker} replays metadata record {br.metadata_offset} ({_metadata_record(rec)})"
+    if t is A.BrokerHeartbeat:
+        return f"broker {a.broker} heartbeats to the controller"
+    if t is A.FenceStaleBroker:
+        return f"the controller fences broker {a.broker} (session expired)"
+    if t is A.HeartbeatsLost:
+        return f"broker {a.broker}'s heartbeats stop reaching the controller"
     return A.describe(a)
+
+
+def _metadata_record(rec) -> str:
+    """A KRaft metadata record in a few words."""
+    if rec is None:
+        return "none"
+    name = type(rec).__name__
+    if hasattr(rec, "registration"):
+        g = rec.registration
+        return (f"{'PartitionRecord' if rec.created else name} p{rec.partition}: leader {_leader(g.leader)} "
+                f"e{g.leader_epoch} ISR {_isr(g.isr)} partition epoch {g.partition_epoch}")
+    return f"{name} broker {rec.broker_id} epoch {rec.broker_epoch}"
 
 
 def cell(s, b: int, p: int = 0) -> str:
@@ -207,6 +230,22 @@ def facts(cfg, s) -> dict:
         for p, md in enumerate(br.metadata.partitions):
             if md is not None:
                 out[f"broker {b}{_p(cfg, p)} metadata"] = f"leader {_leader(md.leader)} e{md.leader_epoch}"
+    q = s.quorum
+    if q is not None:                  # KRaft: the quorum's state instead of ZooKeeper's
+        out["metadata log"] = f"{len(q.log)} records"
+        for b, reg in enumerate(q.registrations):
+            out[f"broker {b} registration"] = ("none" if reg is None else
+                                               f"epoch {reg.epoch}{' fenced' if reg.fenced else ''}")
+        for p, g in enumerate(q.partitions):
+            out[f"controller{_p(cfg, p)} state"] = (f"leader {_leader(g.leader)} e{g.leader_epoch} ISR {_isr(g.isr)} "
+                                                    f"(partition epoch {g.partition_epoch})")
+        for br in s.brokers:
+            out[f"broker {br.broker_id} metadata offset"] = str(br.metadata_offset)
+        for rec, off, epoch, b, p in s.ghost.acked:
+            out[f"record {rec}{_p(cfg, p)} acknowledged"] = f"at offset {off} by broker {b} (e{epoch})"
+        for p, off, rec, epoch in s.ghost.consumed:
+            out[f"consumer read r{rec}{_p(cfg, p)}"] = f"at offset {off} (e{epoch})"
+        return out
     zk = s.zk
     out["/controller"] = str(zk.controller) if zk.controller >= 0 else "none"
     out["/controller_epoch"] = str(zk.controller_epoch)

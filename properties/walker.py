@@ -45,8 +45,15 @@ TIME_KINDS = frozenset({A.Tick, A.IsrExpiration, A.IsrChangePropagation, A.HighW
 #: observations: every run keeps them, with no random draw, so that the draws of a run are those it made before
 #: they existed.
 OBSERVATION_KINDS = frozenset({A.ListOffsets, A.ConsumerFetchWithClientMetadata})
+#: KRaft (kip_500): replaying the metadata log and the controller fencing a stale broker are system kinds every run
+#: keeps, the scheduled heartbeat goes with time, and lost heartbeats are a fault drawn after the others (only when
+#: the model offers them, so that a ZooKeeper-era run draws exactly as before they existed).
+KRAFT_CORE_KINDS = frozenset({A.MetadataApply, A.FenceStaleBroker})
+KRAFT_TIME_KINDS = frozenset({A.BrokerHeartbeat})
+KRAFT_OPTIONAL_KINDS = (A.HeartbeatsLost,)
 OPTIONAL_KINDS = tuple(k for k in A.ACTION_TYPES
-                       if k not in CORE_KINDS and k not in TIME_KINDS and k not in OBSERVATION_KINDS)
+                       if k not in CORE_KINDS and k not in TIME_KINDS and k not in OBSERVATION_KINDS
+                       and k not in KRAFT_CORE_KINDS and k not in KRAFT_TIME_KINDS and k not in KRAFT_OPTIONAL_KINDS)
 P_OPTIONAL = 0.4
 P_TIME = 0.5
 #: Kinds a run may make eager: when one is enabled it is taken at once (with probability
@@ -62,8 +69,10 @@ EAGER_CANDIDATES = (
 #: With KIP-497 the AlterIsr send and its response are reactions too; drawn after the others, so that a
 #: preset without AlterIsr draws exactly as before they existed.
 EAGER_ALTER_ISR = (A.AlterIsrRequest, A.AlterIsrResponse)
-#: Likewise the OffsetsForLeaderEpoch request and response when the model splits the round in two.
+#: Likewise the OffsetsForLeaderEpoch request and response when the model splits the round in two, and KRaft's replay
+#: of the metadata log and the controller's fencing.
 EAGER_EPOCH_ROUND = (A.OffsetsForLeaderEpochRequest, A.OffsetsForLeaderEpochResponse)
+EAGER_KRAFT = (A.MetadataApply, A.FenceStaleBroker)
 P_EAGER = 0.7
 EAGERNESS = 0.9
 #: Per-run weight of each broker's actions: a slow broker (weight 0.1) fetches, restarts and answers
@@ -72,7 +81,7 @@ BROKER_WEIGHTS = (0.1, 1.0, 1.0)
 #: Fault kinds a run may aim at role holders (with probability P_TARGETED): a broker that believes it
 #: leads a partition, or the controller, weighs TARGET_WEIGHT times as much as another when one of
 #: these kinds is chosen (the measurements behind both values: benchmarks/RESULTS.md).
-TARGETED_KINDS = frozenset({A.BrokerCrash, A.ZkSessionExpire})
+TARGETED_KINDS = frozenset({A.BrokerCrash, A.ZkSessionExpire, A.HeartbeatsLost})
 P_TARGETED = 0.5
 TARGET_WEIGHT = 10.0
 
@@ -101,14 +110,16 @@ class WalkResult:
     stopped: bool = False
 
 
-def swarm_kinds(rng: random.Random, swarm: bool) -> frozenset:
-    """The action kinds one run may use: every kind, or the core plus a random subset of the others."""
+def swarm_kinds(rng: random.Random, swarm: bool, model_kinds=()) -> frozenset:
+    """The action kinds one run may use: every kind, or the core plus a random subset of the others (``model_kinds``:
+    the kinds the model offers, which decide whether the KRaft kinds are drawn)."""
     if not swarm:
         return frozenset(A.ACTION_TYPES)
-    kinds = set(CORE_KINDS | OBSERVATION_KINDS)
+    kinds = set(CORE_KINDS | OBSERVATION_KINDS | KRAFT_CORE_KINDS)
     if rng.random() < P_TIME:
-        kinds |= TIME_KINDS
+        kinds |= TIME_KINDS | KRAFT_TIME_KINDS
     kinds |= {k for k in OPTIONAL_KINDS if rng.random() < P_OPTIONAL}
+    kinds |= {k for k in KRAFT_OPTIONAL_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
     return frozenset(kinds)
 
 
@@ -120,10 +131,11 @@ class Policy:
 
     def __init__(self, cfg: ModelConfig, rng: random.Random, swarm: bool = True):
         self.rng = rng
-        self.kinds = swarm_kinds(rng, swarm)
-        self.weights = [rng.choice(BROKER_WEIGHTS) for _ in range(cfg.n_brokers)] if swarm else None
         model_kinds = action_kinds(cfg)
-        candidates = EAGER_CANDIDATES + tuple(k for k in EAGER_ALTER_ISR + EAGER_EPOCH_ROUND if k in model_kinds)
+        self.kinds = swarm_kinds(rng, swarm, model_kinds)
+        self.weights = [rng.choice(BROKER_WEIGHTS) for _ in range(cfg.n_brokers)] if swarm else None
+        candidates = EAGER_CANDIDATES + tuple(k for k in EAGER_ALTER_ISR + EAGER_EPOCH_ROUND + EAGER_KRAFT
+                                              if k in model_kinds)
         self.eager = frozenset(k for k in candidates if rng.random() < P_EAGER) if swarm else frozenset()
         self.targeted = swarm and rng.random() < P_TARGETED
 
@@ -249,7 +261,7 @@ def novelty_key(s) -> tuple:
     lacking = lacking_in_isr = 0
     if g.acked:
         rid, off, _e, _b, p = g.acked[0]
-        zk_state = s.zk.partition_states[p]
+        zk_state = s.controller_partition_states()[p]
         isr = zk_state.isr if zk_state is not None else ()
         for br in brokers:
             log = br.logs[p]
@@ -264,7 +276,7 @@ def novelty_key(s) -> tuple:
     # refreshed: a lost session, a request not yet delivered); and the highest divergence level
     # of a live follower's log below its fetch offset
     roles = stale = diverged = 0
-    states = s.zk.partition_states
+    states = s.controller_partition_states()
     for br in brokers:
         b = br.broker_id
         roles = roles << 1 | br.alive

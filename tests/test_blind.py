@@ -64,7 +64,7 @@ def test_no_engine_module_reads_a_hidden_config_field(module):
 #: Kafka's timer settings, which the settling phase reads to know how long a fair schedule must run before every
 #: timer a pending thing waits for has fired: a length, the same for every protocol variant, never a choice.
 SETTLE_TIMERS = frozenset({"produce_timeout_ms", "isr_change_max_delay_ms", "replica_lag_time_max_ms",
-                           "hw_checkpoint_interval_ms", "isr_propagation_interval_ms"})
+                           "hw_checkpoint_interval_ms", "isr_propagation_interval_ms", "broker_session_timeout_ms"})
 
 
 def test_the_settling_phase_reads_only_the_timers():
@@ -99,6 +99,8 @@ def _changed(cfg: ModelConfig, name: str) -> ModelConfig:
         new = tuple(range(cfg.n_brokers))
     else:
         new = value + 1
+    if name == "kip_500" and new and not cfg.kip_497:
+        return cfg.replace(kip_500=True, kip_497=True)   # KRaft needs AlterPartition: the twin claims both
     return cfg.replace(**{name: new})
 
 
@@ -160,7 +162,7 @@ def test_action_kinds_lists_every_kind_enabled_groups_offers():
     is one ``action_kinds`` lists, and the kinds it leaves out are exactly those its gates name."""
     from isrlab.model import actions as A
     from isrlab.model.config import PRESETS
-    from isrlab.model.step import action_kinds
+    from isrlab.model.step import KRAFT_ONLY, ZK_ONLY, action_kinds
     from isrlab.properties.walker import walk
 
     for name, p in PRESETS.items():
@@ -171,7 +173,9 @@ def test_action_kinds_lists_every_kind_enabled_groups_offers():
         assert seen <= kinds, name
         assert set(A.ACTION_TYPES) - kinds <= {A.OffsetsForLeaderEpoch, A.AlterIsrRequest, A.AlterIsrResponse,
                                               A.FlushLog, A.ListOffsets, A.ConsumerFetchWithClientMetadata,
-                                              A.OffsetsForLeaderEpochRequest, A.OffsetsForLeaderEpochResponse}, name
+                                              A.OffsetsForLeaderEpochRequest, A.OffsetsForLeaderEpochResponse,
+                                              *ZK_ONLY, *KRAFT_ONLY}, name
+        assert not kinds & (KRAFT_ONLY if not p.config.kip_500 else ZK_ONLY), name   # one era's kinds only
     assert A.AlterIsrRequest in action_kinds(preset("kafka-2.7").config)
     assert A.AlterIsrRequest not in action_kinds(preset("kafka-2.4").config)
     assert A.OffsetsForLeaderEpoch not in action_kinds(preset("kafka-0.10.2").config)

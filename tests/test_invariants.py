@@ -87,6 +87,12 @@ def _mix(base, donor, bits: int, only=None):
         x.zk.partition_states = donor.zk.partition_states
     if bits & I.EPOCHS:
         x.zk.controller_epoch = donor.zk.controller_epoch
+    if base.quorum is not None:           # KRaft: the quorum's partitions are ZK_STATES, its registrations EPOCHS
+        x.quorum = q = base.quorum._clone(tok)
+        if bits & I.ZK_STATES:
+            q.partitions = donor.quorum.partitions
+        if bits & I.EPOCHS:
+            q.registrations = donor.quorum.registrations
     x.ghost = g = base.ghost._clone(tok)
     if bits & I.ACKED:
         g.acked = donor.ghost.acked

@@ -338,6 +338,9 @@ MACHINE_FINDS = {
     "kafka-2.7": (1500, (1, 2)),
     "no-kafka-14704": (600, (0, 1)),
     "no-kafka-13141": (600, (0, 1)),
+    "kafka-3.3": (600, (0, 1)),
+    "no-kafka-13916": (600, (0, 1)),
+    "kraft-no-isr-join-hw-check": (600, (0, 1)),
 }
 
 

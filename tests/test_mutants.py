@@ -25,7 +25,7 @@ import pytest
 
 from isrlab.model import actions as A
 from isrlab.model import controller, delayed, errors as E, faults, fetcher, log as logmod, partition
-from isrlab.model import replica_manager, step as stepmod
+from isrlab.model import quorum_controller, replica_manager, step as stepmod
 from isrlab.model.config import ModelConfig, preset
 from isrlab.model.encode import encode
 from isrlab.model.state import NO_LEADER, FetchResponseData, LeaderIsrAndControllerEpoch
@@ -660,6 +660,29 @@ def mut_no_kafka_14704(monkeypatch):
     return CFG_TRUNCATE_ON_FETCH.replace(kafka_14704=False)
 
 
+# --- KRaft (KIP-500, KIP-631) ---------------------------------------------------------------------------------
+CFG_KRAFT = preset("kafka-3.6").config
+
+
+def mut_fence_keeps_isr(monkeypatch):
+    """handleBrokerFenced without generateLeaderAndIsrUpdates: a fenced broker stays in every ISR (only the
+    FenceBrokerRecord is written)."""
+    real = quorum_controller._change_partitions
+
+    def change_partitions(cfg, s, partitions, remove, add, records):
+        if remove < 0:
+            real(cfg, s, partitions, remove, add, records)
+
+    patch(monkeypatch, "_change_partitions", change_partitions, quorum_controller)
+
+
+def t_kraft_follower_fenced():
+    """Every broker replays the metadata log; follower 1's heartbeats are lost and the controller fences it."""
+    # four records (three registrations, the partition); broker b's first replay catches up to its own registration
+    return (Builder(CFG_KRAFT).do(*(A.MetadataApply(b) for b in (0, 1, 2) for _ in range(4 - b)))
+            .do(A.HeartbeatsLost(1), A.FenceStaleBroker(1)).actions)
+
+
 # =========================================================================== the table
 # Mutants tried and deliberately left out, because no invariant can catch them (they are equivalent with
 # respect to the catalogue in this model; seeded walker runs over several presets found no violation):
@@ -708,6 +731,8 @@ def fixture(invariant: str) -> Callable:
 
 
 CASES = (
+    Case("isr_members_eligible", mut_fence_keeps_isr, t_kraft_follower_fenced,
+         {"partition": 0, "broker": 1, "isr": [0, 1, 2]}, CFG_KRAFT),
     Case("log_offsets", mut_truncate_keeps_hw, t_lossy_leader_crash,
          {"broker": 0, "high_watermark": 1, "log_end_offset": 0}, CFG_LOSSY),
     Case("isr_well_formed", mut_isr_removal_empties_isr, t_leader_only_isr_then_leader_stops,

@@ -1,0 +1,115 @@
+"""A KRaft broker's side of the metadata log (Kafka 3.5.0): replaying records, heartbeats, registration.
+
+A broker replays the committed metadata log one record at a time, in order
+(BrokerMetadataListener / MetadataLoader, then BrokerMetadataPublisher): broker
+records update its KRaftMetadataCache, partition records go to
+``ReplicaManager.applyDelta``, which makes the broker leader or follower of the
+partitions it hosts.  Its BrokerLifecycleManager heartbeats on a schedule and is
+unfenced once it has replayed its own registration.
+"""
+
+from __future__ import annotations
+
+from .config import ModelConfig
+from .delayed import note_error
+from .node import replace_at
+from .partition import make_follower_3x, make_leader_3x
+from .quorum_controller import broker_heartbeat, register_broker
+from .replica_manager import start_fetching
+from .requests import LeaderAndIsrPartitionState
+from .state import (OFFLINE, Broker, ClusterState, FenceBrokerRecord, MetadataCache, Partition, PartitionChangeRecord,
+                    PartitionMetadata, RegisterBrokerRecord, UnfenceBrokerRecord)
+
+
+def apply_next_record(cfg: ModelConfig, s: ClusterState, b: int) -> None:
+    """Replay the next committed metadata record on broker b (KRaftMetadataCache, ReplicaManager.applyDelta).
+
+    A broker that has published nothing since it started first catches up to its own RegisterBrokerRecord and
+    publishes that image at once (MetadataLoader publishes only once caught up; the first delta is the whole image), so
+    a restarted broker never replays its earlier incarnation's transitions one by one."""
+    br = s.broker_mut(b)
+    log = s.quorum.log
+    end = br.metadata_offset + 1
+    if br.metadata_offset == 0 and 0 <= br.broker_epoch < len(log):
+        end = br.broker_epoch + 1
+    changed = {}
+    for rec in log[br.metadata_offset:end]:
+        _replay(br, rec, len(s.brokers), changed)
+    br.metadata_offset = end
+    for p, reg in sorted(changed.items()):
+        apply_delta(cfg, s, br, p, reg)
+
+
+def _replay(br: Broker, rec, n: int, changed: dict) -> None:
+    """One record into the broker's KRaftMetadataCache; a partition record's registration goes into ``changed``."""
+    md = br.metadata
+    epochs = md.broker_epochs or (-1,) * n
+    t = type(rec)
+    if t is PartitionChangeRecord:
+        parts = md.partitions or (None,) * len(br.partitions)
+        reg = rec.registration
+        br.metadata = MetadataCache(md.alive_brokers, replace_at(parts, rec.partition, PartitionMetadata(
+            reg.leader, reg.leader_epoch, reg.isr, reg.replicas)), md.controller_id, epochs, md.fenced)
+        changed[rec.partition] = reg
+        return
+    fenced = set(md.fenced)
+    if t is RegisterBrokerRecord:
+        epochs = replace_at(epochs, rec.broker_id, rec.broker_epoch)
+        (fenced.add if rec.fenced else fenced.discard)(rec.broker_id)
+    elif t is FenceBrokerRecord:
+        fenced.add(rec.broker_id)
+    elif t is UnfenceBrokerRecord:
+        fenced.discard(rec.broker_id)
+    else:  # pragma: no cover - closed set
+        raise TypeError(f"unknown metadata record {rec!r}")
+    alive = tuple(x for x in range(n) if epochs[x] >= 0 and x not in fenced)   # KRaftMetadataCache.hasAliveBroker
+    br.metadata = MetadataCache(alive, md.partitions, md.controller_id, epochs, tuple(sorted(fenced)))
+
+
+def apply_delta(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, reg) -> None:
+    """ReplicaManager.applyDelta for one changed partition (Kafka 3.5.0; TopicDelta.localChanges): a replica that leads
+    becomes leader (applyLocalLeadersDelta), another becomes follower and restarts its fetcher on a new leader epoch
+    when the leader is registered (applyLocalFollowersDelta)."""
+    b = br.broker_id
+    if b not in reg.replicas:
+        return                                   # not hosted here (reassignment and deletion are not modelled)
+    hosted = br.partitions[p]
+    if hosted == OFFLINE:
+        return
+    if hosted is None:
+        part = Partition(p)
+        part._tok = br._tok
+        br.partitions = replace_at(br.partitions, p, part)
+    ps = LeaderAndIsrPartitionState(p, 0, reg.leader, reg.leader_epoch, reg.isr, reg.partition_epoch, reg.replicas)
+    if reg.leader == b:
+        if br.fetchers[p] is not None:           # makeLeaders: replicaFetcherManager.removeFetcherForPartitions
+            br.fetchers = replace_at(br.fetchers, p, None)
+        make_leader_3x(cfg, s, br, p, ps, s.now)
+    elif make_follower_3x(cfg, s, br, p, ps):
+        if reg.leader >= 0 and br.metadata.broker_epochs[reg.leader] >= 0:
+            start_fetching(cfg, s, br, ps)       # only for a leader the image holds (newImage.cluster.broker)
+        elif br.fetchers[p] is not None:
+            br.fetchers = replace_at(br.fetchers, p, None)
+    if not br.hw_checkpoint_started:             # startHighWatermarkCheckPointThread
+        br.hw_checkpoint_started = True
+        br.next_hw_checkpoint_ms = s.now
+
+
+def heartbeat(cfg: ModelConfig, s: ClusterState, b: int) -> str:
+    """BrokerLifecycleManager's heartbeat (Kafka 3.5.0): broker epoch and replayed offset, every heartbeat interval."""
+    br = s.broker_mut(b)
+    br.next_heartbeat_ms = s.now + cfg.broker_heartbeat_interval_ms
+    error = broker_heartbeat(cfg, s, b, br.broker_epoch, br.metadata_offset)
+    note_error(s, error)
+    return error
+
+
+def register(cfg: ModelConfig, s: ClusterState, br: Broker) -> None:
+    """BrokerLifecycleManager at start-up (Kafka 3.5.0): register (fenced) and replay the metadata log from its start."""
+    br.broker_epoch = register_broker(cfg, s, br.broker_id)
+    br.metadata_offset = 0
+    br.metadata = MetadataCache()
+    br.next_heartbeat_ms = s.now
+
+
+__all__ = ["apply_next_record", "apply_delta", "heartbeat", "register"]

@@ -1,0 +1,203 @@
+"""The KRaft quorum controller (KIP-500, KIP-631; Kafka 3.5.0): registrations, heartbeats, fencing, AlterPartition.
+
+The quorum is one linearizable metadata log (``state.Quorum``) with the active
+controller's state built from it; every decision the controller makes is a
+batch of records appended to the log in the step that makes it, and brokers
+learn of it only by replaying the log (``broker_metadata.apply_next_record``).
+Elections and ISR changes are ``PartitionChangeBuilder`` (``build_partition_change``),
+as ReplicationControlManager uses it for AlterPartition, fencing and unfencing.
+"""
+
+from __future__ import annotations
+
+from . import errors as E
+from .config import ModelConfig
+from .losses import note_unclean_election
+from .node import replace_at
+from .requests import AlterIsrPartitionResult, AlterIsrResponseData
+from .state import (NO_LEADER, BrokerRegistration, ClusterState, FenceBrokerRecord, PartitionChangeRecord,
+                    PartitionRegistration, Quorum, RegisterBrokerRecord, UnfenceBrokerRecord)
+
+
+def initial_quorum(assignment: tuple, n_brokers: int, now: int) -> Quorum:
+    """A formed cluster: every broker registered and unfenced (broker epoch = its record's offset), then each partition
+    created (PartitionRecord) with its first replica leading the whole assignment in epoch 0."""
+    log = tuple(RegisterBrokerRecord(b, b, False) for b in range(n_brokers))
+    parts = tuple(PartitionRegistration(tuple(r), tuple(sorted(r)), r[0], 0, 0) for r in assignment)
+    log += tuple(PartitionChangeRecord(p, reg, True) for p, reg in enumerate(parts))
+    return Quorum(log=log, registrations=tuple(BrokerRegistration(b, False) for b in range(n_brokers)),
+                  partitions=parts, last_contact_ms=(now,) * n_brokers)
+
+
+def is_active(q: Quorum, b: int) -> bool:
+    """ClusterControlManager.isActive (Kafka 3.5.0): registered and not fenced."""
+    reg = q.registrations[b] if 0 <= b < len(q.registrations) else None
+    return reg is not None and not reg.fenced
+
+
+def session_expired(cfg: ModelConfig, q: Quorum, b: int, now: int) -> bool:
+    """BrokerHeartbeatManager.hasValidSession negated (Kafka 3.5.0): no heartbeat for longer than the session timeout."""
+    return now - q.last_contact_ms[b] > cfg.broker_session_timeout_ms
+
+
+def _append(s: ClusterState, records: list) -> None:
+    """QuorumController: the event's records are committed to the metadata log in order."""
+    if records:
+        q = s.quorum_mut()
+        q.log = q.log + tuple(records)
+
+
+# --------------------------------------------------------------------------- PartitionChangeBuilder
+def build_partition_change(cfg: ModelConfig, part: PartitionRegistration, target_isr: tuple, acceptable) -> tuple:
+    """PartitionChangeBuilder.build (Kafka 3.5.0; KAFKA-15021 3.6.0): (the partition after the change, or None for a no-op,
+    and whether the election was unclean)."""
+    def valid(r):                                            # isValidNewLeader
+        return r in target_isr and acceptable(r)
+
+    unclean = False
+    if valid(part.leader):                                   # electAnyLeader: keep a leader that qualifies
+        leader = part.leader
+    else:
+        leader = next((r for r in part.replicas if valid(r)), NO_LEADER)
+        if leader == NO_LEADER and cfg.unclean_leader_election:
+            leader = next((r for r in part.replicas if acceptable(r)), NO_LEADER)
+            unclean = leader != NO_LEADER
+    leader_changed = leader != part.leader                   # tryElection sets record.leader
+    isr = None
+    if leader_changed and unclean:
+        isr = (leader,)                                      # an unclean election sets the ISR to the new leader
+    # triggerLeaderEpochBumpIfNeeded: before 3.6 (KAFKA-15021) every ISR shrink bumps the leader epoch too
+    bump = leader_changed or (not cfg.kafka_15021 and not set(part.isr) <= set(target_isr))
+    if isr is None and target_isr and tuple(sorted(target_isr)) != part.isr:
+        isr = tuple(sorted(target_isr))                      # an empty target ISR is never written
+    if not bump and isr is None:
+        return None, False                                   # changeRecordIsNoOp
+    new = PartitionRegistration(part.replicas, part.isr if isr is None else isr, leader,
+                                part.leader_epoch + 1 if bump else part.leader_epoch, part.partition_epoch + 1)
+    return new, unclean
+
+
+def _change_partitions(cfg: ModelConfig, s: ClusterState, partitions, remove: int, add: int, records: list) -> None:
+    """ReplicationControlManager.generateLeaderAndIsrUpdates (Kafka 3.5.0): ``remove`` leaves each ISR and is no
+    acceptable leader, ``add`` is acceptable even while still fenced; one PartitionChangeRecord per changed partition."""
+    q = s.quorum
+
+    def acceptable(r):
+        return r != remove and (r == add or is_active(q, r))
+
+    for p in partitions:
+        part = q.partitions[p]
+        target = tuple(r for r in part.isr if r != remove)
+        new, unclean = build_partition_change(cfg, part, target, acceptable)
+        if new is not None:
+            _commit_partition(s, p, new, unclean, records)
+
+
+def _commit_partition(s: ClusterState, p: int, new: PartitionRegistration, unclean: bool, records: list) -> None:
+    q = s.quorum_mut()
+    q.partitions = replace_at(q.partitions, p, new)
+    records.append(PartitionChangeRecord(p, new))
+    if unclean:
+        note_unclean_election(s, p, new.leader_epoch, new.leader)
+
+
+# --------------------------------------------------------------------------- brokers
+def register_broker(cfg: ModelConfig, s: ClusterState, b: int) -> int:
+    """ClusterControlManager.registerBroker (Kafka 3.5.0): a new incarnation registers fenced; its broker epoch is the
+    offset of its RegisterBrokerRecord.  Returns the epoch."""
+    q = s.quorum_mut()
+    epoch = len(q.log)
+    q.registrations = replace_at(q.registrations, b, BrokerRegistration(epoch, True))
+    q.last_contact_ms = replace_at(q.last_contact_ms, b, s.now)      # heartbeatManager.register
+    _append(s, [RegisterBrokerRecord(b, epoch, True)])
+    return epoch
+
+
+def broker_heartbeat(cfg: ModelConfig, s: ClusterState, b: int, broker_epoch: int, metadata_offset: int) -> str:
+    """QuorumController.processBrokerHeartbeat (Kafka 3.5.0): touch the session; a fenced broker that has replayed its
+    own RegisterBrokerRecord is unfenced (BrokerHeartbeatManager.calculateNextBrokerState, handleBrokerUnfenced)."""
+    q = s.quorum
+    reg = q.registrations[b]
+    if reg is None or reg.epoch != broker_epoch:
+        return E.STALE_BROKER_EPOCH                          # ClusterControlManager.checkBrokerEpoch
+    q = s.quorum_mut()
+    q.last_contact_ms = replace_at(q.last_contact_ms, b, s.now)
+    if reg.fenced and metadata_offset > reg.epoch:           # currentMetadataOffset >= registerBrokerRecordOffset
+        records = [UnfenceBrokerRecord(b, reg.epoch)]
+        q.registrations = replace_at(q.registrations, b, BrokerRegistration(reg.epoch, False))
+        leaderless = [p for p, part in enumerate(q.partitions) if part.leader == NO_LEADER]
+        _change_partitions(cfg, s, leaderless, NO_LEADER, b, records)
+        _append(s, records)
+    return E.NONE
+
+
+def fence_broker(cfg: ModelConfig, s: ClusterState, b: int) -> None:
+    """QuorumController.maybeFenceOneStaleBroker / ReplicationControlManager.handleBrokerFenced (Kafka 3.5.0): b leaves
+    every ISR it is in but the last, leaders move, then the FenceBrokerRecord."""
+    q = s.quorum
+    records: list = []
+    in_isr = [p for p, part in enumerate(q.partitions) if b in part.isr]
+    _change_partitions(cfg, s, in_isr, b, NO_LEADER, records)
+    reg = s.quorum.registrations[b]
+    q = s.quorum_mut()
+    q.registrations = replace_at(q.registrations, b, BrokerRegistration(reg.epoch, True))
+    records.append(FenceBrokerRecord(b, reg.epoch))
+    _append(s, records)
+
+
+def lose_heartbeats(cfg: ModelConfig, s: ClusterState, b: int) -> None:
+    """A fault: b's heartbeats stop reaching the controller for a session timeout (a network partition or a long
+    pause); the controller's last contact with b is that long ago, so the stale-broker check may fence it."""
+    q = s.quorum_mut()
+    q.last_contact_ms = replace_at(q.last_contact_ms, b, s.now - cfg.broker_session_timeout_ms - 1)
+    s.ghost_mut().session_expirations += 1
+
+
+# --------------------------------------------------------------------------- AlterPartition
+def alter_partition(cfg: ModelConfig, s: ClusterState, req) -> AlterIsrResponseData:
+    """ReplicationControlManager.alterPartition / validateAlterPartitionData (Kafka 3.5.0; KIP-841 3.3.0)."""
+    q = s.quorum
+    b = req.broker_id
+    reg = q.registrations[b] if 0 <= b < len(q.registrations) else None
+    if reg is None or reg.epoch != req.broker_epoch:
+        return AlterIsrResponseData(E.STALE_BROKER_EPOCH)    # checkBrokerEpoch throws: the whole request fails
+    results, records = [], []
+    for item in req.partitions:
+        p = item.partition
+        part = s.quorum.partitions[p] if 0 <= p < len(s.quorum.partitions) else None
+        error = _validate(cfg, s.quorum, b, part, item)
+        if error != E.NONE:
+            results.append(AlterIsrPartitionResult(p, error))
+            continue
+        new, unclean = build_partition_change(cfg, part, tuple(item.new_isr), lambda r: is_active(s.quorum, r))
+        if new is not None:
+            _commit_partition(s, p, new, unclean, records)
+            if new.leader != b:
+                results.append(AlterIsrPartitionResult(p, E.NEW_LEADER_ELECTED))
+                continue
+            part = new
+        results.append(AlterIsrPartitionResult(p, E.NONE, part.leader, part.leader_epoch, part.isr,
+                                               part.partition_epoch))
+    _append(s, records)
+    return AlterIsrResponseData(E.NONE, tuple(results))
+
+
+def _validate(cfg: ModelConfig, q: Quorum, b: int, part, item) -> str:
+    """ReplicationControlManager.validateAlterPartitionData (Kafka 3.5.0), in its order."""
+    if part is None:
+        return E.UNKNOWN_TOPIC_OR_PARTITION
+    check_version = cfg.partition_epoch_check
+    if item.leader_epoch > part.leader_epoch or (check_version and item.zk_version > part.partition_epoch):
+        return E.NOT_CONTROLLER                              # the leader knows more: this controller is behind
+    if item.leader_epoch < part.leader_epoch:
+        return E.FENCED_LEADER_EPOCH
+    if b != part.leader:
+        return E.INVALID_REQUEST
+    if check_version and item.zk_version < part.partition_epoch:
+        return E.INVALID_UPDATE_VERSION
+    new_isr = tuple(item.new_isr)
+    if len(set(new_isr)) != len(new_isr) or not set(new_isr) <= set(part.replicas) or part.leader not in new_isr:
+        return E.INVALID_REQUEST                             # Replicas.validateIsr, the leader in its own ISR
+    if cfg.kafka_13916 and any(not is_active(q, r) for r in new_isr):
+        return E.INELIGIBLE_REPLICA                          # ineligibleReplicasForIsr: unregistered or fenced
+    return E.NONE
