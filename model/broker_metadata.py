@@ -106,7 +106,8 @@ def heartbeat(cfg: ModelConfig, s: ClusterState, b: int) -> str:
 
 def register(cfg: ModelConfig, s: ClusterState, br: Broker) -> None:
     """BrokerLifecycleManager at start-up (Kafka 3.5.0): register (fenced) and replay the metadata log from its start."""
-    br.broker_epoch = register_broker(cfg, s, br.broker_id)
+    br.broker_epoch = register_broker(cfg, s, br.broker_id, br.clean_shutdown_epoch)
+    br.clean_shutdown_epoch = -1                 # the clean-shutdown file is read, then deleted, at start-up
     br.metadata_offset = 0
     br.metadata = MetadataCache()
     br.next_heartbeat_ms = s.now

@@ -127,6 +127,14 @@ class ModelConfig:
     #: KAFKA-15021 (3.6.0, metadata version 3.6-IV0): the controller no longer bumps the leader epoch when an ISR
     #: shrinks (PartitionChangeBuilder.triggerLeaderEpochBumpIfNeeded); before, every shrink did.  Only with kip_500.
     kafka_15021: bool = True
+    #: KAFKA-15583 (KIP-966 part 1, 3.7.0): a leader advances its HW only while its committed ISR has at least
+    #: min(min.insync.replicas, replication factor) members (Partition.isUnderMinIsr).  Only with kip_500.
+    kafka_15583: bool = True
+    #: KIP-966 Eligible Leader Replicas (3.7.0 behind the eligible.leader.replicas.version feature, on by default for
+    #: new clusters from 4.1.0): replicas that leave an ISR below min ISR join the partition's ELR (but one that shut
+    #: down uncleanly, 3.9.0), the ISR may become empty, and a leaderless partition with an empty ISR elects from the
+    #: ELR.  Only with kip_500.
+    eligible_leader_replicas: bool = False
     #: The leader's "follower LEO >= HW" condition for ISR entry (Partition.isFollowerInSync).  No JIRA: off is a
     #: mutant, as the TLA+ specification switches its ``\* CHECK`` off (an ISR join without the HW).
     isr_join_requires_hw: bool = True
@@ -263,7 +271,8 @@ LATER_FIELDS = ("kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partiti
                 "max_controller_moves", "kafka_10706", "kafka_10554", "kafka_13141", "kafka_14704",
                 "list_offsets", "fetch_from_follower", "replica_selector",
                 "offsets_for_leader_epoch_in_flight", "kafka_7786", "kip_500", "broker_session_timeout_ms",
-                "broker_heartbeat_interval_ms", "kafka_13916", "kafka_15021", "isr_join_requires_hw")
+                "broker_heartbeat_interval_ms", "kafka_13916", "kafka_15021", "isr_join_requires_hw",
+                "kafka_15583", "eligible_leader_replicas")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(ModelConfig)}
 
 
@@ -534,6 +543,34 @@ PRESETS: dict[str, Preset] = {
                "The quorum controller's partition-epoch check off (ReplicationControlManager.validateAlterPartitionData "
                "without INVALID_UPDATE_VERSION): an AlterPartition built on an older ISR is applied.",
                "KIP-497 partition epoch, KRaft"),
+        Preset("kafka-3.7", _KRAFT.replace(kafka_15583=True), "pass",
+               "Kafka 3.7.0 in KRaft mode: kafka-3.6 with KAFKA-15583 (KIP-966 part 1): a leader's HW advances only "
+               "while its ISR has min(min.insync.replicas, RF) members. Eligible Leader Replicas are behind a feature "
+               "that 3.7 leaves off.", "3.7.0, KAFKA-15583"),
+        Preset("kafka-4.0", _KRAFT, "pass",
+               "Kafka 4.0.0: KRaft only (ZooKeeper removed), replication as kafka-3.7; the ELR feature is available "
+               "but off by default.", "4.0.0"),
+        Preset("kafka-4.1", _KRAFT.replace(eligible_leader_replicas=True), "pass",
+               "Kafka 4.1.0: kafka-4.0 with Eligible Leader Replicas on (the default for new clusters): replicas that "
+               "leave an ISR below min ISR join the ELR unless they shut down uncleanly, the ISR may become empty, and "
+               "a leaderless partition elects from the ELR.", "4.1.0, KIP-966"),
+        Preset("no-kafka-15583", _KRAFT.replace(eligible_leader_replicas=True, kafka_15583=False,
+                                                min_insync_replicas=2), "committed_prefix",
+               "kafka-4.1 with min.insync.replicas=2 and KAFKA-15583 off: a leader alone in its ISR advances the HW, "
+               "so a replica that left the ISR for the ELR lacks records below it, yet may be elected from the ELR.",
+               "KAFKA-15583, KIP-966"),
+        Preset("kafka-3.7-lossy-crash", _KRAFT.replace(crash_loses_unflushed_data=True, min_insync_replicas=2),
+               "acked_durability",
+               "kafka-3.7 with min.insync.replicas=2 and crashes that lose the unflushed log suffix: the last replica "
+               "standing in the ISR crashes uncleanly, comes back without records acknowledged to acks=all and is "
+               "elected from the ISR it never left (KIP-966's motivation; the TLA+ specification's 'last replica "
+               "standing').", "3.7.0, KIP-966 motivation"),
+        Preset("kafka-4.1-lossy-crash", _KRAFT.replace(crash_loses_unflushed_data=True, min_insync_replicas=2,
+                                                       eligible_leader_replicas=True), "pass",
+               "kafka-4.1 with min.insync.replicas=2 and crashes that lose the unflushed log suffix: a broker that "
+               "shut down uncleanly leaves every ISR and ELR when it registers again, so the last replica standing is "
+               "not elected with its lost records; another ELR member is, or the partition waits.",
+               "4.1.0, KIP-966"),
         Preset("kraft-no-isr-join-hw-check", _KRAFT.replace(isr_join_requires_hw=False), "isr_entry_condition",
                "The leader's LEO >= HW condition for ISR entry off (Partition.isFollowerInSync keeps only the epoch start "
                "offset): a follower joins the ISR below the HW.", "Partition.isFollowerInSync, KRaft"),

@@ -33,6 +33,8 @@ def broker_crash(cfg: ModelConfig, s: ClusterState, b: int, clean: bool) -> None
         br.next_hw_checkpoint_ms = next_due
         if not cfg.kip_500:
             _close_session(s, b)
+        else:
+            br.clean_shutdown_epoch = br.broker_epoch   # KIP-966: the broker epoch goes into the clean-shutdown file
     elif cfg.crash_loses_unflushed_data:
         lost = False
         for p, log in enumerate(br.logs):

@@ -73,12 +73,18 @@ def maybe_increment_leader_hw(cfg: ModelConfig, br: Broker, p: int, now: int) ->
     log = br.logs[p]
     new_hw = log.log_end_offset
     isr = part.isr
+    kraft = cfg.kip_500
+    if kraft and cfg.kafka_15583 and len(isr) < min(cfg.min_insync_replicas, len(part.remote_replicas) + 1):
+        return False                             # isUnderMinIsr (KAFKA-15583, 3.7.0): the HW stays
     pend = part.pending_isr
     if pend is not None and pend.expand:
         isr = isr + pend.replicas                # HW2: isrState.maximalIsr (KIP-497)
     lag = cfg.replica_lag_time_max_ms
+    # KAFKA-15021 (3.6.0): a caught-up replica outside the ISR holds the HW back only if it may join the ISR
+    eligible = kraft and cfg.kafka_15021
     for r in part.remote_replicas:
-        if r.log_end_offset < new_hw and (now - r.last_caught_up_time_ms <= lag or r.broker_id in isr):
+        if r.log_end_offset < new_hw and (r.broker_id in isr or (
+                now - r.last_caught_up_time_ms <= lag and (not eligible or is_replica_isr_eligible(cfg, br, r.broker_id)))):
             new_hw = r.log_end_offset
     if new_hw > log.high_watermark:  # Log.maybeIncrementHighWatermark: monotonic (HW3)
         br.log_mut(p).high_watermark = new_hw

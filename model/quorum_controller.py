@@ -48,11 +48,22 @@ def _append(s: ClusterState, records: list) -> None:
 
 
 # --------------------------------------------------------------------------- PartitionChangeBuilder
-def build_partition_change(cfg: ModelConfig, part: PartitionRegistration, target_isr: tuple, acceptable) -> tuple:
-    """PartitionChangeBuilder.build (Kafka 3.5.0; KAFKA-15021 3.6.0): (the partition after the change, or None for a no-op,
-    and whether the election was unclean)."""
-    def valid(r):                                            # isValidNewLeader
-        return r in target_isr and acceptable(r)
+def build_partition_change(cfg: ModelConfig, part: PartitionRegistration, target_isr: tuple, acceptable,
+                           unclean_shutdown: tuple = ()) -> tuple:
+    """PartitionChangeBuilder.build (Kafka 3.5.0; KAFKA-15021 3.6.0; KIP-966's ELR 3.7.0, unclean shutdowns 3.9.0):
+    (the partition after the change, or None for a no-op, and whether the election was unclean)."""
+    elr_on = cfg.eligible_leader_replicas
+    target_isr = tuple(target_isr)
+    target_elr = part.elr
+    if elr_on:                                               # maybePopulateTargetElr
+        if len(target_isr) >= min(cfg.min_insync_replicas, len(part.replicas)):
+            target_elr = ()
+        else:
+            target_elr = tuple(sorted(r for r in set(part.elr) | set(part.isr)
+                                      if r not in target_isr and r not in unclean_shutdown))
+
+    def valid(r):                                            # isValidNewLeader: the ISR, or the ELR when it is empty
+        return (r in target_isr or (not target_isr and r in target_elr)) and acceptable(r)
 
     unclean = False
     if valid(part.leader):                                   # electAnyLeader: keep a leader that qualifies
@@ -63,32 +74,42 @@ def build_partition_change(cfg: ModelConfig, part: PartitionRegistration, target
             leader = next((r for r in part.replicas if acceptable(r)), NO_LEADER)
             unclean = leader != NO_LEADER
     leader_changed = leader != part.leader                   # tryElection sets record.leader
+    if leader_changed and leader in target_elr:              # elected from the ELR: it alone is the ISR
+        target_isr = (leader,)
+        target_elr = tuple(r for r in target_elr if r != leader)
     isr = None
     if leader_changed and unclean:
         isr = (leader,)                                      # an unclean election sets the ISR to the new leader
     # triggerLeaderEpochBumpIfNeeded: before 3.6 (KAFKA-15021) every ISR shrink bumps the leader epoch too
     bump = leader_changed or (not cfg.kafka_15021 and not set(part.isr) <= set(target_isr))
-    if isr is None and target_isr and tuple(sorted(target_isr)) != part.isr:
-        isr = tuple(sorted(target_isr))                      # an empty target ISR is never written
-    if not bump and isr is None:
+    if isr is not None or not elr_on:
+        target_elr = ()                                      # maybeUpdateRecordElr: unclean election, or ELR off
+    if isr is None and (target_isr or elr_on) and tuple(sorted(target_isr)) != part.isr:
+        isr = tuple(sorted(target_isr))                      # an empty ISR is written only with the ELR
+    if not bump and isr is None and target_elr == part.elr:
         return None, False                                   # changeRecordIsNoOp
     new = PartitionRegistration(part.replicas, part.isr if isr is None else isr, leader,
-                                part.leader_epoch + 1 if bump else part.leader_epoch, part.partition_epoch + 1)
+                                part.leader_epoch + 1 if bump else part.leader_epoch, part.partition_epoch + 1,
+                                target_elr)
     return new, unclean
 
 
-def _change_partitions(cfg: ModelConfig, s: ClusterState, partitions, remove: int, add: int, records: list) -> None:
-    """ReplicationControlManager.generateLeaderAndIsrUpdates (Kafka 3.5.0): ``remove`` leaves each ISR and is no
-    acceptable leader, ``add`` is acceptable even while still fenced; one PartitionChangeRecord per changed partition."""
+def _change_partitions(cfg: ModelConfig, s: ClusterState, partitions, remove: int, add: int, records: list,
+                       unclean_shutdown: int = NO_LEADER) -> None:
+    """ReplicationControlManager.generateLeaderAndIsrUpdates (Kafka 3.5.0; 3.9.0 with an unclean shutdown): ``remove``
+    (and a broker that shut down uncleanly) leaves each ISR and is no acceptable leader, ``add`` is acceptable even
+    while still fenced; one PartitionChangeRecord per changed partition."""
     q = s.quorum
+    gone = (remove, unclean_shutdown)
 
     def acceptable(r):
-        return r != remove and (r == add or is_active(q, r))
+        return r not in gone and (r == add or is_active(q, r))
 
     for p in partitions:
         part = q.partitions[p]
-        target = tuple(r for r in part.isr if r != remove)
-        new, unclean = build_partition_change(cfg, part, target, acceptable)
+        target = tuple(r for r in part.isr if r not in gone)
+        new, unclean = build_partition_change(cfg, part, target, acceptable,
+                                              (unclean_shutdown,) if unclean_shutdown >= 0 else ())
         if new is not None:
             _commit_partition(s, p, new, unclean, records)
 
@@ -102,9 +123,18 @@ def _commit_partition(s: ClusterState, p: int, new: PartitionRegistration, uncle
 
 
 # --------------------------------------------------------------------------- brokers
-def register_broker(cfg: ModelConfig, s: ClusterState, b: int) -> int:
-    """ClusterControlManager.registerBroker (Kafka 3.5.0): a new incarnation registers fenced; its broker epoch is the
-    offset of its RegisterBrokerRecord.  Returns the epoch."""
+def register_broker(cfg: ModelConfig, s: ClusterState, b: int, previous_epoch: int = -1) -> int:
+    """ClusterControlManager.registerBroker (Kafka 3.5.0; 3.9.0 with the ELR): a new incarnation registers fenced; its
+    broker epoch is the offset of its RegisterBrokerRecord.  With the ELR, a broker whose previous broker epoch is not
+    its registration's (it did not shut down cleanly) first leaves every ISR and ELR (handleBrokerUncleanShutdown).
+    Returns the epoch."""
+    old = s.quorum.registrations[b]
+    if cfg.eligible_leader_replicas and (old is None or previous_epoch != old.epoch):
+        records: list = []
+        q = s.quorum
+        hit = [p for p, part in enumerate(q.partitions) if b in part.isr or b in part.elr]
+        _change_partitions(cfg, s, hit, NO_LEADER, NO_LEADER, records, unclean_shutdown=b)
+        _append(s, records)
     q = s.quorum_mut()
     epoch = len(q.log)
     q.registrations = replace_at(q.registrations, b, BrokerRegistration(epoch, True))

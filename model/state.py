@@ -35,6 +35,11 @@ class LeaderIsrAndControllerEpoch:
     controller_epoch: int
     zk_version: int
 
+    @property
+    def elr(self) -> tuple:
+        """No Eligible Leader Replicas in the ZooKeeper era (KIP-966 is KRaft's)."""
+        return ()
+
 
 @dataclass(frozen=True, slots=True)
 class PartitionMetadata:
@@ -200,6 +205,8 @@ class PartitionRegistration:
     leader: int
     leader_epoch: int
     partition_epoch: int
+    #: Eligible Leader Replicas (KIP-966): replicas that left the ISR while it was below min ISR, sorted
+    elr: tuple = ()
 
     @property
     def zk_version(self) -> int:
@@ -356,6 +363,9 @@ class Broker(Node):
     alter_isr_inflight: AlterIsrInflight | None = None  # AlterIsrManager's request in flight (KIP-497)
     metadata_offset: int = 0             # KRaft: metadata records replayed (the next record's offset)
     next_heartbeat_ms: int = -1          # KRaft: BrokerLifecycleManager's next heartbeat, -1 none
+    #: KRaft: the broker epoch the last clean shutdown wrote to disk (previousBrokerEpoch at the next registration,
+    #: KIP-966), -1 after an unclean stop
+    clean_shutdown_epoch: int = -1
 
     def partition_mut(self, p: int) -> Partition:
         part = self.partitions[p]

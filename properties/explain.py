@@ -65,7 +65,8 @@ def sentence(cfg, actions, v: Violation, start=None) -> str:
                 f"leader had when its epoch began.")
     if v.invariant == "committed_prefix":
         held = "nothing" if f["follower_entry"] is None else f["follower_entry"]
-        return (f"At step {v.step} leader {f['leader']} has HW {f['high_watermark']} but ISR member {f['follower']} "
+        member = "ELR member" if f.get("eligible_leader_replica") else "ISR member"
+        return (f"At step {v.step} leader {f['leader']} has HW {f['high_watermark']} but {member} {f['follower']} "
                 f"holds {held} instead of {f['leader_entry']} at offset {f['offset']}.")
     if v.invariant == "log_matching":
         return (f"At step {v.step} brokers {f['brokers'][0]} and {f['brokers'][1]} agree on offset "

@@ -411,7 +411,7 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
             1 if quiet else past(br.last_isr_propagation_ms, h_prop, y_prop),
             tuple([(dp.request_id, dp.partition, dp.required_offset, dp.first_offset, dp.record_ids,
                     fut(dp.deadline_ms)) for dp in br.delayed_produces]),
-            br.metadata_offset, fut(br.next_heartbeat_ms),
+            br.metadata_offset, fut(br.next_heartbeat_ms), br.clean_shutdown_epoch,
             tuple([md.broker_epochs[inv[j]] for j in range(n)]) if md.broker_epochs else (), ids(md.fenced),
         )
 
@@ -456,7 +456,7 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
         qk = (tuple([metadata_record_key(r, lid, ids, ordered) for r in q.log]),
               tuple([None if q.registrations[inv[j]] is None else
                      (q.registrations[inv[j]].epoch, q.registrations[inv[j]].fenced) for j in range(n)]),
-              tuple([(ordered(r.replicas), ids(r.isr), lid(r.leader), r.leader_epoch, r.partition_epoch)
+              tuple([(ordered(r.replicas), ids(r.isr), lid(r.leader), r.leader_epoch, r.partition_epoch, ids(r.elr))
                      for r in q.partitions]),
               tuple([past(q.last_contact_ms[inv[j]], h_sess, 1) for j in range(n)]))
     return (tuple(brokers), zkk, tuple(ctrls), gk, None if deadline is None else deadline - now, qk)
@@ -468,7 +468,7 @@ def metadata_record_key(r, lid, ids, ordered) -> tuple:
     if t is PartitionChangeRecord:
         g = r.registration
         return (0, r.partition, ordered(g.replicas), ids(g.isr), lid(g.leader), g.leader_epoch, g.partition_epoch,
-                r.created)
+                ids(g.elr), r.created)
     if t is RegisterBrokerRecord:
         return (1, lid(r.broker_id), r.broker_epoch, r.fenced)
     if t is FenceBrokerRecord:
@@ -666,7 +666,7 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
                                 tuple([-1 if x is None else x for x in br.hw_checkpoint]), br.hw_checkpoint_started,
                                 mk[1], br.isr_change_set,
                                 tuple([(dp.request_id, dp.partition, dp.required_offset, dp.first_offset,
-                                        dp.record_ids) for dp in dps]), br.metadata_offset))
+                                        dp.record_ids) for dp in dps]), br.metadata_offset, br.clean_shutdown_epoch))
         val = (static, tuple(versions), tuple(ptimes),
                (br.next_isr_expiration_ms, br.next_isr_propagation_ms, br.next_hw_checkpoint_ms, br.next_heartbeat_ms),
                br.last_isr_change_ms, br.last_isr_propagation_ms, tuple([dp.deadline_ms for dp in dps]),
@@ -726,7 +726,7 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
             e = memo[id(q)] = (q, intern_zk((
                 tuple([metadata_record_key(r, same, same, same) for r in q.log]),
                 tuple([None if r is None else (r.epoch, r.fenced) for r in q.registrations]),
-                tuple([(r.replicas, r.isr, r.leader, r.leader_epoch, r.partition_epoch) for r in q.partitions]))))
+                tuple([(r.replicas, r.isr, r.leader, r.leader_epoch, r.partition_epoch, r.elr) for r in q.partitions]))))
         return e[1]
 
     def ghost_static(g):

@@ -179,13 +179,17 @@ def log_offsets(cfg, s: ClusterState):
 
 def isr_well_formed(cfg, s: ClusterState):
     """INV isr_well_formed (I6): ISR non-empty, within the assignment, holding the leader (the controller's and
-    leaders')."""
+    leaders'); in KRaft a leaderless partition's ISR may be empty (KIP-966), and its ELR is disjoint from its ISR."""
+    kraft = s.quorum is not None
     for p, st in enumerate(s.controller_partition_states()):
         if st is None:
             continue
         assignment = s.zk.assignment[p]
-        if not st.isr or not set(st.isr) <= set(assignment) or (st.leader >= 0 and st.leader not in st.isr):
+        empty_ok = kraft and st.leader < 0
+        if (not st.isr and not empty_ok) or not set(st.isr) <= set(assignment) or \
+                (st.leader >= 0 and st.leader not in st.isr) or set(st.elr) & set(st.isr):
             return {"where": _where(s), "partition": p, "leader": st.leader, "isr": list(st.isr),
+                    **({"elr": list(st.elr)} if st.elr else {}),
                     "assignment": list(assignment)}
     for p in range(len(s.zk.assignment)):
         for br, part in _leaders(s, p):
@@ -265,8 +269,8 @@ def consumer_safety(cfg, s: ClusterState):
 
 
 def committed_prefix(cfg, s: ClusterState):
-    """INV committed_prefix (I2, StrongIsr): below a leader's HW every member of the controller's ISR holds the same
-    records."""
+    """INV committed_prefix (I2, StrongIsr): below a leader's HW every member of the controller's ISR, and of its
+    Eligible Leader Replicas (KIP-966: electable too), holds the same records."""
     if s.ghost.lossy_crashes:
         return None
     for p, st in enumerate(s.controller_partition_states()):
@@ -276,15 +280,18 @@ def committed_prefix(cfg, s: ClusterState):
             if part.leader_epoch != st.leader_epoch:
                 continue
             log = br.logs[p]
-            for f in st.isr:
+            for f in st.isr + st.elr:
                 flog = s.brokers[f].logs[p]
                 if f == br.broker_id or flog is None:
                     continue
                 for o in range(log.log_start_offset, log.high_watermark):
                     if flog.entry_at(o) != log.entry_at(o):
-                        return {"partition": p, "offset": o, "leader": br.broker_id, "follower": f,
-                                "high_watermark": log.high_watermark, "leader_entry": _entry(log.entry_at(o)),
-                                "follower_entry": _entry(flog.entry_at(o))}
+                        facts = {"partition": p, "offset": o, "leader": br.broker_id, "follower": f,
+                                 "high_watermark": log.high_watermark, "leader_entry": _entry(log.entry_at(o)),
+                                 "follower_entry": _entry(flog.entry_at(o))}
+                        if f in st.elr:
+                            facts["eligible_leader_replica"] = True
+                        return facts
     return None
 
 
@@ -874,8 +881,9 @@ CATALOGUE: tuple[Invariant, ...] = (
               "Log.updateHighWatermark / Log.truncateTo (Kafka 2.4.0); reference I5",
               reads=LOGS),
     Invariant("isr_well_formed", ALWAYS, STATE, isr_well_formed,
-              "ISR non-empty, within the assignment and containing the leader (ZooKeeper and each leader's view)",
-              "reference I6; hachikuji/kafka-specification LeaderInIsr",
+              "ISR non-empty (KRaft: but a leaderless partition's, KIP-966), within the assignment and containing the "
+              "leader (the controller's and each leader's view); Eligible Leader Replicas disjoint from the ISR",
+              "reference I6; hachikuji/kafka-specification LeaderInIsr; PartitionChangeBuilder (KIP-966, Kafka 3.7.0)",
               reads=ZK_STATES | ALIVE | PARTITIONS | LOGS),
     Invariant("one_leader_per_epoch", ALWAYS, STATE, one_leader_per_epoch,
               "at most one broker becomes leader of a partition in a given leader epoch",
@@ -895,7 +903,7 @@ CATALOGUE: tuple[Invariant, ...] = (
               "reference I12",
               reads=CONSUMED | LOSSES | ALIVE | PARTITIONS | LOGS),
     Invariant("committed_prefix", ALWAYS, STATE, committed_prefix,
-              "below the leader's HW every member of the controller's ISR holds the leader's records (StrongIsr)",
+              "below the leader's HW every member of the controller's ISR and ELR holds the leader's records (StrongIsr)",
               "reference I2; hachikuji/kafka-specification Kip320.tla StrongIsr",
               reads=LOSSES | ZK_STATES | ALIVE | PARTITIONS | LOGS),
     Invariant("log_matching", ALWAYS, STATE, log_matching,
@@ -1060,12 +1068,13 @@ def hw_reaches_leo_bad(cfg, s, p) -> bool:
 
 
 def partition_has_leader_bad(cfg, s, p) -> bool:
-    """L-c's "C and not G": some member of p's ZooKeeper ISR is live with a live session (eligible), and no live
-    broker leads p in ZooKeeper's current leader epoch."""
+    """L-c's "C and not G": some member of p's ISR at the controller (of its ELR when the ISR is empty, KIP-966) is
+    live and eligible (a live ZooKeeper session; KRaft: registered, unfenced), and no live broker leads p in the
+    controller's current leader epoch."""
     st = s.controller_partition_states()[p]
     if st is None:
         return False
-    if not any(s.brokers[b].alive and s.eligible(b) for b in st.isr):
+    if not any(s.brokers[b].alive and s.eligible(b) for b in (st.isr or st.elr)):
         return False
     return _zk_leader_of(s, p) is None
 

@@ -232,12 +232,13 @@ def facts(cfg, s) -> dict:
                 out[f"broker {b}{_p(cfg, p)} metadata"] = f"leader {_leader(md.leader)} e{md.leader_epoch}"
     q = s.quorum
     if q is not None:                  # KRaft: the quorum's state instead of ZooKeeper's
-        out["metadata log"] = f"{len(q.log)} records"
+        out["metadata records"] = str(len(q.log))
         for b, reg in enumerate(q.registrations):
             out[f"broker {b} registration"] = ("none" if reg is None else
                                                f"epoch {reg.epoch}{' fenced' if reg.fenced else ''}")
         for p, g in enumerate(q.partitions):
-            out[f"controller{_p(cfg, p)} state"] = (f"leader {_leader(g.leader)} e{g.leader_epoch} ISR {_isr(g.isr)} "
+            elr = f" ELR {_isr(g.elr)}" if g.elr else ""
+            out[f"controller{_p(cfg, p)} state"] = (f"leader {_leader(g.leader)} e{g.leader_epoch} ISR {_isr(g.isr)}{elr} "
                                                     f"(partition epoch {g.partition_epoch})")
         for br in s.brokers:
             out[f"broker {br.broker_id} metadata offset"] = str(br.metadata_offset)

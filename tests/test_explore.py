@@ -570,3 +570,34 @@ def test_the_explorer_reads_no_protocol_flag():
     flags = re.findall(r"cfg\.(kip_\w+|kafka_\w+|truncation|unclean_leader_election|crash_loses_unflushed_data|"
                        r"partition_epoch_check)", src)
     assert flags == []
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("name", ["kafka-3.6", "kafka-4.1-lossy-crash"])
+def test_fast_key_partitions_kraft_states_like_state_key(name):
+    """The KRaft parts of a state (the metadata log, registrations, partition registrations with their ELR, last
+    heartbeats; each broker's replayed offset, heartbeat due time and clean-shutdown epoch) are in both keys alike:
+    on states from seeded walks, two states share a fast key iff they share a state_key, and a state whose quorum
+    differs only in a broker's last heartbeat gets another key in both."""
+    from isrlab.properties.walker import derive_seed, walk
+
+    cfg = preset(name).config
+    states = []
+    for i in range(12):
+        s = initial_state(cfg)
+        for a in walk(cfg, derive_seed(5, i), 300, invariants=()).actions:
+            s = step(cfg, s, a)
+            states.append(s)
+    assert sum(len(s.quorum.log) > 8 for s in states) > 100
+    fast = fast_keyer(cfg, memo_limit=50)
+    by_fast, by_slow = {}, {}
+    for t in states:
+        a, b = fast(t), state_key(cfg, t)
+        assert by_fast.setdefault(a, b) == b and by_slow.setdefault(b, a) == a
+    assert len(by_fast) > 500
+    t = states[-1]
+    u = t._clone(None)
+    u.quorum = t.quorum._clone(None)
+    u.quorum.last_contact_ms = (t.now - 1,) + t.quorum.last_contact_ms[1:]
+    if u.quorum.last_contact_ms != t.quorum.last_contact_ms:
+        assert state_key(cfg, u) != state_key(cfg, t) and fast(u) != fast(t)
