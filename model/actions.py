@@ -242,13 +242,20 @@ class HeartbeatsLost:
     broker: int
 
 
+@dataclass(frozen=True, slots=True)
+class ControlledShutdown:
+    """Broker ``broker`` begins a controlled shutdown (BrokerLifecycleManager.beginControlledShutdown): its heartbeats
+    ask to shut down, and it stops cleanly once the controller has moved its leaderships and grants it."""
+    broker: int
+
+
 Action = Union[
     ElectController, ControllerProcessBrokerChange, ControllerProcessIsrChangeNotification, ControllerResign,
     DeliverControlRequest, Produce, ConsumerFetch, FetchRequest, FetchResponse, OffsetsForLeaderEpoch,
     AlterIsrRequest, AlterIsrResponse, IsrExpiration, IsrChangePropagation, HighWatermarkCheckpoint, DelayedProduceExpire, FlushLog, Tick,
     BrokerCrash, BrokerRestart, ZkSessionExpire, ZkReconnect, ZkDeleteController, ListOffsets,
     ConsumerFetchWithClientMetadata, OffsetsForLeaderEpochRequest, OffsetsForLeaderEpochResponse,
-    MetadataApply, BrokerHeartbeat, FenceStaleBroker, HeartbeatsLost,
+    MetadataApply, BrokerHeartbeat, FenceStaleBroker, HeartbeatsLost, ControlledShutdown,
 ]
 
 #: Every action class, in the documented order of ``enabled_actions``.

@@ -17,8 +17,8 @@ from .partition import make_follower_3x, make_leader_3x
 from .quorum_controller import broker_heartbeat, register_broker
 from .replica_manager import start_fetching
 from .requests import LeaderAndIsrPartitionState
-from .state import (OFFLINE, Broker, ClusterState, FenceBrokerRecord, MetadataCache, Partition, PartitionChangeRecord,
-                    PartitionMetadata, RegisterBrokerRecord, UnfenceBrokerRecord)
+from .state import (OFFLINE, Broker, BrokerRegistrationChangeRecord, ClusterState, FenceBrokerRecord, MetadataCache,
+                    Partition, PartitionChangeRecord, PartitionMetadata, RegisterBrokerRecord, UnfenceBrokerRecord)
 
 
 def apply_next_record(cfg: ModelConfig, s: ClusterState, b: int) -> None:
@@ -49,21 +49,26 @@ def _replay(br: Broker, rec, n: int, changed: dict) -> None:
         parts = md.partitions or (None,) * len(br.partitions)
         reg = rec.registration
         br.metadata = MetadataCache(md.alive_brokers, replace_at(parts, rec.partition, PartitionMetadata(
-            reg.leader, reg.leader_epoch, reg.isr, reg.replicas)), md.controller_id, epochs, md.fenced)
+            reg.leader, reg.leader_epoch, reg.isr, reg.replicas)), md.controller_id, epochs, md.fenced,
+            md.shutting_down)
         changed[rec.partition] = reg
         return
-    fenced = set(md.fenced)
+    fenced, shutting = set(md.fenced), set(md.shutting_down)
     if t is RegisterBrokerRecord:
         epochs = replace_at(epochs, rec.broker_id, rec.broker_epoch)
         (fenced.add if rec.fenced else fenced.discard)(rec.broker_id)
+        shutting.discard(rec.broker_id)          # a new registration is not in controlled shutdown
     elif t is FenceBrokerRecord:
         fenced.add(rec.broker_id)
     elif t is UnfenceBrokerRecord:
         fenced.discard(rec.broker_id)
+    elif t is BrokerRegistrationChangeRecord:
+        shutting.add(rec.broker_id)
     else:  # pragma: no cover - closed set
         raise TypeError(f"unknown metadata record {rec!r}")
     alive = tuple(x for x in range(n) if epochs[x] >= 0 and x not in fenced)   # KRaftMetadataCache.hasAliveBroker
-    br.metadata = MetadataCache(alive, md.partitions, md.controller_id, epochs, tuple(sorted(fenced)))
+    br.metadata = MetadataCache(alive, md.partitions, md.controller_id, epochs, tuple(sorted(fenced)),
+                                tuple(sorted(shutting)))
 
 
 def apply_delta(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, reg) -> None:
@@ -99,9 +104,17 @@ def heartbeat(cfg: ModelConfig, s: ClusterState, b: int) -> str:
     """BrokerLifecycleManager's heartbeat (Kafka 3.5.0): broker epoch and replayed offset, every heartbeat interval."""
     br = s.broker_mut(b)
     br.next_heartbeat_ms = s.now + cfg.broker_heartbeat_interval_ms
-    error = broker_heartbeat(cfg, s, b, br.broker_epoch, br.metadata_offset)
+    error, shutdown_now = broker_heartbeat(cfg, s, b, br.broker_epoch, br.metadata_offset, br.want_shutdown)
     note_error(s, error)
+    if shutdown_now:
+        from .faults import broker_crash         # faults registers a restarted broker through this module
+        broker_crash(cfg, s, b, True)            # BrokerServer.shutdown once the controller grants it: a clean stop
     return error
+
+
+def begin_controlled_shutdown(cfg: ModelConfig, s: ClusterState, b: int) -> None:
+    """BrokerLifecycleManager.beginControlledShutdown (Kafka 3.5.0): the next heartbeats carry wantShutDown."""
+    s.broker_mut(b).want_shutdown = True
 
 
 def register(cfg: ModelConfig, s: ClusterState, br: Broker) -> None:

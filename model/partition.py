@@ -240,12 +240,12 @@ def retriable_alter_isr_error(error: str) -> bool:
 
 
 def is_replica_isr_eligible(cfg: ModelConfig, br: Broker, follower: int) -> bool:
-    """Partition.isReplicaIsrEligible (Kafka 3.3.0, KIP-841): in KRaft, a follower the metadata cache holds fenced or
-    unregistered does not join the ISR (always eligible before KAFKA-13916 and in the ZooKeeper-era model)."""
+    """Partition.isReplicaIsrEligible (Kafka 3.3.0, KIP-841): in KRaft, a follower the metadata cache holds fenced,
+    unregistered or in controlled shutdown does not join the ISR (always eligible before KAFKA-13916 and in the ZooKeeper-era model)."""
     if not (cfg.kip_500 and cfg.kafka_13916):
         return True
     md = br.metadata
-    return follower in md.alive_brokers
+    return follower in md.alive_brokers and follower not in md.shutting_down
 
 
 def is_follower_in_sync(cfg: ModelConfig, r: Replica, part: Partition, log: Log) -> bool:

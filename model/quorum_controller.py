@@ -15,8 +15,8 @@ from .config import ModelConfig
 from .losses import note_unclean_election
 from .node import replace_at
 from .requests import AlterIsrPartitionResult, AlterIsrResponseData
-from .state import (NO_LEADER, BrokerRegistration, ClusterState, FenceBrokerRecord, PartitionChangeRecord,
-                    PartitionRegistration, Quorum, RegisterBrokerRecord, UnfenceBrokerRecord)
+from .state import (NO_LEADER, BrokerRegistration, BrokerRegistrationChangeRecord, ClusterState, FenceBrokerRecord,
+                    PartitionChangeRecord, PartitionRegistration, Quorum, RegisterBrokerRecord, UnfenceBrokerRecord)
 
 
 def initial_quorum(assignment: tuple, n_brokers: int, now: int) -> Quorum:
@@ -26,11 +26,18 @@ def initial_quorum(assignment: tuple, n_brokers: int, now: int) -> Quorum:
     parts = tuple(PartitionRegistration(tuple(r), tuple(sorted(r)), r[0], 0, 0) for r in assignment)
     log += tuple(PartitionChangeRecord(p, reg, True) for p, reg in enumerate(parts))
     return Quorum(log=log, registrations=tuple(BrokerRegistration(b, False) for b in range(n_brokers)),
-                  partitions=parts, last_contact_ms=(now,) * n_brokers)
+                  partitions=parts, last_contact_ms=(now,) * n_brokers, reported_offsets=(0,) * n_brokers,
+                  shutdown_offsets=(-1,) * n_brokers)
 
 
 def is_active(q: Quorum, b: int) -> bool:
-    """ClusterControlManager.isActive (Kafka 3.5.0): registered and not fenced."""
+    """ClusterControlManager.isActive (Kafka 3.5.0): registered, not fenced, not in controlled shutdown."""
+    reg = q.registrations[b] if 0 <= b < len(q.registrations) else None
+    return reg is not None and not reg.fenced and not reg.in_controlled_shutdown
+
+
+def is_unfenced(q: Quorum, b: int) -> bool:
+    """Registered and not fenced (BrokerHeartbeatManager's unfenced brokers, whose sessions can expire)."""
     reg = q.registrations[b] if 0 <= b < len(q.registrations) else None
     return reg is not None and not reg.fenced
 
@@ -139,26 +146,64 @@ def register_broker(cfg: ModelConfig, s: ClusterState, b: int, previous_epoch: i
     epoch = len(q.log)
     q.registrations = replace_at(q.registrations, b, BrokerRegistration(epoch, True))
     q.last_contact_ms = replace_at(q.last_contact_ms, b, s.now)      # heartbeatManager.register
+    q.reported_offsets = replace_at(q.reported_offsets, b, 0)
+    q.shutdown_offsets = replace_at(q.shutdown_offsets, b, -1)
     _append(s, [RegisterBrokerRecord(b, epoch, True)])
     return epoch
 
 
-def broker_heartbeat(cfg: ModelConfig, s: ClusterState, b: int, broker_epoch: int, metadata_offset: int) -> str:
-    """QuorumController.processBrokerHeartbeat (Kafka 3.5.0): touch the session; a fenced broker that has replayed its
-    own RegisterBrokerRecord is unfenced (BrokerHeartbeatManager.calculateNextBrokerState, handleBrokerUnfenced)."""
+def broker_heartbeat(cfg: ModelConfig, s: ClusterState, b: int, broker_epoch: int, metadata_offset: int,
+                     want_shutdown: bool = False) -> tuple:
+    """QuorumController.processBrokerHeartbeat / BrokerHeartbeatManager.calculateNextBrokerState (Kafka 3.5.0): touch
+    the session; a fenced broker that has replayed its own RegisterBrokerRecord is unfenced; a broker that wants to
+    shut down enters controlled shutdown while it leads partitions, and is told to shut down (and fenced) once it
+    leads none and every active broker has replayed the records that moved its leaderships.  Returns (error, whether
+    the broker may shut down now)."""
     q = s.quorum
     reg = q.registrations[b]
     if reg is None or reg.epoch != broker_epoch:
-        return E.STALE_BROKER_EPOCH                          # ClusterControlManager.checkBrokerEpoch
+        return E.STALE_BROKER_EPOCH, False                   # ClusterControlManager.checkBrokerEpoch
     q = s.quorum_mut()
     q.last_contact_ms = replace_at(q.last_contact_ms, b, s.now)
-    if reg.fenced and metadata_offset > reg.epoch:           # currentMetadataOffset >= registerBrokerRecordOffset
-        records = [UnfenceBrokerRecord(b, reg.epoch)]
-        q.registrations = replace_at(q.registrations, b, BrokerRegistration(reg.epoch, False))
-        leaderless = [p for p, part in enumerate(q.partitions) if part.leader == NO_LEADER]
-        _change_partitions(cfg, s, leaderless, NO_LEADER, b, records)
-        _append(s, records)
-    return E.NONE
+    q.reported_offsets = replace_at(q.reported_offsets, b, metadata_offset)
+    records: list = []
+    shutdown_now = False
+    if reg.fenced:
+        if want_shutdown:
+            shutdown_now = True                              # FENCED -> SHUTDOWN_NOW
+        elif metadata_offset > reg.epoch:                    # currentMetadataOffset >= registerBrokerRecordOffset
+            records.append(UnfenceBrokerRecord(b, reg.epoch))   # handleBrokerUnfenced
+            q.registrations = replace_at(q.registrations, b, BrokerRegistration(reg.epoch, False))
+            leaderless = [p for p, part in enumerate(q.partitions) if part.leader == NO_LEADER]
+            _change_partitions(cfg, s, leaderless, NO_LEADER, b, records)
+    elif reg.in_controlled_shutdown:
+        if not _has_leaderships(q, b) and q.shutdown_offsets[b] <= _lowest_active_offset(s.quorum):
+            shutdown_now = True                              # CONTROLLED_SHUTDOWN -> SHUTDOWN_NOW
+    elif want_shutdown:
+        if _has_leaderships(q, b):                           # UNFENCED -> CONTROLLED_SHUTDOWN
+            records.append(BrokerRegistrationChangeRecord(b, reg.epoch))   # handleBrokerInControlledShutdown
+            q.registrations = replace_at(q.registrations, b, BrokerRegistration(reg.epoch, False, True))
+            in_isr = [p for p, part in enumerate(q.partitions) if b in part.isr]
+            _change_partitions(cfg, s, in_isr, b, NO_LEADER, records)
+            q = s.quorum_mut()
+            q.shutdown_offsets = replace_at(q.shutdown_offsets, b, len(q.log) + len(records))
+        else:
+            shutdown_now = True                              # UNFENCED -> SHUTDOWN_NOW
+    _append(s, records)
+    if shutdown_now and not s.quorum.registrations[b].fenced:
+        fence_broker(cfg, s, b)                              # SHUTDOWN_NOW: handleBrokerFenced
+    return E.NONE, shutdown_now
+
+
+def _has_leaderships(q: Quorum, b: int) -> bool:
+    """BrokersToIsrs.hasLeaderships: b leads some partition."""
+    return any(part.leader == b for part in q.partitions)
+
+
+def _lowest_active_offset(q: Quorum) -> int:
+    """BrokerHeartbeatManager.lowestActiveOffset: the least metadata offset an active broker last reported."""
+    offsets = [q.reported_offsets[b] for b in range(len(q.registrations)) if is_active(q, b)]
+    return min(offsets) if offsets else 1 << 62
 
 
 def fence_broker(cfg: ModelConfig, s: ClusterState, b: int) -> None:
@@ -170,7 +215,7 @@ def fence_broker(cfg: ModelConfig, s: ClusterState, b: int) -> None:
     _change_partitions(cfg, s, in_isr, b, NO_LEADER, records)
     reg = s.quorum.registrations[b]
     q = s.quorum_mut()
-    q.registrations = replace_at(q.registrations, b, BrokerRegistration(reg.epoch, True))
+    q.registrations = replace_at(q.registrations, b, BrokerRegistration(reg.epoch, True, reg.in_controlled_shutdown))
     records.append(FenceBrokerRecord(b, reg.epoch))
     _append(s, records)
 
@@ -229,5 +274,5 @@ def _validate(cfg: ModelConfig, q: Quorum, b: int, part, item) -> str:
     if len(set(new_isr)) != len(new_isr) or not set(new_isr) <= set(part.replicas) or part.leader not in new_isr:
         return E.INVALID_REQUEST                             # Replicas.validateIsr, the leader in its own ISR
     if cfg.kafka_13916 and any(not is_active(q, r) for r in new_isr):
-        return E.INELIGIBLE_REPLICA                          # ineligibleReplicasForIsr: unregistered or fenced
+        return E.INELIGIBLE_REPLICA                          # ineligibleReplicasForIsr: unregistered, fenced, shutting down
     return E.NONE

@@ -61,9 +61,10 @@ class MetadataCache:
     #: AlterIsr); recorded only with KIP-497, -1 otherwise
     controller_id: int = -1
     #: KRaft (KRaftMetadataCache, Kafka 3.5.0): each broker's registered epoch (-1 unregistered), and the registered
-    #: brokers that are fenced, sorted; ``alive_brokers`` are the registered, unfenced ones
+    #: brokers that are fenced, and in controlled shutdown, sorted; ``alive_brokers`` are the registered, unfenced ones
     broker_epochs: tuple = ()
     fenced: tuple = ()
+    shutting_down: tuple = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,10 +221,11 @@ class PartitionRegistration:
 @dataclass(frozen=True, slots=True)
 class BrokerRegistration:
     """org.apache.kafka.metadata.BrokerRegistration (Kafka 3.5.0): the broker epoch (the offset of its
-    RegisterBrokerRecord) and whether it is fenced."""
+    RegisterBrokerRecord), whether it is fenced, and whether it is in controlled shutdown (KIP-841, 3.3.0)."""
 
     epoch: int
     fenced: bool
+    in_controlled_shutdown: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,6 +254,15 @@ class UnfenceBrokerRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class BrokerRegistrationChangeRecord:
+    """BrokerRegistrationChangeRecord with InControlledShutdown (metadata log, KIP-841, 3.3.0): a broker began its
+    controlled shutdown."""
+
+    broker_id: int
+    broker_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
 class PartitionChangeRecord:
     """PartitionRecord (``created``) or PartitionChangeRecord (metadata log), carrying the partition as it is after the
     record (Kafka's change record carries only the changed fields; replaying either gives the same registration)."""
@@ -271,6 +282,10 @@ class Quorum(Node):
     registrations: tuple = ()            # BrokerRegistration | None per broker id
     partitions: tuple = ()               # PartitionRegistration per partition
     last_contact_ms: tuple = ()          # BrokerHeartbeatManager: time of each broker's last heartbeat
+    #: BrokerHeartbeatManager: each broker's metadata offset (records replayed) as its last heartbeat reported it
+    reported_offsets: tuple = ()
+    #: BrokerHeartbeatManager.controlledShutdownOffset: the log length when the broker's controlled shutdown began, -1
+    shutdown_offsets: tuple = ()
 
 
 # --------------------------------------------------------------------------- broker side
@@ -366,6 +381,8 @@ class Broker(Node):
     #: KRaft: the broker epoch the last clean shutdown wrote to disk (previousBrokerEpoch at the next registration,
     #: KIP-966), -1 after an unclean stop
     clean_shutdown_epoch: int = -1
+    #: KRaft: BrokerLifecycleManager.beginControlledShutdown was called; heartbeats ask to shut down
+    want_shutdown: bool = False
 
     def partition_mut(self, p: int) -> Partition:
         part = self.partitions[p]

@@ -16,7 +16,7 @@ from itertools import chain
 
 from . import actions as A
 from .alter_isr import receive_alter_isr_response, send_alter_isr
-from .broker_metadata import apply_next_record, heartbeat
+from .broker_metadata import apply_next_record, begin_controlled_shutdown, heartbeat
 from .assignment import BrokerMetadata, assign_replicas_to_brokers
 from .config import ModelConfig
 from .controller import (deliver_control_request, live_set_changed, elect_controller, process_broker_change,
@@ -29,7 +29,7 @@ from .fetcher import (process_fetch_response, receive_epoch_response, send_epoch
 from .list_offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, handle_list_offsets
 from .losses import judge
 from .node import memo_by_identity
-from .quorum_controller import fence_broker, initial_quorum, is_active, lose_heartbeats, session_expired
+from .quorum_controller import fence_broker, initial_quorum, is_unfenced, lose_heartbeats, session_expired
 from .replica_manager import (CONSUMER_ID, append_records, checkpoint_high_watermarks, fetch_messages,
                               isr_expiration, maybe_propagate_isr_changes)
 from .log import UNDEFINED_EPOCH
@@ -290,11 +290,19 @@ def g_heartbeat(cfg, s, a) -> bool:
 
 
 def g_fence(cfg, s, a) -> bool:
-    return _b(s, a) and is_active(s.quorum, a.broker) and session_expired(cfg, s.quorum, a.broker, s.now)
+    return _b(s, a) and is_unfenced(s.quorum, a.broker) and session_expired(cfg, s.quorum, a.broker, s.now)
+
+
+def g_controlled_shutdown(cfg, s, a) -> bool:
+    """A live, registered broker not already shutting down, within the crash budget (a shutdown ends in a stop)."""
+    if not _b(s, a):
+        return False
+    br = s.brokers[a.broker]
+    return br.alive and not br.want_shutdown and br.broker_epoch >= 0 and s.ghost.crashes < cfg.max_crashes
 
 
 def g_heartbeats_lost(cfg, s, a) -> bool:
-    return (_b(s, a) and s.brokers[a.broker].alive and is_active(s.quorum, a.broker)
+    return (_b(s, a) and s.brokers[a.broker].alive and is_unfenced(s.quorum, a.broker)
             and not session_expired(cfg, s.quorum, a.broker, s.now)
             and s.ghost.session_expirations < cfg.max_session_expirations)
 
@@ -481,6 +489,10 @@ def e_heartbeats_lost(cfg, s, a):
     lose_heartbeats(cfg, s, a.broker)
 
 
+def e_controlled_shutdown(cfg, s, a):
+    begin_controlled_shutdown(cfg, s, a.broker)
+
+
 # =========================================================================== enumeration
 def _brokers(s):
     return range(len(s.brokers))
@@ -608,6 +620,7 @@ RULES = {
     A.BrokerHeartbeat: (g_heartbeat, e_heartbeat, _per_b(A.BrokerHeartbeat)),
     A.FenceStaleBroker: (g_fence, e_fence, _per_b(A.FenceStaleBroker)),
     A.HeartbeatsLost: (g_heartbeats_lost, e_heartbeats_lost, _per_b(A.HeartbeatsLost)),
+    A.ControlledShutdown: (g_controlled_shutdown, e_controlled_shutdown, _per_b(A.ControlledShutdown)),
 }
 assert tuple(RULES) == A.ACTION_TYPES
 
@@ -670,6 +683,7 @@ class _Tables:
         self.heartbeat = tuple(A.BrokerHeartbeat(b) for b in range(nb))
         self.fence = tuple(A.FenceStaleBroker(b) for b in range(nb))
         self.heartbeats_lost = tuple(A.HeartbeatsLost(b) for b in range(nb))
+        self.controlled_shutdown = tuple(A.ControlledShutdown(b) for b in range(nb))
         self.tick_sizes = tuple(sorted(set(cfg.tick_ms)))
         self.ticks: dict = {}
 
@@ -941,12 +955,17 @@ def _kraft_groups(cfg, s, kinds, T, group) -> None:
         if g:
             group(g)
     if every or A.FenceStaleBroker in kinds:
-        g = [T.fence[b] for b in range(len(brokers)) if is_active(q, b) and session_expired(cfg, q, b, now)]
+        g = [T.fence[b] for b in range(len(brokers)) if is_unfenced(q, b) and session_expired(cfg, q, b, now)]
         if g:
             group(g)
     if (every or A.HeartbeatsLost in kinds) and s.ghost.session_expirations < cfg.max_session_expirations:
         g = [T.heartbeats_lost[br.broker_id] for br in brokers
-             if br.alive and is_active(q, br.broker_id) and not session_expired(cfg, q, br.broker_id, now)]
+             if br.alive and is_unfenced(q, br.broker_id) and not session_expired(cfg, q, br.broker_id, now)]
+        if g:
+            group(g)
+    if (every or A.ControlledShutdown in kinds) and s.ghost.crashes < cfg.max_crashes:
+        g = [T.controlled_shutdown[br.broker_id] for br in brokers
+             if br.alive and not br.want_shutdown and br.broker_epoch >= 0]
         if g:
             group(g)
 
@@ -997,7 +1016,8 @@ _KIND_GATES = {
 ZK_ONLY = frozenset({A.ElectController, A.ControllerProcessBrokerChange, A.ControllerProcessIsrChangeNotification,
                      A.ControllerResign, A.DeliverControlRequest, A.IsrChangePropagation, A.ZkSessionExpire,
                      A.ZkReconnect, A.ZkDeleteController})
-KRAFT_ONLY = frozenset({A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker, A.HeartbeatsLost})
+KRAFT_ONLY = frozenset({A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker, A.HeartbeatsLost,
+                        A.ControlledShutdown})
 
 
 def _in_era(cfg: ModelConfig, kind) -> bool:

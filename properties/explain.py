@@ -233,8 +233,8 @@ _SENTENCES = {
     "isr_members_eligible": lambda f, cfg: (
         f"broker {f['broker']} is in partition {f['partition']}'s ISR {f['isr']} (partition epoch "
         f"{f['partition_epoch']}) although the controller holds it "
-        f"{'unregistered' if f['registration'] is None else 'fenced'}: a broker the controller counts dead counts "
-        f"toward the ISR (KIP-841's check is off)"),
+        f"{'unregistered' if f['registration'] is None else 'fenced' if f['registration']['fenced'] else 'in controlled shutdown'}"
+        f": a broker the controller does not count eligible counts toward the ISR (KIP-841's check is off)"),
     "pending_isr_well_formed": lambda f, cfg: (
         f"broker {f['broker']}'s pending ISR change of partition {f['partition']} "
         f"({'expand by' if f['pending']['expand'] else 'shrink by'} {f['pending']['replicas']}, committed ISR "

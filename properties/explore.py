@@ -133,8 +133,8 @@ from ..model.alter_isr import isr_change_set_used, zk_versions_ordered
 from ..model.config import ModelConfig
 from ..model.encode import fingerprint
 from ..model.requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
-from ..model.state import (FenceBrokerRecord, Partition, PartitionChangeRecord, RegisterBrokerRecord,
-                           UnfenceBrokerRecord)
+from ..model.state import (BrokerRegistrationChangeRecord, FenceBrokerRecord, Partition, PartitionChangeRecord,
+                           RegisterBrokerRecord, UnfenceBrokerRecord)
 from ..model.step import action_kinds, enabled_actions, initial_state, step
 from ..model.actions import Tick
 from .budget import CHECK_EVERY
@@ -411,8 +411,9 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
             1 if quiet else past(br.last_isr_propagation_ms, h_prop, y_prop),
             tuple([(dp.request_id, dp.partition, dp.required_offset, dp.first_offset, dp.record_ids,
                     fut(dp.deadline_ms)) for dp in br.delayed_produces]),
-            br.metadata_offset, fut(br.next_heartbeat_ms), br.clean_shutdown_epoch,
+            br.metadata_offset, fut(br.next_heartbeat_ms), br.clean_shutdown_epoch, br.want_shutdown,
             tuple([md.broker_epochs[inv[j]] for j in range(n)]) if md.broker_epochs else (), ids(md.fenced),
+            ids(md.shutting_down),
         )
 
     def controller_key(c):
@@ -455,7 +456,9 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
         h_sess = cfg.broker_session_timeout_ms + 1
         qk = (tuple([metadata_record_key(r, lid, ids, ordered) for r in q.log]),
               tuple([None if q.registrations[inv[j]] is None else
-                     (q.registrations[inv[j]].epoch, q.registrations[inv[j]].fenced) for j in range(n)]),
+                     (q.registrations[inv[j]].epoch, q.registrations[inv[j]].fenced,
+                      q.registrations[inv[j]].in_controlled_shutdown) for j in range(n)]),
+              tuple([(q.reported_offsets[inv[j]], q.shutdown_offsets[inv[j]]) for j in range(n)]),
               tuple([(ordered(r.replicas), ids(r.isr), lid(r.leader), r.leader_epoch, r.partition_epoch, ids(r.elr))
                      for r in q.partitions]),
               tuple([past(q.last_contact_ms[inv[j]], h_sess, 1) for j in range(n)]))
@@ -475,6 +478,8 @@ def metadata_record_key(r, lid, ids, ordered) -> tuple:
         return (2, lid(r.broker_id), r.broker_epoch)
     if t is UnfenceBrokerRecord:
         return (3, lid(r.broker_id), r.broker_epoch)
+    if t is BrokerRegistrationChangeRecord:
+        return (4, lid(r.broker_id), r.broker_epoch)
     raise TypeError(f"unknown metadata record {r!r}")  # pragma: no cover
 
 
@@ -658,7 +663,7 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
         mk = memo.get(id(md))
         if mk is None:
             mk = memo[id(md)] = (md, intern_md((md.alive_brokers, md.partitions, md.controller_id, md.broker_epochs,
-                                                md.fenced)))
+                                                md.fenced, md.shutting_down)))
         dps = br.delayed_produces
         static = intern_broker((br.alive, br.broker_epoch, br.controller_epoch, tuple(parts),
                                 tuple([log_static(log) for log in br.logs]),
@@ -666,7 +671,8 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
                                 tuple([-1 if x is None else x for x in br.hw_checkpoint]), br.hw_checkpoint_started,
                                 mk[1], br.isr_change_set,
                                 tuple([(dp.request_id, dp.partition, dp.required_offset, dp.first_offset,
-                                        dp.record_ids) for dp in dps]), br.metadata_offset, br.clean_shutdown_epoch))
+                                        dp.record_ids) for dp in dps]), br.metadata_offset, br.clean_shutdown_epoch,
+                                br.want_shutdown))
         val = (static, tuple(versions), tuple(ptimes),
                (br.next_isr_expiration_ms, br.next_isr_propagation_ms, br.next_hw_checkpoint_ms, br.next_heartbeat_ms),
                br.last_isr_change_ms, br.last_isr_propagation_ms, tuple([dp.deadline_ms for dp in dps]),
@@ -725,7 +731,8 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
         if e is None:
             e = memo[id(q)] = (q, intern_zk((
                 tuple([metadata_record_key(r, same, same, same) for r in q.log]),
-                tuple([None if r is None else (r.epoch, r.fenced) for r in q.registrations]),
+                tuple([None if r is None else (r.epoch, r.fenced, r.in_controlled_shutdown) for r in q.registrations]),
+                q.reported_offsets, q.shutdown_offsets,
                 tuple([(r.replicas, r.isr, r.leader, r.leader_epoch, r.partition_epoch, r.elr) for r in q.partitions]))))
         return e[1]
 

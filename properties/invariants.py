@@ -470,8 +470,9 @@ def isr_propagation_bound(cfg, s: ClusterState):
 
 
 def isr_members_eligible(cfg, s: ClusterState):
-    """INV isr_members_eligible (I10, KIP-841): every member of a KRaft partition's ISR is registered and unfenced, but
-    an ISR's last member, which the controller never removes (it keeps the partition's last copy known in sync)."""
+    """INV isr_members_eligible (I10, KIP-841): every member of a KRaft partition's ISR is registered, unfenced and not in
+    controlled shutdown, but an ISR's last member, which the controller never removes (it keeps the partition's last
+    copy known in sync)."""
     q = s.quorum
     if q is None:
         return None                              # the ZooKeeper-era controller removes dead brokers asynchronously
@@ -480,10 +481,11 @@ def isr_members_eligible(cfg, s: ClusterState):
             continue
         for b in part.isr:
             reg = q.registrations[b]
-            if reg is None or reg.fenced:
+            if reg is None or reg.fenced or reg.in_controlled_shutdown:
                 return {"partition": p, "broker": b, "isr": list(part.isr), "leader": part.leader,
                         "partition_epoch": part.partition_epoch,
-                        "registration": None if reg is None else {"broker_epoch": reg.epoch, "fenced": reg.fenced}}
+                        "registration": None if reg is None else {"broker_epoch": reg.epoch, "fenced": reg.fenced,
+                                                                  "in_controlled_shutdown": reg.in_controlled_shutdown}}
     return None
 
 
@@ -936,7 +938,7 @@ CATALOGUE: tuple[Invariant, ...] = (
               "an ISR change reaches isr_change_notification within 5000+2500 ms of the last change or "
               "60000+2500 ms of the last propagation", "ReplicaManager.maybePropagateIsrChanges (Kafka 2.4.0)"),
     Invariant("isr_members_eligible", ALWAYS, STATE, isr_members_eligible,
-              "every member of a KRaft ISR but its last is a registered, unfenced broker",
+              "every member of a KRaft ISR but its last is a registered, unfenced broker not in controlled shutdown",
               "ReplicationControlManager.handleBrokerFenced / validateAlterPartitionData, Partition.isReplicaIsrEligible "
               "(KIP-841, Kafka 3.3.0); reference I10", reads=ZK_STATES | EPOCHS),
     Invariant("leader_hw_monotonic", ALWAYS, STEP, leader_hw_monotonic,

@@ -154,6 +154,7 @@ _PAIRS = {
                                      lambda a, c: c.broker == a.broker and c.partition == a.partition),
     A.ZkSessionExpire: ((A.ZkReconnect, A.BrokerRestart), _same_broker),
     A.HeartbeatsLost: ((A.FenceStaleBroker,), _same_broker),
+    A.ControlledShutdown: ((A.BrokerRestart,), _same_broker),
     A.ZkDeleteController: ((A.ControllerResign,), lambda a, c: c.controller == a.controller),
 }
 

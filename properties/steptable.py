@@ -142,6 +142,8 @@ def action_words(cfg, s, a) -> str:
         return f"the controller fences broker {a.broker} (session expired)"
     if t is A.HeartbeatsLost:
         return f"broker {a.broker}'s heartbeats stop reaching the controller"
+    if t is A.ControlledShutdown:
+        return f"broker {a.broker} begins a controlled shutdown"
     return A.describe(a)
 
 
@@ -235,7 +237,8 @@ def facts(cfg, s) -> dict:
         out["metadata records"] = str(len(q.log))
         for b, reg in enumerate(q.registrations):
             out[f"broker {b} registration"] = ("none" if reg is None else
-                                               f"epoch {reg.epoch}{' fenced' if reg.fenced else ''}")
+                                               f"epoch {reg.epoch}{' fenced' if reg.fenced else ''}"
+                                               f"{' shutting down' if reg.in_controlled_shutdown else ''}")
         for p, g in enumerate(q.partitions):
             elr = f" ELR {_isr(g.elr)}" if g.elr else ""
             out[f"controller{_p(cfg, p)} state"] = (f"leader {_leader(g.leader)} e{g.leader_epoch} ISR {_isr(g.isr)}{elr} "

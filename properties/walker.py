@@ -50,7 +50,7 @@ OBSERVATION_KINDS = frozenset({A.ListOffsets, A.ConsumerFetchWithClientMetadata}
 #: the model offers them, so that a ZooKeeper-era run draws exactly as before they existed).
 KRAFT_CORE_KINDS = frozenset({A.MetadataApply, A.FenceStaleBroker})
 KRAFT_TIME_KINDS = frozenset({A.BrokerHeartbeat})
-KRAFT_OPTIONAL_KINDS = (A.HeartbeatsLost,)
+KRAFT_OPTIONAL_KINDS = (A.HeartbeatsLost, A.ControlledShutdown)
 OPTIONAL_KINDS = tuple(k for k in A.ACTION_TYPES
                        if k not in CORE_KINDS and k not in TIME_KINDS and k not in OBSERVATION_KINDS
                        and k not in KRAFT_CORE_KINDS and k not in KRAFT_TIME_KINDS and k not in KRAFT_OPTIONAL_KINDS)
@@ -81,7 +81,7 @@ BROKER_WEIGHTS = (0.1, 1.0, 1.0)
 #: Fault kinds a run may aim at role holders (with probability P_TARGETED): a broker that believes it
 #: leads a partition, or the controller, weighs TARGET_WEIGHT times as much as another when one of
 #: these kinds is chosen (the measurements behind both values: benchmarks/RESULTS.md).
-TARGETED_KINDS = frozenset({A.BrokerCrash, A.ZkSessionExpire, A.HeartbeatsLost})
+TARGETED_KINDS = frozenset({A.BrokerCrash, A.ZkSessionExpire, A.HeartbeatsLost, A.ControlledShutdown})
 P_TARGETED = 0.5
 TARGET_WEIGHT = 10.0
 
