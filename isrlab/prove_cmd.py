@@ -20,7 +20,7 @@ from .exits import EXIT_OK, EXIT_VIOLATION, InputError
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--group", "groups", multiple=True,
               help="Run only these groups (repeatable): lag_window, propagation, inductive, mutants, "
-                   "leader_change.")
+                   "leader_change, min_isr.")
 def prove(as_json: bool, groups: tuple) -> None:
     """Prove the timing bounds and inductive invariants with z3, cross-checked against the model.
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import z3
 
-from . import crosscheck, decode, deep_bmc, hw_isr as H, induction as I, lag_window, propagation
+from . import crosscheck, decode, deep_bmc, hw_isr as H, induction as I, lag_window, min_isr_hw, propagation
 from .core import COUNTEREXAMPLE, NO_WITNESS, PROVED, UNKNOWN, WITNESS, Claim, Timer, new_solver
 
-GROUPS = ("lag_window", "propagation", "inductive", "mutants", "leader_change")
+GROUPS = ("lag_window", "propagation", "inductive", "mutants", "leader_change", "min_isr")
 
 #: mutant -> (claim whose CTI it must produce, transitions it changes, BMC target, leader changes in the BMC)
 MUTANTS = {
@@ -203,12 +203,13 @@ def leader_change_claims() -> list[Claim]:
 
 
 RUNNERS = {"lag_window": timing_claims, "propagation": propagation_claims, "inductive": inductive_claims,
-           "mutants": mutant_claims, "leader_change": leader_change_claims}
+           "mutants": mutant_claims, "leader_change": leader_change_claims, "min_isr": min_isr_hw.claims}
 
 
 #: the groups whose claims are one call per name: run reports each claim as it is proved
 _ONE_BY_ONE = {"mutants": (mutant_claim, lambda: MUTANTS),
-               "leader_change": (leader_change_claim, lambda: LEADER_CHANGE_WITNESSES)}
+               "leader_change": (leader_change_claim, lambda: LEADER_CHANGE_WITNESSES),
+               "min_isr": (min_isr_hw.claim, lambda: min_isr_hw.CLAIMS)}
 
 
 def run(groups=GROUPS, on_claim=None, on_group=None) -> list[Claim]:
