@@ -43,8 +43,8 @@ is a formula of the abstract state) from the initial state, m = 2, whose last st
 every invariant to one violating ``elr_holds_hw``.  z3 also confirms that last step is an instance of the
 general transition.  ``replay`` runs it on the executable model (preset ``no-kafka-15583``, which the explorer
 breaks the same way: an ELR member lacking an offset below the HW) with model actions (``MACROS``), compares the
-abstraction after every step (leader, ISR, ELR, LEOs, common prefixes, the leader's HW and epoch start) and
-requires ``committed_prefix`` to fail at the end on an ELR member; the same actions with ``kafka_15583`` on
+abstraction after every step (leader, ISR, ELR, LEOs, common prefixes, every HW, the epoch start; not the ghost C)
+and requires ``committed_prefix`` to fail at the end on an ELR member; the same actions with ``kafka_15583`` on
 must be refused or break nothing.  A disagreement is an ``ENCODING BUG``.
 """
 
@@ -586,7 +586,7 @@ def confirm_cti(label: str, pre: dict, post: dict, target: str, mutant=MUTANT, m
     """z3 re-checks a CTI against the *general* relation: pre satisfies every invariant, the general transition
     ``label`` leads to post, post violates ``target`` (PROVED when all hold, else why not)."""
     p, s, t = Params(m), St("cpre"), St("cpost")
-    name, _, arg = label.partition("(")
+    name = label.partition("(")[0]
     steps = dict(instances(name, p, s, mutant))
     st = steps[label]
     solver = new_solver()
