@@ -107,7 +107,9 @@ def presets(as_json: bool) -> None:
              "kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partition_epoch_check", "kafka_10554", "kafka_13141",
              "kafka_14704",
              "unclean_leader_election", "min_insync_replicas", "replica_lag_time_max_ms",
-             "crash_loses_unflushed_data", "kafka_10706")
+             "crash_loses_unflushed_data", "kafka_10706", "offsets_for_leader_epoch_in_flight", "kafka_7786",
+             "fetch_from_follower", "replica_selector", "kip_500", "kafka_13916", "kafka_15021", "kafka_15583",
+             "eligible_leader_replicas", "isr_join_requires_hw")
     click.echo(f"{'preset':<26} {'expected':<26} flags")
     for r in rows:
         cfg = r["config"]
@@ -117,6 +119,8 @@ def presets(as_json: bool) -> None:
         mark = " (default)" if r["default"] else ""
         click.echo(f"{r['name'] + mark:<26} {r['expected']:<26} {flag_text}")
         click.echo(f"{'':<26} {r['description']}")
+        if r["also_breaks"]:
+            click.echo(f"{'':<26} also breaks: {', '.join(r['also_breaks'])}")
         if r["source"] != "built-in":
             click.echo(f"{'':<26} from {r['source']}")
 

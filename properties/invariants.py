@@ -831,6 +831,8 @@ def hw_advanced_on_isr_shrink(cfg, pre: ClusterState, a, post: ClusterState):
             if p0 is None or p1 is None or p0.isr is p1.isr or not set(p0.isr) - set(p1.isr) \
                     or br1.logs[p] is None:
                 continue
+            if post.quorum is not None and len(p1.isr) < min(cfg.min_insync_replicas, len(p1.assigned_replicas)):
+                continue      # KRaft below min ISR: 3.7's KAFKA-15583 keeps the HW where it is (not held to HW4 here)
             hw, want = br1.logs[p].high_watermark, _hw_candidate(cfg, br1, p1, p, post.now)
             if hw < want:
                 return {"leader": b, "partition": p, "isr_before": list(p0.isr), "isr_after": list(p1.isr),

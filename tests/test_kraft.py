@@ -1,0 +1,301 @@
+"""KRaft (KIP-500/631) and its 3.x rules on the model: the metadata log and its replay, registration, heartbeats and
+fencing, AlterPartition at the quorum controller (KIP-841), KAFKA-15021, KAFKA-15583, Eligible Leader Replicas
+(KIP-966), controlled shutdown, and the pending-reset race the fuzzers found.
+
+Each test drives ``model.step`` from a preset's initial state with named actions (every one must be enabled) and
+asserts on the state Kafka's code would leave: ReplicationControlManager / PartitionChangeBuilder /
+BrokerHeartbeatManager (Kafka 3.5.0-3.9.0) on the controller side, ReplicaManager.applyDelta and Partition on the
+brokers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from isrlab.model import actions as A, errors as E
+from isrlab.model.config import ConfigError, preset
+from isrlab.model.state import (BrokerRegistrationChangeRecord, FenceBrokerRecord, PartitionChangeRecord,
+                                RegisterBrokerRecord, UnfenceBrokerRecord)
+from isrlab.model.step import apply, enabled_actions, initial_state, step
+from isrlab.model.trace import load_trace
+from isrlab.properties.invariants import BY_NAME, check_transition
+
+P = 0
+KRAFT = preset("kafka-3.6").config
+ARCHIVE = Path(__file__).resolve().parent.parent / "counterexamples"
+
+
+def drive(cfg, s, *actions):
+    for a in actions:
+        s = apply(cfg, s, a)
+    return s
+
+
+def replay_all(cfg, s):
+    """Every live broker replays the metadata log to its end."""
+    while True:
+        pending = [A.MetadataApply(br.broker_id) for br in s.brokers
+                   if br.alive and br.metadata_offset < len(s.quorum.log)]
+        if not pending:
+            return s
+        s = drive(cfg, s, *pending)
+
+
+def formed(cfg=KRAFT):
+    return replay_all(cfg, initial_state(cfg))
+
+
+#: what the cluster does on its own while a test waits: scheduled tasks, replaying the log, ISR changes
+BACKGROUND = (A.BrokerHeartbeat, A.HighWatermarkCheckpoint, A.MetadataApply, A.DelayedProduceExpire, A.IsrExpiration,
+              A.AlterIsrRequest, A.AlterIsrResponse)
+
+
+def run_until(cfg, s, done, silent=(), limit=400):
+    """Let time pass (the longest tick allowed), taking the cluster's own background actions as they come due, except
+    heartbeats of the ``silent`` brokers, until ``done(s)``."""
+    for _ in range(limit):
+        if done(s):
+            return s
+        acts = enabled_actions(cfg, s)
+        due = [a for a in acts if type(a) in BACKGROUND and not (type(a) is A.BrokerHeartbeat and a.broker in silent)]
+        if due:
+            s = apply(cfg, s, due[0])
+            continue
+        fence = [a for a in acts if type(a) is A.FenceStaleBroker]
+        ticks = [a for a in acts if type(a) is A.Tick]
+        s = apply(cfg, s, fence[0] if fence else ticks[0])
+    raise AssertionError("the awaited state never came")
+
+
+def part(s):
+    return s.quorum.partitions[P]
+
+
+# --------------------------------------------------------------------------- the log and its replay
+def test_the_cluster_starts_formed_and_brokers_learn_it_only_by_replaying_the_log():
+    s = initial_state(KRAFT)
+    assert [type(r) for r in s.quorum.log] == [RegisterBrokerRecord] * 3 + [PartitionChangeRecord]
+    assert all(br.partitions[P] is None for br in s.brokers)          # nothing replayed yet
+    s = formed()
+    leader = s.brokers[0].partitions[P]
+    assert (leader.leader, leader.isr, leader.leader_epoch, leader.zk_version) == (0, (0, 1, 2), 0, 0)
+    assert [s.brokers[b].fetchers[P].leader for b in (1, 2)] == [0, 0]
+    assert s.brokers[1].metadata.alive_brokers == (0, 1, 2)
+
+
+def test_a_restarted_broker_publishes_its_image_at_once_up_to_its_registration():
+    """MetadataLoader publishes only once caught up: the new incarnation never replays its predecessor's
+    leadership changes one by one (one MetadataApply reaches its own RegisterBrokerRecord)."""
+    s = drive(KRAFT, formed(), A.BrokerCrash(2, False))
+    s = run_until(KRAFT, s, lambda t: t.quorum.registrations[2].fenced)
+    s = drive(KRAFT, s, A.BrokerRestart(2))
+    reg = s.quorum.registrations[2]
+    assert reg.fenced and s.brokers[2].broker_epoch == reg.epoch == len(s.quorum.log) - 1
+    s = drive(KRAFT, s, A.MetadataApply(2))
+    assert s.brokers[2].metadata_offset == len(s.quorum.log)
+
+
+def test_kinds_of_one_era_are_refused_in_the_other():
+    zk = preset("kafka-2.4").config
+    assert step(KRAFT, initial_state(KRAFT), A.ElectController(0)) is None
+    assert step(zk, initial_state(zk), A.MetadataApply(0)) is None
+    kinds = {type(a) for a in enabled_actions(KRAFT, formed())}
+    assert A.MetadataApply not in kinds and A.BrokerHeartbeat in kinds and A.ElectController not in kinds
+
+
+def test_kraft_needs_alter_partition():
+    with pytest.raises(ConfigError, match="kip_500"):
+        preset("kafka-2.4").config.replace(kip_500=True)
+
+
+# --------------------------------------------------------------------------- heartbeats and fencing
+def test_a_silent_broker_is_fenced_out_of_the_isr_and_its_leadership_moves():
+    """handleBrokerFenced: PartitionChangeRecords first (ISR without it, a new leader from the ISR), then the
+    FenceBrokerRecord; the leader epoch rises with the leader change."""
+    s = drive(KRAFT, formed(), A.HeartbeatsLost(0))
+    assert step(KRAFT, s, A.Tick(1)) is None                          # the stale-broker check runs first
+    s = drive(KRAFT, s, A.FenceStaleBroker(0))
+    assert [type(r) for r in s.quorum.log[-2:]] == [PartitionChangeRecord, FenceBrokerRecord]
+    g = part(s)
+    assert (g.leader, g.isr, g.leader_epoch, g.partition_epoch) == (1, (1, 2), 1, 1)
+    s = replay_all(KRAFT, s)
+    assert s.brokers[1].partitions[P].leader == 1 and s.brokers[2].fetchers[P].leader == 1
+    assert 0 not in s.brokers[2].metadata.alive_brokers
+
+
+def test_a_heartbeat_after_replaying_its_registration_unfences():
+    s = drive(KRAFT, formed(), A.HeartbeatsLost(2), A.FenceStaleBroker(2))
+    assert s.quorum.registrations[2].fenced
+    t = drive(KRAFT, replay_all(KRAFT, s), A.BrokerHeartbeat(2))
+    assert not t.quorum.registrations[2].fenced and type(t.quorum.log[-1]) is UnfenceBrokerRecord
+
+
+def test_the_last_isr_member_stays_when_fenced_and_leads_again_when_unfenced():
+    """Without the ELR the controller never empties an ISR: the fenced last member keeps it, the partition has no
+    leader, and unfencing that broker elects it (handleBrokerUnfenced over leaderless partitions)."""
+    cfg = KRAFT.replace(max_session_expirations=3)
+    s = formed(cfg)
+    for b in (1, 2, 0):
+        s = drive(cfg, s, A.HeartbeatsLost(b), A.FenceStaleBroker(b))
+    assert (part(s).leader, part(s).isr) == (-1, (0,))
+    s = run_until(cfg, replay_all(cfg, s), lambda t: part(t).leader >= 0, silent=(1, 2))
+    assert (part(s).leader, part(s).isr) == (0, (0,))
+
+
+# --------------------------------------------------------------------------- AlterPartition
+def _shrink_proposed(cfg, s, follower=2):
+    """The leader (0) proposes removing ``follower``, which stops fetching, once the lag has passed."""
+    s = drive(cfg, s, A.Produce(0, P, 1))
+
+    def others_fetch(t):
+        for b in (1, 2):
+            if b != follower:
+                if step(cfg, t, A.OffsetsForLeaderEpoch(b, P)) is not None:
+                    t = drive(cfg, t, A.OffsetsForLeaderEpoch(b, P))
+                while step(cfg, t, A.FetchRequest(b, P)) is not None and \
+                        t.brokers[0].partitions[P].remote(b).log_end_offset < t.brokers[0].logs[P].log_end_offset:
+                    t = drive(cfg, t, A.FetchRequest(b, P), A.FetchResponse(b, P))
+        return t
+
+    for _ in range(200):
+        s = others_fetch(s)
+        if s.brokers[0].alter_isr_unsent:
+            return s
+        acts = enabled_actions(cfg, s)
+        due = [a for a in acts if type(a) in (A.BrokerHeartbeat, A.HighWatermarkCheckpoint, A.IsrExpiration)]
+        s = apply(cfg, s, due[0] if due else next(a for a in acts if type(a) is A.Tick))
+    raise AssertionError("no shrink proposed")
+
+
+def test_alter_partition_commits_a_shrink_and_15021_decides_the_leader_epoch():
+    for cfg, epoch in ((KRAFT, 0), (preset("kafka-3.5").config, 1)):
+        s = _shrink_proposed(cfg, formed(cfg))
+        s = drive(cfg, s, A.AlterIsrRequest(0))
+        assert (part(s).isr, part(s).partition_epoch, part(s).leader_epoch) == ((0, 1), 1, epoch)
+        s = drive(cfg, s, A.AlterIsrResponse(0))
+        assert s.ghost.responses is not None
+        leader = s.brokers[0].partitions[P]
+        if epoch == 0:       # same leader epoch: the answer commits at once
+            assert (leader.isr, leader.pending_isr, leader.zk_version) == ((0, 1), None, 1)
+        else:                # before KAFKA-15021 the answer's leader epoch is newer: pending until the record
+            assert leader.pending_isr is not None
+            s = replay_all(cfg, s)
+            assert (s.brokers[0].partitions[P].isr, s.brokers[0].partitions[P].leader_epoch) == ((0, 1), 1)
+
+
+def test_a_stale_partition_epoch_is_invalid_update_version_and_a_fenced_member_ineligible():
+    from isrlab.model.quorum_controller import alter_partition
+    from isrlab.model.requests import AlterIsrPartition, AlterIsrRequestData
+
+    s = formed()
+    t = s._clone(object())
+    t.quorum = s.quorum._clone(t._tok)
+    ok = AlterIsrRequestData(0, 0, (AlterIsrPartition(P, 0, (0, 1), 0),))
+    assert alter_partition(KRAFT, t, ok).partitions[0].error == E.NONE
+    stale = AlterIsrRequestData(0, 0, (AlterIsrPartition(P, 0, (0, 1, 2), 0),))
+    assert alter_partition(KRAFT, t, stale).partitions[0].error == E.INVALID_UPDATE_VERSION
+    assert alter_partition(KRAFT, t, AlterIsrRequestData(0, 7, ())).error == E.STALE_BROKER_EPOCH
+    old_epoch = AlterIsrRequestData(0, 0, (AlterIsrPartition(P, -1, (0, 1), 1),))
+    assert alter_partition(KRAFT, t, old_epoch).partitions[0].error == E.FENCED_LEADER_EPOCH
+    s = drive(KRAFT, s, A.HeartbeatsLost(2), A.FenceStaleBroker(2))
+    t = s._clone(object())
+    t.quorum = s.quorum._clone(t._tok)
+    pe = part(s).partition_epoch
+    readd = AlterIsrRequestData(0, 0, (AlterIsrPartition(P, part(s).leader_epoch, (0, 1, 2), pe),))
+    assert alter_partition(KRAFT, t, readd).partitions[0].error == E.INELIGIBLE_REPLICA
+    off = KRAFT.replace(kafka_13916=False)
+    assert alter_partition(off, t, readd).partitions[0].error == E.NONE     # 3.2: the fenced broker is taken back
+
+
+def test_ineligible_replica_reverts_the_leader_to_its_committed_isr():
+    from isrlab.model.partition import handle_alter_isr_response
+    from isrlab.model.requests import AlterIsrPartitionResult
+    from isrlab.model.state import PendingIsr
+
+    s = formed()
+    t = s._clone(object())
+    br = t.broker_mut(0)
+    pt = br.partition_mut(P)
+    pt.isr = (0, 1)
+    pt.pending_isr = PendingIsr(True, (2,))
+    item = type("Item", (), {"isr": (0, 1), "pending": PendingIsr(True, (2,))})()
+    handle_alter_isr_response(KRAFT, t, br, P, item, AlterIsrPartitionResult(P, E.INELIGIBLE_REPLICA))
+    assert t.brokers[0].partitions[P].pending_isr is None and t.brokers[0].partitions[P].isr == (0, 1)
+
+
+# --------------------------------------------------------------------------- KIP-966
+def test_kafka_15583_keeps_the_hw_while_the_isr_is_below_min_isr():
+    for cfg, moves in ((preset("kafka-3.7").config.replace(min_insync_replicas=2), False),
+                       (preset("kafka-3.6").config.replace(min_insync_replicas=2), True)):
+        s = formed(cfg)
+        for b in (1, 2):
+            s = drive(cfg, s, A.HeartbeatsLost(b), A.FenceStaleBroker(b))
+        s = replay_all(cfg, s)
+        s = drive(cfg, s, A.Produce(0, P, 1))
+        assert (s.brokers[0].logs[P].high_watermark == 1) is moves, cfg.kafka_15583
+
+
+def test_elr_keeps_replicas_that_left_below_min_isr_and_elects_from_it():
+    cfg = preset("kafka-4.1").config.replace(min_insync_replicas=2)
+    cfg = cfg.replace(max_session_expirations=3)
+    s = formed(cfg)
+    s = drive(cfg, s, A.HeartbeatsLost(2), A.FenceStaleBroker(2))
+    assert (part(s).isr, part(s).elr) == ((0, 1), ())                   # still at min ISR: 2 is simply out
+    s = drive(cfg, s, A.HeartbeatsLost(1), A.FenceStaleBroker(1))
+    assert (part(s).isr, part(s).elr) == ((0,), (1,))                   # below min ISR: 1 joins the ELR
+    s = drive(cfg, s, A.HeartbeatsLost(0), A.FenceStaleBroker(0))
+    assert (part(s).leader, part(s).isr, part(s).elr) == (-1, (), (0, 1))   # the ISR may empty
+    s = run_until(cfg, replay_all(cfg, s), lambda t: part(t).leader >= 0, silent=(0, 2))
+    assert (part(s).leader, part(s).isr, part(s).elr) == (1, (1,), (0,))   # 1 unfences: elected from the ELR
+    assert not set(part(s).isr) & set(part(s).elr)
+
+
+def test_an_unclean_shutdown_leaves_isr_and_elr_at_registration():
+    cfg = preset("kafka-4.1").config.replace(min_insync_replicas=2)
+    cfg = cfg.replace(max_session_expirations=3)
+    s = formed(cfg)
+    for b in (2, 1, 0):
+        s = drive(cfg, s, A.HeartbeatsLost(b), A.FenceStaleBroker(b))
+    assert part(s).elr == (0, 1)
+    s = drive(cfg, s, A.BrokerCrash(1, False), A.BrokerRestart(1))     # no clean-shutdown epoch on disk
+    assert part(s).elr == (0,)
+    s = drive(cfg, s, A.BrokerCrash(0, True), A.BrokerRestart(0))      # a clean stop keeps its place
+    assert part(s).elr == (0,)
+
+
+# --------------------------------------------------------------------------- controlled shutdown
+def test_controlled_shutdown_moves_leadership_then_stops_cleanly():
+    """UNFENCED -> CONTROLLED_SHUTDOWN while it leads (its leadership moves, it leaves the ISR), SHUTDOWN_NOW once
+    every active broker has reported replaying past those records; the broker stops cleanly, fenced, and its broker
+    epoch is on disk for the next registration (previousBrokerEpoch)."""
+    s = drive(KRAFT, formed(), A.ControlledShutdown(0))
+    s = run_until(KRAFT, s, lambda t: t.quorum.registrations[0].in_controlled_shutdown)
+    assert any(type(r) is BrokerRegistrationChangeRecord for r in s.quorum.log)
+    assert (part(s).leader, 0 in part(s).isr) == (1, False)
+    s = run_until(KRAFT, s, lambda t: not t.brokers[0].alive)
+    assert s.quorum.registrations[0].fenced and s.brokers[0].clean_shutdown_epoch == 0
+    assert min(s.quorum.reported_offsets[b] for b in (1, 2)) >= s.quorum.shutdown_offsets[0]
+
+
+# --------------------------------------------------------------------------- the pending-reset race
+RACE = ARCHIVE / "2026-11-25-kafka-3.5-committed_prefix-b93d19a5cf98.json"
+
+
+@pytest.mark.parametrize("name", ["kafka-3.5", "kafka-3.6", "kafka-3.7", "kafka-4.0"])
+def test_the_pending_reset_race_breaks_committed_prefix_in_every_kraft_release(name):
+    """A model finding (model/config.py KRAFT_PENDING_RESET): the fuzzer's shrunk kafka-3.5 trace replays on every
+    KRaft release without the ELR, and ends with the controller's ISR holding a follower below the leader's HW."""
+    cfg = preset(name).config
+    trace = load_trace(str(RACE))
+    s = initial_state(cfg)
+    for i, a in enumerate(trace.actions[:-1]):
+        s = apply(cfg, s, a)
+    last = trace.actions[-1]
+    post = apply(cfg, s, last)
+    found = {v.invariant for v in check_transition(cfg, s, last, post, len(trace.actions))}
+    assert "committed_prefix" in found
+    leader = post.brokers[2].partitions[P]
+    follower = BY_NAME["committed_prefix"].check(cfg, post)["follower"]
+    assert follower in part(post).isr and follower not in leader.isr   # the controller's ISR, not yet the leader's
