@@ -22,16 +22,18 @@ from .state import (OFFLINE, Broker, BrokerRegistrationChangeRecord, ClusterStat
 
 
 def apply_next_record(cfg: ModelConfig, s: ClusterState, b: int) -> None:
-    """Replay the next committed metadata record on broker b (KRaftMetadataCache, ReplicaManager.applyDelta).
+    """Replay the next committed batch of metadata records on broker b: the KRaftMetadataCache first, then
+    ReplicaManager.applyDelta for the partitions the batch changed (BrokerMetadataPublisher.publish, Kafka 3.5.0).
 
     A broker that has published nothing since it started first catches up to its own RegisterBrokerRecord and
     publishes that image at once (MetadataLoader publishes only once caught up; the first delta is the whole image), so
     a restarted broker never replays its earlier incarnation's transitions one by one."""
     br = s.broker_mut(b)
-    log = s.quorum.log
-    end = br.metadata_offset + 1
+    q = s.quorum
+    log = q.log
+    end = next(e for e in q.batch_ends if e > br.metadata_offset)
     if br.metadata_offset == 0 and 0 <= br.broker_epoch < len(log):
-        end = br.broker_epoch + 1
+        end = max(end, br.broker_epoch + 1)
     changed = {}
     for rec in log[br.metadata_offset:end]:
         _replay(br, rec, len(s.brokers), changed)

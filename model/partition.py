@@ -83,8 +83,8 @@ def maybe_increment_leader_hw(cfg: ModelConfig, br: Broker, p: int, now: int) ->
     # KAFKA-15021 (3.6.0): a caught-up replica outside the ISR holds the HW back only if it may join the ISR
     eligible = kraft and cfg.kafka_15021
     for r in part.remote_replicas:
-        if r.log_end_offset < new_hw and (r.broker_id in isr or (
-                now - r.last_caught_up_time_ms <= lag and (not eligible or is_replica_isr_eligible(cfg, br, r.broker_id)))):
+        if r.log_end_offset < new_hw and (now - r.last_caught_up_time_ms <= lag and (
+                not eligible or is_replica_isr_eligible(cfg, br, r.broker_id)) or r.broker_id in isr):
             new_hw = r.log_end_offset
     if new_hw > log.high_watermark:  # Log.maybeIncrementHighWatermark: monotonic (HW3)
         br.log_mut(p).high_watermark = new_hw

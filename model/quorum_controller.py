@@ -25,7 +25,8 @@ def initial_quorum(assignment: tuple, n_brokers: int, now: int) -> Quorum:
     log = tuple(RegisterBrokerRecord(b, b, False) for b in range(n_brokers))
     parts = tuple(PartitionRegistration(tuple(r), tuple(sorted(r)), r[0], 0, 0) for r in assignment)
     log += tuple(PartitionChangeRecord(p, reg, True) for p, reg in enumerate(parts))
-    return Quorum(log=log, registrations=tuple(BrokerRegistration(b, False) for b in range(n_brokers)),
+    return Quorum(log=log, batch_ends=tuple(range(1, len(log) + 1)),
+                  registrations=tuple(BrokerRegistration(b, False) for b in range(n_brokers)),
                   partitions=parts, last_contact_ms=(now,) * n_brokers, reported_offsets=(0,) * n_brokers,
                   shutdown_offsets=(-1,) * n_brokers)
 
@@ -48,10 +49,11 @@ def session_expired(cfg: ModelConfig, q: Quorum, b: int, now: int) -> bool:
 
 
 def _append(s: ClusterState, records: list) -> None:
-    """QuorumController: the event's records are committed to the metadata log in order."""
+    """QuorumController: the event's records are committed to the metadata log in order, as one batch."""
     if records:
         q = s.quorum_mut()
         q.log = q.log + tuple(records)
+        q.batch_ends = q.batch_ends + (len(q.log),)
 
 
 # --------------------------------------------------------------------------- PartitionChangeBuilder

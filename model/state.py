@@ -279,6 +279,9 @@ class Quorum(Node):
     The Raft protocol under the log is out of scope (model/README.md)."""
 
     log: tuple = ()                      # committed metadata records; a record's offset is its index
+    #: where each batch ends (the log's length after it): the records one controller event writes are one batch,
+    #: and brokers replay a batch at a time
+    batch_ends: tuple = ()
     registrations: tuple = ()            # BrokerRegistration | None per broker id
     partitions: tuple = ()               # PartitionRegistration per partition
     last_contact_ms: tuple = ()          # BrokerHeartbeatManager: time of each broker's last heartbeat

@@ -454,7 +454,7 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
         qk = None
     else:
         h_sess = cfg.broker_session_timeout_ms + 1
-        qk = (tuple([metadata_record_key(r, lid, ids, ordered) for r in q.log]),
+        qk = (tuple([metadata_record_key(r, lid, ids, ordered) for r in q.log]), q.batch_ends,
               tuple([None if q.registrations[inv[j]] is None else
                      (q.registrations[inv[j]].epoch, q.registrations[inv[j]].fenced,
                       q.registrations[inv[j]].in_controlled_shutdown) for j in range(n)]),
@@ -730,7 +730,7 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
         e = memo.get(id(q))
         if e is None:
             e = memo[id(q)] = (q, intern_zk((
-                tuple([metadata_record_key(r, same, same, same) for r in q.log]),
+                tuple([metadata_record_key(r, same, same, same) for r in q.log]), q.batch_ends,
                 tuple([None if r is None else (r.epoch, r.fenced, r.in_controlled_shutdown) for r in q.registrations]),
                 q.reported_offsets, q.shutdown_offsets,
                 tuple([(r.replicas, r.isr, r.leader, r.leader_epoch, r.partition_epoch, r.elr) for r in q.partitions]))))

@@ -133,9 +133,14 @@ def action_words(cfg, s, a) -> str:
         return f"/controller of broker {a.controller} is deleted"
     if t is A.MetadataApply:
         br = s.brokers[a.broker]
-        log = s.quorum.log if s.quorum is not None else ()
-        rec = log[br.metadata_offset] if br.metadata_offset < len(log) else None
-        return f"broker {a.broker} replays metadata record {br.metadata_offset} ({_metadata_record(rec)})"
+        q = s.quorum
+        if q is None or br.metadata_offset >= len(q.log):
+            return f"broker {a.broker} replays metadata"
+        end = next(e for e in q.batch_ends if e > br.metadata_offset)
+        recs = "; ".join(_metadata_record(r) for r in q.log[br.metadata_offset:end])
+        first = f"record {br.metadata_offset}" if end == br.metadata_offset + 1 else \
+            f"records {br.metadata_offset}-{end - 1}"
+        return f"broker {a.broker} replays metadata {first} ({recs})"
     if t is A.BrokerHeartbeat:
         return f"broker {a.broker} heartbeats to the controller"
     if t is A.FenceStaleBroker:
