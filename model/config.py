@@ -541,9 +541,12 @@ PRESETS: dict[str, Preset] = {
                "into the ISR. A broker fenced for missed heartbeats goes on fetching; once it catches up the leader "
                "adds it back, and the ISR counts a broker the controller holds dead (a leader election cannot pick it, "
                "yet acks=all and min.insync.replicas count it).", "KAFKA-13916, KIP-841"),
-        Preset("kraft-no-partition-epoch-check", _KRAFT_37.replace(partition_epoch_check=False), "pass",
+        Preset("kraft-no-partition-epoch-check", _KRAFT_37.replace(partition_epoch_check=False),
+               "leader_isr_covers_controller_isr",
                "The quorum controller's partition-epoch check off (ReplicationControlManager.validateAlterPartitionData "
-               "without INVALID_UPDATE_VERSION): an AlterPartition built on an older ISR is applied.",
+               "without INVALID_UPDATE_VERSION): an AlterPartition built on an older ISR is applied. A follower fenced "
+               "and unfenced while the leader's expansion waits to be sent comes back into the controller's ISR from "
+               "that stale request, though the leader, which replayed the fence, no longer counts it.",
                "KIP-497 partition epoch, KRaft"),
         Preset("kafka-3.7", _KRAFT_37, "pass",
                "Kafka 3.7.0 in KRaft mode: kafka-3.6 with KAFKA-15583 (KIP-966 part 1): a leader's HW advances only "
@@ -605,7 +608,7 @@ def _liveness_breaks(p: Preset) -> Preset:
 #: the same partition epoch goes back to that committed ISR (Partition.makeLeader -> updateAssignmentAndIsr, Kafka 3.5.0
 #: to 3.9.0), dropping an ISR expansion it has proposed since; its HW then advances past the joining follower, which the
 #: controller has meanwhile added to the ISR and which the leader takes in from the next record with no LEO check.
-KRAFT_PENDING_RESET = ("committed_prefix", "isr_entry_condition", "hw_within_isr")
+KRAFT_PENDING_RESET = ("leader_isr_covers_controller_isr", "committed_prefix", "isr_entry_condition", "hw_within_isr")
 
 
 def _kraft_breaks(p: Preset) -> Preset:

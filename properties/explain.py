@@ -230,6 +230,10 @@ _SENTENCES = {
         f"{f['caught_up_after']} ms on a fetch at offset {f['fetch_offset']}, which reached neither its LEO "
         f"{f['leader_log_end_offset']} (fetch at {f['fetch_time_ms']} ms) nor the previous fetch's LEO "
         f"{f['previous_leader_log_end_offset']} (at {f['previous_fetch_time_ms']} ms)"),
+    "leader_isr_covers_controller_isr": lambda f, cfg: (
+        f"broker {f['leader']}, leader of partition {f['partition']} in the controller's leader epoch "
+        f"{f['leader_epoch']}, counts only {f['leader_maximal_isr']} in its maximal ISR while the controller's ISR is "
+        f"{f['controller_isr']}: its HW can pass {f['missing']}, which the controller may elect"),
     "isr_members_eligible": lambda f, cfg: (
         f"broker {f['broker']} is in partition {f['partition']}'s ISR {f['isr']} (partition epoch "
         f"{f['partition_epoch']}) although the controller holds it "

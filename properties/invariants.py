@@ -469,6 +469,24 @@ def isr_propagation_bound(cfg, s: ClusterState):
     return None
 
 
+def leader_isr_covers_controller_isr(cfg, s: ClusterState):
+    """INV leader_isr_covers_controller_isr (the TLA+ specification's ReplicationQuorumSupersetProperty): the broker
+    leading a partition in the controller's current leader epoch counts, in its maximal ISR (HW2), every member of the
+    controller's ISR; else its HW can pass a replica the controller would elect."""
+    for p, st in enumerate(s.controller_partition_states()):
+        if st is None or st.leader < 0:
+            continue
+        part = _leader_part(s, st.leader, p)
+        if part is None or part.leader_epoch != st.leader_epoch:
+            continue
+        missing = set(st.isr) - set(part.maximal_isr())
+        if missing:
+            return {"partition": p, "leader": st.leader, "leader_epoch": st.leader_epoch,
+                    "controller_isr": list(st.isr), "leader_maximal_isr": list(part.maximal_isr()),
+                    "missing": sorted(missing)}
+    return None
+
+
 def isr_members_eligible(cfg, s: ClusterState):
     """INV isr_members_eligible (I10, KIP-841): every member of a KRaft partition's ISR is registered, unfenced and not in
     controlled shutdown, but an ISR's last member, which the controller never removes (it keeps the partition's last
@@ -939,6 +957,10 @@ CATALOGUE: tuple[Invariant, ...] = (
     Invariant("isr_propagation_bound", ALWAYS, STATE, isr_propagation_bound,
               "an ISR change reaches isr_change_notification within 5000+2500 ms of the last change or "
               "60000+2500 ms of the last propagation", "ReplicaManager.maybePropagateIsrChanges (Kafka 2.4.0)"),
+    Invariant("leader_isr_covers_controller_isr", ALWAYS, STATE, leader_isr_covers_controller_isr,
+              "the leader of the controller's current leader epoch counts every member of the controller's ISR in its "
+              "maximal ISR", "Vanlightly/kafka-tlaplus ReplicationQuorumSupersetProperty; Partition.maximalIsr (KIP-497)",
+              reads=ZK_STATES | ALIVE | PARTITIONS),
     Invariant("isr_members_eligible", ALWAYS, STATE, isr_members_eligible,
               "every member of a KRaft ISR but its last is a registered, unfenced broker not in controlled shutdown",
               "ReplicationControlManager.handleBrokerFenced / validateAlterPartitionData, Partition.isReplicaIsrEligible "

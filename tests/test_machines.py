@@ -343,6 +343,7 @@ MACHINE_FINDS = {
     "kraft-no-isr-join-hw-check": (600, (0, 1)),
     "no-kafka-15583": (600, (0, 1)),
     "kafka-3.7-lossy-crash": (600, (0, 1)),
+    "kraft-no-partition-epoch-check": (600, (0, 1)),
 }
 
 

@@ -683,6 +683,11 @@ def t_kraft_follower_fenced():
             .do(A.HeartbeatsLost(1), A.FenceStaleBroker(1)).actions)
 
 
+def mut_no_partition_epoch_check(monkeypatch):
+    """ReplicationControlManager.validateAlterPartitionData without its partition-epoch comparisons."""
+    return CFG_KRAFT.replace(partition_epoch_check=False)
+
+
 # =========================================================================== the table
 # Mutants tried and deliberately left out, because no invariant can catch them (they are equivalent with
 # respect to the catalogue in this model; seeded walker runs over several presets found no violation):
@@ -731,6 +736,9 @@ def fixture(invariant: str) -> Callable:
 
 
 CASES = (
+    Case("leader_isr_covers_controller_isr", mut_no_partition_epoch_check,
+         fixture("leader_isr_covers_controller_isr"), {"controller_isr": [0, 1, 2], "leader_maximal_isr": [0]},
+         CFG_KRAFT),
     Case("isr_members_eligible", mut_fence_keeps_isr, t_kraft_follower_fenced,
          {"partition": 0, "broker": 1, "isr": [0, 1, 2]}, CFG_KRAFT),
     Case("log_offsets", mut_truncate_keeps_hw, t_lossy_leader_crash,
