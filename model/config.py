@@ -565,8 +565,10 @@ PRESETS: dict[str, Preset] = {
         Preset("no-kafka-15583", _KRAFT_37.replace(eligible_leader_replicas=True, kafka_15583=False,
                                                 min_insync_replicas=2), "committed_prefix",
                "kafka-4.1 with min.insync.replicas=2 and KAFKA-15583 off: a leader alone in its ISR advances the HW, "
-               "so a replica that left the ISR for the ELR lacks records below it, yet may be elected from the ELR.",
-               "KAFKA-15583, KIP-966"),
+               "so a replica that left the ISR for the ELR lacks records below it, yet may be elected from the ELR (then a "
+               "record a consumer read, or an acknowledged one, is lost).",
+               "KAFKA-15583, KIP-966", also_breaks=("follower_hw_committed", "consumer_safety", "hw_within_isr",
+                                                    "acked_durability")),
         Preset("kafka-3.7-lossy-crash", _KRAFT_37.replace(crash_loses_unflushed_data=True, min_insync_replicas=2),
                "acked_durability",
                "kafka-3.7 with min.insync.replicas=2 and crashes that lose the unflushed log suffix: the last replica "
@@ -581,7 +583,10 @@ PRESETS: dict[str, Preset] = {
                "4.1.0, KIP-966"),
         Preset("kraft-no-isr-join-hw-check", _KRAFT_37.replace(isr_join_requires_hw=False), "isr_entry_condition",
                "The leader's LEO >= HW condition for ISR entry off (Partition.isFollowerInSync keeps only the epoch start "
-               "offset): a follower joins the ISR below the HW.", "Partition.isFollowerInSync, KRaft"),
+               "offset): a follower joins the ISR below the HW; the HW then passes records it lacks, and electing it loses "
+               "an acknowledged write a consumer may have read.", "Partition.isFollowerInSync, KRaft",
+               also_breaks=("hw_within_isr", "committed_prefix", "follower_hw_committed", "acked_durability",
+                            "consumer_safety")),
     )
 }
 
