@@ -249,13 +249,20 @@ class ControlledShutdown:
     broker: int
 
 
+@dataclass(frozen=True, slots=True)
+class DiskWipe:
+    """A fault: the stopped broker ``broker``'s disk is replaced; it comes back with no log, no checkpoint and no
+    clean-shutdown file (KRaft)."""
+    broker: int
+
+
 Action = Union[
     ElectController, ControllerProcessBrokerChange, ControllerProcessIsrChangeNotification, ControllerResign,
     DeliverControlRequest, Produce, ConsumerFetch, FetchRequest, FetchResponse, OffsetsForLeaderEpoch,
     AlterIsrRequest, AlterIsrResponse, IsrExpiration, IsrChangePropagation, HighWatermarkCheckpoint, DelayedProduceExpire, FlushLog, Tick,
     BrokerCrash, BrokerRestart, ZkSessionExpire, ZkReconnect, ZkDeleteController, ListOffsets,
     ConsumerFetchWithClientMetadata, OffsetsForLeaderEpochRequest, OffsetsForLeaderEpochResponse,
-    MetadataApply, BrokerHeartbeat, FenceStaleBroker, HeartbeatsLost, ControlledShutdown,
+    MetadataApply, BrokerHeartbeat, FenceStaleBroker, HeartbeatsLost, ControlledShutdown, DiskWipe,
 ]
 
 #: Every action class, in the documented order of ``enabled_actions``.

@@ -148,6 +148,8 @@ class ModelConfig:
     #: session lives, the window in which a zombie controller still writes ZooKeeper (KAFKA-6082).
     max_controller_moves: int = 1
     max_flushes: int = 1000
+    #: KRaft: disk replacements of a stopped broker (``DiskWipe``: it comes back with no log and no checkpoint)
+    max_disk_wipes: int = 0
     #: clock tick sizes offered besides "up to the next scheduled deadline".
     tick_ms: tuple[int, ...] = (1000,)
     #: acks values offered for produce actions (any value is accepted by step).
@@ -207,7 +209,7 @@ class ModelConfig:
         if not self.tick_ms or any(t <= 0 for t in self.tick_ms):
             errors.append("tick_ms must be a non-empty list of positive integers")
         for name in ("max_records", "max_crashes", "max_session_expirations",
-                     "max_controller_epoch", "max_controller_moves", "max_flushes"):
+                     "max_controller_epoch", "max_controller_moves", "max_flushes", "max_disk_wipes"):
             if getattr(self, name) < 0:
                 errors.append(f"{name} must be >= 0")
         if any(a not in (-1, 0, 1) for a in self.produce_acks):
@@ -272,7 +274,7 @@ LATER_FIELDS = ("kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partiti
                 "list_offsets", "fetch_from_follower", "replica_selector",
                 "offsets_for_leader_epoch_in_flight", "kafka_7786", "kip_500", "broker_session_timeout_ms",
                 "broker_heartbeat_interval_ms", "kafka_13916", "kafka_15021", "isr_join_requires_hw",
-                "kafka_15583", "eligible_leader_replicas")
+                "kafka_15583", "eligible_leader_replicas", "max_disk_wipes")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(ModelConfig)}
 
 
@@ -581,6 +583,15 @@ PRESETS: dict[str, Preset] = {
                "shut down uncleanly leaves every ISR and ELR when it registers again, so the last replica standing is "
                "not elected with its lost records; another ELR member is, or the partition waits.",
                "4.1.0, KIP-966"),
+        Preset("kafka-3.7-disk-wipe", _KRAFT_37.replace(max_disk_wipes=1), "acked_durability",
+               "kafka-3.7 where a stopped broker's disk may be replaced: when it was the last replica standing in the "
+               "ISR it comes back empty, registers, is unfenced and is elected from the ISR it never left, without the "
+               "records acknowledged to acks=all (KIP-966's motivation, a disk failure).", "3.7.0, KIP-966 motivation",
+               also_breaks=("consumer_safety",)),
+        Preset("kafka-4.1-disk-wipe", _KRAFT_37.replace(max_disk_wipes=1, eligible_leader_replicas=True), "pass",
+               "kafka-4.1 where a stopped broker's disk may be replaced: the empty broker registers without a clean "
+               "shutdown epoch, so the controller takes it out of every ISR and ELR first; it is never elected without "
+               "its records.", "4.1.0, KIP-966"),
         Preset("kraft-no-isr-join-hw-check", _KRAFT_37.replace(isr_join_requires_hw=False), "isr_entry_condition",
                "The leader's LEO >= HW condition for ISR entry off (Partition.isFollowerInSync keeps only the epoch start "
                "offset): a follower joins the ISR below the HW; the HW then passes records it lacks, and electing it loses "

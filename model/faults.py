@@ -82,6 +82,19 @@ def broker_restart(cfg: ModelConfig, s: ClusterState, b: int) -> None:
     br.last_isr_change_ms = br.last_isr_propagation_ms = now
 
 
+def disk_wipe(cfg: ModelConfig, s: ClusterState, b: int) -> None:
+    """A stopped broker's disk is replaced (KRaft): its logs, HW checkpoint and clean-shutdown file are gone, so it
+    restarts empty and registers as after an unclean shutdown; every record it held is lost."""
+    br = s.broker_mut(b)
+    n = len(br.logs)
+    if any(log is not None and log.entries for log in br.logs):
+        s.ghost_mut().lossy_crashes += 1
+    br.logs = (None,) * n
+    br.hw_checkpoint = (None,) * n
+    br.clean_shutdown_epoch = -1
+    s.ghost_mut().disk_wipes += 1
+
+
 def zk_session_expire(cfg: ModelConfig, s: ClusterState, b: int) -> None:
     """ZooKeeper expires the session: ephemeral /brokers/ids/<b> and /controller (if held) are deleted."""
     if s.brokers[b].alive:

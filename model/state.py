@@ -470,7 +470,8 @@ class Ghost(Node):
     unclean_losses: tuple = ()
     controller_moves: int = 0            # operator deletions of /controller (ZkDeleteController)
     crashes: int = 0
-    lossy_crashes: int = 0               # unclean crashes that lost unflushed data
+    lossy_crashes: int = 0               # unclean crashes that lost unflushed data, and disk wipes
+    disk_wipes: int = 0                  # KRaft: DiskWipe faults
     session_expirations: int = 0
     flushes: int = 0
     errors_seen: int = 0                 # bit set over errors.ERROR_BIT

@@ -23,7 +23,8 @@ from .controller import (deliver_control_request, live_set_changed, elect_contro
                          process_isr_change_notification, resign)
 from .delayed import expire_delayed_produce, note_error, note_response
 from .fetch_from_follower import consumer_fetch_with_client_metadata
-from .faults import broker_crash, broker_restart, flush_log, zk_delete_controller, zk_reconnect, zk_session_expire
+from .faults import (broker_crash, broker_restart, disk_wipe, flush_log, zk_delete_controller, zk_reconnect,
+                     zk_session_expire)
 from .fetcher import (process_fetch_response, receive_epoch_response, send_epoch_request, send_fetch,
                       truncate_to_epoch_end_offset)
 from .list_offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, handle_list_offsets
@@ -301,6 +302,12 @@ def g_controlled_shutdown(cfg, s, a) -> bool:
     return br.alive and not br.want_shutdown and br.broker_epoch >= 0 and s.ghost.crashes < cfg.max_crashes
 
 
+def g_disk_wipe(cfg, s, a) -> bool:
+    """A stopped broker that still has a log, within the budget."""
+    return (_b(s, a) and not s.brokers[a.broker].alive and s.ghost.disk_wipes < cfg.max_disk_wipes
+            and any(log is not None for log in s.brokers[a.broker].logs))
+
+
 def g_heartbeats_lost(cfg, s, a) -> bool:
     return (_b(s, a) and s.brokers[a.broker].alive and is_unfenced(s.quorum, a.broker)
             and not session_expired(cfg, s.quorum, a.broker, s.now)
@@ -489,6 +496,10 @@ def e_heartbeats_lost(cfg, s, a):
     lose_heartbeats(cfg, s, a.broker)
 
 
+def e_disk_wipe(cfg, s, a):
+    disk_wipe(cfg, s, a.broker)
+
+
 def e_controlled_shutdown(cfg, s, a):
     begin_controlled_shutdown(cfg, s, a.broker)
 
@@ -621,6 +632,7 @@ RULES = {
     A.FenceStaleBroker: (g_fence, e_fence, _per_b(A.FenceStaleBroker)),
     A.HeartbeatsLost: (g_heartbeats_lost, e_heartbeats_lost, _per_b(A.HeartbeatsLost)),
     A.ControlledShutdown: (g_controlled_shutdown, e_controlled_shutdown, _per_b(A.ControlledShutdown)),
+    A.DiskWipe: (g_disk_wipe, e_disk_wipe, _per_b(A.DiskWipe)),
 }
 assert tuple(RULES) == A.ACTION_TYPES
 
@@ -684,6 +696,7 @@ class _Tables:
         self.fence = tuple(A.FenceStaleBroker(b) for b in range(nb))
         self.heartbeats_lost = tuple(A.HeartbeatsLost(b) for b in range(nb))
         self.controlled_shutdown = tuple(A.ControlledShutdown(b) for b in range(nb))
+        self.disk_wipe = tuple(A.DiskWipe(b) for b in range(nb))
         self.tick_sizes = tuple(sorted(set(cfg.tick_ms)))
         self.ticks: dict = {}
 
@@ -968,6 +981,11 @@ def _kraft_groups(cfg, s, kinds, T, group) -> None:
              if br.alive and not br.want_shutdown and br.broker_epoch >= 0]
         if g:
             group(g)
+    if (every or A.DiskWipe in kinds) and s.ghost.disk_wipes < cfg.max_disk_wipes:
+        g = [T.disk_wipe[br.broker_id] for br in brokers
+             if not br.alive and any(log is not None for log in br.logs)]
+        if g:
+            group(g)
 
 
 def _live_rows(brokers, rows, group) -> None:
@@ -1017,7 +1035,7 @@ ZK_ONLY = frozenset({A.ElectController, A.ControllerProcessBrokerChange, A.Contr
                      A.ControllerResign, A.DeliverControlRequest, A.IsrChangePropagation, A.ZkSessionExpire,
                      A.ZkReconnect, A.ZkDeleteController})
 KRAFT_ONLY = frozenset({A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker, A.HeartbeatsLost,
-                        A.ControlledShutdown})
+                        A.ControlledShutdown, A.DiskWipe})
 
 
 def _in_era(cfg: ModelConfig, kind) -> bool:

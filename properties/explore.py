@@ -447,7 +447,7 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
           tuple(sorted({(p, e, lid(b)) for p, e, b in g.leaders})), g.unclean_elections,
           tuple([(u.partition, u.leader_epoch, lid(u.leader), u.taken_epoch, u.log) for u in g.unclean]),
           tuple(sorted([(p, e, lid(b), o, r) for p, e, b, o, r in g.unclean_losses])), g.controller_moves, g.crashes,
-          g.lossy_crashes, g.session_expirations, min(g.flushes, cfg.max_flushes),
+          g.lossy_crashes, g.disk_wipes, g.session_expirations, min(g.flushes, cfg.max_flushes),
           g.isr_shrinks, g.isr_expands, min(g.truncations, 1), tuple(since))
     q = s.quorum
     if q is None:
@@ -742,7 +742,7 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
             e = memo[id(g)] = (g, intern_ghost((
                 g.next_record_id, g.next_request_id, g.produced, tuple(sorted(g.acked)), g.consumed,
                 tuple(sorted(set(g.leaders))), g.unclean_elections, g.unclean, g.unclean_losses,
-                g.controller_moves, g.crashes, g.lossy_crashes,
+                g.controller_moves, g.crashes, g.lossy_crashes, g.disk_wipes,
                 g.session_expirations, min(g.flushes, cfg.max_flushes), g.isr_shrinks, g.isr_expands,
                 min(g.truncations, 1))))
         return e[1]

@@ -155,6 +155,7 @@ _PAIRS = {
     A.ZkSessionExpire: ((A.ZkReconnect, A.BrokerRestart), _same_broker),
     A.HeartbeatsLost: ((A.FenceStaleBroker,), _same_broker),
     A.ControlledShutdown: ((A.BrokerRestart,), _same_broker),
+    A.DiskWipe: ((A.BrokerRestart,), _same_broker),
     A.ZkDeleteController: ((A.ControllerResign,), lambda a, c: c.controller == a.controller),
 }
 

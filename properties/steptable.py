@@ -149,6 +149,8 @@ def action_words(cfg, s, a) -> str:
         return f"broker {a.broker}'s heartbeats stop reaching the controller"
     if t is A.ControlledShutdown:
         return f"broker {a.broker} begins a controlled shutdown"
+    if t is A.DiskWipe:
+        return f"broker {a.broker}'s disk is replaced (it will come back empty)"
     return A.describe(a)
 
 

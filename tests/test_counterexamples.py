@@ -51,6 +51,8 @@ def _fixed_name(trace) -> str:
     if c.kip_500:            # KRaft: the release with every fix in (4.1's ELR for the lossy-crash and min-ISR-2 ones)
         if c.crash_loses_unflushed_data:
             return "kafka-4.1-lossy-crash"
+        if c.max_disk_wipes:
+            return "kafka-4.1-disk-wipe"
         if c.min_insync_replicas == 2:
             return "kafka-4.1-min-isr-2"
         return "kafka-4.1" if c.eligible_leader_replicas else "kafka-4.0"

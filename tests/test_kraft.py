@@ -265,6 +265,22 @@ def test_an_unclean_shutdown_leaves_isr_and_elr_at_registration():
     assert part(s).elr == (0,)
 
 
+def test_a_wiped_disk_comes_back_empty_and_the_elr_keeps_it_from_leading():
+    """DiskWipe: no log, no checkpoint, no clean-shutdown epoch; with the ELR (3.9.0+) its registration counts as an
+    unclean shutdown and removes it from the ISR and the ELR."""
+    cfg = preset("kafka-4.1-disk-wipe").config
+    s = drive(cfg, formed(cfg), A.Produce(0, P, 1))
+    s = drive(cfg, s, A.BrokerCrash(0, True))
+    s = run_until(cfg, s, lambda t: t.quorum.registrations[0].fenced)
+    assert step(cfg, s, A.DiskWipe(1)) is None                          # only a stopped broker's disk
+    s = drive(cfg, s, A.DiskWipe(0))
+    assert s.brokers[0].logs[P] is None and s.ghost.lossy_crashes == 1
+    assert step(cfg, s, A.DiskWipe(0)) is None                          # within the budget, once
+    before = part(s)
+    s = drive(cfg, s, A.BrokerRestart(0))
+    assert 0 not in part(s).isr and 0 not in part(s).elr and part(s).partition_epoch >= before.partition_epoch
+
+
 # --------------------------------------------------------------------------- controlled shutdown
 def test_controlled_shutdown_moves_leadership_then_stops_cleanly():
     """UNFENCED -> CONTROLLED_SHUTDOWN while it leads (its leadership moves, it leaves the ISR), SHUTDOWN_NOW once

@@ -344,6 +344,7 @@ MACHINE_FINDS = {
     "no-kafka-15583": (600, (0, 1)),
     "kafka-3.7-lossy-crash": (600, (0, 1)),
     "kraft-no-partition-epoch-check": (600, (0, 1)),
+    "kafka-3.7-disk-wipe": (600, (0, 1)),
 }
 
 
