@@ -592,6 +592,11 @@ PRESETS: dict[str, Preset] = {
                "kafka-4.1 where a stopped broker's disk may be replaced: the empty broker registers without a clean "
                "shutdown epoch, so the controller takes it out of every ISR and ELR first; it is never elected without "
                "its records.", "4.1.0, KIP-966"),
+        Preset("no-kafka-15021", _KRAFT_37.replace(kafka_15021=False), "pass",
+               "KAFKA-15021 off (3.5): every ISR shrink bumps the leader epoch, and a caught-up replica outside the ISR "
+               "holds the HW back even while it is fenced or shutting down. The HW waits for such a replica only until "
+               "replica.lag.time.max.ms passes, so no property of the catalogue breaks: a delay, not a loss.",
+               "KAFKA-15021"),
         Preset("kraft-no-isr-join-hw-check", _KRAFT_37.replace(isr_join_requires_hw=False), "isr_entry_condition",
                "The leader's LEO >= HW condition for ISR entry off (Partition.isFollowerInSync keeps only the epoch start "
                "offset): a follower joins the ISR below the HW; the HW then passes records it lacks, and electing it loses "
