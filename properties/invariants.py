@@ -152,6 +152,17 @@ def _leader_part(s: ClusterState, b: int, p: int):
     return None
 
 
+def _current_leaders(s: ClusterState):
+    """(partition, the controller's state, the leader's Partition) for each partition whose controller-named leader is
+    live and leads it in the controller's current leader epoch."""
+    for p, st in enumerate(s.controller_partition_states()):
+        if st is None or st.leader < 0:
+            continue
+        part = _leader_part(s, st.leader, p)
+        if part is not None and part.leader_epoch == st.leader_epoch:
+            yield p, st, part
+
+
 def _deposed_by_unclean_election(g, p: int, leader_epoch: int) -> bool:
     """Whether an unclean election of p wrote a later leader epoch than ``leader_epoch``."""
     return any(u.partition == p and u.leader_epoch > leader_epoch for u in g.unclean)
@@ -355,12 +366,7 @@ def follower_hw_committed(cfg, s: ClusterState):
     if g.lossy_crashes or g.unclean:
         return None
     brokers = s.brokers
-    for p, st in enumerate(s.controller_partition_states()):
-        if st is None or st.leader < 0:
-            continue
-        part = _leader_part(s, st.leader, p)
-        if part is None or part.leader_epoch != st.leader_epoch:
-            continue
+    for p, st, _part in _current_leaders(s):
         llog = brokers[st.leader].logs[p]
         lstart = llog.log_start_offset
         for br in brokers:
@@ -473,12 +479,7 @@ def leader_isr_covers_controller_isr(cfg, s: ClusterState):
     """INV leader_isr_covers_controller_isr (the TLA+ specification's ReplicationQuorumSupersetProperty): the broker
     leading a partition in the controller's current leader epoch counts, in its maximal ISR (HW2), every member of the
     controller's ISR; else its HW can pass a replica the controller would elect."""
-    for p, st in enumerate(s.controller_partition_states()):
-        if st is None or st.leader < 0:
-            continue
-        part = _leader_part(s, st.leader, p)
-        if part is None or part.leader_epoch != st.leader_epoch:
-            continue
+    for p, st, part in _current_leaders(s):
         missing = set(st.isr) - set(part.maximal_isr())
         if missing:
             return {"partition": p, "leader": st.leader, "leader_epoch": st.leader_epoch,

@@ -124,12 +124,7 @@ def test_fast_key_agrees_with_state_key_on_alter_isr_states():
     from isrlab.properties.walker import derive_seed, walk
 
     cfg = preset("kafka-2.7").config
-    states = []
-    for i in range(24):
-        s = initial_state(cfg)
-        for a in walk(cfg, derive_seed(3, i), 400, invariants=()).actions:
-            s = step(cfg, s, a)
-            states.append(s)
+    states = _walk_states(cfg, 3, 24, 400)
     assert sum(any(b.alter_isr_inflight is not None for b in s.brokers) for s in states) > 20
     fast = fast_keyer(cfg, memo_limit=50)
     by_fast, by_slow = {}, {}
@@ -582,12 +577,7 @@ def test_fast_key_partitions_kraft_states_like_state_key(name):
     from isrlab.properties.walker import derive_seed, walk
 
     cfg = preset(name).config
-    states = []
-    for i in range(12):
-        s = initial_state(cfg)
-        for a in walk(cfg, derive_seed(5, i), 300, invariants=()).actions:
-            s = step(cfg, s, a)
-            states.append(s)
+    states = _walk_states(cfg, 5, 12, 300)
     assert sum(len(s.quorum.log) > 8 for s in states) > 100
     fast = fast_keyer(cfg, memo_limit=50)
     by_fast, by_slow = {}, {}
@@ -601,3 +591,16 @@ def test_fast_key_partitions_kraft_states_like_state_key(name):
     u.quorum.last_contact_ms = (t.now - 1,) + t.quorum.last_contact_ms[1:]
     if u.quorum.last_contact_ms != t.quorum.last_contact_ms:
         assert state_key(cfg, u) != state_key(cfg, t) and fast(u) != fast(t)
+
+
+def _walk_states(cfg, campaign_seed: int, runs: int, steps: int) -> list:
+    """Every state of ``runs`` seeded walks of ``steps`` steps (no invariant checked)."""
+    from isrlab.properties.walker import derive_seed, walk
+
+    states = []
+    for i in range(runs):
+        s = initial_state(cfg)
+        for a in walk(cfg, derive_seed(campaign_seed, i), steps, invariants=()).actions:
+            s = step(cfg, s, a)
+            states.append(s)
+    return states
