@@ -121,8 +121,6 @@ def test_fast_key_agrees_with_state_key_on_alter_isr_states():
     moving alone (every version the brokers and the controller hold then lags it by more)."""
     import dataclasses
 
-    from isrlab.properties.walker import derive_seed, walk
-
     cfg = preset("kafka-2.7").config
     states = _walk_states(cfg, 3, 24, 400)
     assert sum(any(b.alter_isr_inflight is not None for b in s.brokers) for s in states) > 20
@@ -574,8 +572,6 @@ def test_fast_key_partitions_kraft_states_like_state_key(name):
     heartbeats; each broker's replayed offset, heartbeat due time and clean-shutdown epoch) are in both keys alike:
     on states from seeded walks, two states share a fast key iff they share a state_key, and a state whose quorum
     differs only in a broker's last heartbeat gets another key in both."""
-    from isrlab.properties.walker import derive_seed, walk
-
     cfg = preset(name).config
     states = _walk_states(cfg, 5, 12, 300)
     assert sum(len(s.quorum.log) > 8 for s in states) > 100
