@@ -342,7 +342,7 @@ MACHINE_FINDS = {
     "no-kafka-13916": (600, (0, 1)),
     "kraft-no-isr-join-hw-check": (600, (0, 1)),
     "no-kafka-15583": (600, (0, 1)),
-    "kafka-3.7-lossy-crash": (600, (0, 1)),
+    "kafka-3.7-lossy-crash": (1500, (2, 3)),
     "kraft-no-partition-epoch-check": (600, (0, 1)),
     "kafka-3.7-disk-wipe": (600, (0, 1)),
 }
