@@ -317,3 +317,54 @@ def test_the_pending_reset_race_breaks_committed_prefix_in_every_kraft_release(n
     leader = post.brokers[2].partitions[P]
     follower = BY_NAME["committed_prefix"].check(cfg, post)["follower"]
     assert follower in part(post).isr and follower not in leader.isr   # the controller's ISR, not yet the leader's
+
+
+def _catch_up(cfg, s, b):
+    """Follower b truncates if it must, then fetches until the leader has seen it at its LEO."""
+    leader = part(s).leader
+    if step(cfg, s, A.OffsetsForLeaderEpoch(b, P)) is not None:
+        s = drive(cfg, s, A.OffsetsForLeaderEpoch(b, P))
+    for _ in range(6):
+        if step(cfg, s, A.FetchRequest(b, P)) is None:
+            break
+        s = drive(cfg, s, A.FetchRequest(b, P), A.FetchResponse(b, P))
+        lp = s.brokers[leader].partitions[P]
+        if lp.remote(b).log_end_offset == s.brokers[leader].logs[P].log_end_offset:
+            break
+    return s
+
+
+def test_a_shutting_down_follower_is_not_proposed_back_into_the_isr():
+    """KIP-841's shutting-down half: broker 2, leading, begins a controlled shutdown; the controller moves the
+    leadership to 0 and takes 2 out of the ISR; 2 goes on fetching from 0. With KAFKA-13916 the new leader (its metadata
+    cache holding 2 in controlled shutdown) does not propose 2 back; without it, it does and the controller takes it:
+    a broker in controlled shutdown in a two-member-plus ISR (isr_members_eligible)."""
+    found = {}
+    for fixed in (True, False):
+        cfg = preset("kafka-3.7").config.replace(kafka_13916=fixed)
+        s = formed(cfg)
+        for b in (0, 1):                                 # 2 leads: 0 and 1 fenced, then unfenced and caught up
+            s = drive(cfg, s, A.HeartbeatsLost(b), A.FenceStaleBroker(b))
+        assert part(s).leader == 2
+        s = run_until(cfg, replay_all(cfg, s), lambda t: not t.quorum.registrations[0].fenced
+                      and not t.quorum.registrations[1].fenced)
+        for _ in range(10):                              # one ISR change at a time: catch up, let it commit, again
+            for b in (0, 1):
+                s = _catch_up(cfg, replay_all(cfg, s), b)
+            s = run_until(cfg, s, lambda t: not t.brokers[2].alter_isr_unsent and t.brokers[2].alter_isr_inflight
+                          is None)
+            if part(s).isr == (0, 1, 2):
+                break
+        assert part(s).isr == (0, 1, 2)
+        s = drive(cfg, replay_all(cfg, s), A.ControlledShutdown(2))
+        s = run_until(cfg, s, lambda t: t.quorum.registrations[2].in_controlled_shutdown)
+        assert (part(s).leader, part(s).isr) == (0, (0, 1))
+        s = _catch_up(cfg, replay_all(cfg, s), 2)       # 2 fetches from its new leader
+        found[fixed] = (s.brokers[0].alter_isr_unsent, BY_NAME["isr_members_eligible"].check(cfg, s))
+        if not fixed:
+            s = drive(cfg, s, A.AlterIsrRequest(0))
+            found[fixed] = (found[fixed][0], BY_NAME["isr_members_eligible"].check(cfg, s))
+    assert found[True] == ((), None)
+    unsent, facts = found[False]
+    assert [x.request.new_isr for x in unsent] == [(0, 1, 2)]
+    assert facts["broker"] == 2 and facts["registration"]["in_controlled_shutdown"]
