@@ -1,0 +1,292 @@
+"""PartitionChangeBuilderTest (Kafka 3.7.0): the controller's partition changes: ISR, leader election, epochs, ELR.
+
+Kafka's unit test builds a PartitionChangeBuilder over a hand-made PartitionRegistration (FOO: replicas [2, 1, 3],
+ISR all, leader 1, broker 3 not acceptable; BAR, BAZ, OFFLINE...) and asserts on the record it builds.  The model's
+controller runs the same builder when a broker is fenced (target ISR without it, the fenced broker unacceptable), when
+one is unfenced (leaderless partitions, the unfenced broker acceptable) and when a leader's AlterPartition arrives; so
+each trace reaches the registration by those events and checks the record's effect on the controller's registration
+(``quorum.partitions``) and the record itself (``quorum.log``).  Broker ids map onto the model's 0..N-1 (each trace
+says how); ISRs are compared as sets (the model keeps them sorted).
+
+The ELR cases run the model's ELR preset, ``kafka-4.1`` (= kafka-3.7's rules with eligible_leader_replicas on): in
+3.7.0 the ELR exists only behind the unreleased metadata version 3.8-IV0 (PartitionChangeRecord version 2), which is
+what the tests' ``isElrEnabled(version)`` selects.
+"""
+
+from __future__ import annotations
+
+from kraftcase import Case, case, missing, out_of_scope
+
+B = "PartitionChangeBuilderTest."
+LAG = 30_000
+FOO_MAP = ("FOO's brokers 1, 2, 3 are the model's 0, 1, 2 (Kafka's leader 1 is the model's leader 0; FOO's replica "
+           "order [2, 1, 3] is [1, 0, 2] in the model's ids, whose replica order is [0, 1, 2])")
+
+
+def _last_change(c: Case, why: str, **fields) -> Case:
+    """The last metadata record is the PartitionChangeRecord for partition 0 with these fields after it."""
+    c.check("quorum.log.-1.@type", "PartitionChangeRecord", why)
+    c.check("quorum.log.-1.partition", 0, why)
+    for name, value in fields.items():
+        c.check(f"quorum.log.-1.registration.{name}", value, why)
+    return c
+
+
+def _change_before_fence(c: Case, why: str, **fields) -> Case:
+    """handleBrokerFenced writes the PartitionChangeRecords, then the FenceBrokerRecord: the change is second to last."""
+    c.check("quorum.log.-1.@type", "FenceBrokerRecord", why)
+    c.check("quorum.log.-2.@type", "PartitionChangeRecord", why)
+    for name, value in fields.items():
+        c.check(f"quorum.log.-2.registration.{name}", value, why)
+    return c
+
+
+out_of_scope(B + "testChangeRecordIsNoOp", "the record schema's versions and tagged fields (changeRecordIsNoOp)")
+missing(B + "testElectLeader", "several states",
+        "Elections on FOO and BAZ with preferred, online and unclean election types and four target ISRs, each on the "
+        "same starting registration; the model's controller elects only when a broker is fenced or unfenced (online, "
+        "or unclean by configuration) and has no ElectLeaders (preferred / unclean on demand).")
+
+
+@case(B + "testTriggerLeaderEpochBumpIfNeeded")
+def trigger_leader_epoch_bump():
+    c = Case(B + "testTriggerLeaderEpochBumpIfNeeded",
+             "Metadata version 3.6+ (KAFKA-15021): shrinking the ISR does not bump the leader epoch, expanding it does "
+             "not either; a leader change does.",
+             n_brokers=3, replication_factor=3)
+    c.adapt("The ISR shrink and expansion are the leader's AlterPartition requests (follower 2 lags for the lag time, "
+            "then catches up); the leader change is the controller's fence of the leader.  " + FOO_MAP)
+    c.unchecked("expanding the ISR during ZooKeeper migration (no migration in the model)")
+    c.unchecked("reassignment: new target replicas keep the leader epoch, a leader change in the same record bumps it")
+    c.unchecked("metadata version 3.5 (IBP_3_5_IV2), where an ISR shrink bumps the leader epoch: another "
+                "configuration (kafka_15021 off, preset kafka-3.5), not this history")
+    c.formed().produce(0).fetch(1, rounds=2)
+    c.sleep(45_000)
+    c.check_update(0, [0, 1], "the leader proposes ISR {0, 1} (follower 2 lags)")
+    c.alter(0)
+    _last_change(c, "shrinking the ISR doesn't increase the leader epoch", isr=[0, 1], leader=0, leader_epoch=0,
+                 partition_epoch=1)
+    c.replay().catch_up([2])
+    c.check_update(0, [0, 1, 2], "the leader proposes ISR {0, 1, 2}")
+    c.alter(0)
+    _last_change(c, "expanding the ISR doesn't increase the leader epoch", isr=[0, 1, 2], leader=0, leader_epoch=0,
+                 partition_epoch=2)
+    c.fence(0)
+    _change_before_fence(c, "a leader change bumps the leader epoch", leader=1, leader_epoch=1, partition_epoch=3)
+    return c
+
+
+missing(B + "testLeaderEpochBumpZkMigration", "ZK migration",
+        "KAFKA-15109: an ISR shrink bumps the leader epoch while the controller is in ZooKeeper migration mode.")
+missing(B + "testNoChange", "several states",
+        "A builder with no target changes over FOO, BAR (a reassignment in progress) and BAZ (preferred election) "
+        "builds no record; the model's controller builds only for the partitions a fence, unfence or AlterPartition "
+        "touches, and has no reassignment or preferred election.")
+
+
+@case(B + "testIsrChangeDoesntBumpLeaderEpoch")
+def isr_change_no_bump():
+    c = Case(B + "testIsrChangeDoesntBumpLeaderEpoch",
+             "FOO with target ISR [2, 1] (broker 3 out): the record changes the ISR only; the leader and the leader "
+             "epoch stay, the partition epoch moves.",
+             n_brokers=3, replication_factor=3)
+    c.adapt("The target ISR without broker 3 is the controller's fence of it (handleBrokerFenced: setTargetIsr without "
+            "the broker, which is not acceptable).  " + FOO_MAP)
+    c.formed().fence(2)
+    _change_before_fence(c, "record: ISR [2, 1] (model [0, 1]), no leader change: same leader epoch", isr=[0, 1],
+                         leader=0, leader_epoch=0, partition_epoch=1)
+    return c
+
+
+@case(B + "testIsrChangeAndLeaderChange")
+def isr_change_and_leader_change():
+    c = Case(B + "testIsrChangeAndLeaderChange",
+             "FOO with target ISR [2, 3] (the leader, 1, out): the record sets ISR [2, 3] and elects 2, the first "
+             "replica that is in the target ISR and acceptable; a leader change bumps the leader epoch.",
+             n_brokers=3, replication_factor=3)
+    c.adapt("The target ISR without the leader is the controller's fence of the leader (broker 0 here).  " + FOO_MAP +
+            "; FOO's 3 is not acceptable but comes after 2 in its replica order, as the model's 2 comes after 1, so "
+            "the election is the same.")
+    c.formed().fence(0)
+    _change_before_fence(c, "record: ISR [2, 3] (model [1, 2]), leader 2 (model 1), leader epoch + 1", isr=[1, 2],
+                         leader=1, leader_epoch=1, partition_epoch=1)
+    c.check_registration("the registration after the record", isr=[1, 2], leader=1, leader_epoch=1)
+    return c
+
+
+for _name, _detail in (
+        ("testReassignmentRearrangesReplicas", "setTargetReplicas reorders FOO's replicas"),
+        ("testIsrEnlargementCompletesReassignment", "BAR's reassignment completes when the ISR grows"),
+        ("testRevertReassignment", "PartitionReassignmentRevert on BAR"),
+        ("testRemovingReplicaReassignment", "a reassignment removing a replica"),
+        ("testAddingReplicaReassignment", "a reassignment adding a replica")):
+    missing(B + _name, "reassignment", _detail + ".")
+
+
+@case(B + "testUncleanLeaderElection")
+def unclean_leader_election():
+    c = Case(B + "testUncleanLeaderElection",
+             "OFFLINE_WITHOUT_ELR (replicas [2, 1, 3], ISR [3], no leader, only broker 1 acceptable) with an unclean "
+             "election: broker 1 is elected and the ISR is set to [1].",
+             n_brokers=3, replication_factor=3, unclean_leader_election=True)
+    c.adapt("unclean.leader.election.enable is on (the controller builds with Election.UNCLEAN).  The offline "
+            "partition is reached by fencing brokers 1, 2 and then 0: the ISR keeps its last member, 0, with no "
+            "leader (no acceptable replica).  Broker 1's heartbeat then unfences it: handleBrokerUnfenced builds over "
+            "the leaderless partition with broker 1 the only acceptable replica.  OFFLINE's brokers 3, 1 (and 2) are "
+            "the model's 0, 1 (and 2).")
+    c.unchecked("FOO with target ISR [3] and an unclean election (leader 2, ISR [2]): another starting registration")
+    c.unchecked("the leader recovery state RECOVERING (KIP-704 is not modelled)")
+    c.unchecked("record version 2 (with the ELR), where the unclean election also clears the ELR: the ELR is off in "
+                "this configuration")
+    c.formed().fence(1, 2, 0)
+    c.check_registration("the offline partition: ISR [3] (model [0]), no leader", isr=[0], leader=-1)
+    c.unfence(1)
+    _last_change(c, "unclean election: leader 1, ISR [1]", leader=1, isr=[1])
+    return c
+
+
+for _name, _detail in (
+        ("testChangeInLeadershipDoesNotChangeRecoveryState",
+         "A leader in RECOVERING goes offline and comes back: the recovery state stays RECOVERING."),
+        ("testUncleanSetsLeaderRecoveringState", "An unclean election sets the leader recovery state to RECOVERING.")):
+    missing(B + _name, "KIP-704", _detail)
+missing(B + "testStoppedLeaderIsDemotedAfterReassignmentCompletesEvenIfNoNewEligibleLeaders", "reassignment",
+        "A completed reassignment that removes the leader leaves no leader when no adding replica is eligible.")
+
+
+def _elr_case(name: str, description: str, n: int, min_isr: int, all_versions: bool = True) -> Case:
+    """An ELR case on the model's ELR preset; ``all_versions``: Kafka's test runs every PartitionChangeRecord version,
+    of which the trace expresses version 2 (the ELR on)."""
+    c = Case(name, description, preset_name="kafka-4.1", n_brokers=n, replication_factor=n,
+             min_insync_replicas=min_isr)
+    if all_versions:
+        c.unchecked("record versions 0 and 1 (metadata versions without the ELR), where the ELR stays empty")
+    return c
+
+
+@case(B + "testEligibleLeaderReplicas_IsrShrinkBelowMinISR")
+def elr_isr_shrink_below_min_isr():
+    c = _elr_case(B + "testEligibleLeaderReplicas_IsrShrinkBelowMinISR",
+                  "Min ISR 3, replicas [1, 2, 3, 4] all in the ISR: target ISR [1, 2] puts the two leaving replicas "
+                  "in the ELR [3, 4]; the leader stays.", n=4, min_isr=3)
+    c.adapt("The target ISR is the leader's AlterPartition removing two lagging followers at once (2 and 3: Kafka's 3 "
+            "and 4; Kafka's 1, 2 are the model's 0, 1).  The builder's election is PREFERRED in Kafka's test, ONLINE "
+            "for AlterPartition; the leader is valid either way and stays.")
+    c.unchecked("lastKnownElr stays empty (lastKnownElr is not modelled)")
+    c.formed().produce(0).fetch(1, rounds=2)
+    c.sleep(45_000)
+    c.check_update(0, [0, 1], "the leader proposes ISR {0, 1}")
+    c.alter(0)
+    _last_change(c, "record: ISR [1, 2] (model [0, 1]), no leader change, ELR [3, 4] (model [2, 3])", isr=[0, 1],
+                 leader=0, leader_epoch=0, elr=[2, 3])
+    c.check_registration("the merged registration's ELR", elr=[2, 3])
+    return c
+
+
+@case(B + "testEligibleLeaderReplicas_IsrExpandAboveMinISR")
+def elr_isr_expand_above_min_isr():
+    c = _elr_case(B + "testEligibleLeaderReplicas_IsrExpandAboveMinISR",
+                  "Min ISR 3, ISR [1, 2] and ELR [3]: target ISR [1, 2, 3] reaches min ISR, so the ELR is cleared.",
+                  n=4, min_isr=3)
+    c.adapt("Brokers 3 then 2 are fenced: 3 leaves while the ISR is still at min ISR (so it is not in the ELR: "
+            "Kafka's 4, which is in lastKnownElr), 2 joins the ELR.  Broker 2 is then unfenced and fetches, and the "
+            "leader's AlterPartition proposes ISR {0, 1, 2}.  Kafka's 1, 2, 3, 4 are the model's 0, 1, 2, 3.")
+    c.unchecked("lastKnownElr [4] is cleared too (lastKnownElr is not modelled)")
+    c.formed().fence(3, 2).replay()
+    c.check_registration("ISR [1, 2], ELR [3] (model [0, 1] and [2])", isr=[0, 1], elr=[2])
+    c.unfence(2).replay(0).fetch(2)
+    c.check_update(0, [0, 1, 2], "the leader proposes ISR {0, 1, 2}")
+    c.alter(0)
+    _last_change(c, "record: ISR [1, 2, 3] (model [0, 1, 2]), ELR cleared, no leader change", isr=[0, 1, 2],
+                 elr=[], leader=0, leader_epoch=0)
+    return c
+
+
+@case(B + "testEligibleLeaderReplicas_IsrAddNewMemberNotInELR")
+def elr_isr_add_member_not_in_elr():
+    c = _elr_case(B + "testEligibleLeaderReplicas_IsrAddNewMemberNotInELR",
+                  "Min ISR 3, ISR [1] and ELR [3]: adding 4, which is not in the ELR, gives ISR [1, 4] (still below min "
+                  "ISR) and leaves the ELR as it is.", n=4, min_isr=3)
+    c.adapt("Brokers 3, 2, 1 are fenced in that order: 3 leaves at min ISR (not in the ELR), 2 and 1 join the ELR, so "
+            "the ELR is {1, 2} (Kafka's has one member, [3]; no protocol path leaves an ELR of one with the ISR at "
+            "one member below a min ISR of 3).  Broker 3 is then unfenced and fetches, and the leader proposes "
+            "ISR {0, 3}: the new member is not in the ELR, as Kafka's 4.")
+    c.unchecked("lastKnownElr [2] is kept (lastKnownElr is not modelled)")
+    c.formed().fence(3, 2, 1).replay()
+    c.check_registration("ISR {0}, ELR {1, 2}", isr=[0], elr=[1, 2])
+    c.unfence(3).replay(0).fetch(3)
+    c.check_update(0, [0, 3], "the leader proposes ISR {0, 3}")
+    c.alter(0)
+    _last_change(c, "record: ISR [1, 4] (model [0, 3]), no change to the ELR", isr=[0, 3], elr=[1, 2], leader=0)
+    return c
+
+
+@case(B + "testEligibleLeaderReplicas_RemoveUncleanShutdownReplicasFromElr")
+def elr_remove_unclean_shutdown():
+    c = _elr_case(B + "testEligibleLeaderReplicas_RemoveUncleanShutdownReplicasFromElr",
+                  "Min ISR 3, ISR [1], ELR [2, 3]: a replica with an unclean shutdown, 3, leaves the ELR: ELR [2].",
+                  n=4, min_isr=3)
+    c.adapt("Kafka 3.7.0's controller never calls setUncleanShutdownReplicas (a TODO in "
+            "ClusterControlManager.registerBroker); 3.9.0's handleBrokerUncleanShutdown does, when a broker registers "
+            "without the clean-shutdown epoch, and that is the model's path: broker 2 (Kafka's 3) stops uncleanly "
+            "and registers again.")
+    c.adapt("Brokers 3, 2, 1 are fenced in that order (3 leaves at min ISR and is not in the ELR): ISR {0}, ELR "
+            "{1, 2}.  Kafka's 1, 2, 3 are the model's 0, 1, 2.")
+    c.unchecked("lastKnownElr [3] (lastKnownElr is not modelled)")
+    c.formed().fence(3, 2, 1).replay()
+    c.check_registration("ISR [1], ELR [2, 3] (model [0] and [1, 2])", isr=[0], elr=[1, 2])
+    c.crash(2, clean=False).restart(2)
+    why = "record: ELR [2] (model [1]), no leader change (then the new RegisterBrokerRecord)"
+    c.check("quorum.log.-1.@type", "RegisterBrokerRecord", why)
+    c.check("quorum.log.-2.@type", "PartitionChangeRecord", why)
+    for name, value in (("elr", [1]), ("isr", [0]), ("leader", 0), ("leader_epoch", 0)):
+        c.check(f"quorum.log.-2.registration.{name}", value, why)
+    c.check_registration("the merged registration's ELR", elr=[1])
+    return c
+
+
+missing(B + "testKeepsDirectoriesAfterReassignment", "reassignment",
+        "A reassignment keeps the directories of the replicas that stay.")
+missing(B + "testUpdateDirectories", "directories", "setDirectory changes a replica's directory (LOST, a new one).")
+
+
+@case(B + "testEligibleLeaderReplicas_ElrCanBeElected")
+def elr_can_be_elected():
+    c = _elr_case(B + "testEligibleLeaderReplicas_ElrCanBeElected",
+                  "ISR [1], ELR [3]; replica 1 goes offline and the target ISR is empty: 3, from the ELR, is elected; "
+                  "the ISR becomes [3] and the ELR [1].", n=3, min_isr=2,
+                  all_versions=False)
+    c.adapt("Replicas [0, 1, 2] with min ISR 2 (Kafka: [1, 2, 3, 4], min ISR 3): broker 2 is fenced while the ISR is "
+            "at min ISR (not in the ELR, as Kafka's 2 and 4), then broker 1 (ELR {1}); both are unfenced again, and "
+            "the leader, 0, is fenced: the target ISR is empty.  Kafka's 1 and 3 are the model's 0 and 1.")
+    c.unchecked("lastKnownElr (both parameters: lastKnownElr is not modelled)")
+    c.formed().fence(2, 1).replay()
+    c.check_registration("ISR [1], ELR [3] (model [0] and [1])", isr=[0], elr=[1], leader=0)
+    c.unfence(1).unfence(2)
+    c.fence(0)
+    _change_before_fence(c, "record: ISR [3], ELR [1], leader 3 (model [1], [0], 1)", isr=[1], elr=[0], leader=1)
+    c.check_registration("the merged registration", isr=[1], elr=[0], leader=1)
+    return c
+
+
+@case(B + "testEligibleLeaderReplicas_IsrCanShrinkToZero")
+def elr_isr_can_shrink_to_zero():
+    c = _elr_case(B + "testEligibleLeaderReplicas_IsrCanShrinkToZero",
+                  "With the ELR, the ISR may shrink to nothing: every replica offline gives ISR [], no leader, and all "
+                  "four in the ELR.", n=4, min_isr=4, all_versions=False)
+    c.adapt("Kafka's builder takes the whole ISR away at once; here the controller fences the brokers one at a time "
+            "(3, 2, 1, then the leader 0).  With min ISR 4 (Kafka: 3) the ISR is below min ISR from the first "
+            "removal, so every replica that leaves joins the ELR, as in Kafka's single step.")
+    c.unchecked("lastKnownElr [1] with useLastKnownLeaderInBalancedRecovery, and its unclean-shutdown follow-up "
+                "(KIP-966 part 2 is not modelled)")
+    c.formed().fence(3, 2, 1, 0)
+    _change_before_fence(c, "record: ISR [], leader -1, ELR [1, 2, 3, 4] (model [0, 1, 2, 3])", isr=[], leader=-1,
+                         elr=[0, 1, 2, 3])
+    c.check_registration("the merged registration", isr=[], elr=[0, 1, 2, 3], leader=-1)
+    return c
+
+
+missing(B + "testEligibleLeaderReplicas_ElectLastKnownLeader", "unclean recovery",
+        "With useLastKnownLeaderInBalancedRecovery, an empty ISR and ELR elect the last known leader.")
+missing(B + "testEligibleLeaderReplicas_ElectLastKnownLeaderShouldFail", "unclean recovery",
+        "The last known leader is not elected while the ELR is not empty.")

@@ -1,0 +1,631 @@
+"""PartitionTest (Kafka 3.7.0): the leader's Partition in KRaft: AlterPartition, fencing, min ISR, epochs.
+
+Kafka's unit test builds a Partition with a mocked metadata cache and a mocked AlterPartitionManager, calls
+makeLeader with any ISR and epochs, and completes or fails each ISR update by hand.  Here the partition is the
+model's leader in the formed KRaft cluster: a follower leaves the ISR because the controller fences it (its
+heartbeats are lost) or because the leader's ISR-expiration task shrinks it, the metadata cache learns of fencing and
+controlled shutdown by replaying the metadata log, and every ISR update is answered by the quorum controller, whose
+errors come from real situations (INVALID_UPDATE_VERSION: the controller changed the partition meanwhile;
+INELIGIBLE_REPLICA: the controller fenced the new member, or it is shutting down, before the leader heard of it).
+
+Kafka's numbers map onto the model's: the leader is broker 0 (Kafka's ``brokerId``), followers are 1, 2, ...; the
+leader epoch 5 and partition epoch 1 of Kafka's makeLeader are the formed cluster's 0 and whatever the controller has
+reached; ``seedLogData`` is records produced to the leader with acks=1.
+"""
+
+from __future__ import annotations
+
+from kraftcase import Case, case, missing, out_of_scope, pending
+
+P = "PartitionTest."
+T0 = 1_000_000  # the model's clock at the start (ModelConfig.start_time_ms)
+LAG = 30_000    # replica.lag.time.max.ms in the KRaft presets (Kafka's default)
+
+
+def _follower_outside_isr(c: Case, follower: int, records: int, more: int = 0) -> Case:
+    """The formed cluster; ``records`` produced and fetched by every follower; then ``follower`` fenced (the
+    controller removes it from the ISR, keeping the leader epoch), the leader appends ``more`` records while it knows
+    the follower fenced, and the follower is unfenced again (its next heartbeat): a follower outside the ISR, behind by
+    ``more``, that the leader's metadata cache holds eligible."""
+    c.formed().produce(0, n=records).catch_up()
+    c.fence(follower).replay()
+    c.produce(0, n=more)
+    return c.unfence(follower).replay(0)
+
+
+# --------------------------------------------------------------------------- ISR expansion
+@case(P + "testIsrExpansion")
+def isr_expansion():
+    c = Case(P + "testIsrExpansion",
+             "The leader (ISR = itself, log end 10) sees its follower fetch at 3: no expansion; at 10 it proposes the "
+             "follower to the controller (AlterPartition): the committed ISR stays, the maximal ISR has the follower; "
+             "once the controller answers, the ISR has both.",
+             n_brokers=2, replication_factor=2)
+    c.adapt("Kafka's makeLeader gives ISR {0} with replicas [0, 1]; here the formed cluster's follower 1 fetches 3 "
+            "records, is fenced (the controller removes it from the ISR, same leader epoch) while the leader appends 7 "
+            "more, and is unfenced again, so it is outside the ISR at 3 of 10.")
+    c.adapt("completeIsrUpdate(2) is the quorum controller's answer to the leader's AlterPartition (partition epoch 2: "
+            "the fence made 1, this expansion 2).")
+    c.unchecked("the follower's state right after makeLeader (last caught-up time 0, offsets unknown): here it fetched "
+                "before leaving the ISR")
+    c.unchecked("the request's broker epochs (-1 in ZooKeeper mode): KIP-903 is not modelled")
+    _follower_outside_isr(c, 1, records=3, more=7)
+    c.check("brokers.0.logs.0.entries", [[i, 0] for i in range(1, 11)], "the leader's log holds 10 records")
+    c.fetch(1)
+    c.check_leader_state(0, "a fetch at 3 of 10 does not expand the ISR", isr=[0], pending_isr=None)
+    c.check_remote(0, 1, "the follower's state after its fetch at 3", log_end_offset=3, log_start_offset=0,
+                   last_caught_up_time_ms=T0)
+    c.fetch(1)
+    c.check_update(0, [0, 1], "one ISR update, proposing ISR [0, 1]")
+    c.check_leader_state(0, "committed ISR {0}; maximal ISR {0, 1} (a pending expansion of 1)", isr=[0],
+                         pending_isr=pending(True, [1]))
+    c.check_remote(0, 1, "the follower caught up at 10 now", log_end_offset=10, log_start_offset=0,
+                   last_caught_up_time_ms=T0)
+    c.alter(0)
+    c.check_leader_state(0, "the expansion completes: ISR {0, 1}", isr=[0, 1], pending_isr=None, partition_epoch=2)
+    c.check("ghost.isr_expands", 1, "alterPartitionListener.expands = 1")
+    c.check("ghost.isr_shrinks", 0, "alterPartitionListener.shrinks = 0 (the fence was the controller's change)")
+    return c
+
+
+def _expansion_answered_invalid_update_version(name: str, description: str) -> Case:
+    """Follower 1 outside the ISR at the leader's log end (10); 2 in the ISR.  1's fetch makes the leader propose it;
+    before the request reaches the controller, the controller fences 2 (partition epoch 1 -> 2), so the leader's
+    request, still at partition epoch 1, is answered INVALID_UPDATE_VERSION."""
+    c = Case(name, description, n_brokers=3, replication_factor=3)
+    c.adapt("Kafka's replicas are [0, 1] with ISR {0}; here a third replica, broker 2, stays in the ISR, so the ISR "
+            "is {0, 2} and the maximal ISR {0, 1, 2}: the controller's fence of broker 2, between the leader's "
+            "proposal and its AlterPartition, is what makes the proposal stale.")
+    c.adapt("failIsrUpdate(INVALID_UPDATE_VERSION) is the controller's own answer: the request's partition epoch (1) "
+            "is older than the controller's (2).")
+    c.adapt("The follower fetched the 10 records before it was fenced out of the ISR, so its first fetch after is at "
+            "the leader's log end offset, as in Kafka's test.")
+    _follower_outside_isr(c, 1, records=10)
+    c.check_registration("ISR {0, 2}, partition epoch 1 (follower 1 fenced out)", isr=[0, 2], partition_epoch=1)
+    c.check("brokers.0.logs.0.high_watermark", 10, "the leader's HW is 10")
+    c.fetch(1)
+    c.check_leader_state(0, "follower state updated, the ISR not expanded: committed ISR without 1, maximal with it",
+                         isr=[0, 2], pending_isr=pending(True, [1]))
+    c.check_update(0, [0, 1, 2], "one ISR update")
+    c.check_remote(0, 1, "the follower caught up at 10", log_end_offset=10, log_start_offset=0,
+                   last_caught_up_time_ms=T0)
+    c.fence(2)
+    c.send_alter(0)
+    c.check_alter_response(0, "the controller's partition epoch moved: INVALID_UPDATE_VERSION",
+                           error="INVALID_UPDATE_VERSION")
+    c.receive_alter(0)
+    return c
+
+
+@case(P + "testIsrNotExpandedIfUpdateFails")
+def isr_not_expanded_if_update_fails():
+    c = _expansion_answered_invalid_update_version(
+        P + "testIsrNotExpandedIfUpdateFails",
+        "A caught-up follower is proposed for the ISR; the controller answers INVALID_UPDATE_VERSION: the ISR does not "
+        "change, the partition stays pending (maximal ISR with the follower) and the leader does not retry.")
+    c.check_leader_state(0, "still no ISR change; the maximal ISR keeps the follower", isr=[0, 2],
+                         pending_isr=pending(True, [1]))
+    c.check_no_update(0, "it does not retry: no ISR update left")
+    c.check("ghost.isr_expands", 0, "alterPartitionListener.expands = 0")
+    c.check("ghost.isr_shrinks", 0, "alterPartitionListener.shrinks = 0")
+    c.unchecked("alterPartitionListener.failures = 1 (the model counts no failed updates)")
+    return c
+
+
+@case(P + "testAlterIsrInvalidVersion")
+def alter_isr_invalid_version():
+    c = _expansion_answered_invalid_update_version(
+        P + "testAlterIsrInvalidVersion",
+        "handleAlterIsrFailure(INVALID_UPDATE_VERSION): the leader's proposal to add a caught-up follower fails with "
+        "INVALID_UPDATE_VERSION; the ISR stays, the maximal ISR keeps the follower, and no update is left to retry.")
+    c.check_leader_state(0, "ISR unchanged", isr=[0, 2])
+    c.check_leader_state(0, "maximal ISR {0, 1} (here {0, 1, 2}): still pending", pending_isr=pending(True, [1]))
+    c.check_no_update(0, "alterPartitionManager.isrUpdates.size = 0: not retried")
+    return c
+
+
+@case(P + "testIsrNotExpandedIfReplicaIsFencedOrShutdown")
+def isr_not_expanded_if_fenced():
+    c = Case(P + "testIsrNotExpandedIfReplicaIsFencedOrShutdown",
+             "KIP-841 (kraft): the leader proposes a caught-up follower the controller has just fenced; the controller "
+             "answers INELIGIBLE_REPLICA and the leader reverts to its committed ISR.  Once the leader's metadata "
+             "cache holds the follower fenced, its fetches propose nothing; once it is unfenced, the next fetch "
+             "proposes it and the expansion commits.",
+             n_brokers=2, replication_factor=2)
+    c.adapt("Kafka marks the follower fenced and unfenced in a mocked metadata cache; here the controller fences it "
+            "(heartbeats lost) and unfences it (its next heartbeat), and the leader learns of each by replaying the "
+            "metadata log.  The INELIGIBLE_REPLICA answer is the controller's own: the follower is fenced there but "
+            "not yet in the leader's cache.")
+    c.adapt("The follower reaches the situation (outside the ISR, at the leader's log end) by being fenced and unfenced "
+            "once before the test's story starts.")
+    c.unchecked("the zk parameter (ZooKeeper mode marks the broker offline in the ZkMetadataCache): the KRaft model only")
+    _follower_outside_isr(c, 1, records=10)
+    c.check_leader_state(0, "ISR and maximal ISR {0}", isr=[0], pending_isr=None)
+    c.fetch(1)
+    c.check_remote(0, 1, "the follower caught up to the log end", log_end_offset=10, log_start_offset=0,
+                   last_caught_up_time_ms=T0)
+    c.check_leader_state(0, "expansion triggered: ISR {0}, maximal {0, 1}", isr=[0], pending_isr=pending(True, [1]))
+    c.check_update(0, [0, 1], "one ISR update")
+    c.fence(1)
+    c.send_alter(0)
+    c.check_alter_response(0, "the controller rejects the fenced replica", error="INELIGIBLE_REPLICA")
+    c.receive_alter(0)
+    c.check_leader_state(0, "the leader reverts to the previous ISR; nothing in flight", isr=[0], pending_isr=None)
+    c.check_no_update(0, "no ISR update left")
+    c.replay(0)
+    c.check("brokers.0.metadata.fenced", [1], "the leader eventually learns that the follower is fenced")
+    c.fetch(1)
+    c.check_leader_state(0, "no expansion: the follower is fenced", isr=[0], pending_isr=None)
+    c.check_no_update(0, "no ISR update")
+    c.unfence(1).replay(0)
+    c.check("brokers.0.metadata.fenced", [], "the follower is unfenced, and the leader knows it")
+    c.fetch(1)
+    c.check_leader_state(0, "expansion triggered again", isr=[0], pending_isr=pending(True, [1]))
+    c.check_update(0, [0, 1], "one ISR update")
+    c.alter(0)
+    c.check_leader_state(0, "ISR committed: {0, 1}, nothing in flight", isr=[0, 1], pending_isr=None)
+    c.check_no_update(0, "no ISR update left")
+    return c
+
+
+@case(P + "testIsrNotExpandedIfReplicaIsInControlledShutdown")
+def isr_not_expanded_if_in_controlled_shutdown():
+    c = Case(P + "testIsrNotExpandedIfReplicaIsInControlledShutdown",
+             "KIP-841: the leader proposes a caught-up follower that has just begun a controlled shutdown; the "
+             "controller answers INELIGIBLE_REPLICA and the leader reverts.  Once its metadata cache holds the "
+             "follower shutting down, fetches propose nothing; when the broker comes back, the expansion commits.",
+             n_brokers=3, replication_factor=3, n_partitions=2)
+    c.adapt("A broker that leads nothing shuts down at once (its first heartbeat asking to shut down is answered "
+            "SHUTDOWN_NOW); to stay in controlled shutdown the follower, broker 1, leads partition 1 (replicas "
+            "[1, 2, 0]).  The test's partition is partition 0 (replicas [0, 1, 2], leader 0); broker 2 is a third "
+            "replica that stays in its ISR.")
+    c.adapt("Follower 1 leaves partition 0's ISR by lagging: it stops fetching partition 0 while the leader appends a "
+            "record, and the leader's ISR-expiration task shrinks the ISR once the lag has passed.")
+    c.adapt("'The broker eventually comes back' is the end of the controlled shutdown: the broker stops cleanly once "
+            "the controller grants it, restarts, registers (a new broker epoch) and is unfenced.")
+    c.formed()
+    c.produce(0, n=1, p=0)
+    c.catch_up([2], p=0)
+    c.sleep(45_000, fetching=[(2, 0), (0, 1), (2, 1)])       # the ISR-expiration task runs every 15 s
+    c.check_update(0, [0, 2], "the lagging follower 1 is proposed out of partition 0's ISR")
+    c.alter(0).replay()
+    c.check_registration("partition 0's ISR is {0, 2}", p=0, isr=[0, 2], leader=0)
+    c.check_registration("broker 1 still leads partition 1", p=1, leader=1)
+    c.catch_up([1], p=0)
+    c.check_remote(0, 1, "the follower caught up to the log end", log_end_offset=1, log_start_offset=0)
+    c.check_leader_state(0, "expansion triggered: maximal ISR {0, 1, 2}", isr=[0, 2],
+                         pending_isr=pending(True, [1]))
+    c.check_update(0, [0, 1, 2], "one ISR update")
+    c.controlled_shutdown(1).wait_heartbeat(1)
+    c.check("quorum.registrations.1.in_controlled_shutdown", True, "broker 1 is in controlled shutdown")
+    c.send_alter(0)
+    c.check_alter_response(0, "the controller rejects the expansion: the broker is in controlled shutdown",
+                           error="INELIGIBLE_REPLICA")
+    c.receive_alter(0)
+    c.check_leader_state(0, "the leader reverts to the previous ISR", isr=[0, 2], pending_isr=None)
+    c.check_no_update(0, "no ISR update left")
+    c.replay(0)
+    c.check("brokers.0.metadata.shutting_down", [1], "the leader learns that the broker is in controlled shutdown")
+    c.fetch(1, p=0)
+    c.check_leader_state(0, "no expansion: the follower is shutting down", isr=[0, 2], pending_isr=None)
+    c.check_no_update(0, "no ISR update")
+    # the controlled shutdown ends: every active broker reports the records that moved broker 1's leadership
+    c.replay(0, 2).wait_heartbeat(0).heartbeat(2)
+    c.wait_heartbeat(1)
+    c.check("brokers.1.alive", False, "broker 1 shut down once the controller allowed it")
+    c.restart(1).unfence(1).replay(0)
+    c.check("brokers.0.metadata.shutting_down", [], "the broker came back: no longer shutting down")
+    c.catch_up([1], p=0)
+    c.check_leader_state(0, "expansion triggered", isr=[0, 2], pending_isr=pending(True, [1]))
+    c.check_update(0, [0, 1, 2], "one ISR update")
+    c.alter(0)
+    c.check_leader_state(0, "the ISR is committed with the follower", isr=[0, 1, 2], pending_isr=None)
+    c.check_no_update(0, "no ISR update left")
+    return c
+
+
+@case(P + "testSingleInFlightAlterIsr")
+def single_in_flight_alter_isr():
+    c = Case(P + "testSingleInFlightAlterIsr",
+             "With an expansion in flight, the ISR-expiration task proposes nothing even once the other followers "
+             "have lagged: one AlterPartition item per partition at a time.",
+             n_brokers=4, replication_factor=4)
+    c.adapt("Kafka's ISR {0, 1, 2} with follower 3 outside: here follower 3 fetches the 10 records, is fenced out of "
+            "the ISR and unfenced again; followers 1 and 2 never fetch.")
+    c.formed().produce(0, n=10).fetch(3, rounds=2)
+    c.fence(3).replay().unfence(3).replay(0)
+    c.check("brokers.0.logs.0.high_watermark", 0, "HW 0: followers 1 and 2 have not fetched")
+    c.fetch(3)
+    c.check_leader_state(0, "committed ISR {0, 1, 2}, maximal ISR {0, 1, 2, 3}", isr=[0, 1, 2],
+                         pending_isr=pending(True, [3]))
+    c.check_update(0, [0, 1, 2, 3], "one AlterPartition item in flight")
+    c.sleep(LAG + 15_000)
+    c.check_update(0, [0, 1, 2, 3], "after the lag has passed, ISR expiration adds nothing: still the one item")
+    c.check_leader_state(0, "still the pending expansion", pending_isr=pending(True, [3]))
+    return c
+
+
+# --------------------------------------------------------------------------- ISR shrink
+@case(P + "testMaybeShrinkIsr")
+def maybe_shrink_isr():
+    c = Case(P + "testMaybeShrinkIsr",
+             "Follower 1 fetches to the log end, follower 2 never fetches.  Right after makeLeader nobody is out of "
+             "sync; once the lag has passed the leader proposes ISR {0, 1} without changing its own ISR or HW, and "
+             "when the controller commits it the ISR shrinks and the HW reaches the log end.",
+             n_brokers=3, replication_factor=3)
+    c.adapt("maybeShrinkIsr is the ISR-expiration task: at the start (due at once) and at its first run after the lag "
+            "has passed (every lag / 2 = 15 s: at 45 s).  Follower 1 reaches the log end in two fetches (at 0, then "
+            "at 10).")
+    c.adapt("completeIsrUpdate(newPartitionEpoch = 2) is the controller's commit: partition epoch 1 here.")
+    c.unchecked("the request's broker epochs: KIP-903 is not modelled")
+    c.formed().produce(0, n=10)
+    c.check("brokers.0.logs.0.high_watermark", 0, "HW 0")
+    c.fetch(1, rounds=2)
+    c.check_remote(0, 2, "follower 2 has not fetched: last caught up at makeLeader, offsets unknown",
+                   last_caught_up_time_ms=T0, log_end_offset=-1, log_start_offset=-1)
+    c.isr_expiration(0)
+    c.check_no_update(0, "on initialization the replica is considered caught up: no shrink")
+    c.check_leader_state(0, "ISR {0, 1, 2}", isr=[0, 1, 2])
+    c.sleep(45_000)
+    c.check("ghost.isr_shrinks", 0, "alterPartitionListener.shrinks = 0")
+    c.check_update(0, [0, 1], "one ISR update: ISR [0, 1]")
+    c.check_leader_state(0, "ISR and maximal ISR unchanged until the controller answers", isr=[0, 1, 2],
+                         pending_isr=pending(False, [2]))
+    c.check("brokers.0.logs.0.high_watermark", 0, "HW still 0")
+    c.alter(0)
+    c.check("ghost.isr_shrinks", 1, "alterPartitionListener.shrinks = 1")
+    c.check_leader_state(0, "ISR {0, 1}, partition epoch moved, nothing in flight", isr=[0, 1], pending_isr=None,
+                         partition_epoch=1)
+    c.check_no_update(0, "no ISR update left")
+    c.check("brokers.0.logs.0.high_watermark", 10, "the HW advances to the log end")
+    return c
+
+
+@case(P + "testIsrNotShrunkIfUpdateFails")
+def isr_not_shrunk_if_update_fails():
+    c = Case(P + "testIsrNotShrunkIfUpdateFails",
+             "The leader proposes removing a lagging follower; the controller answers INVALID_UPDATE_VERSION: the "
+             "partition stays PendingShrinkIsr with the ISR unchanged, the update is not retried, the HW stays.",
+             n_brokers=3, replication_factor=3)
+    c.adapt("Kafka's replicas [0, 1] shrink to {0}; here both followers never fetch and the leader proposes {0}; the "
+            "controller's fence of broker 2 before the request arrives moves the partition epoch, so the request is "
+            "answered INVALID_UPDATE_VERSION.  The shrink is proposed at the ISR-expiration task's first run after "
+            "the lag (45 s).")
+    c.formed().produce(0, n=10)
+    c.sleep(45_000)
+    c.check_leader_state(0, "ISR unchanged while the shrink is proposed", isr=[0, 1, 2])
+    c.check_update(0, [0], "one ISR update")
+    c.check("brokers.0.logs.0.high_watermark", 0, "HW 0")
+    c.fence(2)
+    c.send_alter(0)
+    c.check_alter_response(0, "the controller's partition epoch moved", error="INVALID_UPDATE_VERSION")
+    c.receive_alter(0)
+    c.check_leader_state(0, "still PendingShrinkIsr, ISR unchanged", isr=[0, 1, 2],
+                         pending_isr=pending(False, [1, 2]))
+    c.check_no_update(0, "no ISR update left")
+    c.check("brokers.0.logs.0.high_watermark", 0, "HW 0")
+    return c
+
+
+@case(P + "testShouldNotShrinkIsrIfPreviousFetchIsCaughtUp")
+def not_shrink_if_previous_fetch_caught_up():
+    c = Case(P + "testShouldNotShrinkIsrIfPreviousFetchIsCaughtUp",
+             "A follower that fetched up to the leader's log end as of its previous fetch counts as caught up at that "
+             "fetch's time (Replica.updateFetchState's lastFetchLeaderLogEndOffset), so the ISR is not shrunk.",
+             n_brokers=2, replication_factor=2)
+    c.adapt("Kafka's follower fetches at 5 (5 s after makeLeader) while the leader has 10 records; here it first "
+            "fetches 5 records at makeLeader's time (fetch offset 0), then the leader appends 5 more.")
+    c.adapt("maybeShrinkIsr is the ISR-expiration task at its next run (15 s after the start, 4 s after the last "
+            "fetch); the lag (30 s) has not passed since the caught-up time either way.")
+    c.formed().produce(0, n=5).fetch(1).produce(0, n=5)
+    c.sleep(5_000, run_at_end=False)
+    c.fetch(1)
+    c.check_remote(0, 1, "fetch at 5 with the leader at 10: caught up as of makeLeader", last_caught_up_time_ms=T0,
+                   log_start_offset=0, log_end_offset=5)
+    c.check("brokers.0.logs.0.high_watermark", 5, "HW 5")
+    c.sleep(5_001, run_at_end=False).produce(0, n=5)
+    c.fetch(1)
+    c.check_remote(0, 1, "fetch at 10 (the leader's end at the previous fetch): caught up as of the first fetch",
+                   last_caught_up_time_ms=T0 + 5_000, log_start_offset=0, log_end_offset=10)
+    c.check("brokers.0.logs.0.high_watermark", 10, "HW 10")
+    c.sleep(15_000 - 10_001)
+    c.check_leader_state(0, "not shrunk", isr=[0, 1], pending_isr=None)
+    c.check_no_update(0, "no ISR update")
+    return c
+
+
+@case(P + "testShouldNotShrinkIsrIfFollowerCaughtUpToLogEnd")
+def not_shrink_if_caught_up_to_log_end():
+    c = Case(P + "testShouldNotShrinkIsrIfFollowerCaughtUpToLogEnd",
+             "A follower at the leader's log end is never out of sync, however long it has not fetched.",
+             n_brokers=2, replication_factor=2)
+    c.adapt("The follower reaches the log end in two fetches (at 0, then at 10); maybeShrinkIsr after 30001 ms is "
+            "the ISR-expiration task's first run after that (45 s).")
+    c.formed().produce(0, n=10).fetch(1, rounds=2)
+    c.check_remote(0, 1, "caught up to the log end now", last_caught_up_time_ms=T0, log_start_offset=0,
+                   log_end_offset=10)
+    c.check("brokers.0.logs.0.high_watermark", 10, "HW 10")
+    c.sleep(45_000)
+    c.check_leader_state(0, "not shrunk", isr=[0, 1], pending_isr=None)
+    c.check_no_update(0, "no ISR update")
+    return c
+
+
+@case(P + "testAlterIsrLeaderAndIsrRace")
+def alter_isr_leader_and_isr_race():
+    c = Case(P + "testAlterIsrLeaderAndIsrRace",
+             "A shrink is in flight when new metadata for the partition arrives (same leader epoch, newer partition "
+             "epoch): the partition commits the new state and is no longer pending, but its next shrink is not "
+             "submitted while the old AlterPartition item is still unanswered; once it is answered, it is.",
+             n_brokers=3, replication_factor=3)
+    c.adapt("Kafka calls makeLeader again with the same ISR and partition epoch 2; here the new metadata is the "
+            "controller's fence of broker 2 (same leader epoch, ISR {0, 1}, partition epoch 1), which the leader "
+            "replays while its proposal {0} is unsent.")
+    c.adapt("completeIsrUpdate(10) is the controller's answer to the old request, which is stale by then "
+            "(INVALID_UPDATE_VERSION); either answer ends the item.  Each maybeShrinkIsr is the ISR-expiration task's "
+            "next run after the lag has passed.")
+    c.formed().produce(0, n=10)
+    c.check("brokers.0.logs.0.high_watermark", 0, "HW 0")
+    c.sleep(45_000)
+    c.check_leader_state(0, "the shrink is in flight", pending_isr=pending(False, [1, 2]))
+    c.fence(2).replay(0)
+    c.check_leader_state(0, "new metadata, same leader epoch: the ISR is committed, not in flight", isr=[0, 1],
+                         pending_isr=None, leader_epoch=0, partition_epoch=1)
+    c.check("brokers.0.logs.0.high_watermark", 0, "HW 0")
+    c.sleep(LAG)
+    c.check_leader_state(0, "the shrink is not submitted while the old item is unanswered", pending_isr=None)
+    c.alter(0)
+    c.check_no_update(0, "the old item is answered and gone")
+    c.sleep(15_000)
+    c.check_leader_state(0, "now the next ISR-expiration run submits the shrink", pending_isr=pending(False, [1]))
+    return c
+
+
+# --------------------------------------------------------------------------- min ISR and the HW
+@case(P + "testIsUnderMinIsr")
+def is_under_min_isr():
+    c = Case(P + "testIsUnderMinIsr",
+             "min.insync.replicas = 2, replicas [0, 1]: with ISR {0, 1} the partition is not under min ISR; once the "
+             "ISR is {0} it is.",
+             n_brokers=2, replication_factor=2, min_insync_replicas=2)
+    c.adapt("isUnderMinIsr is observed through the rule that reads it: appendRecordsToLeader with acks = -1 refuses "
+            "with NOT_ENOUGH_REPLICAS when the ISR is smaller than the effective min ISR (3.7.0), and accepts "
+            "otherwise (answered once the follower has fetched).")
+    c.adapt("Kafka's second makeLeader (leader epoch 1, ISR {0}) is the controller's fence of follower 1 here (ISR "
+            "{0}, leader epoch 0: KAFKA-15021).")
+    c.formed().produce(0, acks=-1)
+    c.fetch(1, rounds=2)
+    c.check("ghost.responses.produce.0.0.error", "NONE", "ISR {0, 1}: not under min ISR, the produce is accepted")
+    c.fence(1).replay(0)
+    c.check_leader_state(0, "the leader's ISR is {0}", isr=[0])
+    c.produce(0, acks=-1)
+    c.check("ghost.responses.produce.0.0.error", "NOT_ENOUGH_REPLICAS", "ISR {0}: under min ISR")
+    return c
+
+
+@case(P + "testHighWatermarkAdvanceShouldNotAdvanceWhenUnderMinISR")
+def hw_not_advanced_under_min_isr():
+    c = Case(P + "testHighWatermarkAdvanceShouldNotAdvanceWhenUnderMinISR",
+             "KAFKA-15583 (KIP-966 part 1): min.insync.replicas = 3 and ISR {0, 1}: the HW does not advance while the "
+             "ISR is under min ISR, not even when the maximal ISR (with a pending expansion) reaches 3; once the "
+             "expansion commits, the HW moves to the log end.",
+             n_brokers=3, replication_factor=3, min_insync_replicas=3)
+    c.adapt("Kafka's ISR {0, 1} is reached by fencing broker 2; it fetches the records while fenced (the leader does "
+            "not propose a fenced replica) and is unfenced before its fetch at the log end.")
+    c.adapt("isUnderMinIsr is observed by its effects: the HW, and a produce with acks = -1 (NOT_ENOUGH_REPLICAS while "
+            "under min ISR, accepted after).")
+    c.formed().fence(2).replay()
+    c.produce(0, n=10)
+    c.check("brokers.0.logs.0.high_watermark", 0, "under min ISR: HW 0")
+    c.produce(0, acks=-1)
+    c.check("ghost.responses.produce.0.0.error", "NOT_ENOUGH_REPLICAS", "isUnderMinIsr: ISR {0, 1} < 3")
+    c.catch_up([1])
+    c.check("brokers.0.logs.0.high_watermark", 0, "follower 1 at the log end: HW still 0")
+    c.catch_up([2])
+    c.unfence(2).replay(0)
+    c.fetch(2)
+    c.check("brokers.0.logs.0.high_watermark", 0, "maximal ISR of 3, HW still 0")
+    c.check_leader_state(0, "maximal ISR {0, 1, 2}", isr=[0, 1], pending_isr=pending(True, [2]))
+    c.check_update(0, [0, 1, 2], "one ISR update")
+    c.alter(0)
+    c.check_leader_state(0, "ISR of 3", isr=[0, 1, 2], pending_isr=None)
+    c.check("brokers.0.logs.0.high_watermark", 10, "no longer under min ISR: the HW is the log end offset")
+    c.produce(0, acks=-1).catch_up()
+    c.check("ghost.responses.produce.0.0.error", "NONE", "not under min ISR: a produce with acks = -1 is accepted")
+    return c
+
+
+@case(P + "testHighWatermarkIncreasesWithFencedOrShutdownFollower")
+def hw_increases_with_fenced_follower():
+    c = Case(P + "testHighWatermarkIncreasesWithFencedOrShutdownFollower",
+             "(fenced) A caught-up follower that the controller fences and removes from the ISR no longer holds the "
+             "HW back: when the leader learns it, the HW moves to the log end (20) although the follower is still "
+             "within the lag.",
+             n_brokers=2, replication_factor=2)
+    c.adapt("Kafka's mocked metadata cache marks the follower fenced before the leader appends 10 more records and "
+            "then makeLeader shrinks the ISR; here the controller fences the follower, the leader appends, and then "
+            "replays the batch (the fence and the ISR shrink together).")
+    c.unchecked("the 'shutdown' parameter (a follower in controlled shutdown): a broker stays in controlled shutdown "
+                "only while it leads a partition, a separate history")
+    c.unchecked("the 'unfenced' parameter (HW stays 10): the controller never removes an unfenced, caught-up follower "
+                "from the ISR on its own")
+    c.formed().produce(0, n=10).fetch(1, rounds=2)
+    c.check_remote(0, 1, "the follower caught up to the log end", last_caught_up_time_ms=T0, log_start_offset=0,
+                   log_end_offset=10)
+    c.check("brokers.0.logs.0.high_watermark", 10, "the HW is the follower's LEO, the log end")
+    c.fence(1)
+    c.produce(0, n=10)
+    c.replay(0)
+    c.check_leader_state(0, "still leader; ISR and maximal ISR {0}", isr=[0], pending_isr=None)
+    c.check("brokers.0.partitions.0.leader", 0, "still the leader")
+    c.isr_expiration(0)
+    c.check_no_update(0, "no out-of-sync replicas")
+    c.check("brokers.0.logs.0.high_watermark", 20, "the fenced replica is not counted: HW 20")
+    return c
+
+
+# --------------------------------------------------------------------------- makeLeader / makeFollower in KRaft
+@case(P + "testDoNotResetReplicaStateIfLeaderEpochIsNotBumped")
+def no_reset_without_leader_epoch_bump():
+    c = Case(P + "testDoNotResetReplicaStateIfLeaderEpochIsNotBumped",
+             "makeLeader with the same leader epoch and a newer partition epoch (KRaft) keeps the followers' fetch "
+             "state: a follower outside the ISR that fetched keeps its caught-up time and offsets.",
+             n_brokers=3, replication_factor=3)
+    c.adapt("Kafka's ISR {0} with follower 1 outside; here 1 is fenced (ISR {0, 2}) and the new metadata is the "
+            "controller's fence of broker 2 (ISR {0}, same leader epoch 0, partition epoch 2).")
+    c.unchecked("the follower's caught-up time right after makeLeader (0: outside the ISR then); here it was in the "
+                "ISR at makeLeader")
+    c.formed().fence(1).replay(0)
+    c.check_leader_state(0, "partition epoch 1, leader epoch 0, ISR {0, 2}", isr=[0, 2], partition_epoch=1,
+                         leader_epoch=0)
+    c.check_remote(0, 1, "the follower's offsets are unknown", log_start_offset=-1, log_end_offset=-1)
+    c.fetch(1)
+    c.check_remote(0, 1, "the follower fetched at 0", last_caught_up_time_ms=T0, log_start_offset=0,
+                   log_end_offset=0)
+    c.fence(2).replay(0)
+    c.check_leader_state(0, "partition epoch 2, same leader epoch, ISR {0}", isr=[0], partition_epoch=2,
+                         leader_epoch=0)
+    c.check_remote(0, 1, "the follower's state has not been reset", last_caught_up_time_ms=T0, log_start_offset=0,
+                   log_end_offset=0)
+    return c
+
+
+@case(P + "testDoNotUpdateEpochStartOffsetIfLeaderEpochIsNotBumped")
+def no_epoch_start_offset_update_without_bump():
+    c = Case(P + "testDoNotUpdateEpochStartOffsetIfLeaderEpochIsNotBumped",
+             "makeLeader with the same leader epoch and a newer partition epoch keeps the leader epoch start offset "
+             "and adds no epoch-cache entry, although records were appended in between.",
+             n_brokers=2, replication_factor=2)
+    c.adapt("Kafka's ISR stays {0} with partition epochs 1 -> 2; here the new metadata is the controller's fence of "
+            "follower 1 (ISR {0, 1} -> {0}, partition epoch 0 -> 1, same leader epoch).")
+    c.formed()
+    c.check_leader_state(0, "leader epoch 0, partition epoch 0", leader_epoch=0, partition_epoch=0)
+    c.check("brokers.0.partitions.0.leader_epoch_start_offset", 0, "leaderEpochStartOffsetOpt = 0")
+    c.check("brokers.0.logs.0.epoch_cache.-1", [0, 0], "the epoch cache's latest entry is (leader epoch, 0)")
+    c.produce(0, n=2)
+    c.fence(1).replay(0)
+    c.check_leader_state(0, "newer partition epoch, same leader epoch, ISR {0}", isr=[0], partition_epoch=1,
+                         leader_epoch=0)
+    c.check("brokers.0.partitions.0.leader_epoch_start_offset", 0, "the epoch start offset is still 0")
+    c.check("brokers.0.logs.0.epoch_cache.-1", [0, 0], "the epoch cache's latest entry is still (leader epoch, 0)")
+    return c
+
+
+@case(P + "testFollowerShouldNotHaveAnyRemoteReplicaStates")
+def follower_has_no_remote_replica_states():
+    c = Case(P + "testFollowerShouldNotHaveAnyRemoteReplicaStates",
+             "A leader that becomes follower (new leader epoch) drops its followers' states and its ISR, and keeps the "
+             "assignment.",
+             n_brokers=3, replication_factor=3)
+    c.adapt("Kafka's makeFollower with leader 1, leader epoch 2, partition epoch 2 is here the controller's fence of "
+            "the leader, broker 0 (leader 1, leader epoch 1, partition epoch 1), which broker 0 replays.")
+    c.formed()
+    c.check_leader_state(0, "leader epoch 0, partition epoch 0, ISR all replicas", isr=[0, 1, 2], leader_epoch=0,
+                         partition_epoch=0)
+    c.check("brokers.0.partitions.0.leader", 0, "broker 0 leads")
+    c.check("brokers.0.partitions.0.remote_replicas.0.broker_id", 1, "remote replicas [1, 2]")
+    c.check("brokers.0.partitions.0.remote_replicas.1.broker_id", 2, "remote replicas [1, 2]")
+    c.check("brokers.0.partitions.0.assigned_replicas", [0, 1, 2], "assignment [0, 1, 2]")
+    c.fence(0).replay(0)
+    c.check_leader_state(0, "the new epochs", leader_epoch=1, partition_epoch=1)
+    c.check("brokers.0.partitions.0.leader", 1, "the leader is broker 1")
+    c.check("brokers.0.partitions.0.isr", [], "a follower holds no ISR")
+    c.check("brokers.0.partitions.0.remote_replicas", [], "and no remote replica states")
+    c.check("brokers.0.partitions.0.assigned_replicas", [0, 1, 2], "the assignment is kept")
+    c.fails("the model's follower keeps its remote replica states (Partition.updateAssignmentAndIsr as in 2.4); since "
+            "3.3.0 (apache/kafka#12138) makeFollower clears remoteReplicasMap.  No behaviour depends on it: when the "
+            "broker leads again in a new leader epoch, Kafka's fresh Replica objects and the model's reset ones "
+            "(resetReplicaState with isNewLeader) hold the same state")
+    return c
+
+
+# --------------------------------------------------------------------------- the other test cases of the class
+_OUTSIDE = ("outside this item (issue 19 takes the AlterPartition, fencing, controlled-shutdown, min-ISR, ELR and "
+            "epoch-bump rules of KRaft): ")
+_IN_24 = "; its 2.4.0 form is a trace in tests/kafka/"
+for _name, _detail in (
+        ("testLastFetchedOffsetValidation", "the leader's read validation of a follower's lastFetchedEpoch "
+                                            "(diverging epochs, KIP-595)"),
+        ("testMakeLeaderUpdatesEpochCache", "makeLeader's epoch-cache entry" + _IN_24),
+        ("testReplicaFetchToFollower", "a replica fetch that reaches a follower (NOT_LEADER_OR_FOLLOWER, epoch "
+                                       "validation)"),
+        ("testFetchOffsetSnapshotEpochValidationForLeader", "fetchOffsetSnapshot's epoch validation"),
+        ("testFetchOffsetSnapshotEpochValidationForFollower", "fetchOffsetSnapshot's epoch validation"),
+        ("testOffsetForLeaderEpochValidationForLeader", "OffsetsForLeaderEpoch's epoch validation" + _IN_24),
+        ("testOffsetForLeaderEpochValidationForFollower", "OffsetsForLeaderEpoch's epoch validation"),
+        ("testLeaderEpochValidationOnLeader", "a replica fetch's leader-epoch validation on the leader"),
+        ("testLeaderEpochValidationOnFollower", "a replica fetch's leader-epoch validation on a follower"),
+        ("testFetchOffsetForTimestampEpochValidationForLeader", "ListOffsets' epoch validation" + _IN_24),
+        ("testFetchOffsetForTimestampEpochValidationForFollower", "ListOffsets' epoch validation" + _IN_24),
+        ("testFetchLatestOffsetIncludesLeaderEpoch", "ListOffsets' leader epoch" + _IN_24),
+        ("testMonotonicOffsetsAfterLeaderChange", "ListOffsets across a leader change" + _IN_24),
+        ("testAppendRecordsAsFollowerBelowLogStartOffset", "follower appends below the log start offset"),
+        ("testListOffsetIsolationLevels", "ListOffsets' isolation levels" + _IN_24),
+        ("testMakeFollowerWithNoLeaderIdChange", "makeFollower's answer to a repeated or newer leader epoch" + _IN_24),
+        ("testFollowerDoesNotJoinISRUntilCaughtUpToOffsetWithinCurrentLeaderEpoch",
+         "the ISR entry condition of KAFKA-7128 (caught up within the current leader epoch)" + _IN_24),
+        ("testUpdateFollowerFetchState", "the leader's record of a follower's fetch" + _IN_24),
+        ("testUseCheckpointToInitializeHighWatermark", "the HW read from the checkpoint file")):
+    out_of_scope(P + _name, _OUTSIDE + _detail)
+for _name, _detail in (
+        ("testMaybeReplaceCurrentWithFutureReplica", "future replicas of intra-broker log-directory moves (KIP-113)"),
+        ("testMaybeReplaceCurrentWithFutureReplicaDifferentBaseOffsets",
+         "future replicas of intra-broker log-directory moves (KIP-113)"),
+        ("testMakeFollowerWithWithFollowerAppendRecords", "makeFollower and a follower append running concurrently "
+                                                          "(thread interleaving inside a broker)"),
+        ("testGetReplica", "an accessor of a Partition without a log"),
+        ("testAppendRecordsToFollowerWithNoReplicaThrowsException", "an internal guard (a follower append without a "
+                                                                    "local log)"),
+        ("testAtMinIsr", "the AtMinIsr gauge (metrics)"),
+        ("testZkIsrManagerAsyncCallback", "the ZooKeeper-era AlterIsr manager (ZkAlterPartitionManager), not KRaft"),
+        ("testTopicIdAndPartitionMetadataFileForLeader", "topic ids and the partition.metadata file"),
+        ("testTopicIdAndPartitionMetadataFileForFollower", "topic ids and the partition.metadata file"),
+        ("testAddAndRemoveMetrics", "metrics"),
+        ("testUnderReplicatedPartitionsCorrectSemantics", "the UnderReplicated gauge (metrics)"),
+        ("testLogConfigNotDirty", "log configuration"),
+        ("testLogConfigDirtyAsTopicUpdated", "log configuration"),
+        ("testLogConfigDirtyAsBrokerUpdated", "log configuration"),
+        ("testAddAndRemoveListeners", "PartitionListener callbacks (a broker-internal API)"),
+        ("testAddListenerFailsWhenPartitionIsDeleted", "PartitionListener callbacks (a broker-internal API)"),
+        ("testPartitionListenerWhenLogOffsetsChanged", "PartitionListener callbacks (a broker-internal API)"),
+        ("testPartitionListenerWhenPartitionFailed", "PartitionListener callbacks (a broker-internal API)"),
+        ("testPartitionListenerWhenPartitionIsDeleted", "PartitionListener callbacks (a broker-internal API)"),
+        ("testPartitionListenerWhenCurrentIsReplacedWithFutureLog",
+         "PartitionListener callbacks (a broker-internal API)"),
+        ("testMaybeStartTransactionVerification", "transaction verification (KIP-890)"),
+        ("makeLeaderInvokesgetOrCreateLog_OnOnlineLogDir", "the log directory a new log is created in (JBOD)"),
+        ("makeFollowerInvokesgetOrCreateLog_OnOnlineLogDir", "the log directory a new log is created in (JBOD)"),
+        ("makeLeaderInvokesgetOrCreateLog_WhenNoLogDirOffline", "the log directory a new log is created in (JBOD)"),
+        ("makeFollowerInvokesgetOrCreateLog_WhenNoLogDirOffline", "the log directory a new log is created in (JBOD)"),
+        ("makeLeaderInvokesgetOrCreateLog_WhenTargetDirIsUnassigned",
+         "the log directory a new log is created in (JBOD)"),
+        ("makeFollowerInvokesgetOrCreateLog_WhenTargetDirIsUnassigned",
+         "the log directory a new log is created in (JBOD)")):
+    out_of_scope(P + _name, _detail + " (not replication)")
+
+missing(P + "testFetchFromUnrecognizedFollower", "reassignment",
+        "Fetches from replicas that a reassignment adds are refused until makeLeader adds them.")
+missing(P + "testIsReplicaIsrEligibleWithEmptyReplicaMap", "topic deletion",
+        "A follower's fetch state updated while the topic is deleted underneath (no replica state left).")
+missing(P + "testInvalidAlterPartitionRequestsAreNotRetried", "controller answers",
+        "INVALID_REQUEST to a leader's expansion: the model's controller answers a leader's own request "
+        "INVALID_REQUEST only for a non-leader or a malformed ISR, which a leader never sends.")
+missing(P + "testIsrCanExpandedIfBrokerEpochsMatchWithKraftMetadataCache", "KIP-903",
+        "A fetch carrying a broker epoch that does not match the metadata cache's does not expand the ISR.")
+missing(P + "testFenceFollowerFetchWithStaleBrokerEpoch", "KIP-903",
+        "A fetch with a stale broker epoch is refused (NOT_LEADER_OR_FOLLOWER) and leaves the fetch state.")
+missing(P + "testRetryShrinkIsr", "controller answers",
+        "A shrink answered with NETWORK_EXCEPTION is retried: the model's quorum controller is always reachable.")
+missing(P + "testAlterIsrNewLeaderElected", "controller answers",
+        "NEW_LEADER_ELECTED: the controller elects another leader from an AlterPartition only when it completes a "
+        "reassignment.")
+missing(P + "testAlterIsrUnknownTopic", "topic deletion", "UNKNOWN_TOPIC_OR_PARTITION to an ISR update.")
+missing(P + "testAlterIsrUnexpectedError", "controller answers", "UNKNOWN_SERVER_ERROR to an ISR update is retried.")
+missing(P + "testPartitionShouldRetryAlterPartitionRequest", "controller answers",
+        "An AlterPartition answered UNKNOWN_SERVER_ERROR is sent again by the partition's callback.")
+missing(P + "testUpdateAssignmentAndIsr", "reassignment",
+        "updateAssignmentAndIsr with adding and removing replicas (OngoingReassignmentState).")
+missing(P + "testIgnoreLeaderPartitionStateChangeWithOlderPartitionEpoch", "out-of-order metadata",
+        "makeLeader with an older partition epoch is ignored.")
+missing(P + "testIgnoreFollowerPartitionStateChangeWithOlderPartitionEpoch", "out-of-order metadata",
+        "makeFollower with the same partition epoch again is ignored.")

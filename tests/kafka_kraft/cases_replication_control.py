@@ -1,0 +1,317 @@
+"""ReplicationControlManagerTest (Kafka 3.7.0): the quorum controller's handling of fencing, AlterPartition,
+controlled shutdown and the ELR.
+
+Kafka's test drives a ReplicationControlManager directly: it registers and unfences brokers, creates topics with a
+manual assignment, fences brokers by letting their sessions lapse (``fenceBrokers``), and sends AlterPartition
+requests it writes by hand.  In the model the topic exists from the start (the formed cluster, the model's replica
+assignment), brokers are fenced when their heartbeats are lost, and AlterPartition requests are the leader's own, sent
+when its followers fall behind or catch up.  Each trace says how Kafka's brokers and partitions map onto the model's.
+"""
+
+from __future__ import annotations
+
+from kraftcase import Case, case, missing, out_of_scope
+
+R = "ReplicationControlManagerTest."
+
+
+for _name in ("testCreateTopics", "testCreateTopicsWithMutationQuotaExceeded"):
+    out_of_scope(R + _name, "topic creation requests and quotas (admin API, not replication)")
+missing(R + "testCreateTopicsISRInvariants", "topic creation",
+        "A new topic's ISR leaves out fenced and shutting-down brokers.")
+for _name in ("testCreateTopicsWithConfigs", "testCreateTopicsWithValidateOnlyFlag",
+              "testInvalidCreateTopicsWithValidateOnlyFlag", "testCreateTopicsWithPolicy",
+              "testCreateTopicWithCollisionChars", "testValidateNewTopicNames", "testTopicNameCollision"):
+    out_of_scope(R + _name, "topic creation: configs, validation, policies and names (admin API, not replication)")
+
+
+@case(R + "testRemoveLeaderships")
+def remove_leaderships():
+    c = Case(R + "testRemoveLeaderships",
+             "handleBrokerFenced(0) takes broker 0 out of every ISR it is in and moves every leadership it held: "
+             "afterwards it leads nothing.",
+             n_brokers=4, n_partitions=4, replication_factor=3)
+    c.adapt("The topic is the model's: partitions [0, 1, 2], [1, 2, 3], [2, 3, 0], [3, 0, 1] (Kafka's last is "
+            "[0, 2, 1], so broker 0 leads partition 0 only, not partitions 0 and 3).  handleBrokerFenced is the "
+            "controller's fence after broker 0's heartbeats are lost.")
+    c.formed()
+    for p, leader in enumerate((0, 1, 2, 3)):
+        c.check_registration("before: broker 0 leads partition 0 (brokersToIsrs' leaders of 0)", p=p, leader=leader)
+    c.fence(0)
+    for p, (leader, isr) in enumerate(((1, [1, 2]), (1, [1, 2, 3]), (2, [2, 3]), (3, [1, 3]))):
+        c.check_registration("after: broker 0 leads no partition and is in no ISR", p=p, leader=leader, isr=isr)
+    return c
+
+
+def _lagging(c: Case, lagging) -> Case:
+    """The formed cluster; the leader appends a record that the ``lagging`` followers never fetch (the others fetch
+    it), and the clock runs to the ISR-expiration task's first run after the lag (45 s): the leader proposes the
+    shrink."""
+    c.formed().produce(0)
+    for b in range(1, len(c.s.brokers)):
+        if b not in lagging:
+            c.fetch(b, rounds=2)
+    c.sleep(45_000)
+    return c
+
+
+@case(R + "testShrinkAndExpandIsr")
+def shrink_and_expand_isr():
+    c = Case(R + "testShrinkAndExpandIsr",
+             "AlterPartition from the leader shrinking the ISR to [0, 1] and then expanding it to [0, 1, 2]: both "
+             "answered NONE, each response consistent with the partition registration after it (leader, leader "
+             "epoch, partition epoch, ISR).",
+             n_brokers=3, replication_factor=3)
+    c.adapt("The requests are the leader's own: follower 2 lags for the lag time (shrink), then catches up "
+            "(expansion).")
+    _lagging(c, [2])
+    c.check_update(0, [0, 1], "the shrink request: ISR [0, 1]")
+    c.send_alter(0)
+    c.check_alter_response(0, "NONE, consistent with the registration", error="NONE", leader=0, leader_epoch=0,
+                           zk_version=1, isr=[0, 1])
+    c.check_registration("the registration the response must match", leader=0, leader_epoch=0, partition_epoch=1,
+                         isr=[0, 1])
+    c.receive_alter(0).replay().catch_up([2])
+    c.check_update(0, [0, 1, 2], "the expansion request: ISR [0, 1, 2]")
+    c.send_alter(0)
+    c.check_alter_response(0, "NONE, consistent with the registration", error="NONE", leader=0, leader_epoch=0,
+                           zk_version=2, isr=[0, 1, 2])
+    c.check_registration("the registration the response must match", leader=0, leader_epoch=0, partition_epoch=2,
+                         isr=[0, 1, 2])
+    return c
+
+
+@case(R + "testEligibleLeaderReplicas_ShrinkAndExpandIsr")
+def elr_shrink_and_expand_isr():
+    c = Case(R + "testEligibleLeaderReplicas_ShrinkAndExpandIsr",
+             "ELR on, min ISR 2: the leader's AlterPartition shrinking the ISR to [0] puts 1 and 2 in the ELR; "
+             "expanding it to [0, 1] reaches min ISR and clears the ELR.",
+             preset_name="kafka-4.1", n_brokers=3, replication_factor=3, min_insync_replicas=2)
+    c.adapt("The model's ELR preset, kafka-4.1 (3.7.0 has the ELR behind the unreleased metadata version 3.8-IV0).  "
+            "The requests are the leader's own: both followers lag for the lag time (shrink to [0]), then follower 1 "
+            "catches up (expansion to [0, 1]).")
+    c.unchecked("lastKnownElr stays empty (lastKnownElr is not modelled)")
+    _lagging(c, [1, 2])
+    c.check_update(0, [0], "the shrink request: ISR [0]")
+    c.send_alter(0)
+    c.check_alter_response(0, "NONE, consistent with the registration", error="NONE", leader=0, leader_epoch=0,
+                           zk_version=1, isr=[0])
+    c.check_registration("ISR [0], ELR [1, 2]", isr=[0], elr=[1, 2], partition_epoch=1)
+    c.receive_alter(0).replay().catch_up([1])
+    c.check_update(0, [0, 1], "the expansion request: ISR [0, 1]")
+    c.send_alter(0)
+    c.check_alter_response(0, "NONE, consistent with the registration", error="NONE", leader=0, leader_epoch=0,
+                           zk_version=2, isr=[0, 1])
+    c.check_registration("ISR [0, 1], ELR []", isr=[0, 1], elr=[], partition_epoch=2)
+    return c
+
+
+@case(R + "testEligibleLeaderReplicas_BrokerFence")
+def elr_broker_fence():
+    c = Case(R + "testEligibleLeaderReplicas_BrokerFence",
+             "ELR on, min ISR 3, replicas [0, 1, 2, 3]: fencing 2 and 3 leaves ISR [0, 1] and ELR [3] (2 left while "
+             "the ISR was at min ISR); fencing 1 too gives ELR [1, 3]; unfencing every broker leaves the ELR as it is "
+             "(the partition has a leader).",
+             preset_name="kafka-4.1", n_brokers=4, replication_factor=4, min_insync_replicas=3)
+    c.adapt("The model's ELR preset, kafka-4.1.  fenceBrokers is the controller's stale-broker check after each "
+            "broker's heartbeats are lost, in Kafka's order (2 before 3); unfenceBrokers is each broker's next "
+            "heartbeat after it replays the log.")
+    c.unchecked("lastKnownElr stays empty (lastKnownElr is not modelled)")
+    c.formed().fence(2, 3)
+    c.check_registration("ELR [3]", elr=[3], isr=[0, 1])
+    c.fence(1)
+    c.check_registration("ELR [1, 3]", elr=[1, 3], isr=[0])
+    c.replay()
+    for b in (1, 2, 3):
+        c.heartbeat(b)
+    for b in (1, 2, 3):
+        c.check(f"quorum.registrations.{b}.fenced", False, "every broker is unfenced")
+    c.check_registration("unfencing changes no ELR: [1, 3]", elr=[1, 3], isr=[0], leader=0)
+    return c
+
+
+out_of_scope(R + "testEligibleLeaderReplicas_EffectiveMinIsr",
+             "an accessor (getTopicEffectiveMinIsr = min(min ISR 5, replication factor 3) = 3): no behaviour tells 5 "
+             "from 3 at replication factor 3, where a full ISR clears the ELR either way; the effective min ISR is "
+             "used by every other ELR trace")
+
+
+@case(R + "testEligibleLeaderReplicas_CleanElection")
+def elr_clean_election():
+    c = Case(R + "testEligibleLeaderReplicas_CleanElection",
+             "ELR on, min ISR 3: fencing 1, 2, 3 leaves ISR [0] and ELR [2, 3]; with 2 unfenced, fencing 0 empties the "
+             "ISR and elects 2 from the ELR: ISR [2], ELR [0, 3], leader 2.",
+             preset_name="kafka-4.1", n_brokers=4, replication_factor=4, min_insync_replicas=3)
+    c.adapt("The model's ELR preset, kafka-4.1.  Fencing is the controller's stale-broker check after lost heartbeats "
+            "(1, 2, 3 in that order, as Kafka's expected ELR implies); unfencing is each broker's next heartbeat "
+            "(Kafka's fenceBrokers({0, 1}) unfences 3 as well before it fences 0).")
+    c.unchecked("lastKnownElr stays empty (lastKnownElr is not modelled)")
+    c.formed().fence(1, 2, 3)
+    c.check_registration("ISR [0], ELR [2, 3]", isr=[0], elr=[2, 3], leader=0)
+    c.unfence(2).unfence(3)
+    c.fence(0)
+    c.check_registration("a clean election from the ELR: leader 2, ISR [2], ELR [0, 3]", isr=[2], elr=[0, 3],
+                         leader=2)
+    return c
+
+
+missing(R + "testAlterPartitionHandleUnknownTopicIdOrName", "topic deletion",
+        "An AlterPartition for a topic id or name the controller does not know.")
+missing(R + "testInvalidAlterPartitionRequests", "arbitrary requests",
+        "AlterPartition from a broker that is not the leader, with a stale broker epoch, with leader or partition "
+        "epochs above the controller's, with an ISR holding a non-replica or missing the leader, and with invalid "
+        "leader recovery states.")
+for _name in ("testDeleteTopics", "testDeleteTopicsWithMutationQuotaExceeded"):
+    missing(R + _name, "topic deletion", "Topic deletion and the records it writes.")
+for _name in ("testCreatePartitions", "testCreatePartitionsWithMutationQuotaExceeded"):
+    out_of_scope(R + _name, "CreatePartitions requests and quotas (admin API, not replication)")
+missing(R + "testCreatePartitionsFailsWhenAllBrokersAreFencedOrInControlledShutdown", "topic creation",
+        "New partitions need an active broker for their replicas.")
+missing(R + "testCreatePartitionsISRInvariants", "topic creation",
+        "New partitions' ISRs leave out fenced and shutting-down brokers.")
+for _name in ("testValidateGoodManualPartitionAssignments", "testValidateBadManualPartitionAssignments"):
+    out_of_scope(R + _name, "validation of manual replica assignments (admin API, not replication)")
+missing(R + "testReassignPartitions", "reassignment", "AlterPartitionReassignments and its records.")
+
+
+@case(R + "testAlterPartitionShouldRejectFencedBrokers")
+def alter_partition_rejects_fenced_brokers():
+    c = Case(R + "testAlterPartitionShouldRejectFencedBrokers",
+             "KIP-841: after broker 3 is fenced (ISR [1, 2, 4], partition epoch 1), the leader's AlterPartition "
+             "adding it back is answered INELIGIBLE_REPLICA; once 3 is unfenced, the same request is accepted: ISR "
+             "[1, 2, 3, 4], leader epoch 0, partition epoch 2.",
+             n_brokers=4, replication_factor=4)
+    c.adapt("Kafka's replicas [1, 2, 3, 4] are the model's [0, 1, 2, 3] (Kafka's fenced 3 is the model's 2).  "
+            "Kafka writes the request by hand; here it is the leader's own: broker 2 is fenced and unfenced once, the "
+            "leader learns both, then the controller fences 2 again before the leader hears of it, and 2's fetch "
+            "makes the leader propose ISR [0, 1, 2, 3] at partition epoch 1 (the fence of a broker outside the ISR "
+            "changes no partition).")
+    c.adapt("Kafka sends the same request again after handleBrokerUnfenced; here the controller unfences broker 2 (its "
+            "next heartbeat) and 2's next fetch makes the leader propose the same ISR at the same epochs.")
+    c.unchecked("AlterPartition versions 0 and 1 (OPERATION_NOT_ATTEMPTED instead of INELIGIBLE_REPLICA): the model's "
+                "leader sends the latest version")
+    c.formed().fence(2)
+    c.check_registration("after the fence: ISR [1, 2, 4] (model [0, 1, 3]), leader 1 (model 0), epochs 0 and 1",
+                         replicas=[0, 1, 2, 3], isr=[0, 1, 3], leader=0, leader_epoch=0, partition_epoch=1)
+    c.replay().unfence(2).replay(0)
+    c.fence(2)
+    c.fetch(2)
+    c.check_update(0, [0, 1, 2, 3], "the request: ISR [1, 2, 3, 4], leader epoch 0, partition epoch 1")
+    c.check("brokers.0.alter_isr_unsent.0.request.leader_epoch", 0, "leader epoch 0")
+    c.check("brokers.0.alter_isr_unsent.0.request.zk_version", 1, "partition epoch 1")
+    c.send_alter(0)
+    c.check_alter_response(0, "the fenced broker is ineligible", error="INELIGIBLE_REPLICA")
+    c.receive_alter(0)
+    c.wait_heartbeat(2)
+    c.check("quorum.registrations.2.fenced", False, "handleBrokerUnfenced(3)")
+    c.fetch(2)
+    c.check_update(0, [0, 1, 2, 3], "the same request again")
+    c.check("brokers.0.alter_isr_unsent.0.request.zk_version", 1, "partition epoch 1")
+    c.send_alter(0)
+    c.check_alter_response(0, "accepted: leader 1 (model 0), leader epoch 0, ISR [1, 2, 3, 4], partition epoch 2",
+                           error="NONE", leader=0, leader_epoch=0, isr=[0, 1, 2, 3], zk_version=2)
+    return c
+
+
+missing(R + "testAlterPartitionShouldRejectBrokersWithStaleEpoch", "KIP-903",
+        "An AlterPartition whose ISR entry carries broker 4's previous broker epoch, after 4 registered again.")
+
+
+@case(R + "testAlterPartitionShouldRejectShuttingDownBrokers")
+def alter_partition_rejects_shutting_down_brokers():
+    c = Case(R + "testAlterPartitionShouldRejectShuttingDownBrokers",
+             "KIP-841: an AlterPartition whose new ISR holds a broker in controlled shutdown is answered "
+             "INELIGIBLE_REPLICA.",
+             n_brokers=3, replication_factor=3, n_partitions=2)
+    c.adapt("A broker that leads nothing shuts down at once, so the shutting-down broker, 1, leads partition 1 "
+            "(replicas [1, 2, 0]); the request is for partition 0 (replicas [0, 1, 2], leader 0).  Kafka marks broker "
+            "3 shutting down with its ISR untouched and sends ISR [1, 2, 3, 4] at partition epoch 0; the controller "
+            "itself takes a shutting-down broker out of every ISR, so here broker 1 first leaves partition 0's ISR "
+            "by lagging (the leader's shrink, partition epoch 1), then begins its controlled shutdown, and then "
+            "fetches again: the leader, not yet aware of the shutdown, proposes ISR [0, 1, 2] at partition epoch 1.")
+    c.unchecked("AlterPartition versions 0 and 1 (OPERATION_NOT_ATTEMPTED): the model's leader sends the latest "
+                "version")
+    c.formed()
+    c.produce(0, n=1, p=0)
+    c.catch_up([2], p=0)
+    c.sleep(45_000, fetching=[(2, 0), (0, 1), (2, 1)])
+    c.alter(0).replay()
+    c.check_registration("partition 0: ISR [0, 2], partition epoch 1", p=0, isr=[0, 2], partition_epoch=1)
+    c.controlled_shutdown(1).wait_heartbeat(1)
+    c.check("quorum.registrations.1.in_controlled_shutdown", True, "broker 1 is in controlled shutdown")
+    c.catch_up([1], p=0)
+    c.check_update(0, [0, 1, 2], "the leader proposes ISR [0, 1, 2] at partition epoch 1")
+    c.check("brokers.0.alter_isr_unsent.0.request.zk_version", 1, "partition epoch 1")
+    c.send_alter(0)
+    c.check_alter_response(0, "the shutting-down broker is ineligible", error="INELIGIBLE_REPLICA")
+    return c
+
+
+missing(R + "testCancelReassignPartitions", "reassignment", "Cancelling a reassignment.")
+missing(R + "testManualPartitionAssignmentOnAllFencedBrokers", "topic creation",
+        "Creating a topic on fenced brokers only.")
+missing(R + "testCreatePartitionsFailsWithManualAssignmentWithAllFenced", "topic creation",
+        "Creating partitions on fenced brokers only.")
+missing(R + "testElectUncleanLeaders_WithoutElr", "elect leaders",
+        "ElectLeaders with the UNCLEAN type: ELIGIBLE_LEADERS_NOT_AVAILABLE, then an unclean election once a replica "
+        "is unfenced, and ELECTION_NOT_NEEDED for partitions with a leader.")
+missing(R + "testPreferredElectionDoesNotTriggerUncleanElection", "elect leaders",
+        "ElectLeaders with the PREFERRED type on a leaderless partition with unclean election enabled.")
+
+
+@case(R + "testFenceMultipleBrokers")
+def fence_multiple_brokers():
+    c = Case(R + "testFenceMultipleBrokers",
+             "Fencing brokers 2 and 3: partition [1, 2, 3] keeps ISR [1] with leader 1, partition [2, 3, 4] moves to "
+             "ISR [4] with leader 4, partition [0, 2, 1] keeps ISR [0, 1] with a leader other than 2.",
+             n_brokers=5, n_partitions=3, replication_factor=3)
+    c.adapt("The model's assignment is [0, 1, 2], [1, 2, 3], [2, 3, 4]: Kafka's partitions 0 and 1 ([1, 2, 3], "
+            "[2, 3, 4]) are the model's 1 and 2, and Kafka's partition 2 ([0, 2, 1]) is the model's 0 ([0, 1, 2]: the "
+            "same replicas in another order).  fenceBrokers is the controller's stale-broker check after each "
+            "broker's heartbeats are lost.")
+    c.formed().fence(2, 3)
+    c.check_registration("Kafka's partition 0", p=1, replicas=[1, 2, 3], isr=[1], leader=1)
+    c.check_registration("Kafka's partition 1", p=2, replicas=[2, 3, 4], isr=[4], leader=4)
+    c.check_registration("Kafka's partition 2: ISR [0, 1], leader not 2 (here the first replica, 0)", p=0,
+                         isr=[0, 1], leader=0)
+    return c
+
+
+missing(R + "testElectPreferredLeaders", "elect leaders", "ElectLeaders with the PREFERRED type.")
+missing(R + "testBalancePartitionLeaders", "elect leaders", "The controller's automatic leader balancing.")
+out_of_scope(R + "testKRaftClusterDescriber", "the cluster describer's accessors (racks, default directories)")
+
+
+@case(R + "testProcessBrokerHeartbeatInControlledShutdown")
+def heartbeat_in_controlled_shutdown():
+    c = Case(R + "testProcessBrokerHeartbeatInControlledShutdown",
+             "A heartbeat asking to shut down from broker 0, which leads [0, 1, 2]: the controller writes a "
+             "BrokerRegistrationChangeRecord (in controlled shutdown) and a PartitionChangeRecord moving the "
+             "leadership to 1 with ISR [1, 2].",
+             n_brokers=3, replication_factor=3)
+    c.adapt("The heartbeat is broker 0's own after ControlledShutdown (BrokerLifecycleManager's wantShutDown).")
+    c.unchecked("metadata version 3.3-IV2, without the in-controlled-shutdown record: the model writes it in every "
+                "version (model/README.md)")
+    c.formed().controlled_shutdown(0).heartbeat(0)
+    why = "the records: BrokerRegistrationChangeRecord (broker 0, epoch 0), then PartitionChangeRecord ISR [1, 2], leader 1"
+    c.check("quorum.log.-2.@type", "BrokerRegistrationChangeRecord", why)
+    c.check("quorum.log.-2.broker_id", 0, why)
+    c.check("quorum.log.-2.broker_epoch", 0, why)
+    c.check("quorum.log.-1.@type", "PartitionChangeRecord", why)
+    c.check("quorum.log.-1.partition", 0, why)
+    c.check("quorum.log.-1.registration.isr", [1, 2], why)
+    c.check("quorum.log.-1.registration.leader", 1, why)
+    return c
+
+
+missing(R + "testProcessExpiredBrokerHeartbeat", "controller queue",
+        "processExpiredBrokerHeartbeat: a heartbeat that timed out in the controller's queue still touches the "
+        "session.")
+missing(R + "testReassignPartitionsHandlesNewReassignmentThatRemovesPreviouslyAddingReplicas", "reassignment",
+        "A new reassignment that removes replicas an earlier one was adding.")
+out_of_scope(R + "testDuplicateTopicIdReplay", "replaying a TopicRecord twice (metadata log bookkeeping)")
+missing(R + "testHandleAssignReplicasToDirsFailsOnOlderMv", "directories", "AssignReplicasToDirs on an older "
+        "metadata version.")
+missing(R + "testHandleAssignReplicasToDirs", "directories", "AssignReplicasToDirs.")
+missing(R + "testHandleDirectoriesOffline", "directories",
+        "Offline directories move leaderships and ISRs like a fence of the partitions in them.")
