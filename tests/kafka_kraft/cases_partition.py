@@ -53,8 +53,10 @@ def isr_expansion():
     c.check("brokers.0.logs.0.entries", [[i, 0] for i in range(1, 11)], "the leader's log holds 10 records")
     c.fetch(1)
     c.check_leader_state(0, "a fetch at 3 of 10 does not expand the ISR", isr=[0], pending_isr=None)
-    c.check_remote(0, 1, "the follower's state after its fetch at 3", log_end_offset=3, log_start_offset=0,
-                   last_caught_up_time_ms=T0)
+    c.check_remote(0, 1, "the follower's state after its fetch at 3: offsets updated; a fetch short of the log end does "
+                   "not make it caught up now, its last caught-up time stays that of its fetches before the fence, "
+                   "T0 (Kafka's 0: never)",
+                   log_end_offset=3, log_start_offset=0, last_caught_up_time_ms=T0)
     c.fetch(1)
     c.check_update(0, [0, 1], "one ISR update, proposing ISR [0, 1]")
     c.check_leader_state(0, "committed ISR {0}; maximal ISR {0, 1} (a pending expansion of 1)", isr=[0],
