@@ -226,6 +226,47 @@ def isr_not_expanded_if_in_controlled_shutdown():
     return c
 
 
+@case(P + "testFollowerDoesNotJoinISRUntilCaughtUpToOffsetWithinCurrentLeaderEpoch")
+def follower_joins_isr_only_within_current_epoch():
+    c = Case(P + "testFollowerDoesNotJoinISRUntilCaughtUpToOffsetWithinCurrentLeaderEpoch",
+             "KAFKA-7128: after the leader leads again in a new leader epoch (its epoch start offset is its log end, "
+             "5), a follower outside the ISR that has reached the HW but not the epoch start offset is not proposed "
+             "for the ISR; once it fetches past the epoch start offset, the leader proposes it (AlterPartition).",
+             n_brokers=3, replication_factor=3, min_insync_replicas=2)
+    c.adapt("Kafka's leader becomes follower of broker 2 and leader again (epochs 8, 9, 10) with ISR {0, 2} "
+            "throughout; here the controller fences broker 2 and then the leader, the last ISR member (leader none, "
+            "epoch 1), and unfences it (leader again, epoch 2, ISR {0}).  Going through 'no leader' keeps the "
+            "leader's log as it was (as Kafka's makeFollower, which truncates nothing); a follower of broker 2 would "
+            "have truncated to broker 2's log.")
+    c.adapt("min.insync.replicas = 2 keeps the HW where follower 2 left it (2) while the ISR is {0} (KAFKA-15583), so "
+            "the HW stays below the epoch start offset, as in Kafka's test (HW 1, epoch start 5).")
+    c.adapt("Follower 1 fetched the first 2 records before it was fenced out of the ISR, so after it is unfenced it "
+            "fetches at 2 (at the HW, below the epoch start offset: Kafka's fetches at 0 and at 1) and then at 7, the "
+            "log end (past the epoch start offset: Kafka's fetch at 5).")
+    c.formed().produce(0, n=2).fetch(1, rounds=2).fetch(2, rounds=2)
+    c.fence(1).replay()
+    c.produce(0, n=3)
+    c.check("brokers.0.logs.0.high_watermark", 2, "the follower in the ISR moved the HW to the end of the first "
+                                                  "batch, below the log end (5)")
+    c.fence(2, 0).replay()
+    c.check_registration("no leader, ISR {0}", isr=[0], leader=-1, leader_epoch=1)
+    c.unfence(0).replay()
+    c.check_leader_state(0, "leader again, in a new leader epoch", isr=[0], leader_epoch=2)
+    c.check("brokers.0.partitions.0.leader_epoch_start_offset", 5, "the current epoch starts at the log end, 5")
+    c.produce(0, n=2)
+    c.unfence(1).replay(0, 1)
+    c.fetch(1)
+    c.check_remote(0, 1, "the follower fetched at 2: at the HW, below the epoch start offset", log_end_offset=2)
+    c.check_leader_state(0, "the follower is not added to the ISR", isr=[0], pending_isr=None)
+    c.check_no_update(0, "no ISR update")
+    c.fetch(1)
+    c.check_remote(0, 1, "the follower fetched at the log end, past the epoch start offset", log_end_offset=7)
+    c.check_leader_state(0, "expansion does not change the ISR; the maximal ISR has the follower", isr=[0],
+                         pending_isr=pending(True, [1]))
+    c.check_update(0, [0, 1], "the AlterPartition item proposes the ISR with the follower")
+    return c
+
+
 @case(P + "testSingleInFlightAlterIsr")
 def single_in_flight_alter_isr():
     c = Case(P + "testSingleInFlightAlterIsr",
@@ -564,8 +605,6 @@ for _name, _detail in (
         ("testAppendRecordsAsFollowerBelowLogStartOffset", "follower appends below the log start offset"),
         ("testListOffsetIsolationLevels", "ListOffsets' isolation levels" + _IN_24),
         ("testMakeFollowerWithNoLeaderIdChange", "makeFollower's answer to a repeated or newer leader epoch" + _IN_24),
-        ("testFollowerDoesNotJoinISRUntilCaughtUpToOffsetWithinCurrentLeaderEpoch",
-         "the ISR entry condition of KAFKA-7128 (caught up within the current leader epoch)" + _IN_24),
         ("testUpdateFollowerFetchState", "the leader's record of a follower's fetch" + _IN_24),
         ("testUseCheckpointToInitializeHighWatermark", "the HW read from the checkpoint file")):
     out_of_scope(P + _name, _OUTSIDE + _detail)
