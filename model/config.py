@@ -124,6 +124,10 @@ class ModelConfig:
     #: (Partition.isReplicaIsrEligible), the controller answers such an AlterPartition INELIGIBLE_REPLICA and the
     #: leader reverts to its committed ISR.  Only with kip_500.
     kafka_13916: bool = True
+    #: KIP-903 (KAFKA-14617, 3.5.0): a leader records the broker epoch of each follower's Fetch, admits a follower to
+    #: the ISR only while that epoch is its metadata cache's, and sends each ISR member's epoch in AlterPartition;
+    #: the controller answers a mismatch INELIGIBLE_REPLICA.  Only with kip_500.
+    kip_903: bool = True
     #: KAFKA-15021 (3.6.0, metadata version 3.6-IV0): the controller no longer bumps the leader epoch when an ISR
     #: shrinks (PartitionChangeBuilder.triggerLeaderEpochBumpIfNeeded); before, every shrink did.  Only with kip_500.
     kafka_15021: bool = True
@@ -274,7 +278,7 @@ LATER_FIELDS = ("kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partiti
                 "list_offsets", "fetch_from_follower", "replica_selector",
                 "offsets_for_leader_epoch_in_flight", "kafka_7786", "kip_500", "broker_session_timeout_ms",
                 "broker_heartbeat_interval_ms", "kafka_13916", "kafka_15021", "isr_join_requires_hw",
-                "kafka_15583", "eligible_leader_replicas", "max_disk_wipes")
+                "kafka_15583", "eligible_leader_replicas", "max_disk_wipes", "kip_903")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(ModelConfig)}
 
 
@@ -527,14 +531,14 @@ PRESETS: dict[str, Preset] = {
                "before it truncates, so its HW covers records the leader does not have (uncommitted records exposed "
                "below a HW) until the truncation.",
                "KAFKA-14704"),
-        Preset("kafka-3.3", _KRAFT.replace(kafka_14704=False, kafka_15021=False), "follower_hw_committed",
+        Preset("kafka-3.3", _KRAFT.replace(kafka_14704=False, kafka_15021=False, kip_903=False), "follower_hw_committed",
                "Kafka 3.3.0 in KRaft mode: the quorum controller and its metadata log, broker registration, heartbeats "
                "and fencing, AlterPartition, KIP-841's eligibility checks; every ISR shrink bumps the leader epoch "
                "(before KAFKA-15021), and KAFKA-14704 (3.4.1) is not in: a diverging follower takes the leader's HW "
                "before it truncates.", "3.3.0, KIP-500, KIP-631, KIP-841"),
         Preset("kafka-3.5", _KRAFT.replace(kafka_15021=False), "pass",
-               "Kafka 3.5.0 in KRaft mode: kafka-3.3 with KAFKA-14704. KIP-903 (broker epochs in Fetch and in "
-               "AlterPartition's ISR entries) is not modelled yet.", "3.5.0"),
+               "Kafka 3.5.0 in KRaft mode: kafka-3.3 with KAFKA-14704 and KIP-903 (broker epochs in Fetch and in "
+               "AlterPartition's ISR entries).", "3.5.0, KIP-903"),
         Preset("kafka-3.6", _KRAFT, "pass",
                "Kafka 3.6.0 in KRaft mode: kafka-3.5 with KAFKA-15021 (an ISR shrink keeps the leader epoch; only a "
                "leader change bumps it).", "3.6.0, KAFKA-15021"),
@@ -592,6 +596,12 @@ PRESETS: dict[str, Preset] = {
                "kafka-4.1 where a stopped broker's disk may be replaced: the empty broker registers without a clean "
                "shutdown epoch, so the controller takes it out of every ISR and ELR first; it is never elected without "
                "its records.", "4.1.0, KIP-966"),
+        Preset("no-kip-903", _KRAFT_37.replace(max_disk_wipes=1, eligible_leader_replicas=True, kip_903=False),
+               "controller_isr_entry_condition",
+               "kafka-4.1-disk-wipe with KIP-903 off (Kafka 3.4): the leader proposes a caught-up follower for the ISR; "
+               "before the AlterPartition goes out the follower's broker stops, its disk is replaced, and it registers "
+               "again and is unfenced; the controller checks only that the broker is active and admits the empty "
+               "replica on its previous incarnation's fetches (KAFKA-14139).", "KIP-903, KAFKA-14139, KAFKA-14617"),
         Preset("no-kafka-15021", _KRAFT_37.replace(kafka_15021=False), "pass",
                "KAFKA-15021 off (3.5): every ISR shrink bumps the leader epoch, and a caught-up replica outside the ISR "
                "holds the HW back even while it is fenced or shutting down. The HW waits for such a replica only until "

@@ -84,7 +84,7 @@ def maybe_increment_leader_hw(cfg: ModelConfig, br: Broker, p: int, now: int) ->
     eligible = kraft and cfg.kafka_15021
     for r in part.remote_replicas:
         if r.log_end_offset < new_hw and (now - r.last_caught_up_time_ms <= lag and (
-                not eligible or is_replica_isr_eligible(cfg, br, r.broker_id)) or r.broker_id in isr):
+                not eligible or is_replica_isr_eligible(cfg, br, r)) or r.broker_id in isr):
             new_hw = r.log_end_offset
     if new_hw > log.high_watermark:  # Log.maybeIncrementHighWatermark: monotonic (HW3)
         br.log_mut(p).high_watermark = new_hw
@@ -182,10 +182,18 @@ def send_alter_isr_request(cfg: ModelConfig, s: ClusterState, br: Broker, p: int
             # 3.0.0 (KAFKA-12686) reverts to the committed state; 2.7.0 throws before leaving it, which is the
             # same state (and is unreachable there: makeLeader cleared the item).
             return False
-    item = AlterIsrItem(AlterIsrPartition(p, part.leader_epoch, new_isr, part.zk_version), part.isr, pending)
+    epochs = isr_broker_epochs(br, part, new_isr) if cfg.kip_500 and cfg.kip_903 else ()
+    item = AlterIsrItem(AlterIsrPartition(p, part.leader_epoch, new_isr, part.zk_version, epochs), part.isr, pending)
     br.alter_isr_unsent = tuple(sorted(unsent + (item,), key=_item_partition))
     br.partition_mut(p).pending_isr = pending
     return True
+
+
+def isr_broker_epochs(br: Broker, part: Partition, isr: tuple) -> tuple:
+    """Partition.addBrokerEpochToIsr (Kafka 3.5.0, KIP-903): the leader's own epoch, each follower's last Fetch
+    epoch, -1 for a follower not heard from in this leadership."""
+    remote = {r.broker_id: r.broker_epoch for r in part.remote_replicas}
+    return tuple(br.broker_epoch if b == br.broker_id else (-1 if remote.get(b) is None else remote[b]) for b in isr)
 
 
 def _item_partition(item: AlterIsrItem) -> int:
@@ -239,13 +247,21 @@ def retriable_alter_isr_error(error: str) -> bool:
                          E.INVALID_UPDATE_VERSION, E.INVALID_REQUEST, E.NEW_LEADER_ELECTED)
 
 
-def is_replica_isr_eligible(cfg: ModelConfig, br: Broker, follower: int) -> bool:
-    """Partition.isReplicaIsrEligible (Kafka 3.3.0, KIP-841): in KRaft, a follower the metadata cache holds fenced,
-    unregistered or in controlled shutdown does not join the ISR (always eligible before KAFKA-13916 and in the ZooKeeper-era model)."""
+def is_replica_isr_eligible(cfg: ModelConfig, br: Broker, r: Replica) -> bool:
+    """Partition.isReplicaIsrEligible (Kafka 3.3.0, KIP-841; 3.5.0, KIP-903): in KRaft, a follower the metadata cache
+    holds fenced, unregistered or in controlled shutdown does not join the ISR, nor (KIP-903) one whose last Fetch
+    carried another broker epoch than the cache's (always eligible before KAFKA-13916 and in the ZooKeeper era)."""
     if not (cfg.kip_500 and cfg.kafka_13916):
         return True
     md = br.metadata
-    return follower in md.alive_brokers and follower not in md.shutting_down
+    follower = r.broker_id
+    if follower not in md.alive_brokers or follower in md.shutting_down:
+        return False
+    if not cfg.kip_903:
+        return True
+    stored = r.broker_epoch                      # isBrokerEpochIsrEligible: both known, equal unless the fetch sent -1
+    cached = md.broker_epochs[follower] if follower < len(md.broker_epochs) else -1
+    return stored is not None and cached >= 0 and (stored == -1 or stored == cached)
 
 
 def is_follower_in_sync(cfg: ModelConfig, r: Replica, part: Partition, log: Log) -> bool:
@@ -266,7 +282,7 @@ def maybe_expand_isr(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, foll
     if cfg.kip_497 and part.pending_isr is not None:
         return False                             # canAddReplicaToIsr: not while an update is in flight (2.7.0)
     r = part.remote(follower)
-    if r is None or not is_replica_isr_eligible(cfg, br, follower) or not is_follower_in_sync(cfg, r, part, br.logs[p]):
+    if r is None or not is_replica_isr_eligible(cfg, br, r) or not is_follower_in_sync(cfg, r, part, br.logs[p]):
         return False
     if cfg.kip_497:
         # expandIsrWithAlterIsr (2.7.0, EX6): PendingExpandIsr, the new member counted in the HW at once
@@ -286,6 +302,9 @@ def update_follower_fetch_state(cfg: ModelConfig, s: ClusterState, br: Broker, p
     r = part.remote_mut(follower)
     prev_leo = r.log_end_offset
     update_fetch_state(r, fetch_offset, follower_start_offset, fetch_time_ms, leader_end_offset)
+    if cfg.kip_500 and cfg.kip_903:
+        # the Fetch's ReplicaState.ReplicaEpoch (KIP-903, 3.5.0): the follower's epoch as it sends, in this very step
+        r.broker_epoch = s.brokers[follower].broker_epoch
     if follower not in part.isr:
         maybe_expand_isr(cfg, s, br, p, follower)
     hw_raised = False
@@ -402,6 +421,7 @@ def make_leader_3x(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, ps, no
             reset_last_caught_up_time(r, leo, now, now if r.broker_id in isr else 0)
             if is_new_leader:
                 update_fetch_state(r, -1, -1, 0, -1)
+                r.broker_epoch = None                # brokerEpoch = Option.empty
             replicas.append(r)
         part.remote_replicas = tuple(replicas)
         part.leader_epoch = ps.leader_epoch

@@ -277,4 +277,6 @@ def _validate(cfg: ModelConfig, q: Quorum, b: int, part, item) -> str:
         return E.INVALID_REQUEST                             # Replicas.validateIsr, the leader in its own ISR
     if cfg.kafka_13916 and any(not is_active(q, r) for r in new_isr):
         return E.INELIGIBLE_REPLICA                          # ineligibleReplicasForIsr: unregistered, fenced, shutting down
+    if cfg.kafka_13916 and cfg.kip_903 and any(e != -1 and q.registrations[r].epoch != e for r, e in zip(new_isr, item.isr_epochs)):
+        return E.INELIGIBLE_REPLICA                          # ... or a broker epoch mismatch (KIP-903, 3.5.0)
     return E.NONE

@@ -77,6 +77,8 @@ class AlterIsrPartition:
     leader_epoch: int
     new_isr: tuple                   # sorted
     zk_version: int                  # currentIsrVersion: the partition state version the leader holds
+    #: NewIsrWithEpochs (KIP-903, 3.5.0): each new ISR member's broker epoch, -1 where unknown; () before
+    isr_epochs: tuple = ()
 
 
 @dataclass(frozen=True, slots=True)

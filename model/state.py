@@ -302,6 +302,8 @@ class Replica(Node):
     last_fetch_leader_log_end_offset: int = 0
     last_fetch_time_ms: int = 0
     last_caught_up_time_ms: int = 0
+    #: the broker epoch of the follower's last Fetch (KIP-903, 3.5.0); None until one arrives (Option.empty)
+    broker_epoch: int | None = None
 
 
 @record

@@ -234,6 +234,11 @@ _SENTENCES = {
         f"broker {f['leader']}, leader of partition {f['partition']} in the controller's leader epoch "
         f"{f['leader_epoch']}, counts only {f['leader_maximal_isr']} in its maximal ISR while the controller's ISR is "
         f"{f['controller_isr']}: its HW can pass {f['missing']}, which the controller may elect"),
+    "controller_isr_entry_condition": lambda f, cfg: (
+        f"the controller added broker {f['follower']} to partition {f['partition']}'s ISR {f['isr']} while its log ends "
+        f"at {f['follower_log_end_offset']}, below leader {f['leader']}'s HW {f['high_watermark']}: the leader "
+        f"proposed it on the strength of an earlier incarnation's fetches, and it now counts as holding records it "
+        f"lacks"),
     "isr_members_eligible": lambda f, cfg: (
         f"broker {f['broker']} is in partition {f['partition']}'s ISR {f['isr']} (partition epoch "
         f"{f['partition_epoch']}) although the controller holds it "

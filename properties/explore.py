@@ -381,7 +381,8 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
                               part.controller_epoch, None if pend is None else (pend.expand, ids(pend.replicas)),
                               tuple([(lid(r.broker_id), r.log_end_offset, r.log_start_offset,
                                       r.last_fetch_leader_log_end_offset, past(r.last_fetch_time_ms, h_lag, y_lag),
-                                      past(r.last_caught_up_time_ms, h_lag, y_lag)) for r in part.remote_replicas])))
+                                      past(r.last_caught_up_time_ms, h_lag, y_lag), r.broker_epoch)
+                                     for r in part.remote_replicas])))
             else:
                 parts.append((1,))
         logs = tuple([(0,) if log is None else
@@ -579,7 +580,8 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
         return (intern_part((part.assigned_replicas, part.isr, part.leader, part.leader_epoch,
                              part.leader_epoch_start_offset, part.controller_epoch, part.pending_isr,
                              tuple([(r.broker_id, r.log_end_offset, r.log_start_offset,
-                                     r.last_fetch_leader_log_end_offset) for r in part.remote_replicas]))),
+                                     r.last_fetch_leader_log_end_offset, r.broker_epoch)
+                                    for r in part.remote_replicas]))),
                 tuple([(r.last_fetch_time_ms, r.last_caught_up_time_ms) for r in part.remote_replicas]))
 
     def log_static(log):

@@ -767,6 +767,35 @@ def isr_entry_condition(cfg, pre: ClusterState, a, post: ClusterState):
     return None
 
 
+def controller_isr_entry_condition(cfg, pre: ClusterState, a, post: ClusterState):
+    """INV controller_isr_entry_condition (I9 at the controller; KIP-903): a follower that enters the controller's ISR
+    while its leader and leader epoch stay holds, at that step, a log reaching the leader's HW.  The leader proposed it
+    with such a log; only a replica that lost its log since (a reboot onto an empty disk) can break it."""
+    before, after = pre.controller_partition_states(), post.controller_partition_states()
+    if before is after:
+        return None
+    for p, (st0, st1) in enumerate(zip(before, after)):
+        if st0 is None or st1 is None or st0 is st1 or st0.leader != st1.leader \
+                or st0.leader_epoch != st1.leader_epoch or st1.leader < 0:
+            continue
+        joined = set(st1.isr) - set(st0.isr) - {st1.leader}
+        if not joined:
+            continue
+        leader = pre.brokers[st1.leader]
+        llog = leader.logs[p]
+        if not leader.alive or llog is None:
+            continue
+        hw = llog.high_watermark
+        for f in sorted(joined):
+            br = post.brokers[f]
+            flog = br.logs[p]
+            leo = 0 if flog is None else flog.log_end_offset
+            if br.alive and leo < hw:
+                return {"partition": p, "leader": st1.leader, "follower": f, "follower_log_end_offset": leo,
+                        "high_watermark": hw, "isr": list(st1.isr)}
+    return None
+
+
 def min_isr_promise(cfg, pre: ClusterState, a, post: ClusterState):
     """INV min_isr_promise (I11, P7): an acks=all success implies |ISR| >= min.insync.replicas at completion (the
     maximal ISR from 2.7, as checkEnoughReplicasReachOffset counts it)."""
@@ -1006,6 +1035,10 @@ CATALOGUE: tuple[Invariant, ...] = (
               "a follower's lastCaughtUpTimeMs moves forward only to the time of a fetch that reached the leader's "
               "LEO, or of the previous fetch when this one reached that fetch's LEO",
               "Replica.updateFetchState (Kafka 2.4.0); RS1-RS2", reads=ALIVE | PARTITIONS),
+    Invariant("controller_isr_entry_condition", ALWAYS, STEP, controller_isr_entry_condition,
+              "a follower enters the controller's ISR only while its log reaches the leader's HW",
+              "ReplicationControlManager.validateAlterPartitionData / Partition.addBrokerEpochToIsr (KIP-903, Kafka "
+              "3.5.0); reference I9", reads=ZK_STATES),
     Invariant("isr_entry_condition", ALWAYS, STEP, isr_entry_condition,
               "a follower joins the ISR only with LEO >= HW and LEO >= the leader epoch start offset",
               "Partition.isFollowerInSync, KAFKA-7128; reference I9",

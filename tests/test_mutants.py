@@ -662,6 +662,7 @@ def mut_no_kafka_14704(monkeypatch):
 
 # --- KRaft (KIP-500, KIP-631) ---------------------------------------------------------------------------------
 CFG_KRAFT = preset("kafka-3.6").config
+CFG_DISK_WIPE = preset("kafka-4.1-disk-wipe").config
 
 
 def mut_fence_keeps_isr(monkeypatch):
@@ -735,7 +736,14 @@ def fixture(invariant: str) -> Callable:
     return lambda: load_trace(FIXTURES / f"{invariant}.json").actions
 
 
+def mut_no_kip_903(monkeypatch):
+    """KIP-903 off (Kafka 3.4): no broker epochs in Fetch or in AlterPartition's ISR entries."""
+    return CFG_DISK_WIPE.replace(kip_903=False)
+
+
 CASES = (
+    Case("controller_isr_entry_condition", mut_no_kip_903, fixture("controller_isr_entry_condition"),
+         {"follower": 2, "follower_log_end_offset": 0, "high_watermark": 1}, CFG_DISK_WIPE),
     Case("leader_isr_covers_controller_isr", mut_no_partition_epoch_check,
          fixture("leader_isr_covers_controller_isr"), {"controller_isr": [0, 1, 2], "leader_maximal_isr": [0]},
          CFG_KRAFT),
