@@ -596,6 +596,11 @@ PRESETS: dict[str, Preset] = {
                "kafka-4.1 where a stopped broker's disk may be replaced: the empty broker registers without a clean "
                "shutdown epoch, so the controller takes it out of every ISR and ELR first; it is never elected without "
                "its records.", "4.1.0, KIP-966"),
+        Preset("kraft-unclean-election", _KRAFT_37.replace(unclean_leader_election=True), "pass",
+               "kafka-3.7 with unclean.leader.election.enable=true: when no ISR member is left, an out-of-sync replica "
+               "is elected, the ISR becomes that leader alone and the partition is RECOVERING (KIP-704) until the "
+               "leader's first AlterPartition marks it RECOVERED. The records the election loses are a documented loss "
+               "(unclean_loss); every other record is still checked.", "unclean.leader.election.enable, KIP-704"),
         Preset("no-kip-903", _KRAFT_37.replace(max_disk_wipes=1, eligible_leader_replicas=True, kip_903=False),
                "controller_isr_entry_condition",
                "kafka-4.1-disk-wipe with KIP-903 off (Kafka 3.4): the leader proposes a caught-up follower for the ISR; "

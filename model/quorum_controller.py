@@ -58,7 +58,7 @@ def _append(s: ClusterState, records: list) -> None:
 
 # --------------------------------------------------------------------------- PartitionChangeBuilder
 def build_partition_change(cfg: ModelConfig, part: PartitionRegistration, target_isr: tuple, acceptable,
-                           unclean_shutdown: tuple = ()) -> tuple:
+                           unclean_shutdown: tuple = (), target_recovery: str | None = None) -> tuple:
     """PartitionChangeBuilder.build (Kafka 3.5.0; KAFKA-15021 3.6.0; KIP-966's ELR 3.7.0, unclean shutdowns 3.9.0):
     (the partition after the change, or None for a no-op, and whether the election was unclean)."""
     elr_on = cfg.eligible_leader_replicas
@@ -95,11 +95,14 @@ def build_partition_change(cfg: ModelConfig, part: PartitionRegistration, target
         target_elr = ()                                      # maybeUpdateRecordElr: unclean election, or ELR off
     if isr is None and (target_isr or elr_on) and tuple(sorted(target_isr)) != part.isr:
         isr = tuple(sorted(target_isr))                      # an empty ISR is written only with the ELR
-    if not bump and isr is None and target_elr == part.elr:
+    recovery = part.leader_recovery_state if target_recovery is None else target_recovery
+    if leader_changed and unclean:
+        recovery = "RECOVERING"                              # tryElection: KIP-704 (3.2.0) marks the unclean leader
+    if not bump and isr is None and target_elr == part.elr and recovery == part.leader_recovery_state:
         return None, False                                   # changeRecordIsNoOp
     new = PartitionRegistration(part.replicas, part.isr if isr is None else isr, leader,
                                 part.leader_epoch + 1 if bump else part.leader_epoch, part.partition_epoch + 1,
-                                target_elr)
+                                target_elr, recovery)
     return new, unclean
 
 
@@ -246,7 +249,8 @@ def alter_partition(cfg: ModelConfig, s: ClusterState, req) -> AlterIsrResponseD
         if error != E.NONE:
             results.append(AlterIsrPartitionResult(p, error))
             continue
-        new, unclean = build_partition_change(cfg, part, tuple(item.new_isr), lambda r: is_active(s.quorum, r))
+        new, unclean = build_partition_change(cfg, part, tuple(item.new_isr), lambda r: is_active(s.quorum, r),
+                                              target_recovery=item.leader_recovery_state)
         if new is not None:
             _commit_partition(s, p, new, unclean, records)
             if new.leader != b:
@@ -275,6 +279,10 @@ def _validate(cfg: ModelConfig, q: Quorum, b: int, part, item) -> str:
     new_isr = tuple(item.new_isr)
     if len(set(new_isr)) != len(new_isr) or not set(new_isr) <= set(part.replicas) or part.leader not in new_isr:
         return E.INVALID_REQUEST                             # Replicas.validateIsr, the leader in its own ISR
+    if item.leader_recovery_state == "RECOVERING" and len(new_isr) > 1:
+        return E.INVALID_REQUEST                             # KIP-704: a recovering leader keeps the ISR to itself
+    if part.leader_recovery_state == "RECOVERED" and item.leader_recovery_state == "RECOVERING":
+        return E.INVALID_REQUEST                             # KIP-704: no way back from RECOVERED
     if cfg.kafka_13916 and any(not is_active(q, r) for r in new_isr):
         return E.INELIGIBLE_REPLICA                          # ineligibleReplicasForIsr: unregistered, fenced, shutting down
     if cfg.kafka_13916 and cfg.kip_903 and any(e != -1 and q.registrations[r].epoch != e for r, e in zip(new_isr, item.isr_epochs)):

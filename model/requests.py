@@ -79,6 +79,9 @@ class AlterIsrPartition:
     zk_version: int                  # currentIsrVersion: the partition state version the leader holds
     #: NewIsrWithEpochs (KIP-903, 3.5.0): each new ISR member's broker epoch, -1 where unknown; () before
     isr_epochs: tuple = ()
+    #: LeaderRecoveryState (KIP-704, 3.2.0): a 3.x leader marks itself RECOVERED as it becomes leader
+    #: (Partition.makeLeader), so it always sends RECOVERED
+    leader_recovery_state: str = "RECOVERED"
 
 
 @dataclass(frozen=True, slots=True)

@@ -208,6 +208,9 @@ class PartitionRegistration:
     partition_epoch: int
     #: Eligible Leader Replicas (KIP-966): replicas that left the ISR while it was below min ISR, sorted
     elr: tuple = ()
+    #: LeaderRecoveryState (KIP-704, 3.2.0): RECOVERING from an unclean election until the leader's AlterPartition
+    #: says RECOVERED
+    leader_recovery_state: str = "RECOVERED"
 
     @property
     def zk_version(self) -> int:

@@ -167,8 +167,11 @@ _SENTENCES = {
     "isr_well_formed": lambda f, cfg: (f"{_WHERE.get(f['where'], 'leader ' + str(f['leader']))}"
                                        f" holds ISR {f['isr']} with "
                                        f"{'no leader' if f['leader'] < 0 else 'leader ' + str(f['leader'])} for "
-                                       f"assignment {f['assignment']}: an ISR must be non-empty, within the "
-                                       f"assignment and hold its leader"),
+                                       f"assignment {f['assignment']}"
+                                       + (" while its leader recovers from an unclean election: a recovering "
+                                          "partition's ISR holds at most its leader (KIP-704)"
+                                          if f.get("leader_recovery_state") == "RECOVERING" else
+                                          ": an ISR must be non-empty, within the assignment and hold its leader")),
     "one_leader_per_epoch": lambda f, cfg: (f"brokers {f['leaders'][0]} and {f['leaders'][1]} have both become "
                                             f"leader of partition {f['partition']} in leader epoch "
                                             f"{f['leader_epoch']}"),

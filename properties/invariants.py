@@ -190,17 +190,21 @@ def log_offsets(cfg, s: ClusterState):
 
 def isr_well_formed(cfg, s: ClusterState):
     """INV isr_well_formed (I6): ISR non-empty, within the assignment, holding the leader (the controller's and
-    leaders'); in KRaft a leaderless partition's ISR may be empty (KIP-966), and its ELR is disjoint from its ISR."""
+    leaders'); in KRaft a leaderless partition's ISR may be empty (KIP-966), its ELR is disjoint from its ISR, and
+    while it recovers from an unclean election its ISR has at most one member (KIP-704)."""
     kraft = s.quorum is not None
     for p, st in enumerate(s.controller_partition_states()):
         if st is None:
             continue
         assignment = s.zk.assignment[p]
         empty_ok = kraft and st.leader < 0
+        recovering = kraft and st.leader_recovery_state == "RECOVERING"
         if (not st.isr and not empty_ok) or not set(st.isr) <= set(assignment) or \
-                (st.leader >= 0 and st.leader not in st.isr) or set(st.elr) & set(st.isr):
+                (st.leader >= 0 and st.leader not in st.isr) or set(st.elr) & set(st.isr) or \
+                (recovering and len(st.isr) > 1):
             return {"where": _where(s), "partition": p, "leader": st.leader, "isr": list(st.isr),
                     **({"elr": list(st.elr)} if st.elr else {}),
+                    **({"leader_recovery_state": "RECOVERING"} if recovering else {}),
                     "assignment": list(assignment)}
     for p in range(len(s.zk.assignment)):
         for br, part in _leaders(s, p):

@@ -368,3 +368,58 @@ def test_a_shutting_down_follower_is_not_proposed_back_into_the_isr():
     unsent, facts = found[False]
     assert [x.request.new_isr for x in unsent] == [(0, 1, 2)]
     assert facts["broker"] == 2 and facts["registration"]["in_controlled_shutdown"]
+
+
+# --------------------------------------------------------------------------- KIP-704: leader recovery state
+def _fetch_round(cfg, s, b):
+    for kind in (A.OffsetsForLeaderEpoch, A.FetchRequest, A.FetchResponse):
+        acts = [a for a in enabled_actions(cfg, s) if type(a) is kind and a.broker == b]
+        if acts:
+            s = apply(cfg, s, acts[0])
+    return s
+
+
+def test_an_unclean_election_leaves_the_partition_recovering_until_its_leaders_alter_partition():
+    """PartitionChangeBuilder.tryElection (Kafka 3.5.0): an unclean leader is the ISR alone and RECOVERING; the leader
+    marks itself RECOVERED as it becomes leader (Partition.makeLeader), so its first AlterPartition, here the
+    expansion that takes the other follower back, writes RECOVERED with the new ISR."""
+    cfg = preset("kraft-unclean-election").config
+    s = drive(cfg, formed(cfg), A.Produce(0, P, 1))
+    s = drive(cfg, s, A.HeartbeatsLost(1), A.FenceStaleBroker(1), A.HeartbeatsLost(2), A.FenceStaleBroker(2))
+    assert part(s).isr == (0,) and part(s).leader_recovery_state == "RECOVERED"
+    s = run_until(cfg, s, lambda t: not t.quorum.registrations[1].fenced and not t.quorum.registrations[2].fenced)
+    s = drive(cfg, s, A.BrokerCrash(0, False))
+    s = run_until(cfg, s, lambda t: t.quorum.registrations[0].fenced)
+    g = part(s)
+    assert (g.leader, g.isr, g.leader_recovery_state) == (1, (1,), "RECOVERING")
+    assert s.ghost.unclean                                             # a documented loss, not a violation
+    assert BY_NAME["isr_well_formed"].check(cfg, s) is None
+    s = replay_all(cfg, s)
+    for _ in range(3):
+        s = _fetch_round(cfg, s, 2)
+    s = run_until(cfg, s, lambda t: part(t).isr == (1, 2))
+    g = part(s)
+    assert (g.leader, g.isr, g.leader_recovery_state) == (1, (1, 2), "RECOVERED")
+
+
+@pytest.mark.parametrize("current, sent, isr, error", [
+    ("RECOVERING", "RECOVERING", (0, 1), E.INVALID_REQUEST),     # a recovering leader keeps the ISR to itself
+    ("RECOVERED", "RECOVERING", (0,), E.INVALID_REQUEST),        # no way back from RECOVERED
+    ("RECOVERING", "RECOVERING", (0,), E.NONE),
+    ("RECOVERING", "RECOVERED", (0, 1), E.NONE),
+])
+def test_alter_partition_checks_the_leader_recovery_state(current, sent, isr, error):
+    """ReplicationControlManager.validateAlterPartitionData (Kafka 3.5.0): the two KIP-704 checks, after the ISR's."""
+    import dataclasses
+    from isrlab.model.quorum_controller import alter_partition
+    from isrlab.model.requests import AlterIsrPartition, AlterIsrRequestData
+    s = formed()
+    q = s.quorum_mut()
+    g = dataclasses.replace(q.partitions[P], leader_recovery_state=current)
+    q.partitions = (g,) + q.partitions[1:]
+    item = AlterIsrPartition(P, g.leader_epoch, isr, g.partition_epoch,
+                             tuple(s.quorum.registrations[b].epoch for b in isr), sent)
+    response = alter_partition(KRAFT, s, AlterIsrRequestData(0, s.brokers[0].broker_epoch, (item,)))
+    assert response.partitions[0].error == error
+    if error == E.NONE:
+        assert (part(s).isr, part(s).leader_recovery_state) == (isr, sent)
