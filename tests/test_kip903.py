@@ -20,6 +20,7 @@ from isrlab.model.partition import is_replica_isr_eligible
 from isrlab.model.step import apply, initial_state
 from isrlab.model.trace import load_trace
 from isrlab.properties.invariants import BY_NAME
+from test_kraft import _fetch_round
 
 P = 0
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,16 +46,6 @@ def formed(cfg):
     return s
 
 
-def follower_fetch(cfg, s, b):
-    """One fetch round of follower b (the first OffsetsForLeaderEpoch where the model still asks it)."""
-    from isrlab.model.step import enabled_actions
-    for kind in (A.OffsetsForLeaderEpoch, A.FetchRequest, A.FetchResponse):
-        acts = [a for a in enabled_actions(cfg, s) if type(a) is kind and a.broker == b]
-        if acts:
-            s = apply(cfg, s, acts[0])
-    return s
-
-
 def test_the_counterexample_is_archived():
     assert len(ARCHIVED) == 1, ARCHIVED
     trace = load_trace(str(ARCHIVED[0]))
@@ -67,7 +58,7 @@ def test_a_fetch_records_the_followers_broker_epoch(name, stored):
     cfg = preset(name).config
     s = formed(cfg)
     s = apply(cfg, s, A.Produce(0, P, 1))
-    s = follower_fetch(cfg, s, 1)
+    s = _fetch_round(cfg, s, 1)
     r = s.brokers[0].partitions[P].remote(1)
     assert r.log_end_offset == 0 or r.log_end_offset == 1
     assert r.broker_epoch == (s.brokers[1].broker_epoch if stored else None)
