@@ -256,6 +256,12 @@ class DiskWipe:
     broker: int
 
 
+@dataclass(frozen=True, slots=True)
+class ControllerFailover:
+    """A fault: the active KRaft controller resigns and another member of the quorum takes over with the same metadata
+    log but none of the old one's soft state (QuorumController.renounce / claim)."""
+
+
 Action = Union[
     ElectController, ControllerProcessBrokerChange, ControllerProcessIsrChangeNotification, ControllerResign,
     DeliverControlRequest, Produce, ConsumerFetch, FetchRequest, FetchResponse, OffsetsForLeaderEpoch,
@@ -263,6 +269,7 @@ Action = Union[
     BrokerCrash, BrokerRestart, ZkSessionExpire, ZkReconnect, ZkDeleteController, ListOffsets,
     ConsumerFetchWithClientMetadata, OffsetsForLeaderEpochRequest, OffsetsForLeaderEpochResponse,
     MetadataApply, BrokerHeartbeat, FenceStaleBroker, HeartbeatsLost, ControlledShutdown, DiskWipe,
+    ControllerFailover,
 ]
 
 #: Every action class, in the documented order of ``enabled_actions``.

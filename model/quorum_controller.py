@@ -15,7 +15,7 @@ from .config import ModelConfig
 from .losses import note_unclean_election
 from .node import replace_at
 from .requests import AlterIsrPartitionResult, AlterIsrResponseData
-from .state import (NO_LEADER, BrokerRegistration, BrokerRegistrationChangeRecord, ClusterState, FenceBrokerRecord,
+from .state import (NO_LEADER, AlterIsrInflight, BrokerRegistration, BrokerRegistrationChangeRecord, ClusterState, FenceBrokerRecord,
                     PartitionChangeRecord, PartitionRegistration, Quorum, RegisterBrokerRecord, UnfenceBrokerRecord)
 
 
@@ -181,7 +181,7 @@ def broker_heartbeat(cfg: ModelConfig, s: ClusterState, b: int, broker_epoch: in
             q.registrations = replace_at(q.registrations, b, BrokerRegistration(reg.epoch, False))
             leaderless = [p for p, part in enumerate(q.partitions) if part.leader == NO_LEADER]
             _change_partitions(cfg, s, leaderless, NO_LEADER, b, records)
-    elif reg.in_controlled_shutdown:
+    elif q.shutdown_offsets[b] >= 0:                        # BrokerHeartbeatState.shuttingDown: soft state
         if not _has_leaderships(q, b) and q.shutdown_offsets[b] <= _lowest_active_offset(s.quorum):
             shutdown_now = True                              # CONTROLLED_SHUTDOWN -> SHUTDOWN_NOW
     elif want_shutdown:
@@ -223,6 +223,25 @@ def fence_broker(cfg: ModelConfig, s: ClusterState, b: int) -> None:
     q.registrations = replace_at(q.registrations, b, BrokerRegistration(reg.epoch, True, reg.in_controlled_shutdown))
     records.append(FenceBrokerRecord(b, reg.epoch))
     _append(s, records)
+
+
+def controller_failover(cfg: ModelConfig, s: ClusterState) -> None:
+    """QuorumController.renounce / claim and ClusterControlManager.activate (Kafka 3.5.0): another member of the quorum
+    becomes the active controller with the same log; its BrokerHeartbeatManager starts afresh, so every registered
+    broker's session starts now with no metadata offset reported and no controlled shutdown in progress (the
+    registrations keep theirs); AlterPartition requests the old controller committed but had not answered fail with
+    NOT_CONTROLLER, and their items go again to the new one."""
+    q = s.quorum_mut()
+    n = len(q.registrations)
+    q.last_contact_ms = (s.now,) * n                         # heartbeatManager.touch(id, fenced, -1)
+    q.reported_offsets = (-1,) * n
+    q.shutdown_offsets = (-1,) * n
+    for br in s.brokers:
+        inflight = br.alter_isr_inflight
+        if inflight is not None and inflight.response.error == E.NONE:
+            s.broker_mut(br.broker_id).alter_isr_inflight = AlterIsrInflight(
+                inflight.controller, inflight.items, AlterIsrResponseData(E.NOT_CONTROLLER))
+    s.ghost_mut().controller_moves += 1
 
 
 def lose_heartbeats(cfg: ModelConfig, s: ClusterState, b: int) -> None:

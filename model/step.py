@@ -30,7 +30,8 @@ from .fetcher import (process_fetch_response, receive_epoch_response, send_epoch
 from .list_offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, handle_list_offsets
 from .losses import judge
 from .node import memo_by_identity
-from .quorum_controller import fence_broker, initial_quorum, is_unfenced, lose_heartbeats, session_expired
+from .quorum_controller import (controller_failover, fence_broker, initial_quorum, is_unfenced, lose_heartbeats,
+                                session_expired)
 from .replica_manager import (CONSUMER_ID, append_records, checkpoint_high_watermarks, fetch_messages,
                               isr_expiration, maybe_propagate_isr_changes)
 from .log import UNDEFINED_EPOCH
@@ -302,6 +303,11 @@ def g_controlled_shutdown(cfg, s, a) -> bool:
     return br.alive and not br.want_shutdown and br.broker_epoch >= 0 and s.ghost.crashes < cfg.max_crashes
 
 
+def g_controller_failover(cfg, s, a) -> bool:
+    """Within the budget of controller moves (KRaft; the ZooKeeper era moves its controller by ZkDeleteController)."""
+    return s.ghost.controller_moves < cfg.max_controller_moves
+
+
 def g_disk_wipe(cfg, s, a) -> bool:
     """A stopped broker that still has a log, within the budget."""
     return (_b(s, a) and not s.brokers[a.broker].alive and s.ghost.disk_wipes < cfg.max_disk_wipes
@@ -496,6 +502,10 @@ def e_heartbeats_lost(cfg, s, a):
     lose_heartbeats(cfg, s, a.broker)
 
 
+def e_controller_failover(cfg, s, a):
+    controller_failover(cfg, s)
+
+
 def e_disk_wipe(cfg, s, a):
     disk_wipe(cfg, s, a.broker)
 
@@ -633,6 +643,7 @@ RULES = {
     A.HeartbeatsLost: (g_heartbeats_lost, e_heartbeats_lost, _per_b(A.HeartbeatsLost)),
     A.ControlledShutdown: (g_controlled_shutdown, e_controlled_shutdown, _per_b(A.ControlledShutdown)),
     A.DiskWipe: (g_disk_wipe, e_disk_wipe, _per_b(A.DiskWipe)),
+    A.ControllerFailover: (g_controller_failover, e_controller_failover, lambda cfg, s: (A.ControllerFailover(),)),
 }
 assert tuple(RULES) == A.ACTION_TYPES
 
@@ -697,6 +708,7 @@ class _Tables:
         self.heartbeats_lost = tuple(A.HeartbeatsLost(b) for b in range(nb))
         self.controlled_shutdown = tuple(A.ControlledShutdown(b) for b in range(nb))
         self.disk_wipe = tuple(A.DiskWipe(b) for b in range(nb))
+        self.failover = (A.ControllerFailover(),)
         self.tick_sizes = tuple(sorted(set(cfg.tick_ms)))
         self.ticks: dict = {}
 
@@ -986,6 +998,8 @@ def _kraft_groups(cfg, s, kinds, T, group) -> None:
              if not br.alive and any(log is not None for log in br.logs)]
         if g:
             group(g)
+    if (every or A.ControllerFailover in kinds) and s.ghost.controller_moves < cfg.max_controller_moves:
+        group(list(T.failover))
 
 
 def _live_rows(brokers, rows, group) -> None:
@@ -1035,7 +1049,7 @@ ZK_ONLY = frozenset({A.ElectController, A.ControllerProcessBrokerChange, A.Contr
                      A.ControllerResign, A.DeliverControlRequest, A.IsrChangePropagation, A.ZkSessionExpire,
                      A.ZkReconnect, A.ZkDeleteController})
 KRAFT_ONLY = frozenset({A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker, A.HeartbeatsLost,
-                        A.ControlledShutdown, A.DiskWipe})
+                        A.ControlledShutdown, A.DiskWipe, A.ControllerFailover})
 
 
 def _in_era(cfg: ModelConfig, kind) -> bool:

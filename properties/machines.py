@@ -338,7 +338,7 @@ OBSERVATION_KINDS = (A.ListOffsets, A.ConsumerFetchWithClientMetadata)
 EPOCH_ROUND_KINDS = (A.OffsetsForLeaderEpochRequest, A.OffsetsForLeaderEpochResponse)
 #: Likewise KRaft's metadata replay, heartbeats, fencing and lost heartbeats, only over a KRaft config (``kip_500``).
 KRAFT_KINDS = (A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker, A.HeartbeatsLost, A.ControlledShutdown,
-               A.DiskWipe)
+               A.DiskWipe, A.ControllerFailover)
 GATED_KINDS = ALTER_ISR_KINDS + OBSERVATION_KINDS + EPOCH_ROUND_KINDS + KRAFT_KINDS
 
 for _kind in A.ACTION_TYPES:

@@ -151,6 +151,8 @@ def action_words(cfg, s, a) -> str:
         return f"broker {a.broker} begins a controlled shutdown"
     if t is A.DiskWipe:
         return f"broker {a.broker}'s disk is replaced (it will come back empty)"
+    if t is A.ControllerFailover:
+        return "the active controller fails over to another quorum member"
     return A.describe(a)
 
 

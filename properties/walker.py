@@ -50,7 +50,7 @@ OBSERVATION_KINDS = frozenset({A.ListOffsets, A.ConsumerFetchWithClientMetadata}
 #: the model offers them, so that a ZooKeeper-era run draws exactly as before they existed).
 KRAFT_CORE_KINDS = frozenset({A.MetadataApply, A.FenceStaleBroker})
 KRAFT_TIME_KINDS = frozenset({A.BrokerHeartbeat})
-KRAFT_OPTIONAL_KINDS = (A.HeartbeatsLost, A.ControlledShutdown, A.DiskWipe)
+KRAFT_OPTIONAL_KINDS = (A.HeartbeatsLost, A.ControlledShutdown, A.DiskWipe, A.ControllerFailover)
 OPTIONAL_KINDS = tuple(k for k in A.ACTION_TYPES
                        if k not in CORE_KINDS and k not in TIME_KINDS and k not in OBSERVATION_KINDS
                        and k not in KRAFT_CORE_KINDS and k not in KRAFT_TIME_KINDS and k not in KRAFT_OPTIONAL_KINDS)

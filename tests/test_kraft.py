@@ -423,3 +423,65 @@ def test_alter_partition_checks_the_leader_recovery_state(current, sent, isr, er
     assert response.partitions[0].error == error
     if error == E.NONE:
         assert (part(s).isr, part(s).leader_recovery_state) == (isr, sent)
+
+
+# --------------------------------------------------------------------------- controller failover
+def test_a_failover_restarts_every_session_and_forgets_lost_heartbeats():
+    """ClusterControlManager.activate (Kafka 3.5.0): the new controller's heartbeat manager touches every registered
+    broker at once, so a broker whose heartbeats were lost gets a whole new session before it can be fenced."""
+    s = drive(KRAFT, formed(), A.HeartbeatsLost(2))
+    assert A.FenceStaleBroker(2) in enabled_actions(KRAFT, s)
+    s = drive(KRAFT, s, A.ControllerFailover())
+    q = s.quorum
+    assert q.last_contact_ms == (s.now,) * 3 and q.reported_offsets == (-1,) * 3
+    assert A.FenceStaleBroker(2) not in enabled_actions(KRAFT, s)
+    assert step(KRAFT, s, A.ControllerFailover()) is None            # one move in the budget (max_controller_moves)
+    s = drive(KRAFT, s, A.HeartbeatsLost(2), A.FenceStaleBroker(2))     # the new session can be lost as well
+    assert s.quorum.registrations[2].fenced
+
+
+def test_an_alter_partition_answer_lost_in_a_failover_is_sent_again_and_refused():
+    """The old controller committed the expansion but its answer fails with NOT_CONTROLLER; the leader sends the item
+    again, the new controller finds the partition epoch moved on (INVALID_UPDATE_VERSION, which the leader does not
+    retry), and the leader stays pending until it replays the record that committed the expansion."""
+    s = drive(KRAFT, formed(), A.HeartbeatsLost(2), A.FenceStaleBroker(2))
+    s = run_until(KRAFT, s, lambda t: not t.quorum.registrations[2].fenced)
+    s = replay_all(KRAFT, s)
+    s = _fetch_round(KRAFT, s, 2)
+    assert s.brokers[0].alter_isr_unsent
+    s = drive(KRAFT, s, A.AlterIsrRequest(0))
+    assert part(s).isr == (0, 1, 2)                                   # committed by the old controller
+    s = drive(KRAFT, s, A.ControllerFailover())
+    assert s.brokers[0].alter_isr_inflight.response.error == E.NOT_CONTROLLER
+    s = drive(KRAFT, s, A.AlterIsrResponse(0))
+    assert s.brokers[0].alter_isr_unsent and s.brokers[0].partitions[P].pending_isr is not None
+    s = drive(KRAFT, s, A.AlterIsrRequest(0))
+    result = s.brokers[0].alter_isr_inflight.response.partitions[0]
+    assert result.error == E.INVALID_UPDATE_VERSION
+    s = drive(KRAFT, s, A.AlterIsrResponse(0))
+    assert s.brokers[0].partitions[P].pending_isr is not None         # not retried: pending until the record
+    s = replay_all(KRAFT, s)
+    leader = s.brokers[0].partitions[P]
+    assert leader.pending_isr is None and leader.isr == (0, 1, 2)
+
+
+def test_a_broker_in_controlled_shutdown_when_the_controller_fails_over_asks_again():
+    """BrokerHeartbeatManager.currentBrokerState reads the heartbeat manager's soft state (Kafka 3.5.0): after a
+    failover the broker is UNFENCED again there though its registration is in controlled shutdown; with no
+    leaderships left its next heartbeat is granted SHUTDOWN_NOW at once, without the wait for the lowest active
+    offset."""
+    s = drive(KRAFT, formed(), A.ControlledShutdown(0), A.BrokerHeartbeat(0))
+    assert s.quorum.registrations[0].in_controlled_shutdown and s.quorum.shutdown_offsets[0] >= 0
+    assert part(s).leader == 1                                         # its leadership moved
+    s = drive(KRAFT, s, A.ControllerFailover())
+    assert s.quorum.registrations[0].in_controlled_shutdown and s.quorum.shutdown_offsets[0] == -1
+    assert s.quorum.reported_offsets == (-1,) * 3                       # no broker has reported an offset yet
+    # the same heartbeat with and without the failover: held until the others replay the moves, or granted at once
+    from isrlab.model.quorum_controller import broker_heartbeat
+    for failover, granted in ((False, False), (True, True)):
+        s = drive(KRAFT, formed(), A.ControlledShutdown(0), A.BrokerHeartbeat(0))
+        if failover:
+            s = drive(KRAFT, s, A.ControllerFailover())
+        br = s.brokers[0]
+        assert broker_heartbeat(KRAFT, s, 0, br.broker_epoch, br.metadata_offset, True) == (E.NONE, granted)
+        assert s.quorum.registrations[0].fenced == granted

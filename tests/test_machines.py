@@ -368,7 +368,9 @@ def test_every_breaking_preset_the_machine_misses_is_named():
     # kafka-2.8: its headline (kafka-2.7's KAFKA-13091) was found at seed 0 of 1500 test cases, but after 398 s on
     # a loaded machine: too slow for the suite; kafka-2.7 measures the same bug.
     # no-kafka-7786: a liveness headline, found by the machine's teardown settle only; not measured yet.
-    out_of_reach = {"no-kip-320", "no-kafka-7164", "no-kafka-7415", "no-kafka-12686", "kafka-2.8", "no-kafka-7786"}
+    # no-kip-903: not found by the guided search either (tests/test_fuzz.py's NOT_FOUND_YET).
+    out_of_reach = {"no-kip-320", "no-kafka-7164", "no-kafka-7415", "no-kafka-12686", "kafka-2.8", "no-kafka-7786",
+                    "no-kip-903"}
     breaking = {n for n, p in PRESETS.items() if p.expected != "pass"}
     assert breaking == set(MACHINE_FINDS) | out_of_reach
 
