@@ -236,3 +236,54 @@ def test_malformed_action_is_one_line():
     from isrlab.model.actions import ActionError, action_from_json
     with pytest.raises(ActionError, match="missing field 'broker'"):
         action_from_json({"type": "ControlledShutdownRequest"})
+
+
+# ----------------------------------------------------------------------------- the engines
+def _walk_states(cfg, runs, steps):
+    from isrlab.properties.walker import derive_seed, walk
+    from isrlab.model.step import initial_state
+    out = []
+    for i in range(runs):
+        s = initial_state(cfg)
+        for a in walk(cfg, derive_seed(7, i), steps, invariants=()).actions:
+            s = step(cfg, s, a)
+            out.append(s)
+    return out
+
+
+def test_explorer_keys_see_the_new_state():
+    """The explorer's fast key partitions leader-moves states (a broker's controlled-shutdown state, the controller's
+    shutting-down brokers and rebalance due time, the election znode) exactly as state_key does, and both tell a
+    shutting-down broker's state apart."""
+    from isrlab.properties.explore import fast_keyer, state_key
+    cfg = preset("leader-moves").config
+    states = _walk_states(cfg, 20, 150)
+    assert any(b.controlled_shutdown is not None for s in states for b in s.brokers)
+    assert any(c.shutting_down for s in states for c in s.controllers)
+    fast = fast_keyer(cfg, memo_limit=50)
+    by_fast, by_slow = {}, {}
+    for t in states:
+        a, b = fast(t), state_key(cfg, t)
+        assert by_fast.setdefault(a, b) == b and by_slow.setdefault(b, a) == a
+    s = caught_up()
+    s2 = drive(CFG, s, A.ControlledShutdown(1))
+    key = fast_keyer(CFG)
+    assert state_key(CFG, s2) != state_key(CFG, s) and key(s2) != key(s)
+
+
+def test_walker_draws_as_before_when_off():
+    """The new kinds are drawn only when the configuration offers them: a kafka-2.4 walk is unchanged."""
+    from isrlab.properties.walker import Policy, swarm_kinds
+    import random
+    kinds = swarm_kinds(random.Random(3), True, action_kinds(BASE))
+    assert not kinds & {A.PreferredReplicaElection} and A.ControlledShutdown not in action_kinds(BASE)
+    p = Policy(CFG, random.Random(5))
+    assert A.ControlledShutdownRequest in p.kinds and A.ControlledShutdownResponse in p.kinds
+
+
+def test_machine_has_the_rules_only_when_offered():
+    from isrlab.properties.machines import machine_for, rule_name
+    on, off = machine_for(CFG), machine_for(BASE)
+    for kind in (A.ControlledShutdown, A.ControlledShutdownRequest, A.ControlledShutdownResponse):
+        assert hasattr(on, rule_name(kind)) and not hasattr(off, rule_name(kind))
+    assert A.ControlledShutdownRequest in machine_for(CFG, settle=True).settle_kinds
