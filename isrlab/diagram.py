@@ -40,7 +40,7 @@ _KIND = {
     A.FenceStaleBroker: "control", A.HeartbeatsLost: "fault", A.ControlledShutdown: "fault",
     A.DiskWipe: "fault", A.ControlledShutdownRequest: "control", A.ControlledShutdownResponse: "control",
     A.PreferredReplicaElection: "fault", A.ControllerProcessPreferredReplicaElection: "election",
-    A.AutoLeaderRebalance: "election",
+    A.AutoLeaderRebalance: "election", A.ElectLeaders: "election",
 }
 COLOURS = {"append": "#1f77b4", "fetch": "#2ca02c", "truncation": "#d62728", "isr": "#9467bd",
            "control": "#8c564b", "election": "#ff7f0e", "fault": "#000000", "task": "#7f7f7f",

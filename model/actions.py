@@ -288,6 +288,14 @@ class ControllerProcessPreferredReplicaElection:
 
 
 @dataclass(frozen=True, slots=True)
+class ElectLeaders:
+    """An admin client's ElectLeaders request (KIP-460, election type PREFERRED) for ``partition`` reaches ``broker``,
+    whose controller answers (KafkaApis.handleElectReplicaLeader, KafkaController.processReplicaLeaderElection)."""
+    broker: int
+    partition: int
+
+
+@dataclass(frozen=True, slots=True)
 class AutoLeaderRebalance:
     """The controller on ``controller`` runs its scheduled auto-leader-rebalance-task
     (checkAndTriggerAutoLeaderRebalance, auto.leader.rebalance.enable)."""
@@ -302,7 +310,7 @@ Action = Union[
     ConsumerFetchWithClientMetadata, OffsetsForLeaderEpochRequest, OffsetsForLeaderEpochResponse,
     MetadataApply, BrokerHeartbeat, FenceStaleBroker, HeartbeatsLost, ControlledShutdown, DiskWipe,
     ControlledShutdownRequest, ControlledShutdownResponse, PreferredReplicaElection,
-    ControllerProcessPreferredReplicaElection, AutoLeaderRebalance,
+    ControllerProcessPreferredReplicaElection, AutoLeaderRebalance, ElectLeaders,
 ]
 
 #: Every action class, in the documented order of ``enabled_actions``.

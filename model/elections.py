@@ -266,6 +266,30 @@ def process_preferred_replica_election(cfg: ModelConfig, s: ClusterState, c: Con
     run_pending_preferred_elections(cfg, s, c)
 
 
+def elect_leaders(cfg: ModelConfig, s: ClusterState, at: int, p: int) -> str:
+    """KafkaController.processReplicaLeaderElection(Some(partitions), PREFERRED, AdminClientTriggered) on broker ``at``
+    (Kafka 2.4.0), as ReplicaManager.electLeaders answers it: NOT_CONTROLLER without an active controller there,
+    ELECTION_NOT_NEEDED when the preferred replica leads, PREFERRED_LEADER_NOT_AVAILABLE when it cannot be elected
+    (StateChangeFailedException), NONE when it is (the DelayedElectLeader's wait for the metadata is not modelled).
+    A fenced write (KAFKA-6082) propagates out of the event (no callback: the client's request times out,
+    REQUEST_TIMED_OUT here) and the controller resigns."""
+    s.ghost_mut().preferred_elections += 1
+    c = s.controller_on(at)
+    if c is None or not s.zk.sessions[at]:
+        return E.NOT_CONTROLLER
+    c = s.controller_mut(at)
+    if c.partition_states[p] is None:
+        return E.UNKNOWN_TOPIC_OR_PARTITION       # no leadership information (the model's one topic always exists)
+    if not electable_preferred(s, c, (p,)):
+        return E.ELECTION_NOT_NEEDED
+    try:
+        results = elect_preferred_leaders(cfg, s, c, (p,))
+    except ControllerMovedException:
+        resign(cfg, s, at)
+        return E.REQUEST_TIMED_OUT
+    return E.NONE if results[p] is not None else E.PREFERRED_LEADER_NOT_AVAILABLE
+
+
 def schedule_auto_leader_rebalance(cfg: ModelConfig, s: ClusterState, c: Controller) -> None:
     """KafkaController.onControllerFailover (Kafka 2.4.0): scheduleAutoLeaderRebalanceTask(delay = 5 s) when
     auto.leader.rebalance.enable."""

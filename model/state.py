@@ -203,6 +203,7 @@ class Responses(Node):
     leader_and_isr: tuple = ()            # the partition's error in the LeaderAndIsr response
     update_metadata: tuple = ()           # the partition's error (UpdateMetadata answers one error in Kafka)
     stop_replica: tuple = ()              # the partition's error in the StopReplica response
+    elect_leaders: tuple = ()             # the partition's error in the ElectLeaders response (KIP-460)
 
 
 # --------------------------------------------------------------------------- KRaft metadata (KIP-500, KIP-631)

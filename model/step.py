@@ -22,7 +22,8 @@ from .config import ModelConfig
 from .controller import (deliver_control_request, live_set_changed, elect_controller, process_broker_change,
                          process_isr_change_notification, resign)
 from .delayed import expire_delayed_produce, note_error, note_response
-from .elections import (begin_zk_controlled_shutdown, deliver_controlled_shutdown, process_auto_leader_rebalance,
+from .elections import (begin_zk_controlled_shutdown, deliver_controlled_shutdown, elect_leaders,
+                        process_auto_leader_rebalance,
                         process_preferred_replica_election, receive_controlled_shutdown_response,
                         request_preferred_replica_election)
 from .fetch_from_follower import consumer_fetch_with_client_metadata
@@ -347,6 +348,11 @@ def g_preferred_election_process(cfg, s, a) -> bool:
             and _pending_election_ready(s, c))
 
 
+def g_elect_leaders(cfg, s, a) -> bool:
+    """A live broker, an existing partition, within the admin's budget (``max_preferred_elections``)."""
+    return _bp(s, a) and s.brokers[a.broker].alive and s.ghost.preferred_elections < cfg.max_preferred_elections
+
+
 def g_auto_leader_rebalance(cfg, s, a) -> bool:
     c = s.controller_on(a.controller)
     return _controller_can_act(s, c) and 0 <= c.next_rebalance_ms <= s.now
@@ -577,6 +583,12 @@ def e_auto_leader_rebalance(cfg, s, a):
     process_auto_leader_rebalance(cfg, s, a.controller)
 
 
+def e_elect_leaders(cfg, s, a):
+    error = elect_leaders(cfg, s, a.broker, a.partition)
+    note_error(s, error)
+    note_response(s, "elect_leaders", a.broker, a.partition, error)
+
+
 # =========================================================================== enumeration
 def _brokers(s):
     return range(len(s.brokers))
@@ -715,6 +727,7 @@ RULES = {
     A.ControllerProcessPreferredReplicaElection: (g_preferred_election_process, e_preferred_election_process,
                                                   _controllers(A.ControllerProcessPreferredReplicaElection)),
     A.AutoLeaderRebalance: (g_auto_leader_rebalance, e_auto_leader_rebalance, _controllers(A.AutoLeaderRebalance)),
+    A.ElectLeaders: (g_elect_leaders, e_elect_leaders, _per_bp(A.ElectLeaders)),
 }
 assert tuple(RULES) == A.ACTION_TYPES
 
@@ -1075,6 +1088,11 @@ def _leadership_groups(cfg, s, kinds, T, group) -> None:
              if zk.sessions[c.broker_id] and 0 <= c.next_rebalance_ms <= now]
         if g:
             group(g)
+    if (every or A.ElectLeaders in kinds) and ghost.preferred_elections < cfg.max_preferred_elections:
+        n = len(zk.assignment)
+        g = [A.ElectLeaders(br.broker_id, p) for br in brokers if br.alive for p in range(n)]
+        if g:
+            group(g)
 
 
 def _kraft_groups(cfg, s, kinds, T, group) -> None:
@@ -1155,6 +1173,7 @@ _KIND_GATES = {
     A.PreferredReplicaElection: lambda cfg: cfg.max_preferred_elections > 0,  # an admin action, within its budget
     A.ControllerProcessPreferredReplicaElection: lambda cfg: cfg.max_preferred_elections > 0,
     A.AutoLeaderRebalance: lambda cfg: cfg.auto_leader_rebalance_enable,     # auto.leader.rebalance.enable
+    A.ElectLeaders: lambda cfg: cfg.max_preferred_elections > 0,
 }
 
 
@@ -1164,7 +1183,7 @@ ZK_ONLY = frozenset({A.ElectController, A.ControllerProcessBrokerChange, A.Contr
                      A.ControllerResign, A.DeliverControlRequest, A.IsrChangePropagation, A.ZkSessionExpire,
                      A.ZkReconnect, A.ZkDeleteController,
                      A.ControlledShutdownRequest, A.ControlledShutdownResponse, A.PreferredReplicaElection,
-                     A.ControllerProcessPreferredReplicaElection, A.AutoLeaderRebalance})
+                     A.ControllerProcessPreferredReplicaElection, A.AutoLeaderRebalance, A.ElectLeaders})
 #: ``ControlledShutdown`` is of both eras (KRaft's heartbeats, the ZooKeeper era's request to the controller).
 KRAFT_ONLY = frozenset({A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker, A.HeartbeatsLost, A.DiskWipe})
 

@@ -343,7 +343,7 @@ KRAFT_KINDS = (A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker, A.Heartbe
 #: preferred-replica election and its handling, the auto-leader-rebalance-task (``controlled_shutdown_enable``,
 #: ``max_preferred_elections``, ``auto_leader_rebalance_enable``; ``ControlledShutdown`` is among KRAFT_KINDS).
 LEADERSHIP_KINDS = (A.ControlledShutdownRequest, A.ControlledShutdownResponse, A.PreferredReplicaElection,
-                    A.ControllerProcessPreferredReplicaElection, A.AutoLeaderRebalance)
+                    A.ControllerProcessPreferredReplicaElection, A.AutoLeaderRebalance, A.ElectLeaders)
 #: the leadership kinds the control plane settles (the admin's request is not bookkeeping)
 LEADERSHIP_SETTLE_KINDS = (A.ControllerProcessPreferredReplicaElection, A.ControlledShutdownRequest)
 GATED_KINDS = ALTER_ISR_KINDS + OBSERVATION_KINDS + EPOCH_ROUND_KINDS + KRAFT_KINDS + LEADERSHIP_KINDS

@@ -161,6 +161,8 @@ def action_words(cfg, s, a) -> str:
         return f"an admin asks for a preferred-replica election{_p(cfg, a.partition)}"
     if t is A.ControllerProcessPreferredReplicaElection:
         return f"controller {a.controller} handles /admin/preferred_replica_election"
+    if t is A.ElectLeaders:
+        return f"an admin asks broker {a.broker} to elect the preferred leader (ElectLeaders){_p(cfg, a.partition)}"
     if t is A.AutoLeaderRebalance:
         return f"controller {a.controller} runs the auto-leader-rebalance-task"
     if t is A.DiskWipe:

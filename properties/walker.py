@@ -59,7 +59,7 @@ KRAFT_OPTIONAL_KINDS = (A.HeartbeatsLost, A.ControlledShutdown, A.DiskWipe)
 LEADERSHIP_CORE_KINDS = frozenset({A.ControlledShutdownRequest, A.ControlledShutdownResponse,
                                    A.ControllerProcessPreferredReplicaElection})
 LEADERSHIP_TIME_KINDS = frozenset({A.AutoLeaderRebalance})
-LEADERSHIP_OPTIONAL_KINDS = (A.PreferredReplicaElection,)
+LEADERSHIP_OPTIONAL_KINDS = (A.PreferredReplicaElection, A.ElectLeaders)
 OPTIONAL_KINDS = tuple(k for k in A.ACTION_TYPES
                        if k not in CORE_KINDS and k not in TIME_KINDS and k not in OBSERVATION_KINDS
                        and k not in KRAFT_CORE_KINDS and k not in KRAFT_TIME_KINDS and k not in KRAFT_OPTIONAL_KINDS

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from isrlab.model import actions as A
+from isrlab.model import errors as E
 from isrlab.model.config import ConfigError, preset
 from isrlab.model.elections import FIRST_REBALANCE_DELAY_MS, preferred_replica_partition_leader_election as pref
 from isrlab.model.step import action_kinds, enabled_actions, enabled_actions_reference, step, tick_limit
@@ -210,3 +211,35 @@ def test_kraft_refuses_the_zookeeper_settings():
         preset("kafka-3.7").config.replace(auto_leader_rebalance_enable=True)
     with pytest.raises(ConfigError, match="leader_imbalance_per_broker_percentage"):
         BASE.replace(leader_imbalance_per_broker_percentage=101)
+
+
+# ----------------------------------------------------------------------------- ElectLeaders (KIP-460, AdminClient)
+def elect(cfg, s, b, p=0):
+    s = drive(cfg, s, A.ElectLeaders(b, p))
+    return s, s.ghost.responses.elect_leaders[b][p]
+
+
+def test_elect_leaders_answers():
+    s = leader_moved()
+    s2, error = elect(CFG, s, 0)                                     # broker 0 hosts no controller
+    assert error == E.NOT_CONTROLLER and s2.zk.partition_states == s.zk.partition_states
+    s2, error = elect(CFG, s, 1)
+    assert error == E.NONE and s2.zk.partition_states[0].leader == 0
+    s3, error = elect(CFG, s2, 1)
+    assert error == E.ELECTION_NOT_NEEDED and s3.zk.partition_states == s2.zk.partition_states
+    assert s3.ghost.preferred_elections == 2
+    s4, _ = elect(CFG, s3, 0)
+    assert step(CFG, s4, A.ElectLeaders(1, 0)) is None               # the admin's budget (3) is spent
+
+
+def test_elect_leaders_preferred_not_available():
+    s = leader_moved(rejoin=False)                                   # 0 live but out of the ISR
+    s2, error = elect(CFG, s, 1)
+    assert error == E.PREFERRED_LEADER_NOT_AVAILABLE and s2.zk.partition_states == s.zk.partition_states
+
+
+def test_elect_leaders_at_a_moved_controller_times_out_and_it_resigns():
+    s = drive(CFG, leader_moved(), A.ZkDeleteController(1), A.ElectController(0))
+    s2, error = elect(CFG, s, 1)                                     # the old controller's write is fenced
+    assert error == E.REQUEST_TIMED_OUT and s2.controller_on(1) is None
+    assert s2.zk.partition_states == s.zk.partition_states
