@@ -38,8 +38,10 @@ _KIND = {
     A.ConsumerFetchWithClientMetadata: "fetch", A.OffsetsForLeaderEpochRequest: "fetch",
     A.OffsetsForLeaderEpochResponse: "fetch", A.MetadataApply: "control", A.BrokerHeartbeat: "task",
     A.FenceStaleBroker: "control", A.HeartbeatsLost: "fault", A.ControlledShutdown: "fault",
-    A.DiskWipe: "fault",
     A.ControllerFailover: "fault",
+    A.DiskWipe: "fault", A.ControlledShutdownRequest: "control", A.ControlledShutdownResponse: "control",
+    A.PreferredReplicaElection: "fault", A.ControllerProcessPreferredReplicaElection: "election",
+    A.AutoLeaderRebalance: "election", A.ElectLeaders: "election",
 }
 COLOURS = {"append": "#1f77b4", "fetch": "#2ca02c", "truncation": "#d62728", "isr": "#9467bd",
            "control": "#8c564b", "election": "#ff7f0e", "fault": "#000000", "task": "#7f7f7f",
@@ -99,7 +101,8 @@ def build(trace, invariants=SAFETY, sentence: str | None = None) -> Diagram:
         arrow = None
         label = action_words(cfg, s, a)
         if t in (A.ElectController, A.ControllerProcessBrokerChange, A.ControllerProcessIsrChangeNotification,
-                 A.ControllerResign, A.Tick, A.ZkDeleteController):
+                 A.ControllerResign, A.Tick, A.ZkDeleteController, A.PreferredReplicaElection,
+                 A.ControllerProcessPreferredReplicaElection, A.AutoLeaderRebalance):
             lane = CONTROLLER
         elif t is A.DeliverControlRequest:
             lane = CONTROLLER
@@ -116,7 +119,7 @@ def build(trace, invariants=SAFETY, sentence: str | None = None) -> Diagram:
                 r = f.inflight   # divergingEpoch's second step truncates (before KAFKA-14704)
                 label = (f"broker {a.broker} truncates to epoch {r.diverging[0]} end offset {r.diverging[1]} "
                          f"(the diverging fetch response)")
-        elif t is A.AlterIsrRequest:
+        elif t is A.AlterIsrRequest or t is A.ControlledShutdownRequest:
             lane = _lane(a.broker)
             arrow = CONTROLLER
         elif t is A.MetadataApply or t is A.FenceStaleBroker:

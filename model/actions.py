@@ -244,8 +244,10 @@ class HeartbeatsLost:
 
 @dataclass(frozen=True, slots=True)
 class ControlledShutdown:
-    """Broker ``broker`` begins a controlled shutdown (BrokerLifecycleManager.beginControlledShutdown): its heartbeats
-    ask to shut down, and it stops cleanly once the controller has moved its leaderships and grants it."""
+    """Broker ``broker`` begins a controlled shutdown.  KRaft: BrokerLifecycleManager.beginControlledShutdown, its
+    heartbeats ask to shut down, and it stops cleanly once the controller has moved its leaderships and grants it.
+    ZooKeeper era (``controlled_shutdown_enable``): KafkaServer.controlledShutdown sends its first ControlledShutdown
+    request to the controller /controller names (``ControlledShutdownRequest`` delivers it)."""
     broker: int
 
 
@@ -262,6 +264,50 @@ class ControllerFailover:
     log but none of the old one's soft state (QuorumController.renounce / claim)."""
 
 
+# ----------------------------------------------------------------- ZooKeeper era: controlled shutdown, preferred leaders
+@dataclass(frozen=True, slots=True)
+class ControlledShutdownRequest:
+    """Broker ``broker``'s ControlledShutdown request in flight reaches the broker it was sent to, whose controller
+    handles it (KafkaApis.handleControlledShutdownRequest, KafkaController.doControlledShutdown); the response waits."""
+    broker: int
+
+
+@dataclass(frozen=True, slots=True)
+class ControlledShutdownResponse:
+    """Broker ``broker`` reads its ControlledShutdown response: done, it stops cleanly; else it tries again, or stops
+    anyway when its retries are used up."""
+    broker: int
+
+
+@dataclass(frozen=True, slots=True)
+class PreferredReplicaElection:
+    """An admin asks for a preferred-replica leader election of ``partition``: /admin/preferred_replica_election is
+    created (kafka-preferred-replica-election, ZkUtils / KafkaZkClient.createPreferredReplicaElection)."""
+    partition: int
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerProcessPreferredReplicaElection:
+    """The controller on ``controller`` handles the ReplicaLeaderElection event of /admin/preferred_replica_election:
+    elects the preferred replicas, then deletes the znode."""
+    controller: int
+
+
+@dataclass(frozen=True, slots=True)
+class ElectLeaders:
+    """An admin client's ElectLeaders request (KIP-460, election type PREFERRED) for ``partition`` reaches ``broker``,
+    whose controller answers (KafkaApis.handleElectReplicaLeader, KafkaController.processReplicaLeaderElection)."""
+    broker: int
+    partition: int
+
+
+@dataclass(frozen=True, slots=True)
+class AutoLeaderRebalance:
+    """The controller on ``controller`` runs its scheduled auto-leader-rebalance-task
+    (checkAndTriggerAutoLeaderRebalance, auto.leader.rebalance.enable)."""
+    controller: int
+
+
 Action = Union[
     ElectController, ControllerProcessBrokerChange, ControllerProcessIsrChangeNotification, ControllerResign,
     DeliverControlRequest, Produce, ConsumerFetch, FetchRequest, FetchResponse, OffsetsForLeaderEpoch,
@@ -270,6 +316,8 @@ Action = Union[
     ConsumerFetchWithClientMetadata, OffsetsForLeaderEpochRequest, OffsetsForLeaderEpochResponse,
     MetadataApply, BrokerHeartbeat, FenceStaleBroker, HeartbeatsLost, ControlledShutdown, DiskWipe,
     ControllerFailover,
+    ControlledShutdownRequest, ControlledShutdownResponse, PreferredReplicaElection,
+    ControllerProcessPreferredReplicaElection, AutoLeaderRebalance, ElectLeaders,
 ]
 
 #: Every action class, in the documented order of ``enabled_actions``.

@@ -154,6 +154,9 @@ class ModelConfig:
     max_flushes: int = 1000
     #: KRaft: disk replacements of a stopped broker (``DiskWipe``: it comes back with no log and no checkpoint)
     max_disk_wipes: int = 0
+    #: admin requests of a preferred-replica leader election (``PreferredReplicaElection``: kafka-preferred-replica-election
+    #: writes /admin/preferred_replica_election); 0, the default, offers none
+    max_preferred_elections: int = 0
     #: clock tick sizes offered besides "up to the next scheduled deadline".
     tick_ms: tuple[int, ...] = (1000,)
     #: acks values offered for produce actions (any value is accepted by step).
@@ -174,6 +177,23 @@ class ModelConfig:
     #: KAFKA-7786 (2.1.1, 2.2.0): a response to a request sent in another leader epoch than the fetch state's is
     #: dropped; without the fix it is applied (a stale FENCED_LEADER_EPOCH fails the partition)
     kafka_7786: bool = True
+    #: controlled.shutdown.enable (ZooKeeper era): a broker asked to stop first sends ControlledShutdown to the
+    #: controller, which moves its leaderships and takes it out of the ISRs, retrying up to
+    #: ``controlled_shutdown_max_retries`` times (``ControlledShutdown`` / ``ControlledShutdownRequest`` /
+    #: ``ControlledShutdownResponse``).  Kafka's default is true; the model's is false so that configurations from
+    #: before it keep their walks: set it to get controlled shutdown (KRaft's ``ControlledShutdown`` is always on).
+    controlled_shutdown_enable: bool = False
+    #: controlled.shutdown.max.retries: ControlledShutdown attempts before the broker stops anyway
+    controlled_shutdown_max_retries: int = 3
+    #: auto.leader.rebalance.enable: the controller's auto-leader-rebalance-task (``AutoLeaderRebalance``, first run
+    #: 5 s after failover, then every ``leader_imbalance_check_interval_ms``) elects preferred replicas of brokers
+    #: whose leader imbalance exceeds ``leader_imbalance_per_broker_percentage``.  Kafka's default is true; the
+    #: model's is false (as ``controlled_shutdown_enable``): set it to get the task.
+    auto_leader_rebalance_enable: bool = False
+    #: leader.imbalance.check.interval.seconds, in ms (Kafka's default 300 s)
+    leader_imbalance_check_interval_ms: int = 300000
+    #: leader.imbalance.per.broker.percentage
+    leader_imbalance_per_broker_percentage: int = 10
 
     def __post_init__(self) -> None:
         errors = []
@@ -206,6 +226,13 @@ class ModelConfig:
         for name in ("hw_checkpoint_interval_ms", "isr_propagation_interval_ms", "produce_timeout_ms"):
             if getattr(self, name) <= 0:
                 errors.append(f"{name} must be > 0")
+        if self.leader_imbalance_check_interval_ms <= 0:
+            errors.append("leader_imbalance_check_interval_ms must be > 0")
+        if self.leader_imbalance_per_broker_percentage > 100:
+            errors.append("leader_imbalance_per_broker_percentage must be in 0..100")
+        if self.kip_500 and (self.auto_leader_rebalance_enable or self.max_preferred_elections):
+            errors.append("auto_leader_rebalance_enable and max_preferred_elections are ZooKeeper-era settings "
+                          "(the model's KRaft controller has no preferred-replica election)")
         if self.start_time_ms <= self.replica_lag_time_max_ms:
             errors.append("start_time_ms must exceed replica_lag_time_max_ms (time 0 stands for 'never')")
         if self.scheduler_jitter_ms < 0:
@@ -278,7 +305,10 @@ LATER_FIELDS = ("kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partiti
                 "list_offsets", "fetch_from_follower", "replica_selector",
                 "offsets_for_leader_epoch_in_flight", "kafka_7786", "kip_500", "broker_session_timeout_ms",
                 "broker_heartbeat_interval_ms", "kafka_13916", "kafka_15021", "isr_join_requires_hw",
-                "kafka_15583", "eligible_leader_replicas", "max_disk_wipes", "kip_903")
+                "kafka_15583", "eligible_leader_replicas", "max_disk_wipes", "kip_903",
+                "controlled_shutdown_enable", "controlled_shutdown_max_retries", "auto_leader_rebalance_enable",
+                "leader_imbalance_check_interval_ms", "leader_imbalance_per_broker_percentage",
+                "max_preferred_elections")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(ModelConfig)}
 
 
@@ -450,6 +480,14 @@ PRESETS: dict[str, Preset] = {
                "property partition_has_leader). No acknowledged write is lost and no epoch goes back: elections read "
                "ZooKeeper and write with its version, and brokers refuse the old controller epoch.",
                "KAFKA-6082"),
+        Preset("leader-moves", _BASE.replace(controlled_shutdown_enable=True, auto_leader_rebalance_enable=True,
+                                             leader_imbalance_check_interval_ms=10000, max_preferred_elections=1),
+               "pass",
+               "kafka-2.4 with the leader moves an operator makes: controlled shutdown (controlled.shutdown.enable, "
+               "the leaders of a stopping broker move first, KafkaController.doControlledShutdown), an admin's "
+               "preferred-replica election (/admin/preferred_replica_election) and the auto-leader-rebalance-task "
+               "(auto.leader.rebalance.enable, checked every 10 s here instead of 300 s). Safe: every election picks "
+               "an ISR member.", "2.4.0"),
         Preset("no-kip-380", _BASE.replace(kip_380=False), "pass",
                "KIP-380 off: no broker epochs, so the controller misses a fast bounce and a restarted broker "
                "accepts requests queued for its previous incarnation. Safe, but a leader bounced unnoticed may never "

@@ -186,10 +186,13 @@ def offline_partition_leader_election(cfg: ModelConfig, assignment: tuple, isr: 
     return None, None, False
 
 
-def trigger_online_partition_state_change(cfg: ModelConfig, s: ClusterState, c: Controller) -> None:
-    """PartitionStateMachine.triggerOnlinePartitionStateChange (Kafka 2.4.0, K1/K2): New and Offline partitions."""
+def trigger_online_partition_state_change(cfg: ModelConfig, s: ClusterState, c: Controller, offline=None) -> None:
+    """PartitionStateMachine.triggerOnlinePartitionStateChange (Kafka 2.4.0, K1/K2): New and Offline partitions.
+
+    A partition is offline when its leader is not live (``offline(leader)`` instead when given: onReplicasBecomeOffline
+    also counts a shutting-down leader); elections pick only online replicas (not shutting down)."""
     _read_partition_states(s, c)
-    live = c.is_live
+    live = c.is_live if not c.shutting_down else (lambda r: c.is_live(r) and r not in c.shutting_down)
     batch = ControllerBrokerRequestBatch(cfg, s, c)
     batch.new_batch()
     for p, st in enumerate(s.zk.partition_states):
@@ -201,7 +204,7 @@ def trigger_online_partition_state_change(cfg: ModelConfig, s: ClusterState, c: 
             new = LeaderIsrAndControllerEpoch(live_replicas[0], 0, tuple(sorted(live_replicas)), c.epoch, 0)
             write_partition_state(cfg, s, c, p, new, None)
             batch.add_leader_and_isr_request_for_brokers(live_replicas, p, new, assignment, True)
-        elif st.leader == NO_LEADER or not live(st.leader):                           # Offline -> Online (K2)
+        elif st.leader == NO_LEADER or (not c.is_live(st.leader) if offline is None else offline(st.leader)):  # K2
             if st.controller_epoch > c.epoch:                                         # K6
                 continue
             leader, isr, unclean = offline_partition_leader_election(cfg, assignment, st.isr, live)
@@ -221,14 +224,15 @@ def isr_without_replica(isr: tuple, r: int) -> tuple:
     return isr if len(isr) == 1 else tuple(x for x in isr if x != r)
 
 
-def remove_replicas_from_isr(cfg: ModelConfig, s: ClusterState, c: Controller, dead: tuple) -> None:
-    """ReplicaStateMachine OfflineReplica via doRemoveReplicasFromIsr (Kafka 2.4.0, K5): keep the last ISR member."""
+def remove_replicas_from_isr(cfg: ModelConfig, s: ClusterState, c: Controller, dead: tuple, partitions=None) -> None:
+    """ReplicaStateMachine OfflineReplica via doRemoveReplicasFromIsr (Kafka 2.4.0, K5): keep the last ISR member
+    (the replicas of ``dead`` on every partition, or on ``partitions`` only)."""
     _read_partition_states(s, c)
     batch = ControllerBrokerRequestBatch(cfg, s, c)
     batch.new_batch()
     for r in dead:
         for p, assignment in enumerate(s.zk.assignment):
-            if r not in assignment:
+            if r not in assignment or (partitions is not None and p not in partitions):
                 continue
             batch.add_stop_replica_request_for_brokers((r,), p, False)
             st = c.partition_states[p]
@@ -280,6 +284,11 @@ def elect_controller(cfg: ModelConfig, s: ClusterState, b: int) -> None:
         _replicas_online(cfg, s, c, live)
         remove_replicas_from_isr(cfg, s, c, tuple(b for b in range(len(c.live_brokers)) if b not in live))
         trigger_online_partition_state_change(cfg, s, c)                                  # PartitionStateMachine
+        if zk.preferred_replica_election or cfg.auto_leader_rebalance_enable:
+            from .elections import run_pending_preferred_elections, schedule_auto_leader_rebalance
+            if zk.preferred_replica_election:
+                run_pending_preferred_elections(cfg, s, c)                                # pending elections
+            schedule_auto_leader_rebalance(cfg, s, c)
     except ControllerMovedException:  # pragma: no cover - a fresh controller holds the newest epoch
         resign(cfg, s, b)
 
@@ -332,11 +341,17 @@ def on_broker_startup(cfg: ModelConfig, s: ClusterState, c: Controller, brokers:
 
 def on_broker_failure(cfg: ModelConfig, s: ClusterState, c: Controller, brokers: tuple) -> None:
     """KafkaController.onBrokerFailure / onReplicasBecomeOffline (Kafka 2.4.0): elect, then shrink ISRs (K5)."""
+    offline = None
+    if c.shutting_down:  # dead brokers leave shuttingDownBrokerIds; a shutting-down leader counts as offline
+        c.shutting_down = tuple(b for b in c.shutting_down if b not in brokers)
+        down = c.shutting_down
+        offline = lambda r: not c.is_live(r) or r in down  # noqa: E731
     _read_partition_states(s, c)
     # partitionsWithoutLeader: the current leader is not online (NoLeader included)
-    offline_leader = any(st is not None and (st.leader < 0 or not c.is_live(st.leader))
+    offline_leader = any(st is not None and (st.leader < 0 or not c.is_live(st.leader)
+                                             or (offline is not None and offline(st.leader)))
                          for st in c.partition_states)
-    trigger_online_partition_state_change(cfg, s, c)
+    trigger_online_partition_state_change(cfg, s, c, offline)
     remove_replicas_from_isr(cfg, s, c, brokers)
     if not offline_leader:
         send_update_metadata_request(cfg, s, c, live_brokers(c))

@@ -58,6 +58,7 @@ def broker_crash(cfg: ModelConfig, s: ClusterState, b: int, clean: bool) -> None
     br.metadata_offset = 0            # KRaft: the metadata image and the lifecycle manager die too
     br.next_heartbeat_ms = -1
     br.want_shutdown = False
+    br.controlled_shutdown = None     # ZooKeeper era: KafkaServer.controlledShutdown's loop ends with the process
     s.controllers = tuple(c for c in s.controllers if c.broker_id != b)
 
 

@@ -98,6 +98,19 @@ class AlterIsrInflight:
 
 
 @dataclass(frozen=True, slots=True)
+class ControlledShutdownState:
+    """KafkaServer.controlledShutdown's retry loop (Kafka 2.4.0), ZooKeeper era: the attempts left
+    (controlled.shutdown.max.retries), the controller of the last attempt (prevController), the ControlledShutdown
+    request in flight (the broker it went to and the broker epoch it carries) or the response waiting to be read."""
+
+    remaining_retries: int
+    prev_controller: int = -1            # prevController: where the last request went, -1 none yet
+    request_to: int = -1                 # the request in flight went to this broker, -1 none in flight
+    request_epoch: int = -1              # the broker epoch it carries (-1 unknown: no KIP-380)
+    response: tuple = ()                 # (error, partitions the broker still leads), () none waiting
+
+
+@dataclass(frozen=True, slots=True)
 class DelayedProduce:
     """kafka.server.DelayedProduce for one partition of an acks=-1 produce (Kafka 2.4.0)."""
 
@@ -190,6 +203,7 @@ class Responses(Node):
     leader_and_isr: tuple = ()            # the partition's error in the LeaderAndIsr response
     update_metadata: tuple = ()           # the partition's error (UpdateMetadata answers one error in Kafka)
     stop_replica: tuple = ()              # the partition's error in the StopReplica response
+    elect_leaders: tuple = ()             # the partition's error in the ElectLeaders response (KIP-460)
 
 
 # --------------------------------------------------------------------------- KRaft metadata (KIP-500, KIP-631)
@@ -391,6 +405,8 @@ class Broker(Node):
     clean_shutdown_epoch: int = -1
     #: KRaft: BrokerLifecycleManager.beginControlledShutdown was called; heartbeats ask to shut down
     want_shutdown: bool = False
+    #: ZooKeeper era: KafkaServer.controlledShutdown's state (PendingControlledShutdown), None when not shutting down
+    controlled_shutdown: ControlledShutdownState | None = None
 
     def partition_mut(self, p: int) -> Partition:
         part = self.partitions[p]
@@ -434,6 +450,7 @@ class ZooKeeper(Node):
     registrations: tuple = ()            # /brokers/ids/<id>: broker epoch (czxid) or -1
     sessions: tuple = ()                 # the broker's ZooKeeper session is alive
     next_czxid: int = 1
+    preferred_replica_election: tuple = ()  # /admin/preferred_replica_election: its partitions, () absent
 
 
 # --------------------------------------------------------------------------- controller
@@ -447,6 +464,8 @@ class Controller(Node):
     live_brokers: tuple = ()             # broker epoch per broker id, -1 when not live
     partition_states: tuple = ()         # cached LeaderIsrAndControllerEpoch | None per partition
     queues: tuple = ()                   # per destination broker: tuple of control requests
+    shutting_down: tuple = ()            # ControllerContext.shuttingDownBrokerIds, sorted
+    next_rebalance_ms: int = -1          # auto-leader-rebalance-task's next run, -1 not scheduled
 
     def is_live(self, b: int) -> bool:
         return self.live_brokers[b] >= 0
@@ -485,6 +504,7 @@ class Ghost(Node):
     truncations: int = 0                 # follower truncations that removed at least one record
     session_since: tuple = ()            # per broker: time its current ZooKeeper session started
     responses: Responses = field(default_factory=Responses)  # the last response per request kind, broker and partition
+    preferred_elections: int = 0         # admin requests of a preferred-replica election (PreferredReplicaElection)
 
 
 @record

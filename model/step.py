@@ -22,6 +22,10 @@ from .config import ModelConfig
 from .controller import (deliver_control_request, live_set_changed, elect_controller, process_broker_change,
                          process_isr_change_notification, resign)
 from .delayed import expire_delayed_produce, note_error, note_response
+from .elections import (begin_zk_controlled_shutdown, deliver_controlled_shutdown, elect_leaders,
+                        process_auto_leader_rebalance,
+                        process_preferred_replica_election, receive_controlled_shutdown_response,
+                        request_preferred_replica_election)
 from .fetch_from_follower import consumer_fetch_with_client_metadata
 from .faults import (broker_crash, broker_restart, disk_wipe, flush_log, zk_delete_controller, zk_reconnect,
                      zk_session_expire)
@@ -247,6 +251,11 @@ def tick_limit(cfg: ModelConfig, s: ClusterState):
         due = br.next_heartbeat_ms                      # KRaft: BrokerLifecycleManager's heartbeat
         if due >= 0 and (limit is None or due + jitter < limit):
             limit = due + jitter
+    if cfg.auto_leader_rebalance_enable:                # the controller's auto-leader-rebalance-task
+        for c in s.controllers:
+            due = c.next_rebalance_ms
+            if due >= 0 and s.zk.sessions[c.broker_id] and (limit is None or due + jitter < limit):
+                limit = due + jitter
     q = s.quorum
     if q is not None:                                   # KRaft: the controller's stale-broker check
         timeout = cfg.broker_session_timeout_ms
@@ -296,8 +305,9 @@ def g_fence(cfg, s, a) -> bool:
 
 
 def g_controlled_shutdown(cfg, s, a) -> bool:
-    """A live, registered broker not already shutting down, within the crash budget (a shutdown ends in a stop)."""
-    if not _b(s, a):
+    """A live, registered broker not already shutting down, within the crash budget (a shutdown ends in a stop); in the
+    ZooKeeper era only with controlled.shutdown.enable."""
+    if not _b(s, a) or not (cfg.kip_500 or cfg.controlled_shutdown_enable):
         return False
     br = s.brokers[a.broker]
     return br.alive and not br.want_shutdown and br.broker_epoch >= 0 and s.ghost.crashes < cfg.max_crashes
@@ -306,6 +316,52 @@ def g_controlled_shutdown(cfg, s, a) -> bool:
 def g_controller_failover(cfg, s, a) -> bool:
     """Within the budget of controller moves (KRaft; the ZooKeeper era moves its controller by ZkDeleteController)."""
     return s.ghost.controller_moves < cfg.max_controller_moves
+
+
+def g_controlled_shutdown_request(cfg, s, a) -> bool:
+    """A live broker whose ControlledShutdown request is in flight."""
+    if not _b(s, a):
+        return False
+    br = s.brokers[a.broker]
+    return br.alive and br.controlled_shutdown is not None and br.controlled_shutdown.request_to >= 0
+
+
+def g_controlled_shutdown_response(cfg, s, a) -> bool:
+    """A live broker whose ControlledShutdown response waits to be read."""
+    if not _b(s, a):
+        return False
+    br = s.brokers[a.broker]
+    return br.alive and br.controlled_shutdown is not None and bool(br.controlled_shutdown.response)
+
+
+def g_preferred_replica_election(cfg, s, a) -> bool:
+    """The partition exists, /admin/preferred_replica_election does not (its creation would fail: NodeExists),
+    within the budget."""
+    return (0 <= a.partition < len(s.zk.assignment) and not s.zk.preferred_replica_election
+            and s.ghost.preferred_elections < cfg.max_preferred_elections)
+
+
+def _pending_election_ready(s, c) -> bool:
+    """The znode's partitions all have leadership information at the controller (else Kafka's event fails on the
+    missing key and changes nothing: the model waits instead)."""
+    return all(c.partition_states[p] is not None for p in s.zk.preferred_replica_election
+               if 0 <= p < len(c.partition_states))
+
+
+def g_preferred_election_process(cfg, s, a) -> bool:
+    c = s.controller_on(a.controller)
+    return (_controller_can_act(s, c) and bool(s.zk.preferred_replica_election)
+            and _pending_election_ready(s, c))
+
+
+def g_elect_leaders(cfg, s, a) -> bool:
+    """A live broker, an existing partition, within the admin's budget (``max_preferred_elections``)."""
+    return _bp(s, a) and s.brokers[a.broker].alive and s.ghost.preferred_elections < cfg.max_preferred_elections
+
+
+def g_auto_leader_rebalance(cfg, s, a) -> bool:
+    c = s.controller_on(a.controller)
+    return _controller_can_act(s, c) and 0 <= c.next_rebalance_ms <= s.now
 
 
 def g_disk_wipe(cfg, s, a) -> bool:
@@ -511,7 +567,36 @@ def e_disk_wipe(cfg, s, a):
 
 
 def e_controlled_shutdown(cfg, s, a):
-    begin_controlled_shutdown(cfg, s, a.broker)
+    if cfg.kip_500:
+        begin_controlled_shutdown(cfg, s, a.broker)
+    else:
+        begin_zk_controlled_shutdown(cfg, s, a.broker)
+
+
+def e_controlled_shutdown_request(cfg, s, a):
+    deliver_controlled_shutdown(cfg, s, a.broker)
+
+
+def e_controlled_shutdown_response(cfg, s, a):
+    receive_controlled_shutdown_response(cfg, s, a.broker)
+
+
+def e_preferred_replica_election(cfg, s, a):
+    request_preferred_replica_election(cfg, s, a.partition)
+
+
+def e_preferred_election_process(cfg, s, a):
+    process_preferred_replica_election(cfg, s, a.controller)
+
+
+def e_auto_leader_rebalance(cfg, s, a):
+    process_auto_leader_rebalance(cfg, s, a.controller)
+
+
+def e_elect_leaders(cfg, s, a):
+    error = elect_leaders(cfg, s, a.broker, a.partition)
+    note_error(s, error)
+    note_response(s, "elect_leaders", a.broker, a.partition, error)
 
 
 # =========================================================================== enumeration
@@ -644,6 +729,16 @@ RULES = {
     A.ControlledShutdown: (g_controlled_shutdown, e_controlled_shutdown, _per_b(A.ControlledShutdown)),
     A.DiskWipe: (g_disk_wipe, e_disk_wipe, _per_b(A.DiskWipe)),
     A.ControllerFailover: (g_controller_failover, e_controller_failover, lambda cfg, s: (A.ControllerFailover(),)),
+    A.ControlledShutdownRequest: (g_controlled_shutdown_request, e_controlled_shutdown_request,
+                                  _per_b(A.ControlledShutdownRequest)),
+    A.ControlledShutdownResponse: (g_controlled_shutdown_response, e_controlled_shutdown_response,
+                                   _per_b(A.ControlledShutdownResponse)),
+    A.PreferredReplicaElection: (g_preferred_replica_election, e_preferred_replica_election,
+                                 lambda cfg, s: (A.PreferredReplicaElection(p) for p in range(len(s.zk.assignment)))),
+    A.ControllerProcessPreferredReplicaElection: (g_preferred_election_process, e_preferred_election_process,
+                                                  _controllers(A.ControllerProcessPreferredReplicaElection)),
+    A.AutoLeaderRebalance: (g_auto_leader_rebalance, e_auto_leader_rebalance, _controllers(A.AutoLeaderRebalance)),
+    A.ElectLeaders: (g_elect_leaders, e_elect_leaders, _per_bp(A.ElectLeaders)),
 }
 assert tuple(RULES) == A.ACTION_TYPES
 
@@ -963,7 +1058,53 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
                 group(g)
     if kraft:
         _kraft_groups(cfg, s, kinds, T, group)
+    elif cfg.controlled_shutdown_enable or cfg.max_preferred_elections or cfg.auto_leader_rebalance_enable:
+        _leadership_groups(cfg, s, kinds, T, group)
     return groups
+
+
+def _leadership_groups(cfg, s, kinds, T, group) -> None:
+    """The ZooKeeper-era kinds that move leaders on purpose, in ``ACTION_TYPES`` order: controlled shutdown (its start
+    among the KRaft kinds' ``ControlledShutdown``, then its request and response), preferred-replica elections (the
+    admin's request and the controller's handling) and the auto-leader-rebalance-task."""
+    every = kinds is None
+    brokers, ghost = s.brokers, s.ghost
+    if cfg.controlled_shutdown_enable:
+        if (every or A.ControlledShutdown in kinds) and ghost.crashes < cfg.max_crashes:
+            g = [T.controlled_shutdown[br.broker_id] for br in brokers
+                 if br.alive and not br.want_shutdown and br.broker_epoch >= 0]
+            if g:
+                group(g)
+        if every or A.ControlledShutdownRequest in kinds:
+            g = [A.ControlledShutdownRequest(br.broker_id) for br in brokers
+                 if br.alive and br.controlled_shutdown is not None and br.controlled_shutdown.request_to >= 0]
+            if g:
+                group(g)
+        if every or A.ControlledShutdownResponse in kinds:
+            g = [A.ControlledShutdownResponse(br.broker_id) for br in brokers
+                 if br.alive and br.controlled_shutdown is not None and br.controlled_shutdown.response]
+            if g:
+                group(g)
+    zk = s.zk
+    if (every or A.PreferredReplicaElection in kinds) and not zk.preferred_replica_election \
+            and ghost.preferred_elections < cfg.max_preferred_elections:
+        group([A.PreferredReplicaElection(p) for p in range(len(zk.assignment))])
+    if (every or A.ControllerProcessPreferredReplicaElection in kinds) and zk.preferred_replica_election:
+        g = [A.ControllerProcessPreferredReplicaElection(c.broker_id) for c in s.controllers
+             if zk.sessions[c.broker_id] and _pending_election_ready(s, c)]
+        if g:
+            group(g)
+    if cfg.auto_leader_rebalance_enable and (every or A.AutoLeaderRebalance in kinds):
+        now = s.now
+        g = [A.AutoLeaderRebalance(c.broker_id) for c in s.controllers
+             if zk.sessions[c.broker_id] and 0 <= c.next_rebalance_ms <= now]
+        if g:
+            group(g)
+    if (every or A.ElectLeaders in kinds) and ghost.preferred_elections < cfg.max_preferred_elections:
+        n = len(zk.assignment)
+        g = [A.ElectLeaders(br.broker_id, p) for br in brokers if br.alive for p in range(n)]
+        if g:
+            group(g)
 
 
 def _kraft_groups(cfg, s, kinds, T, group) -> None:
@@ -1040,6 +1181,13 @@ _KIND_GATES = {
     A.FlushLog: lambda cfg: cfg.crash_loses_unflushed_data,             # no observable effect otherwise
     A.ListOffsets: lambda cfg: cfg.list_offsets,                        # an observation, offered on request
     A.ConsumerFetchWithClientMetadata: lambda cfg: cfg.fetch_from_follower,  # KIP-392 consumers, on request
+    A.ControlledShutdown: lambda cfg: cfg.kip_500 or cfg.controlled_shutdown_enable,  # controlled.shutdown.enable
+    A.ControlledShutdownRequest: lambda cfg: cfg.controlled_shutdown_enable,
+    A.ControlledShutdownResponse: lambda cfg: cfg.controlled_shutdown_enable,
+    A.PreferredReplicaElection: lambda cfg: cfg.max_preferred_elections > 0,  # an admin action, within its budget
+    A.ControllerProcessPreferredReplicaElection: lambda cfg: cfg.max_preferred_elections > 0,
+    A.AutoLeaderRebalance: lambda cfg: cfg.auto_leader_rebalance_enable,     # auto.leader.rebalance.enable
+    A.ElectLeaders: lambda cfg: cfg.max_preferred_elections > 0,
 }
 
 
@@ -1047,9 +1195,12 @@ _KIND_GATES = {
 #: broker lifecycle.  ``step`` refuses a kind of the other era (a trace of one era does not replay in the other).
 ZK_ONLY = frozenset({A.ElectController, A.ControllerProcessBrokerChange, A.ControllerProcessIsrChangeNotification,
                      A.ControllerResign, A.DeliverControlRequest, A.IsrChangePropagation, A.ZkSessionExpire,
-                     A.ZkReconnect, A.ZkDeleteController})
-KRAFT_ONLY = frozenset({A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker, A.HeartbeatsLost,
-                        A.ControlledShutdown, A.DiskWipe, A.ControllerFailover})
+                     A.ZkReconnect, A.ZkDeleteController,
+                     A.ControlledShutdownRequest, A.ControlledShutdownResponse, A.PreferredReplicaElection,
+                     A.ControllerProcessPreferredReplicaElection, A.AutoLeaderRebalance, A.ElectLeaders})
+#: ``ControlledShutdown`` is of both eras (KRaft's heartbeats, the ZooKeeper era's request to the controller).
+KRAFT_ONLY = frozenset({A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker, A.HeartbeatsLost, A.DiskWipe,
+                        A.ControllerFailover})
 
 
 def _in_era(cfg: ModelConfig, kind) -> bool:

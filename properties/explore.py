@@ -182,6 +182,13 @@ def next_event_ms(cfg: ModelConfig, s) -> int | None:
             for t in ((d, d + jitter) if jitter else (d,)):
                 if t > now and (best is None or t < best):
                     best = t
+    if cfg.auto_leader_rebalance_enable:               # the controller's auto-leader-rebalance-task
+        for c in s.controllers:
+            d = c.next_rebalance_ms
+            if d >= 0 and s.zk.sessions[c.broker_id]:
+                for t in ((d, d + jitter) if jitter else (d,)):
+                    if t > now and (best is None or t < best):
+                        best = t
     q = s.quorum
     if q is not None:                                  # KRaft: a session expiring, when the controller may fence
         for b, reg in enumerate(q.registrations):
@@ -200,7 +207,8 @@ CHAIN_CAP = 64
 PROGRESS_EVERY = 2_000
 
 #: the scheduler's actions: with ``eager_tasks`` one of them, when due, is taken before anything else.
-TASK_KINDS = (A.IsrExpiration, A.IsrChangePropagation, A.HighWatermarkCheckpoint, A.DelayedProduceExpire)
+TASK_KINDS = (A.IsrExpiration, A.IsrChangePropagation, A.HighWatermarkCheckpoint, A.DelayedProduceExpire,
+              A.AutoLeaderRebalance)
 
 
 #: the set of task kinds an eager search asks for, per ``without`` set
@@ -414,13 +422,21 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
                     fut(dp.deadline_ms)) for dp in br.delayed_produces]),
             br.metadata_offset, fut(br.next_heartbeat_ms), br.clean_shutdown_epoch, br.want_shutdown,
             tuple([md.broker_epochs[inv[j]] for j in range(n)]) if md.broker_epochs else (), ids(md.fenced),
-            ids(md.shutting_down),
+            ids(md.shutting_down), shutdown_key(br.controlled_shutdown),
         )
+
+    def shutdown_key(cs):
+        if cs is None:
+            return None
+        resp = cs.response
+        return (cs.remaining_retries, lid(cs.prev_controller), lid(cs.request_to), cs.request_epoch,
+                (resp[0], resp[1]) if resp else ())
 
     def controller_key(c):
         return (lid(c.broker_id), c.epoch, c.epoch_zk_version, tuple([c.live_brokers[inv[j]] for j in range(n)]),
                 tuple([liace(p, st) for p, st in enumerate(c.partition_states)]),
-                tuple([tuple([request(r) for r in c.queues[inv[j]]]) for j in range(n)]))
+                tuple([tuple([request(r) for r in c.queues[inv[j]]]) for j in range(n)]),
+                ids(c.shutting_down), fut(c.next_rebalance_ms))
 
     if identity:
         brokers = [broker_key(br) for br in s.brokers]
@@ -433,7 +449,7 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
            tuple([ordered(a) for a in zk.assignment]),
            tuple([liace(p, st) for p, st in enumerate(zk.partition_states)]), notified,
            tuple([zk.registrations[inv[j]] for j in range(n)]),
-           tuple([zk.sessions[inv[j]] for j in range(n)]), zk.next_czxid)
+           tuple([zk.sessions[inv[j]] for j in range(n)]), zk.next_czxid, zk.preferred_replica_election)
     since = []
     for j in range(n):
         br = s.brokers[inv[j]]
@@ -449,7 +465,7 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
           tuple([(u.partition, u.leader_epoch, lid(u.leader), u.taken_epoch, u.log) for u in g.unclean]),
           tuple(sorted([(p, e, lid(b), o, r) for p, e, b, o, r in g.unclean_losses])), g.controller_moves, g.crashes,
           g.lossy_crashes, g.disk_wipes, g.session_expirations, min(g.flushes, cfg.max_flushes),
-          g.isr_shrinks, g.isr_expands, min(g.truncations, 1), tuple(since))
+          g.isr_shrinks, g.isr_expands, min(g.truncations, 1), tuple(since), g.preferred_elections)
     q = s.quorum
     if q is None:
         qk = None
@@ -674,7 +690,7 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
                                 mk[1], br.isr_change_set,
                                 tuple([(dp.request_id, dp.partition, dp.required_offset, dp.first_offset,
                                         dp.record_ids) for dp in dps]), br.metadata_offset, br.clean_shutdown_epoch,
-                                br.want_shutdown))
+                                br.want_shutdown, br.controlled_shutdown))
         val = (static, tuple(versions), tuple(ptimes),
                (br.next_isr_expiration_ms, br.next_isr_propagation_ms, br.next_hw_checkpoint_ms, br.next_heartbeat_ms),
                br.last_isr_change_ms, br.last_isr_propagation_ms, tuple([dp.deadline_ms for dp in dps]),
@@ -688,7 +704,8 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
             e = memo[id(zk)] = (zk, intern_zk((
                 zk.controller, zk.controller_epoch, zk.controller_epoch_zk_version, zk.assignment,
                 tuple([None if st is None else (st.leader, st.leader_epoch, st.isr, st.controller_epoch)
-                       for st in zk.partition_states]), notified, zk.registrations, zk.sessions, zk.next_czxid)))
+                       for st in zk.partition_states]), notified, zk.registrations, zk.sessions, zk.next_czxid,
+                zk.preferred_replica_election)))
         return e[1]
 
     def liace(p, st, cur):
@@ -714,7 +731,7 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
     def controller_key(c, cur):
         return (c.broker_id, c.epoch, c.epoch_zk_version, c.live_brokers,
                 tuple([liace(p, st, cur) for p, st in enumerate(c.partition_states)]),
-                tuple([tuple([request(r, cur) for r in q]) for q in c.queues]))
+                tuple([tuple([request(r, cur) for r in q]) for q in c.queues]), c.shutting_down)
 
     def ctrl_key(c, cur):
         mk = (id(c), cur)
@@ -747,7 +764,7 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
                 tuple(sorted(set(g.leaders))), g.unclean_elections, g.unclean, g.unclean_losses,
                 g.controller_moves, g.crashes, g.lossy_crashes, g.disk_wipes,
                 g.session_expirations, min(g.flushes, cfg.max_flushes), g.isr_shrinks, g.isr_expands,
-                min(g.truncations, 1))))
+                min(g.truncations, 1), g.preferred_elections)))
         return e[1]
 
     def key(s) -> tuple:
@@ -764,7 +781,9 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
         for b, br in enumerate(s.brokers):
             add(broker_key(br, now, cur, isr_frozen, since[b]))
         for c in s.controllers:
-            add(ctrl_key(c, cur))
+            t = c.next_rebalance_ms         # the auto-leader-rebalance-task's due time, relative to now
+            add(ctrl_key(c, cur) if t < 0 else
+                (ctrl_key(c, cur), LATE if deadline is not None and t - now > deadline - now else t - now))
         if deadline is not None:
             add(deadline - now)
         q = s.quorum
@@ -1252,6 +1271,8 @@ FAIR_KINDS = frozenset({
     A.OffsetsForLeaderEpochRequest, A.OffsetsForLeaderEpochResponse, A.AlterIsrRequest, A.AlterIsrResponse,
     A.IsrExpiration, A.IsrChangePropagation, A.HighWatermarkCheckpoint, A.DelayedProduceExpire, A.ZkReconnect,
     A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker,
+    A.ControlledShutdownRequest, A.ControlledShutdownResponse, A.ControllerProcessPreferredReplicaElection,
+    A.AutoLeaderRebalance,
     A.Tick,
 })
 

@@ -339,7 +339,14 @@ EPOCH_ROUND_KINDS = (A.OffsetsForLeaderEpochRequest, A.OffsetsForLeaderEpochResp
 #: Likewise KRaft's metadata replay, heartbeats, fencing and lost heartbeats, only over a KRaft config (``kip_500``).
 KRAFT_KINDS = (A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker, A.HeartbeatsLost, A.ControlledShutdown,
                A.DiskWipe, A.ControllerFailover)
-GATED_KINDS = ALTER_ISR_KINDS + OBSERVATION_KINDS + EPOCH_ROUND_KINDS + KRAFT_KINDS
+#: Likewise the ZooKeeper era's leader moves: the ControlledShutdown request and response, the admin's
+#: preferred-replica election and its handling, the auto-leader-rebalance-task (``controlled_shutdown_enable``,
+#: ``max_preferred_elections``, ``auto_leader_rebalance_enable``; ``ControlledShutdown`` is among KRAFT_KINDS).
+LEADERSHIP_KINDS = (A.ControlledShutdownRequest, A.ControlledShutdownResponse, A.PreferredReplicaElection,
+                    A.ControllerProcessPreferredReplicaElection, A.AutoLeaderRebalance, A.ElectLeaders)
+#: the leadership kinds the control plane settles (the admin's request is not bookkeeping)
+LEADERSHIP_SETTLE_KINDS = (A.ControllerProcessPreferredReplicaElection, A.ControlledShutdownRequest)
+GATED_KINDS = ALTER_ISR_KINDS + OBSERVATION_KINDS + EPOCH_ROUND_KINDS + KRAFT_KINDS + LEADERSHIP_KINDS
 
 for _kind in A.ACTION_TYPES:
     if _kind not in GATED_KINDS:
@@ -476,8 +483,11 @@ def machine_for(cfg: ModelConfig, invariants=CATALOGUE, *, name: str = "IsrMachi
             attrs[rule_name(kind)] = _kind_rule(kind)
         attrs["settle_kinds"] = SETTLE_KINDS + extra
     for kind in rule_kinds(cfg):
-        if kind in OBSERVATION_KINDS or kind in EPOCH_ROUND_KINDS or kind in KRAFT_KINDS:
+        if kind in OBSERVATION_KINDS or kind in EPOCH_ROUND_KINDS or kind in KRAFT_KINDS or kind in LEADERSHIP_KINDS:
             attrs[rule_name(kind)] = _kind_rule(kind)
+    settle_more = tuple(k for k in LEADERSHIP_SETTLE_KINDS if k in rule_kinds(cfg))
+    if settle_more:
+        attrs["settle_kinds"] = attrs.get("settle_kinds", SETTLE_KINDS) + settle_more
     if any(k in KRAFT_KINDS for k in rule_kinds(cfg)):
         # KRaft's control plane settles by replaying the metadata log (the ZooKeeper-era kinds are never enabled)
         attrs["settle_kinds"] = attrs.get("settle_kinds", SETTLE_KINDS) + (A.MetadataApply,)

@@ -45,7 +45,7 @@ STABLE_ROUNDS = 1
 #: while any other system action is enabled (a queued control request, a truncation round, an AlterIsr, a
 #: controller event, an expired produce...) the cluster has not settled.
 PERPETUAL = frozenset({A.Tick, A.IsrExpiration, A.IsrChangePropagation, A.HighWatermarkCheckpoint, A.FetchRequest,
-                       A.FetchResponse, A.BrokerHeartbeat})
+                       A.FetchResponse, A.BrokerHeartbeat, A.AutoLeaderRebalance})
 #: the kinds the schedule may take (ZkSessionExpire only for a dead broker: ZooKeeper's own timeout)
 _KINDS = frozenset(FAIR_KINDS | {A.ZkSessionExpire})
 

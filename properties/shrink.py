@@ -156,6 +156,8 @@ _PAIRS = {
     A.HeartbeatsLost: ((A.FenceStaleBroker,), _same_broker),
     A.ControlledShutdown: ((A.BrokerRestart,), _same_broker),
     A.DiskWipe: ((A.BrokerRestart,), _same_broker),
+    A.ControlledShutdownRequest: ((A.ControlledShutdownResponse,), _same_broker),
+    A.PreferredReplicaElection: ((A.ControllerProcessPreferredReplicaElection,), lambda a, c: True),
     A.ZkDeleteController: ((A.ControllerResign,), lambda a, c: c.controller == a.controller),
 }
 

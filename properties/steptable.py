@@ -149,6 +149,22 @@ def action_words(cfg, s, a) -> str:
         return f"broker {a.broker}'s heartbeats stop reaching the controller"
     if t is A.ControlledShutdown:
         return f"broker {a.broker} begins a controlled shutdown"
+    if t is A.ControlledShutdownRequest:
+        cs = s.brokers[a.broker].controlled_shutdown
+        to = f"broker {cs.request_to}" if cs is not None else "the controller"
+        return f"broker {a.broker}'s ControlledShutdown request reaches {to}"
+    if t is A.ControlledShutdownResponse:
+        cs = s.brokers[a.broker].controlled_shutdown
+        what = f"{cs.response[0]}, still leads {list(cs.response[1])}" if cs is not None and cs.response else ""
+        return f"broker {a.broker} reads its ControlledShutdown response ({what})"
+    if t is A.PreferredReplicaElection:
+        return f"an admin asks for a preferred-replica election{_p(cfg, a.partition)}"
+    if t is A.ControllerProcessPreferredReplicaElection:
+        return f"controller {a.controller} handles /admin/preferred_replica_election"
+    if t is A.ElectLeaders:
+        return f"an admin asks broker {a.broker} to elect the preferred leader (ElectLeaders){_p(cfg, a.partition)}"
+    if t is A.AutoLeaderRebalance:
+        return f"controller {a.controller} runs the auto-leader-rebalance-task"
     if t is A.DiskWipe:
         return f"broker {a.broker}'s disk is replaced (it will come back empty)"
     if t is A.ControllerFailover:

@@ -51,9 +51,20 @@ OBSERVATION_KINDS = frozenset({A.ListOffsets, A.ConsumerFetchWithClientMetadata}
 KRAFT_CORE_KINDS = frozenset({A.MetadataApply, A.FenceStaleBroker})
 KRAFT_TIME_KINDS = frozenset({A.BrokerHeartbeat})
 KRAFT_OPTIONAL_KINDS = (A.HeartbeatsLost, A.ControlledShutdown, A.DiskWipe, A.ControllerFailover)
+#: The ZooKeeper era's leader moves (``controlled_shutdown_enable``, ``max_preferred_elections``,
+#: ``auto_leader_rebalance_enable``; ``ControlledShutdown`` is drawn with the KRaft optional kinds, when offered): the
+#: ControlledShutdown request and response and the controller's handling of /admin/preferred_replica_election are
+#: reactions every run keeps, the auto-leader-rebalance-task goes with time, the admin's election request is drawn
+#: last and only when offered, so that a run of another configuration draws exactly as before they existed.
+LEADERSHIP_CORE_KINDS = frozenset({A.ControlledShutdownRequest, A.ControlledShutdownResponse,
+                                   A.ControllerProcessPreferredReplicaElection})
+LEADERSHIP_TIME_KINDS = frozenset({A.AutoLeaderRebalance})
+LEADERSHIP_OPTIONAL_KINDS = (A.PreferredReplicaElection, A.ElectLeaders)
 OPTIONAL_KINDS = tuple(k for k in A.ACTION_TYPES
                        if k not in CORE_KINDS and k not in TIME_KINDS and k not in OBSERVATION_KINDS
-                       and k not in KRAFT_CORE_KINDS and k not in KRAFT_TIME_KINDS and k not in KRAFT_OPTIONAL_KINDS)
+                       and k not in KRAFT_CORE_KINDS and k not in KRAFT_TIME_KINDS and k not in KRAFT_OPTIONAL_KINDS
+                       and k not in LEADERSHIP_CORE_KINDS and k not in LEADERSHIP_TIME_KINDS
+                       and k not in LEADERSHIP_OPTIONAL_KINDS)
 P_OPTIONAL = 0.4
 P_TIME = 0.5
 #: Kinds a run may make eager: when one is enabled it is taken at once (with probability
@@ -73,6 +84,8 @@ EAGER_ALTER_ISR = (A.AlterIsrRequest, A.AlterIsrResponse)
 #: of the metadata log and the controller's fencing.
 EAGER_EPOCH_ROUND = (A.OffsetsForLeaderEpochRequest, A.OffsetsForLeaderEpochResponse)
 EAGER_KRAFT = (A.MetadataApply, A.FenceStaleBroker)
+EAGER_LEADERSHIP = (A.ControlledShutdownRequest, A.ControlledShutdownResponse,
+                    A.ControllerProcessPreferredReplicaElection, A.AutoLeaderRebalance)
 P_EAGER = 0.7
 EAGERNESS = 0.9
 #: Per-run weight of each broker's actions: a slow broker (weight 0.1) fetches, restarts and answers
@@ -115,11 +128,12 @@ def swarm_kinds(rng: random.Random, swarm: bool, model_kinds=()) -> frozenset:
     the kinds the model offers, which decide whether the KRaft kinds are drawn)."""
     if not swarm:
         return frozenset(A.ACTION_TYPES)
-    kinds = set(CORE_KINDS | OBSERVATION_KINDS | KRAFT_CORE_KINDS)
+    kinds = set(CORE_KINDS | OBSERVATION_KINDS | KRAFT_CORE_KINDS | LEADERSHIP_CORE_KINDS)
     if rng.random() < P_TIME:
-        kinds |= TIME_KINDS | KRAFT_TIME_KINDS
+        kinds |= TIME_KINDS | KRAFT_TIME_KINDS | LEADERSHIP_TIME_KINDS
     kinds |= {k for k in OPTIONAL_KINDS if rng.random() < P_OPTIONAL}
     kinds |= {k for k in KRAFT_OPTIONAL_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
+    kinds |= {k for k in LEADERSHIP_OPTIONAL_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
     return frozenset(kinds)
 
 
@@ -135,7 +149,7 @@ class Policy:
         self.kinds = swarm_kinds(rng, swarm, model_kinds)
         self.weights = [rng.choice(BROKER_WEIGHTS) for _ in range(cfg.n_brokers)] if swarm else None
         candidates = EAGER_CANDIDATES + tuple(k for k in EAGER_ALTER_ISR + EAGER_EPOCH_ROUND + EAGER_KRAFT
-                                              if k in model_kinds)
+                                              + EAGER_LEADERSHIP if k in model_kinds)
         self.eager = frozenset(k for k in candidates if rng.random() < P_EAGER) if swarm else frozenset()
         self.targeted = swarm and rng.random() < P_TARGETED
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from isrlab.model import actions as A
 from kafkacase import Case, case, missing, out_of_scope
 
 # ============================================================================ PartitionLeaderElectionAlgorithmsTest
@@ -58,15 +59,148 @@ def last_isr_offline_enabled():
 for _name in ("testReassignPartitionLeaderElection", "testReassignPartitionLeaderElectionWithNoLiveIsr",
               "testReassignPartitionLeaderElectionWithEmptyIsr"):
     missing(P + _name, "reassignment", "reassignPartitionLeaderElection runs only during a reassignment.")
-for _name in ("testPreferredReplicaPartitionLeaderElection",
-              "testPreferredReplicaPartitionLeaderElectionPreferredReplicaInIsrNotLive",
-              "testPreferredReplicaPartitionLeaderElectionPreferredReplicaNotInIsrLive",
-              "testPreferredReplicaPartitionLeaderElectionPreferredReplicaNotInIsrNotLive"):
-    missing(P + _name, "preferred election", "preferredReplicaPartitionLeaderElection.")
-for _name in ("testControlledShutdownPartitionLeaderElection",
-              "testControlledShutdownPartitionLeaderElectionLastIsrShuttingDown",
-              "testControlledShutdownPartitionLeaderElectionAllIsrSimultaneouslyShutdown"):
-    missing(P + _name, "controlled shutdown", "controlledShutdownPartitionLeaderElection (shutting-down brokers).")
+# The preferred-replica and controlled-shutdown elections run as the controller runs them: the admin's
+# /admin/preferred_replica_election (PreferredReplicaElection, then the controller's handling) and a broker's
+# ControlledShutdown request.  Where Kafka's test has replicas that are not live, here they are stopped brokers.
+PREFERRED = dict(ELECTION, max_preferred_elections=1)
+SHUTDOWN = dict(ELECTION, controlled_shutdown_enable=True)
+
+
+def preferred_election(c: Case, controller: int, p: int = 0) -> Case:
+    """The admin creates /admin/preferred_replica_election for p; the controller handles it and deletes the znode."""
+    return c.do(A.PreferredReplicaElection(p)).do(A.ControllerProcessPreferredReplicaElection(controller))
+
+
+def controlled_shutdown_request(c: Case, b: int) -> Case:
+    """Broker b sends ControlledShutdown to the controller, which handles it (the response waits at b)."""
+    return c.do(A.ControlledShutdown(b)).do(A.ControlledShutdownRequest(b))
+
+
+def _leader_1_isr(c: Case, catch_up: bool) -> Case:
+    """Broker 0 (Kafka's 2) stops and comes back: broker 1 (Kafka's 4) leads in epoch 1; with ``catch_up`` broker 0
+    fetches and rejoins the ISR."""
+    c.create_topic(controller=1).catch_up()
+    c.crash(0).broker_change(1).deliver_all()
+    c.check("zk.partition_states.0.leader", 1, "4 (here 1) leads")
+    c.restart(0).broker_change(1).deliver_all()
+    if catch_up:
+        c.catch_up()
+    return c
+
+
+@case(P + "testPreferredReplicaPartitionLeaderElection")
+def preferred_replica_election():
+    c = Case(P + "testPreferredReplicaPartitionLeaderElection",
+             "Assignment [2, 4] (here [0, 1]), ISR [2, 4], both live: the preferred-replica election picks the "
+             "first assigned replica, 2 (here 0).", **PREFERRED)
+    c.adapt("The election runs when 4 (here 1) leads: 2 (here 0) stopped, came back and caught up.")
+    _leader_1_isr(c, catch_up=True)
+    c.check("zk.partition_states.0.isr", [0, 1], "ISR [2, 4] (here [0, 1])")
+    preferred_election(c, 1)
+    c.check("zk.partition_states.0.leader", 0, "the preferred replica 2 (here 0) leads")
+    c.check("zk.partition_states.0.leader_epoch", 2, "in a new leader epoch")
+    c.check("zk.partition_states.0.isr", [0, 1], "the ISR unchanged")
+    return c
+
+
+@case(P + "testPreferredReplicaPartitionLeaderElectionPreferredReplicaInIsrNotLive")
+def preferred_in_isr_not_live():
+    c = Case(P + "testPreferredReplicaPartitionLeaderElectionPreferredReplicaInIsrNotLive",
+             "Assignment [2, 4] (here [0, 1]), ISR [2] (here [0]), no replica live: no preferred leader is elected "
+             "(None): the partition stays without a leader.", n_brokers=3, replication_factor=2,
+             max_preferred_elections=1)
+    c.adapt("The controller lives on broker 2, outside the assignment; broker 1 never fetches and leaves the "
+            "ISR, then both replicas stop.")
+    c.create_topic(controller=2)
+    c.sleep(15000)                       # broker 1 never fetches: the leader drops it from the ISR
+    c.check("zk.partition_states.0.isr", [0], "ISR [2] (here [0])")
+    c.crash(0).crash(1).broker_change(2).deliver_all()
+    c.check("zk.partition_states.0.leader", -1, "no replica is live: no leader")
+    preferred_election(c, 2)
+    c.check("zk.partition_states.0.leader", -1, "no preferred leader elected (None)")
+    c.check("zk.partition_states.0.leader_epoch", 1, "the partition state is not written")
+    c.check("zk.preferred_replica_election", [], "the admin's request is done (the znode deleted)")
+    return c
+
+
+@case(P + "testPreferredReplicaPartitionLeaderElectionPreferredReplicaNotInIsrLive")
+def preferred_not_in_isr_live():
+    c = Case(P + "testPreferredReplicaPartitionLeaderElectionPreferredReplicaNotInIsrLive",
+             "Assignment [2, 4] (here [0, 1]), ISR [4] (here [1]), both live: the preferred replica is not in the "
+             "ISR, so no leader is elected (None) and 4 (here 1) keeps leading.", **PREFERRED)
+    c.adapt("2 (here 0) stopped and came back but has not fetched yet, so it is live and out of the ISR.")
+    _leader_1_isr(c, catch_up=False)
+    c.check("zk.partition_states.0.isr", [1], "ISR [4] (here [1])")
+    preferred_election(c, 1)
+    c.check("zk.partition_states.0.leader", 1, "no preferred leader elected: 4 (here 1) still leads")
+    c.check("zk.partition_states.0.leader_epoch", 1, "the partition state is not written")
+    return c
+
+
+@case(P + "testPreferredReplicaPartitionLeaderElectionPreferredReplicaNotInIsrNotLive")
+def preferred_not_in_isr_not_live():
+    c = Case(P + "testPreferredReplicaPartitionLeaderElectionPreferredReplicaNotInIsrNotLive",
+             "Assignment [2, 4] (here [0, 1]), the preferred replica 2 (here 0) neither live nor in the ISR: no "
+             "leader is elected (None).", **PREFERRED)
+    c.adapt("Kafka's test has an empty ISR, which the 2.4 controller never writes (the last ISR member is kept): "
+            "here the ISR is [4] (here [1]), the live leader, and 2 (here 0) is stopped.")
+    c.create_topic(controller=1).catch_up()
+    c.crash(0).broker_change(1).deliver_all()
+    c.check("zk.partition_states.0.isr", [1], "2 (here 0) is out of the ISR")
+    preferred_election(c, 1)
+    c.check("zk.partition_states.0.leader", 1, "no preferred leader elected")
+    c.check("zk.partition_states.0.leader_epoch", 1, "the partition state is not written")
+    return c
+
+
+@case(P + "testControlledShutdownPartitionLeaderElection")
+def controlled_shutdown_election():
+    c = Case(P + "testControlledShutdownPartitionLeaderElection",
+             "Assignment [2, 4] (here [0, 1]), ISR [2, 4], both live, 2 (here 0) shutting down: the controlled-"
+             "shutdown election picks 4 (here 1) and drops 2 from the ISR.", **SHUTDOWN)
+    c.create_topic(controller=1).catch_up()
+    c.check("zk.partition_states.0.isr", [0, 1], "ISR [2, 4] (here [0, 1])")
+    controlled_shutdown_request(c, 0)
+    c.check("zk.partition_states.0.leader", 1, "4 (here 1) leads")
+    c.check("zk.partition_states.0.isr", [1], "without the shutting-down broker")
+    c.check("brokers.0.controlled_shutdown.response", ["NONE", []], "2 (here 0) leads nothing any more")
+    return c
+
+
+@case(P + "testControlledShutdownPartitionLeaderElectionLastIsrShuttingDown")
+def controlled_shutdown_last_isr():
+    c = Case(P + "testControlledShutdownPartitionLeaderElectionLastIsrShuttingDown",
+             "Assignment [2, 4] (here [0, 1]), ISR [2] (here [0]), both live, 2 shutting down: no leader is elected "
+             "(None); 2 keeps leading and the controller says so.", **SHUTDOWN)
+    c.create_topic(controller=1)
+    c.sleep(15000)                       # broker 1 never fetches: the leader drops it from the ISR
+    c.check("zk.partition_states.0.isr", [0], "ISR [2] (here [0])")
+    controlled_shutdown_request(c, 0)
+    c.check("zk.partition_states.0.leader", 0, "no new leader (None): 2 (here 0) still leads")
+    c.check("zk.partition_states.0.leader_epoch", 0, "the partition state is not written")
+    c.check("brokers.0.controlled_shutdown.response", ["NONE", [0]], "the partition it still leads")
+    return c
+
+
+@case(P + "testControlledShutdownPartitionLeaderElectionAllIsrSimultaneouslyShutdown")
+def controlled_shutdown_all_isr():
+    c = Case(P + "testControlledShutdownPartitionLeaderElectionAllIsrSimultaneouslyShutdown",
+             "Assignment [2, 4] (here [0, 1]), ISR [2, 4], both live and both shutting down: no leader is elected "
+             "(None).", n_brokers=3, replication_factor=2, controlled_shutdown_enable=True)
+    c.adapt("Both ISR members shut down with the ISR [2, 4] (here [0, 1]) when 4 (here 1) rejoins the ISR "
+            "after its own shutdown began: it was out of the ISR then (so the controller removed nothing), and "
+            "fetched again before the controller's StopReplica reached it.  The controller lives on broker 2.")
+    c.create_topic(controller=2)
+    c.sleep(15000)                       # broker 1 never fetches: the leader drops it from the ISR
+    c.check("zk.partition_states.0.isr", [0], "4 (here 1) out of the ISR")
+    controlled_shutdown_request(c, 1)
+    c.check("brokers.1.controlled_shutdown.response", ["NONE", []], "4 (here 1) is shutting down")
+    c.catch_up(followers=[1])            # it fetches before its StopReplica arrives: the leader takes it back
+    c.check("zk.partition_states.0.isr", [0, 1], "ISR [2, 4] (here [0, 1]), 4 shutting down")
+    controlled_shutdown_request(c, 0)
+    c.check("zk.partition_states.0.leader", 0, "no new leader (None): 2 (here 0) still leads")
+    c.check("brokers.0.controlled_shutdown.response", ["NONE", [0]], "the partition 2 (here 0) still leads")
+    return c
 
 
 # ============================================================================ ControllerChannelManagerTest
@@ -106,8 +240,30 @@ def leader_and_isr_request_sent():
 missing(CC + "testLeaderAndIsrRequestIsNew", "controller batch internals",
         "The same partition added twice to one batch (isNew true, then false) keeps isNew; the model's "
         "controller never adds a partition twice to a batch.")
-missing(CC + "testLeaderAndIsrRequestSentToLiveOrShuttingDownBrokers", "controlled shutdown",
-        "Requests go to live and shutting-down brokers, not to dead ones.")
+FOUR = dict(n_brokers=4, replication_factor=3, controlled_shutdown_enable=True)
+
+
+@case(CC + "testLeaderAndIsrRequestSentToLiveOrShuttingDownBrokers")
+def leader_and_isr_to_live_or_shutting_down():
+    c = Case(CC + "testLeaderAndIsrRequestSentToLiveOrShuttingDownBrokers",
+             "Brokers 1, 2, 3 (here 0, 1, 2), 2 shutting down, 3 dead: a LeaderAndIsr for the partition on all "
+             "three goes to 1 and 2 only, each with one LeaderAndIsr and one UpdateMetadata request.", **FOUR)
+    c.adapt("The batch is the one the controller (broker 3) sends when 2 (here 1), the leader, asks to shut down "
+            "while 3 (here 2) is dead: the controlled-shutdown election's LeaderAndIsr goes to the live or "
+            "shutting-down replicas.  Broker 3 also gets the UpdateMetadata (Kafka's test has no controller broker).")
+    c.create_topic(controller=3).catch_up()
+    c.crash(0).broker_change(3).deliver_all()
+    c.restart(0).broker_change(3).deliver_all().catch_up()
+    c.crash(2).broker_change(3).deliver_all()
+    c.check("zk.partition_states.0.leader", 1, "2 (here 1) leads")
+    controlled_shutdown_request(c, 1)
+    q = "controllers.0.queues"
+    for b in (0, 1):
+        c.check(f"{q}.{b}.0.@type", "LeaderAndIsrRequest", f"broker {b} gets one LeaderAndIsr")
+        c.check(f"{q}.{b}.0.partition_states.0.partition", 0, "for the partition")
+        c.check(f"{q}.{b}.1.@type", "UpdateMetadataRequest", "and one UpdateMetadata")
+    c.check(f"{q}.2", [], "the dead broker 3 (here 2) gets nothing")
+    return c
 out_of_scope(CC + "testLeaderAndIsrInterBrokerProtocolVersion", "request versions per inter-broker protocol")
 
 
@@ -131,8 +287,25 @@ missing(CC + "testUpdateMetadataDoesNotIncludePartitionsWithoutLeaderAndIsr", "c
         "UpdateMetadata asked for partitions that have no leadership information yet.")
 missing(CC + "testUpdateMetadataRequestDuringTopicDeletion", "StopReplica",
         "Partitions of a topic queued for deletion go out with leader -2 (LeaderDuringDelete).")
-missing(CC + "testUpdateMetadataIncludesLiveOrShuttingDownBrokers", "controlled shutdown",
-        "Live brokers in UpdateMetadata include shutting-down ones.")
+@case(CC + "testUpdateMetadataIncludesLiveOrShuttingDownBrokers")
+def update_metadata_live_or_shutting_down():
+    c = Case(CC + "testUpdateMetadataIncludesLiveOrShuttingDownBrokers",
+             "Brokers 1, 2, 3 (here 0, 1, 2), 2 shutting down, 3 dead: an UpdateMetadata with no partition goes to 1 "
+             "and 2, and names both as live brokers.", **FOUR)
+    c.adapt("The UpdateMetadata without partitions is the one the controller (broker 3) sends after 3 (here 2) "
+            "dies without leading anything (onReplicasBecomeOffline), while 2 (here 1) is shutting down.  Its live "
+            "brokers also name broker 3, the controller's own (Kafka's test has no controller broker).")
+    c.create_topic(controller=3).catch_up()
+    controlled_shutdown_request(c, 1)
+    c.deliver_all()
+    c.crash(2).broker_change(3)
+    q = "controllers.0.queues"
+    for b in (0, 1):
+        c.check(f"{q}.{b}.-1.@type", "UpdateMetadataRequest", f"broker {b}'s last request: UpdateMetadata")
+        c.check(f"{q}.{b}.-1.partition_states", [], "with no partition")
+        c.check(f"{q}.{b}.-1.live_brokers", [0, 1, 3], "live: 1 and 2 (here 0, 1; and the controller's 3)")
+    c.check(f"{q}.2", [], "nothing to the dead broker")
+    return c
 out_of_scope(CC + "testUpdateMetadataInterBrokerProtocolVersion", "request versions per inter-broker protocol")
 for _name, _detail in (
         ("testStopReplicaRequestSent", "StopReplica (no delete) for three partitions to a live broker."),
@@ -142,8 +315,25 @@ for _name, _detail in (
         ("testMixedDeleteAndNotDeleteStopReplicaRequests", "Delete and no-delete StopReplica in one batch."),
         ("testStopReplicaGroupsByBroker", "StopReplica to two live brokers.")):
     missing(CC + _name, "StopReplica", _detail)
-missing(CC + "testStopReplicaSentOnlyToLiveAndShuttingDownBrokers", "controlled shutdown",
-        "StopReplica to a shutting-down broker (and not to a dead one).")
+@case(CC + "testStopReplicaSentOnlyToLiveAndShuttingDownBrokers")
+def stop_replica_live_and_shutting_down():
+    c = Case(CC + "testStopReplicaSentOnlyToLiveAndShuttingDownBrokers",
+             "StopReplica (no delete) for three partitions to 2 (shutting down) and 3 (dead): only 2 gets it, as one "
+             "request naming the three partitions, not deleting.",
+             n_brokers=5, replication_factor=4, n_partitions=3, controlled_shutdown_enable=True)
+    c.adapt("Five brokers, the controller on 0; Kafka's 2 is broker 3 here, a follower of all three partitions, and "
+            "Kafka's 3 is broker 4, dead (the StopReplica its failure queues is dropped).  The batch is the one "
+            "doControlledShutdown sends for the partitions 2 (here 3) follows; the OfflineReplica transition that "
+            "follows sends a second, in a batch of its own.")
+    c.create_topic(controller=0).catch_up(p=0).catch_up(p=1).catch_up(p=2)
+    c.crash(4).broker_change(0).deliver_all()
+    controlled_shutdown_request(c, 3)
+    q = "controllers.0.queues"
+    c.check(f"{q}.3.0.@type", "StopReplicaRequest", "2 (here 3) gets one StopReplica")
+    c.check(f"{q}.3.0.delete_partitions", False, "not deleting")
+    c.check(f"{q}.3.0.partitions", [0, 1, 2], "for the three partitions")
+    c.check(f"{q}.4", [], "the dead broker gets nothing")
+    return c
 out_of_scope(CC + "testStopReplicaInterBrokerProtocolVersion", "request versions per inter-broker protocol")
 
 
@@ -228,10 +418,91 @@ missing(CI + "testTopicPartitionExpansionWithOfflineReplica", "partition expansi
 for _name in ("testPartitionReassignment", "testPartitionReassignmentWithOfflineReplicaHaltingProgress",
               "testPartitionReassignmentResumesAfterReplicaComesOnline"):
     missing(CI + _name, "reassignment", "Partition reassignment through /admin/reassign_partitions.")
-for _name in ("testPreferredReplicaLeaderElection", "testBackToBackPreferredReplicaLeaderElections",
-              "testPreferredReplicaLeaderElectionWithOfflinePreferredReplica",
-              "testAutoPreferredReplicaLeaderElection"):
-    missing(CI + _name, "preferred election", "Preferred-replica leader election (manual or automatic).")
+#: makeServers: controlled.shutdown.enable (Kafka's default, TestUtils.createBrokerConfigs), preferred elections by
+#: the admin, leader.imbalance.check.interval.seconds = 1
+SERVERS = dict(n_brokers=2, replication_factor=2, controlled_shutdown_enable=True, max_preferred_elections=4,
+               leader_imbalance_check_interval_ms=1000)
+
+
+def shutdown(c: Case, b: int, controller: int) -> Case:
+    """KafkaServer.shutdown with controlled shutdown: the request, its requests delivered, the response, the stop;
+    then the controller sees the broker gone."""
+    controlled_shutdown_request(c, b).deliver_all()
+    return c.do(A.ControlledShutdownResponse(b)).broker_change(controller).deliver_all()
+
+
+def _preferred_round(c: Case, controller: int, other: int, epoch: int) -> Case:
+    """ControllerIntegrationTest.preferredReplicaLeaderElection: the other broker (the preferred replica) shuts down,
+    comes back and rejoins the ISR, then an admin's preferred-replica election makes it lead again."""
+    shutdown(c, other, controller)
+    c.check("zk.partition_states.0.leader", controller, "the controller's broker leads after the shutdown")
+    c.check("zk.partition_states.0.leader_epoch", epoch + 1, f"leader epoch {epoch + 1}")
+    c.check("zk.partition_states.0.controller_epoch", 1, "controller epoch 1")
+    c.restart(other).broker_change(controller).deliver_all().catch_up()
+    c.check("zk.partition_states.0.isr", [0, 1], "the restarted broker rejoins the ISR")
+    preferred_election(c, controller)
+    c.check("zk.preferred_replica_election", [], "/admin/preferred_replica_election removed after completion")
+    c.check("zk.partition_states.0.leader", other, "the preferred replica leads again")
+    c.check("zk.partition_states.0.leader_epoch", epoch + 2, f"leader epoch {epoch + 2}")
+    c.check("zk.partition_states.0.controller_epoch", 1, "controller epoch 1")
+    return c
+
+
+@case(CI + "testPreferredReplicaLeaderElection")
+def preferred_replica_leader_election():
+    c = Case(CI + "testPreferredReplicaLeaderElection",
+             "Two brokers, replicas [other, controller]: the other broker shuts down (the controller's broker leads, "
+             "epoch 1), comes back and rejoins the ISR; a preferred-replica election makes it lead (epoch 2) and "
+             "removes /admin/preferred_replica_election.", **SERVERS)
+    c.adapt("The controller is broker 1 and the other broker 0, so the replicas are [0, 1].")
+    c.create_topic(controller=1).catch_up()
+    return _preferred_round(c, 1, 0, 0)
+
+
+@case(CI + "testBackToBackPreferredReplicaLeaderElections")
+def back_to_back_preferred_elections():
+    c = Case(CI + "testBackToBackPreferredReplicaLeaderElections",
+             "The round of testPreferredReplicaLeaderElection twice: leader epochs 1, 2, then 3, 4.", **SERVERS)
+    c.adapt("The controller is broker 1 and the other broker 0, so the replicas are [0, 1].")
+    c.create_topic(controller=1).catch_up()
+    _preferred_round(c, 1, 0, 0)
+    return _preferred_round(c, 1, 0, 2)
+
+
+@case(CI + "testPreferredReplicaLeaderElectionWithOfflinePreferredReplica")
+def preferred_election_offline_preferred():
+    c = Case(CI + "testPreferredReplicaLeaderElectionWithOfflinePreferredReplica",
+             "Replicas [other, controller]; the other broker shuts down and stays down: the preferred-replica "
+             "election gives up, removes /admin/preferred_replica_election, and the controller's broker still leads "
+             "in epoch 1.", **SERVERS)
+    c.adapt("The controller is broker 1 and the other broker 0, so the replicas are [0, 1].")
+    c.create_topic(controller=1).catch_up()
+    shutdown(c, 0, 1)
+    preferred_election(c, 1)
+    c.check("zk.preferred_replica_election", [], "/admin/preferred_replica_election removed after giving up")
+    c.check("zk.partition_states.0.leader", 1, "the controller's broker leads")
+    c.check("zk.partition_states.0.leader_epoch", 1, "leader epoch 1")
+    c.check("zk.partition_states.0.controller_epoch", 1, "controller epoch 1")
+    return c
+
+
+@case(CI + "testAutoPreferredReplicaLeaderElection")
+def auto_preferred_election():
+    c = Case(CI + "testAutoPreferredReplicaLeaderElection",
+             "auto.leader.rebalance.enable, replicas [1, 0] with the controller on 0: broker 1 shuts down (0 leads, "
+             "epoch 1), starts again, and the auto-leader-rebalance-task makes it lead again (epoch 2).",
+             auto_leader_rebalance_enable=True, assignment_start_index=1, **SERVERS)
+    c.create_topic(controller=0).catch_up()
+    shutdown(c, 1, 0)
+    c.check("zk.partition_states.0.leader", 0, "0 leads after the shutdown")
+    c.check("zk.partition_states.0.leader_epoch", 1, "leader epoch 1")
+    c.restart(1).broker_change(0).deliver_all().catch_up()
+    c.sleep(5000)                        # the task's first run, 5 s after the failover
+    c.deliver_all()
+    c.check("zk.partition_states.0.leader", 1, "the preferred replica 1 leads again")
+    c.check("zk.partition_states.0.leader_epoch", 2, "leader epoch 2")
+    c.check("zk.partition_states.0.controller_epoch", 1, "controller epoch 1")
+    return c
 
 
 def _entire_isr_offline(name: str, unclean: bool) -> Case:
@@ -260,15 +531,71 @@ def entire_isr_offline_enabled():
     return _entire_isr_offline("testLeaderAndIsrWhenEntireIsrOfflineAndUncleanLeaderElectionEnabled", True)
 
 
-missing(CI + "testControlledShutdown", "controlled shutdown", "Three controlled shutdowns in turn.")
-missing(CI + "testControllerRejectControlledShutdownRequestWithStaleBrokerEpoch", "controlled shutdown",
-        "A ControlledShutdown request with a stale broker epoch.")
+@case(CI + "testControlledShutdown")
+def controlled_shutdown():
+    c = Case(CI + "testControlledShutdown",
+             "Replicas [0, 1, 2], leader 0: broker 2 asks for a controlled shutdown (nothing left to move; ISR [0, 1] "
+             "at the others), then broker 1 (nothing left; 0 still leads), then broker 0, which still leads the "
+             "partition (one partition remains) and the leader does not change anywhere.",
+             n_brokers=3, replication_factor=3, controlled_shutdown_enable=True)
+    c.adapt("Kafka's test calls KafkaController.controlledShutdown for each broker; here each broker sends its "
+            "ControlledShutdown request (with its broker epoch) and keeps running, its response unread.")
+    c.create_topic(controller=0).catch_up()
+    controlled_shutdown_request(c, 2).deliver_all()
+    c.check("brokers.2.controlled_shutdown.response", ["NONE", []], "no partition remaining")
+    for b in (0, 1):
+        c.check(f"brokers.{b}.metadata.partitions.0.leader", 0, "leader after the shutdown: 0")
+        c.check(f"brokers.{b}.metadata.partitions.0.isr", [0, 1], "ISR [0, 1]")
+    controlled_shutdown_request(c, 1).deliver_all()
+    c.check("brokers.1.controlled_shutdown.response", ["NONE", []], "no partition remaining")
+    c.check("brokers.0.metadata.partitions.0.leader", 0, "0 still leads")
+    for b in (0, 1, 2):
+        c.check(f"brokers.{b}.metadata.partitions.0.leader", 0, f"broker {b}'s metadata: leader 0")
+    controlled_shutdown_request(c, 0).deliver_all()
+    c.check("brokers.0.controlled_shutdown.response", ["NONE", [0]], "one partition remaining")
+    for b in (0, 1, 2):
+        c.check(f"brokers.{b}.metadata.partitions.0.leader", 0, "the leader does not change")
+    return c
+
+
+@case(CI + "testControllerRejectControlledShutdownRequestWithStaleBrokerEpoch")
+def controlled_shutdown_stale_epoch():
+    c = Case(CI + "testControllerRejectControlledShutdownRequestWithStaleBrokerEpoch",
+             "A ControlledShutdown request carrying an older broker epoch than the controller knows is refused with "
+             "STALE_BROKER_EPOCH (StaleBrokerEpochException).",
+             n_brokers=2, replication_factor=2, controlled_shutdown_enable=True)
+    c.adapt("Kafka's test sends the broker's epoch - 1; here the request is sent, then the broker's ZooKeeper "
+            "session expires and it registers again (a new epoch) and the controller learns it (KIP-380) before "
+            "the request arrives.")
+    c.create_topic(controller=0)
+    c.do(A.ControlledShutdown(1))
+    c.expire(1).reconnect(1).broker_change(0)
+    c.do(A.ControlledShutdownRequest(1))
+    c.check("brokers.1.controlled_shutdown.response", ["STALE_BROKER_EPOCH", []], "STALE_BROKER_EPOCH")
+    c.check("controllers.0.shutting_down", [], "the broker is not taken as shutting down")
+    return c
 missing(CI + "testControllerMoveOnTopicCreation", "partition expansion",
         "The controller handles a topic creation after it moved and resigns (ControllerMovedException).")
 missing(CI + "testControllerMoveOnTopicDeletion", "StopReplica",
         "The controller handles a topic deletion after it moved and resigns.")
-missing(CI + "testControllerMoveOnPreferredReplicaElection", "preferred election",
-        "The controller handles a preferred election after it moved and resigns.")
+@case(CI + "testControllerMoveOnPreferredReplicaElection")
+def controller_move_on_preferred_election():
+    c = Case(CI + "testControllerMoveOnPreferredReplicaElection",
+             "The controller handles a preferred-replica election after another controller was elected: its "
+             "ZooKeeper write is fenced (ControllerMovedException) and it resigns.",
+             n_brokers=2, replication_factor=1, max_preferred_elections=1)
+    c.adapt("Kafka's test holds the controller's event thread while it creates the election znode and moves "
+            "/controller (a controller epoch registered by no broker).  Here broker 1 is elected after the "
+            "/controller deletion, the admin then creates the znode, and the old controller (broker 0) handles it "
+            "first.  One replica, on broker 0: nothing to elect, so the first ZooKeeper write is the znode's "
+            "deletion.")
+    c.create_topic(controller=0)
+    c.do(A.ZkDeleteController(0)).elect(1)
+    preferred_election(c, 0)
+    c.check("controllers.0.broker_id", 1, "the old controller resigned: only broker 1's is left")
+    c.check("zk.preferred_replica_election", [0], "its fenced deletion left the znode")
+    c.check("zk.partition_states.0.leader", 0, "the leader unchanged")
+    return c
 missing(CI + "testControllerMoveOnPartitionReassignment", "reassignment",
         "The controller handles a reassignment after it moved and resigns.")
 

@@ -256,6 +256,10 @@ class Case:
             for dp in sorted(self.s.brokers[b].delayed_produces, key=lambda d: d.request_id):
                 if self.s.now >= dp.deadline_ms:
                     self.do(A.DelayedProduceExpire(b, dp.request_id))
+        if "rebalance" not in skip:        # the controller's auto-leader-rebalance-task
+            for ctl in list(self.s.controllers):
+                if 0 <= ctl.next_rebalance_ms <= self.s.now and self.s.zk.sessions[ctl.broker_id]:
+                    self.do(A.AutoLeaderRebalance(ctl.broker_id))
         return self
 
     def sleep(self, ms: int, run_at_end: bool = True, skip=()) -> "Case":
