@@ -256,6 +256,24 @@ class DiskWipe:
     broker: int
 
 
+# ----------------------------------------------------------------- log start offset
+@dataclass(frozen=True, slots=True)
+class DeleteRecords:
+    """An admin client's DeleteRecords request for ``partition`` reaches ``broker``: delete the records below
+    ``offset`` (-1: DeleteRecordsRequest.HIGH_WATERMARK, up to the leader's HW)."""
+    broker: int
+    partition: int
+    offset: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteOldSegments:
+    """The log-retention task runs on ``broker``'s log of ``partition`` (Log.deleteOldSegments): segments over the
+    retention limit are deleted and the log start offset moves."""
+    broker: int
+    partition: int
+
+
 Action = Union[
     ElectController, ControllerProcessBrokerChange, ControllerProcessIsrChangeNotification, ControllerResign,
     DeliverControlRequest, Produce, ConsumerFetch, FetchRequest, FetchResponse, OffsetsForLeaderEpoch,
@@ -263,6 +281,7 @@ Action = Union[
     BrokerCrash, BrokerRestart, ZkSessionExpire, ZkReconnect, ZkDeleteController, ListOffsets,
     ConsumerFetchWithClientMetadata, OffsetsForLeaderEpochRequest, OffsetsForLeaderEpochResponse,
     MetadataApply, BrokerHeartbeat, FenceStaleBroker, HeartbeatsLost, ControlledShutdown, DiskWipe,
+    DeleteRecords, DeleteOldSegments,
 ]
 
 #: Every action class, in the documented order of ``enabled_actions``.

@@ -147,6 +147,16 @@ class ProduceResponseData:
 
 
 @dataclass(frozen=True, slots=True)
+class DeleteRecordsResponseData:
+    """DeleteRecordsResponse.PartitionResponse (Kafka 2.4.0): the error and the low watermark (-1,
+    INVALID_LOW_WATERMARK, on an error); ``requested_offset`` the offset the leader deleted to (the HW for -1)."""
+
+    error: str
+    low_watermark: int
+    requested_offset: int = -1
+
+
+@dataclass(frozen=True, slots=True)
 class ListOffsetsResponseData:
     """ListOffsetResponse.PartitionData (Kafka 2.4.0, v5): -1 for UNKNOWN_TIMESTAMP / UNKNOWN_OFFSET / no epoch."""
 
@@ -190,6 +200,7 @@ class Responses(Node):
     leader_and_isr: tuple = ()            # the partition's error in the LeaderAndIsr response
     update_metadata: tuple = ()           # the partition's error (UpdateMetadata answers one error in Kafka)
     stop_replica: tuple = ()              # the partition's error in the StopReplica response
+    delete_records: tuple = ()            # DeleteRecordsResponseData
 
 
 # --------------------------------------------------------------------------- KRaft metadata (KIP-500, KIP-631)
@@ -480,6 +491,8 @@ class Ghost(Node):
     truncations: int = 0                 # follower truncations that removed at least one record
     session_since: tuple = ()            # per broker: time its current ZooKeeper session started
     responses: Responses = field(default_factory=Responses)  # the last response per request kind, broker and partition
+    delete_records: int = 0              # DeleteRecords requests handled (budget max_delete_records)
+    retention_runs: int = 0              # DeleteOldSegments runs (budget max_retention_runs)
 
 
 @record

@@ -31,9 +31,9 @@ from .list_offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, handle_list_offs
 from .losses import judge
 from .node import memo_by_identity
 from .quorum_controller import fence_broker, initial_quorum, is_unfenced, lose_heartbeats, session_expired
-from .replica_manager import (CONSUMER_ID, append_records, checkpoint_high_watermarks, fetch_messages,
-                              isr_expiration, maybe_propagate_isr_changes)
-from .log import UNDEFINED_EPOCH
+from .replica_manager import (CONSUMER_ID, append_records, checkpoint_high_watermarks, delete_records, fetch_messages,
+                              isr_expiration, maybe_propagate_isr_changes, run_log_retention)
+from .log import UNDEFINED_EPOCH, deletable_segments
 from .state import (FETCHING, TRUNCATING, Broker, ClusterState, Ghost, ZooKeeper)
 
 
@@ -331,6 +331,21 @@ def g_delete_controller(cfg, s, a) -> bool:
             and s.zk.controller_epoch < cfg.max_controller_epoch)
 
 
+def g_delete_records(cfg, s, a) -> bool:
+    """A live broker answers, within the budget of DeleteRecords requests."""
+    return _bp(s, a) and s.brokers[a.broker].alive and s.ghost.delete_records < cfg.max_delete_records
+
+
+def g_delete_old_segments(cfg, s, a) -> bool:
+    """The retention task on a live broker's log, within its budget, when a segment is over the limit."""
+    if not _bp(s, a) or s.ghost.retention_runs >= cfg.max_retention_runs:
+        return False
+    br = s.brokers[a.broker]
+    log = br.logs[a.partition]
+    return (br.alive and log is not None
+            and deletable_segments(log, cfg.retention_records, cfg.kafka_5634) > log.log_start_offset)
+
+
 # =========================================================================== effects
 def _begin(s: ClusterState) -> ClusterState:
     """A clone of the cluster owning a fresh write token (see node.py)."""
@@ -505,6 +520,18 @@ def e_controlled_shutdown(cfg, s, a):
 
 
 # =========================================================================== enumeration
+def e_delete_records(cfg, s, a):
+    delete_records(cfg, s, s.broker_mut(a.broker), a.partition, a.offset)
+
+
+def e_delete_old_segments(cfg, s, a):
+    run_log_retention(cfg, s, s.broker_mut(a.broker), a.partition)
+
+
+def c_delete_records(cfg, s):
+    return (A.DeleteRecords(b, p) for b, p in _bps(s))
+
+
 def _brokers(s):
     return range(len(s.brokers))
 
@@ -633,6 +660,8 @@ RULES = {
     A.HeartbeatsLost: (g_heartbeats_lost, e_heartbeats_lost, _per_b(A.HeartbeatsLost)),
     A.ControlledShutdown: (g_controlled_shutdown, e_controlled_shutdown, _per_b(A.ControlledShutdown)),
     A.DiskWipe: (g_disk_wipe, e_disk_wipe, _per_b(A.DiskWipe)),
+    A.DeleteRecords: (g_delete_records, e_delete_records, c_delete_records),
+    A.DeleteOldSegments: (g_delete_old_segments, e_delete_old_segments, _per_bp(A.DeleteOldSegments)),
 }
 assert tuple(RULES) == A.ACTION_TYPES
 
@@ -697,6 +726,8 @@ class _Tables:
         self.heartbeats_lost = tuple(A.HeartbeatsLost(b) for b in range(nb))
         self.controlled_shutdown = tuple(A.ControlledShutdown(b) for b in range(nb))
         self.disk_wipe = tuple(A.DiskWipe(b) for b in range(nb))
+        self.delete_records = tuple(tuple(A.DeleteRecords(b, p) for p in range(np_)) for b in range(nb))
+        self.delete_old_segments = tuple(tuple(A.DeleteOldSegments(b, p) for p in range(np_)) for b in range(nb))
         self.tick_sizes = tuple(sorted(set(cfg.tick_ms)))
         self.ticks: dict = {}
 
@@ -951,7 +982,29 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
                 group(g)
     if kraft:
         _kraft_groups(cfg, s, kinds, T, group)
+    if cfg.max_delete_records or cfg.max_retention_runs:
+        _log_start_groups(cfg, s, kinds, T, group)
     return groups
+
+
+def _log_start_groups(cfg, s, kinds, T, group) -> None:
+    """The kinds of ``enabled_groups`` that move a log start offset: DeleteRecords to a live broker, and a retention
+    run on a log with a segment over the limit, each within its budget."""
+    every = kinds is None
+    brokers, ghost = s.brokers, s.ghost
+    if (every or A.DeleteRecords in kinds) and ghost.delete_records < cfg.max_delete_records:
+        _live_rows(brokers, T.delete_records, group)
+    if (every or A.DeleteOldSegments in kinds) and ghost.retention_runs < cfg.max_retention_runs:
+        g = []
+        for br in brokers:
+            if br.alive:
+                row = T.delete_old_segments[br.broker_id]
+                for p, log in enumerate(br.logs):
+                    if log is not None and deletable_segments(log, cfg.retention_records, cfg.kafka_5634) \
+                            > log.log_start_offset:
+                        g.append(row[p])
+        if g:
+            group(g)
 
 
 def _kraft_groups(cfg, s, kinds, T, group) -> None:
@@ -1026,6 +1079,8 @@ _KIND_GATES = {
     A.FlushLog: lambda cfg: cfg.crash_loses_unflushed_data,             # no observable effect otherwise
     A.ListOffsets: lambda cfg: cfg.list_offsets,                        # an observation, offered on request
     A.ConsumerFetchWithClientMetadata: lambda cfg: cfg.fetch_from_follower,  # KIP-392 consumers, on request
+    A.DeleteRecords: lambda cfg: cfg.max_delete_records > 0,             # the log start offset moves, on request
+    A.DeleteOldSegments: lambda cfg: cfg.max_retention_runs > 0,
 }
 
 

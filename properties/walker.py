@@ -51,9 +51,13 @@ OBSERVATION_KINDS = frozenset({A.ListOffsets, A.ConsumerFetchWithClientMetadata}
 KRAFT_CORE_KINDS = frozenset({A.MetadataApply, A.FenceStaleBroker})
 KRAFT_TIME_KINDS = frozenset({A.BrokerHeartbeat})
 KRAFT_OPTIONAL_KINDS = (A.HeartbeatsLost, A.ControlledShutdown, A.DiskWipe)
+#: DeleteRecords and the retention task (offered only with a budget for them) are optional kinds drawn last, only when
+#: the model offers them, so that a run without them draws exactly as before they existed.
+LOG_START_KINDS = (A.DeleteRecords, A.DeleteOldSegments)
 OPTIONAL_KINDS = tuple(k for k in A.ACTION_TYPES
                        if k not in CORE_KINDS and k not in TIME_KINDS and k not in OBSERVATION_KINDS
-                       and k not in KRAFT_CORE_KINDS and k not in KRAFT_TIME_KINDS and k not in KRAFT_OPTIONAL_KINDS)
+                       and k not in KRAFT_CORE_KINDS and k not in KRAFT_TIME_KINDS and k not in KRAFT_OPTIONAL_KINDS
+                       and k not in LOG_START_KINDS)
 P_OPTIONAL = 0.4
 P_TIME = 0.5
 #: Kinds a run may make eager: when one is enabled it is taken at once (with probability
@@ -120,6 +124,7 @@ def swarm_kinds(rng: random.Random, swarm: bool, model_kinds=()) -> frozenset:
         kinds |= TIME_KINDS | KRAFT_TIME_KINDS
     kinds |= {k for k in OPTIONAL_KINDS if rng.random() < P_OPTIONAL}
     kinds |= {k for k in KRAFT_OPTIONAL_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
+    kinds |= {k for k in LOG_START_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
     return frozenset(kinds)
 
 
