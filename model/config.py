@@ -277,7 +277,8 @@ class ModelConfig:
         configuration grows."""
         data = self.to_json()
         for name in LATER_FIELDS:
-            if data[name] == _DEFAULTS[name]:
+            default = _DEFAULTS[name]
+            if data[name] == (list(default) if isinstance(default, tuple) else default):
                 del data[name]
         return data
 
