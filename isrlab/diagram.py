@@ -42,6 +42,7 @@ _KIND = {
     A.DiskWipe: "fault", A.ControlledShutdownRequest: "control", A.ControlledShutdownResponse: "control",
     A.PreferredReplicaElection: "fault", A.ControllerProcessPreferredReplicaElection: "election",
     A.AutoLeaderRebalance: "election", A.ElectLeaders: "election",
+    A.DeleteRecords: "append", A.DeleteOldSegments: "task",
 }
 COLOURS = {"append": "#1f77b4", "fetch": "#2ca02c", "truncation": "#d62728", "isr": "#9467bd",
            "control": "#8c564b", "election": "#ff7f0e", "fault": "#000000", "task": "#7f7f7f",
@@ -136,6 +137,14 @@ def build(trace, invariants=SAFETY, sentence: str | None = None) -> Diagram:
                 label = f"broker {a.broker} receives AlterIsr response " + ", ".join(
                     f"p{r.partition} {r.error}" if r.error != "NONE" else f"p{r.partition} {list(r.isr)} v{r.zk_version}"
                     for r in resp.partitions)
+        elif t is A.DeleteRecords:
+            lane = _lane(a.broker)
+            r = s2.ghost.responses.delete_records[a.broker][a.partition]
+            label += ": " + (f"log start {r.requested_offset}, low watermark {r.low_watermark}" if r.error == "NONE"
+                             else r.error)
+        elif t is A.DeleteOldSegments:
+            lane = _lane(a.broker)
+            label += f": log start {s2.brokers[a.broker].logs[a.partition].log_start_offset}"
         elif t is A.ListOffsets:
             lane = _lane(a.broker)
             r = s2.ghost.responses.list_offsets[a.broker][a.partition]

@@ -308,6 +308,24 @@ class AutoLeaderRebalance:
     controller: int
 
 
+# ----------------------------------------------------------------- log start offset
+@dataclass(frozen=True, slots=True)
+class DeleteRecords:
+    """An admin client's DeleteRecords request for ``partition`` reaches ``broker``: delete the records below
+    ``offset`` (-1: DeleteRecordsRequest.HIGH_WATERMARK, up to the leader's HW)."""
+    broker: int
+    partition: int
+    offset: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteOldSegments:
+    """The log-retention task runs on ``broker``'s log of ``partition`` (Log.deleteOldSegments): segments over the
+    retention limit are deleted and the log start offset moves."""
+    broker: int
+    partition: int
+
+
 Action = Union[
     ElectController, ControllerProcessBrokerChange, ControllerProcessIsrChangeNotification, ControllerResign,
     DeliverControlRequest, Produce, ConsumerFetch, FetchRequest, FetchResponse, OffsetsForLeaderEpoch,
@@ -318,6 +336,7 @@ Action = Union[
     ControllerFailover,
     ControlledShutdownRequest, ControlledShutdownResponse, PreferredReplicaElection,
     ControllerProcessPreferredReplicaElection, AutoLeaderRebalance, ElectLeaders,
+    DeleteRecords, DeleteOldSegments,
 ]
 
 #: Every action class, in the documented order of ``enabled_actions``.

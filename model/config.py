@@ -194,6 +194,32 @@ class ModelConfig:
     leader_imbalance_check_interval_ms: int = 300000
     #: leader.imbalance.per.broker.percentage
     leader_imbalance_per_broker_percentage: int = 10
+    #: DeleteRecords requests (``DeleteRecords``: the admin client's request to delete a partition's records up to its
+    #: HW) the engines may offer; ``step`` refuses more.  0 (the default): none, and the log start offset moves only by
+    #: full truncation and by following the leader.  Set it (with ``max_retention_runs``) to move the log start.
+    max_delete_records: int = 0
+    #: runs of the log-retention task on one log (``DeleteOldSegments``: Log.deleteOldSegments by size) the engines may
+    #: offer; ``step`` refuses more.  0 (the default): none.
+    max_retention_runs: int = 0
+    #: retention.bytes, counted in records (one record per segment): a retention run deletes the oldest segments while
+    #: the log holds more than this many records.  Read only by ``DeleteOldSegments``.
+    retention_records: int = 0
+    #: KAFKA-5634 (0.11.0.1): log retention deletes only segments wholly below the HW (Log.deletableSegments), so the log
+    #: start offset never passes the HW; before, it could reach the LEO, and a follower told a log start above its HW
+    #: failed (its fetcher thread died on the OffsetOutOfRangeException).
+    kafka_5634: bool = True
+    #: KAFKA-9491 (2.4.1): moving the log start (Log.updateLogStartOffset: truncateFullyAndStartAt,
+    #: maybeIncrementLogStartOffset) raises the HW and the recovery point to it; in 2.4.0 a follower that truncated fully
+    #: to its leader's log start kept a HW below it.  On in kafka-2.4 (the model has always had it).
+    kafka_9491: bool = True
+    #: KAFKA-2143 (0.9.0.1): after OFFSET_OUT_OF_RANGE, a follower whose LEO is not above the leader's fetches from
+    #: max(leader start, LEO) and truncates fully only when its LEO is below the leader's start
+    #: (AbstractFetcherThread.fetchOffsetAndTruncate); before, it truncated fully and fetched from the leader's start.
+    kafka_2143: bool = True
+    #: partitions of topics whose log.message.format.version is below 0.11 (message format v1): their records carry no
+    #: leader epoch, the leader-epoch cache stays empty (Log.leaderEpochCache is None), OffsetsForLeaderEpoch answers
+    #: UNDEFINED_EPOCH_OFFSET and followers truncate to their HW, as before KIP-101.  Empty: every topic on v2.
+    old_message_format_partitions: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         errors = []
@@ -240,7 +266,8 @@ class ModelConfig:
         if not self.tick_ms or any(t <= 0 for t in self.tick_ms):
             errors.append("tick_ms must be a non-empty list of positive integers")
         for name in ("max_records", "max_crashes", "max_session_expirations",
-                     "max_controller_epoch", "max_controller_moves", "max_flushes", "max_disk_wipes"):
+                     "max_controller_epoch", "max_controller_moves", "max_flushes", "max_disk_wipes",
+                     "max_delete_records", "max_retention_runs", "retention_records"):
             if getattr(self, name) < 0:
                 errors.append(f"{name} must be >= 0")
         if any(a not in (-1, 0, 1) for a in self.produce_acks):
@@ -252,8 +279,16 @@ class ModelConfig:
             values = value if isinstance(value, tuple) else (value,)
             if any(isinstance(v, int) and not isinstance(v, bool) and not 0 <= v <= MAX_CONFIG_INT for v in values):
                 errors.append(f"{f.name} must be in 0..{MAX_CONFIG_INT:,}, got {value!r}")
+        bad = [p for p in self.old_message_format_partitions if not 0 <= p < self.n_partitions]
+        if bad or len(set(self.old_message_format_partitions)) != len(self.old_message_format_partitions):
+            errors.append(f"old_message_format_partitions must list distinct partitions in 0..{self.n_partitions - 1}, "
+                          f"got {list(self.old_message_format_partitions)!r}")
         if errors:
             raise ConfigError("; ".join(errors))
+
+    def records_have_epochs(self, p: int) -> bool:
+        """Whether partition p's records carry leader epochs (message format v2, 0.11+; Log.leaderEpochCache defined)."""
+        return p not in self.old_message_format_partitions
 
     @property
     def isr_expiration_period_ms(self) -> int:
@@ -273,7 +308,8 @@ class ModelConfig:
         configuration grows."""
         data = self.to_json()
         for name in LATER_FIELDS:
-            if data[name] == _DEFAULTS[name]:
+            default = _DEFAULTS[name]
+            if data[name] == (list(default) if isinstance(default, tuple) else default):
                 del data[name]
         return data
 
@@ -308,7 +344,8 @@ LATER_FIELDS = ("kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partiti
                 "kafka_15583", "eligible_leader_replicas", "max_disk_wipes", "kip_903",
                 "controlled_shutdown_enable", "controlled_shutdown_max_retries", "auto_leader_rebalance_enable",
                 "leader_imbalance_check_interval_ms", "leader_imbalance_per_broker_percentage",
-                "max_preferred_elections")
+                "max_preferred_elections", "max_delete_records", "max_retention_runs", "retention_records", "kafka_5634", "kafka_9491", "kafka_2143",
+                "old_message_format_partitions")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(ModelConfig)}
 
 
@@ -382,6 +419,10 @@ _EPOCH_ROUNDS = _BASE.replace(offsets_for_leader_epoch_in_flight=True, kafka_107
 _KRAFT = _TRUNCATE_ON_FETCH.replace(kip_500=True, kafka_10706=True, kafka_15583=False)
 #: 3.7's KAFKA-15583 on top (KIP-966 part 1; the ELR stays off): the base of the KRaft fix-off presets.
 _KRAFT_37 = _KRAFT.replace(kafka_15583=True)
+
+#: kafka-2.4 where log start offsets move: two DeleteRecords requests (to the HW) and two runs of size retention keeping
+#: one record (the budgets a user sets to get ``DeleteRecords`` and ``DeleteOldSegments``).
+_LOG_START = _BASE.replace(max_delete_records=2, max_retention_runs=2, retention_records=1)
 
 _PRE_21 = dict(kip_320=False, kafka_7128=False, kafka_7415=False, kafka_7164=False, kafka_6082=False,
                kip_380=False)
@@ -656,6 +697,28 @@ PRESETS: dict[str, Preset] = {
                "an acknowledged write a consumer may have read.", "Partition.isFollowerInSync, KRaft",
                also_breaks=("hw_within_isr", "committed_prefix", "follower_hw_committed", "acked_durability",
                             "consumer_safety")),
+        Preset("log-start-offset", _LOG_START, "pass",
+               "kafka-2.4 where log start offsets move: DeleteRecords to the HW at the leader (Partition.deleteRecordsOnLeader) "
+               "and size retention on every replica (Log.deleteOldSegments, one record per segment), followers taking the "
+               "leader's log start from fetch responses and truncating fully when they fall below it (KAFKA-2143's rule). "
+               "With KAFKA-5634 and KAFKA-9491 a log start never passes its HW.", "2.4.1, KAFKA-5634, KAFKA-9491"),
+        Preset("no-kafka-5634", _LOG_START.replace(kafka_5634=False, kafka_9491=False), "log_offsets",
+               "KAFKA-5634 off (Kafka 0.11.0.0): log retention deletes segments at or above the HW (the active one "
+               "rolled), so a log start offset passes its HW; a follower told such a log start fails its partition "
+               "(0.11.0.0's fetcher thread died on the OffsetOutOfRangeException). KAFKA-9491 (2.4.1) is off too, as in "
+               "every release before it: with it, the moved log start would drag the HW past records the followers lack.",
+               "KAFKA-5634, fixed in 0.11.0.1"),
+        Preset("no-kafka-9491", _LOG_START.replace(kafka_9491=False), "log_offsets",
+               "KAFKA-9491 off (Kafka 2.4.0 as released): a follower whose fetch offset fell below the leader's log start "
+               "(DeleteRecords or retention while it lagged) truncates fully and starts at the leader's log start, but "
+               "keeps its old HW below it until the next fetch response.", "KAFKA-9491, fixed in 2.4.1 and 2.5.0"),
+        Preset("old-message-format", _BASE.replace(old_message_format_partitions=(0,)), "acked_durability",
+               "kafka-2.4 with the topic on log.message.format.version 0.10 (below 0.11): records carry no leader epoch, "
+               "the epoch cache stays empty and followers truncate to their HW when they become followers (2.4.0's "
+               "truncateToHighWatermark for partitions without epochs), so KIP-101's scenarios come back: a follower "
+               "truncates an acknowledged record below the leader's HW and is elected.", "2.4.0, KIP-101",
+               also_breaks=("committed_prefix", "hw_within_isr", "consumer_safety", "log_matching",
+                            "follower_hw_committed")),
     )
 }
 

@@ -20,7 +20,7 @@ from .config import ModelConfig
 from .delayed import note_error
 from .log import (UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, append_as_follower, cache_end_offset_for,
                   cache_end_offset_for_kip101, cache_truncate_from_end, clamp_high_watermark,
-                  truncate_fully_and_start_at, truncate_to)
+                  maybe_increment_log_start_offset, truncate_fully_and_start_at, truncate_to)
 from .replica_manager import fetch_messages
 from .state import FAILED, FETCHING, TRUNCATING, ClusterState, Partition
 
@@ -61,12 +61,10 @@ def process_fetch_response(cfg: ModelConfig, s: ClusterState, b: int, p: int) ->
         if resp.fetch_offset != log.log_end_offset:                                  # FO1
             return "offset mismatch"
         if resp.entries:
-            append_as_follower(log, resp.entries)
+            append_as_follower(log, resp.entries, cfg.records_have_epochs(p))
         log.high_watermark = clamp_high_watermark(log, resp.high_watermark)           # FO2: may go down
-        if resp.log_start_offset > log.log_start_offset and resp.log_start_offset <= log.log_end_offset:
-            log.entries = log.entries[resp.log_start_offset - log.log_start_offset:]  # FO3
-            log.log_start_offset = resp.log_start_offset
-            log.high_watermark = clamp_high_watermark(log, log.high_watermark)
+        if resp.log_start_offset > log.log_start_offset and not follow_log_start(cfg, s, f, log, resp):   # FO3
+            return E.OFFSET_OUT_OF_RANGE
         if resp.diverging:
             # Before KAFKA-14704 (2.8.0-3.4.0) processPartitionData set the HW first; the truncation comes after the
             # partition loop, so the response stays to be applied again (the next FetchResponse step truncates).
@@ -82,23 +80,72 @@ def process_fetch_response(cfg: ModelConfig, s: ClusterState, b: int, p: int) ->
     return resp.error
 
 
+def follow_log_start(cfg: ModelConfig, s: ClusterState, f, log, resp) -> bool:
+    """ReplicaFetcherThread.processPartitionData's log.maybeIncrementLogStartOffset(leaderLogStartOffset) (Kafka 2.4.0,
+    FO3): the follower takes the leader's larger log start.  Above the follower's HW (just set from the response) it
+    throws OffsetOutOfRangeException: 2.4.0's processFetchRequest marks the partition failed; 0.11.0.0's fetcher thread
+    died on it (KAFKA-5634's report), the same here: the partition stops fetching.  True if applied."""
+    if resp.log_start_offset > log.high_watermark:
+        note_error(s, E.OFFSET_OUT_OF_RANGE)
+        f.state = FAILED
+        return False
+    maybe_increment_log_start_offset(log, resp.log_start_offset, cfg.kafka_9491)
+    return True
+
+
+def leader_offset(cfg: ModelConfig, s: ClusterState, f, p: int, earliest: bool) -> tuple:
+    """ReplicaFetcherThread.fetchEarliestOffsetFromLeader / fetchLatestOffsetFromLeader (Kafka 2.4.0): the follower's
+    ListOffsets (replica id = its broker id, the fetch state's current leader epoch with KIP-320) to the leader:
+    (error, offset).  Partition.fetchOffsetForTimestamp checks the epoch first (FENCED_LEADER_EPOCH /
+    UNKNOWN_LEADER_EPOCH), then leadership; a follower's LATEST is the LEO, EARLIEST the log start."""
+    leader_br = s.brokers[f.leader]
+    lpart = leader_br.partitions[p]
+    log = leader_br.logs[p]
+    if not leader_br.alive:
+        return "NETWORK_EXCEPTION", -1       # no answer: the fetcher backs off and retries
+    if type(lpart) is not Partition:
+        return (E.KAFKA_STORAGE_ERROR if lpart is not None else E.NOT_LEADER_FOR_PARTITION), -1
+    if cfg.kip_320 and lpart.leader_epoch > f.leader_epoch:
+        return E.FENCED_LEADER_EPOCH, -1
+    if cfg.kip_320 and lpart.leader_epoch < f.leader_epoch:
+        return E.UNKNOWN_LEADER_EPOCH, -1
+    if lpart.leader != f.leader or log is None:
+        return E.NOT_LEADER_FOR_PARTITION, -1
+    return E.NONE, (log.log_start_offset if earliest else log.log_end_offset)
+
+
 def fetch_offset_and_truncate(cfg: ModelConfig, s: ClusterState, b: int, p: int) -> None:
-    """AbstractFetcherThread.fetchOffsetAndTruncate (Kafka 2.4.0, FO12): ListOffsets to the leader, then truncate."""
+    """AbstractFetcherThread.handleOutOfRangeError / fetchOffsetAndTruncate (Kafka 2.4.0, FO12; KAFKA-2143's fix,
+    0.9.0.1): ListOffsets LATEST to the leader; a follower ahead truncates to the leader's end, otherwise ListOffsets
+    EARLIEST and fetch from max(leader start, LEO), truncating fully only when the LEO is below the leader's start.
+    Before KAFKA-2143 (0.9.0.0 ReplicaFetcherThread.handleOffsetOutOfRange) the follower truncated fully and fetched
+    from the leader's start whenever the leader's end was not below its LEO.  A FENCED_LEADER_EPOCH answer fails the
+    partition (onPartitionFenced); UNKNOWN_LEADER_EPOCH, NOT_LEADER_FOR_PARTITION, ... leave the fetch offset to retry."""
     br = s.broker_mut(b)
     f = br.fetcher_mut(p)
-    leader_log = s.brokers[f.leader].logs[p]
-    if leader_log is None or not s.brokers[f.leader].alive:
-        return
-    log = br.log_mut(p)
-    leader_end = leader_log.log_end_offset
-    if leader_end < log.log_end_offset:
-        _truncate(s, log, leader_end)
-        f.fetch_offset = leader_end
-        return
-    leader_start = leader_log.log_start_offset
-    if leader_start > log.log_end_offset:
-        truncate_fully_and_start_at(log, leader_start)
-    f.fetch_offset = max(leader_start, log.log_end_offset)
+    error, leader_end = leader_offset(cfg, s, f, p, earliest=False)
+    if error == E.NONE:
+        log = br.log_mut(p)
+        if leader_end < log.log_end_offset:
+            _truncate(s, log, leader_end)
+            f.fetch_offset = leader_end
+            return
+        error, leader_start = leader_offset(cfg, s, f, p, earliest=True)
+        if error == E.NONE:
+            if not cfg.kafka_2143:
+                if log.entries or log.log_start_offset != leader_start:
+                    s.ghost_mut().truncations += 1
+                truncate_fully_and_start_at(log, leader_start, cfg.kafka_9491)
+                f.fetch_offset = leader_start
+                return
+            if leader_start > log.log_end_offset:
+                truncate_fully_and_start_at(log, leader_start, cfg.kafka_9491)
+            f.fetch_offset = max(leader_start, log.log_end_offset)
+            return
+    if error in (E.FENCED_LEADER_EPOCH, E.UNKNOWN_LEADER_EPOCH):
+        note_error(s, error)
+        if error == E.FENCED_LEADER_EPOCH:
+            f.state = FAILED
 
 
 def truncate_to_epoch_end_offset(cfg: ModelConfig, s: ClusterState, b: int, p: int) -> str:

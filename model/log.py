@@ -96,16 +96,23 @@ class Log(Node):
         return self.entries[i if i > 0 else 0:j if j > 0 else 0]
 
 
-def append_as_leader(log: Log, record_ids: tuple, leader_epoch: int) -> tuple[int, int]:
-    """Log.appendAsLeader (Kafka 2.4.0): stamp the leader epoch, assign it in the cache; return (first, last) offset."""
+def append_as_leader(log: Log, record_ids: tuple, leader_epoch: int, epochs: bool = True) -> tuple[int, int]:
+    """Log.appendAsLeader (Kafka 2.4.0): stamp the leader epoch, assign it in the cache; return (first, last) offset.
+    Without ``epochs`` (message format below 0.11: no leaderEpochCache, a v1 batch has no partitionLeaderEpoch) the cache
+    is left alone; the entry keeps the leader's epoch as the ghost's name for the record."""
     first = log.log_end_offset
     log.entries = log.entries + tuple((rid, leader_epoch) for rid in record_ids)
-    log.epoch_cache = cache_assign(log.epoch_cache, leader_epoch, first)
+    if epochs:
+        log.epoch_cache = cache_assign(log.epoch_cache, leader_epoch, first)
     return first, log.log_end_offset - 1
 
 
-def append_as_follower(log: Log, entries: tuple) -> None:
-    """Log.appendAsFollower (Kafka 2.4.0): keep each batch's epoch and assign (epoch, base offset) in the cache."""
+def append_as_follower(log: Log, entries: tuple, epochs: bool = True) -> None:
+    """Log.appendAsFollower (Kafka 2.4.0): keep each batch's epoch and assign (epoch, base offset) in the cache (not for
+    a message format below 0.11, ``epochs`` False: Log.leaderEpochCache is None)."""
+    if not epochs:
+        log.entries = log.entries + tuple(entries)
+        return
     offset = log.log_end_offset
     cache = log.epoch_cache
     for _rid, epoch in entries:
@@ -134,13 +141,61 @@ def truncate_to(log: Log, target: int) -> bool:
     return True
 
 
-def truncate_fully_and_start_at(log: Log, new_offset: int) -> None:
-    """Log.truncateFullyAndStartAt (Kafka 2.4.0): empty log starting at new_offset, epoch cache cleared."""
+def truncate_fully_and_start_at(log: Log, new_offset: int, kafka_9491: bool = True) -> None:
+    """Log.truncateFullyAndStartAt (Kafka 2.4.1, KAFKA-9491; 2.4.0 without it): empty log starting at new_offset, epoch
+    cache cleared.  2.4.0's updateLogEndOffset lowers a HW above new_offset to it and keeps a lower one, and the recovery
+    point is min(new_offset, recovery point): both may stay below the new log start.  With KAFKA-9491's
+    updateLogStartOffset both are raised to it, so the HW is new_offset either way."""
     log.entries = ()
     log.log_start_offset = new_offset
     log.epoch_cache = ()
-    log.high_watermark = new_offset
-    log.recovery_point = new_offset
+    if kafka_9491:
+        log.high_watermark = new_offset
+        log.recovery_point = new_offset
+    else:
+        log.high_watermark = min(log.high_watermark, new_offset)
+        log.recovery_point = min(log.recovery_point, new_offset)
+
+
+def maybe_increment_log_start_offset(log: Log, new_start: int, kafka_9491: bool = True) -> bool:
+    """Log.maybeIncrementLogStartOffset (Kafka 2.4.0; 2.4.1's updateLogStartOffset, KAFKA-9491): a larger log start drops
+    the records below it and truncateFromStart trims the epoch cache; the caller has checked new_start <= HW (2.4.0
+    throws OffsetOutOfRangeException above it).  True if the log start moved."""
+    if new_start <= log.log_start_offset:
+        return False
+    drop = new_start - log.log_start_offset
+    log.entries = log.entries[drop:]
+    log.log_start_offset = new_start
+    log.epoch_cache = cache_truncate_from_start(log.epoch_cache, new_start)
+    if kafka_9491:
+        # updateLogStartOffset (2.4.1): the HW and the recovery point are raised to the new log start
+        if log.high_watermark < new_start:
+            log.high_watermark = min(new_start, log.log_end_offset)
+        if log.recovery_point < new_start:
+            log.recovery_point = min(new_start, log.log_end_offset)
+    return True
+
+
+def deletable_segments(log: Log, retention_records: int, kafka_5634: bool = True) -> int:
+    """Log.deleteRetentionSizeBreachedSegments / deletableSegments (Kafka 2.4.0; 0.11.0.0 before KAFKA-5634): the log
+    start offset after the size-retention breach, one record per segment (retention.bytes counted in records).  The
+    oldest segments go while the log is over the limit; with KAFKA-5634 (0.11.0.1) only segments wholly below the HW
+    (``highWatermark >= upperBoundOffset``), before it any, the active one too (a new segment is rolled at the LEO)."""
+    size = log.log_end_offset - log.log_start_offset
+    if size < retention_records or size == 0:
+        return log.log_start_offset
+    target = log.log_start_offset + (size - retention_records)
+    if kafka_5634 and target > log.high_watermark:
+        target = log.high_watermark
+    return max(target, log.log_start_offset)
+
+
+def delete_old_segments(log: Log, retention_records: int, kafka_5634: bool = True, kafka_9491: bool = True) -> bool:
+    """Log.deleteOldSegments -> deleteSegments (Kafka 2.4.0; 0.11.0.0 before KAFKA-5634): delete the breached segments,
+    then the log start offset is the first remaining segment's base offset.  Before KAFKA-5634 it may pass the HW
+    (0.11.0.0 set it without the HW check).  True if the log start moved."""
+    target = deletable_segments(log, retention_records, kafka_5634)
+    return maybe_increment_log_start_offset(log, target, kafka_9491)
 
 
 def clamp_high_watermark(log: Log, hw: int) -> int:

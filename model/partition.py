@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from . import delayed, errors as E
 from .config import ModelConfig
-from .log import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, Log, cache_assign, cache_end_offset_for, clamp_high_watermark
+from .log import (UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, Log, cache_assign, cache_end_offset_for, clamp_high_watermark,
+                  maybe_increment_log_start_offset)
 from .losses import note_takeover
 from .requests import AlterIsrPartition
 from .state import (AlterIsrItem, Broker, ClusterState, FetchResponseData, LeaderIsrAndControllerEpoch, Partition,
@@ -333,6 +334,35 @@ def read_diverging(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, follow
     return FetchResponseData(E.NONE, fetch_offset, (), hw, log_start, (epoch, end))
 
 
+# --------------------------------------------------------------------------- log start offset
+def low_watermark_if_leader(br: Broker, p: int) -> int:
+    """Partition.lowWatermarkIfLeader (Kafka 2.4.0): the smallest log start offset of the leader and its remote replicas
+    that the metadata cache holds alive (no future log here)."""
+    part = br.partitions[p]
+    low = br.logs[p].log_start_offset
+    alive = br.metadata.alive_brokers
+    for r in part.remote_replicas:
+        if r.broker_id in alive and r.log_start_offset < low:
+            low = r.log_start_offset
+    return low
+
+
+def delete_records_on_leader(cfg: ModelConfig, br: Broker, p: int, offset: int) -> tuple:
+    """Partition.deleteRecordsOnLeader -> Log.maybeIncrementLogStartOffset (Kafka 2.4.0): (error, requested offset, low
+    watermark).  -1 (DeleteRecordsRequest.HIGH_WATERMARK) deletes to the HW; an offset below 0 or above the HW is
+    OFFSET_OUT_OF_RANGE; a broker that does not lead the partition answers NOT_LEADER_FOR_PARTITION."""
+    part = br.partitions[p]
+    if part.leader != br.broker_id or br.logs[p] is None:
+        return E.NOT_LEADER_FOR_PARTITION, -1, -1
+    log = br.logs[p]
+    converted = log.high_watermark if offset == -1 else offset
+    if converted < 0 or converted > log.high_watermark:
+        return E.OFFSET_OUT_OF_RANGE, -1, -1
+    if converted > log.log_start_offset:
+        maybe_increment_log_start_offset(br.log_mut(p), converted, cfg.kafka_9491)
+    return E.NONE, converted, low_watermark_if_leader(br, p)
+
+
 # --------------------------------------------------------------------------- leadership
 def make_leader(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, ps, now: int) -> bool:
     """Partition.makeLeader (Kafka 2.4.0, M1-M10; 2.7.0 CommittedIsr and clearPending); returns isNewLeader."""
@@ -347,7 +377,7 @@ def make_leader(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, ps, now: 
     part.zk_version = ps.zk_version
     if cfg.kip_497 and not cfg.kafka_12686:
         clear_pending(br, p)                     # alterIsrManager.clearPending (2.7.0; gone with KAFKA-12686)
-    if cfg.kafka_7415:                                                            # M5
+    if cfg.kafka_7415 and cfg.records_have_epochs(p):                             # M5 (no cache below format 0.11)
         new_cache = cache_assign(log.epoch_cache, ps.leader_epoch, leo)
         if new_cache != log.epoch_cache:
             br.log_mut(p).epoch_cache = new_cache
@@ -412,7 +442,7 @@ def make_leader_3x(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, ps, no
     if is_new_epoch:
         leo = log.log_end_offset
         new_cache = cache_assign(log.epoch_cache, ps.leader_epoch, leo)           # maybeAssignEpochStartOffset
-        if new_cache != log.epoch_cache:
+        if new_cache != log.epoch_cache and cfg.records_have_epochs(p):
             br.log_mut(p).epoch_cache = new_cache
         isr = part.isr
         replicas = []

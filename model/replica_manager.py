@@ -11,11 +11,12 @@ from . import errors as E
 from .config import ModelConfig
 from .delayed import (check_enough_replicas_reach_offset, get_partition_or_error, leader_partition_or_error,
                       note_error, note_response, respond_produce, try_complete_delayed_produce)
-from .log import append_as_leader, truncate_to
-from .partition import (create_log_if_not_exists, is_leader, make_follower, make_leader,
+from .log import append_as_leader, delete_old_segments, truncate_to
+from .partition import (create_log_if_not_exists, delete_records_on_leader, is_leader, make_follower, make_leader,
                         maybe_increment_leader_hw, maybe_shrink_isr, read_diverging, update_follower_fetch_state)
 from .requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
-from .state import (FETCHING, OFFLINE, TRUNCATING, Broker, ClusterState, DelayedProduce, FetchResponseData,
+from .state import (FETCHING, OFFLINE, TRUNCATING, Broker, ClusterState, DelayedProduce, DeleteRecordsResponseData,
+                    FetchResponseData,
                     FetchState, MetadataCache, Partition, PartitionMetadata, ProduceResponseData)
 from .node import replace_at
 
@@ -209,7 +210,8 @@ def append_records(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, acks: 
     g.produced += n_records
     # the batch's timestamp: the clock at the leader's append (ClusterState.record_timestamps)
     s.record_timestamps = s.record_timestamps + (s.now,) * n_records
-    first, last = append_as_leader(br.log_mut(p), record_ids, part.leader_epoch)     # P4
+    first, last = append_as_leader(br.log_mut(p), record_ids, part.leader_epoch,      # P4
+                                   cfg.records_have_epochs(p))
     if maybe_increment_leader_hw(cfg, br, p, s.now):
         try_complete_delayed_produce(cfg, s, br, p)
     if acks != -1:                                                                    # P5: acks=1 answers now
@@ -326,3 +328,35 @@ def checkpoint_high_watermarks(cfg: ModelConfig, s: ClusterState, br: Broker) ->
         br.logs[p].high_watermark if type(part) is Partition and br.logs[p] is not None else None
         for p, part in enumerate(br.partitions))
     br.next_hw_checkpoint_ms += cfg.hw_checkpoint_interval_ms
+
+
+# --------------------------------------------------------------------------- log start offset
+def delete_records(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, offset: int) -> DeleteRecordsResponseData:
+    """KafkaApis.handleDeleteRecordsRequest -> ReplicaManager.deleteRecords / deleteRecordsOnLocalLog (Kafka 2.4.0): a
+    partition the metadata cache does not know is UNKNOWN_TOPIC_OR_PARTITION; getPartitionOrException(expectLeader)
+    then Partition.deleteRecordsOnLeader.  DelayedDeleteRecords is answered at once: the response carries the low
+    watermark at the request (Kafka's purgatory answers when it reaches the requested offset, or REQUEST_TIMED_OUT)."""
+    g = s.ghost_mut()
+    g.delete_records += 1
+    known = p < len(br.metadata.partitions) and br.metadata.partitions[p] is not None
+    if not known:
+        error, requested, low = E.UNKNOWN_TOPIC_OR_PARTITION, -1, -1
+    else:
+        part, error = get_partition_or_error(br, p)
+        requested = low = -1
+        if part is not None:
+            error, requested, low = delete_records_on_leader(cfg, br, p, offset)
+    resp = DeleteRecordsResponseData(error, low, requested)
+    note_error(s, error)
+    note_response(s, "delete_records", br.broker_id, p, resp)
+    return resp
+
+
+def run_log_retention(cfg: ModelConfig, s: ClusterState, br: Broker, p: int) -> bool:
+    """LogManager.cleanupLogs -> Log.deleteOldSegments on one log (Kafka 2.4.0): size retention
+    (``retention_records``), within the HW with KAFKA-5634.  Runs on leaders and followers alike, each on its own HW."""
+    s.ghost_mut().retention_runs += 1
+    log = br.logs[p]
+    if log is None:
+        return False
+    return delete_old_segments(br.log_mut(p), cfg.retention_records, cfg.kafka_5634, cfg.kafka_9491)

@@ -109,9 +109,15 @@ def _log(cfg: ModelConfig, b: int, item: dict, zk_parts: dict, assignment: tuple
         _fail(f"{where}: log start offset {lso} is out of range")
     _check_records(where, lso, records)
     leo = lso + len(records)
-    cache = tuple((x[0], x[1]) for x in item["epoch_cache"]) if "epoch_cache" in item else \
-        derived_epoch_cache((r[0], r[1]) for r in records)
-    _check_cache(where, lso, leo, records, cache)
+    if not cfg.records_have_epochs(p):
+        # log.message.format.version below 0.11: no leader-epoch cache (Log.leaderEpochCache is None, Kafka 2.4.0)
+        if item.get("epoch_cache"):
+            _fail(f"{where}: an epoch cache, but partition {p}'s message format is below 0.11 (no leader epochs)")
+        cache = ()
+    else:
+        cache = tuple((x[0], x[1]) for x in item["epoch_cache"]) if "epoch_cache" in item else \
+            derived_epoch_cache((r[0], r[1]) for r in records)
+        _check_cache(where, lso, leo, records, cache)
     rp = item.get("recovery_point", leo)
     if not lso <= rp <= leo:
         _fail(f"{where}: recovery point {rp} is outside the log [{lso}, {leo}]")

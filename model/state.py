@@ -160,6 +160,16 @@ class ProduceResponseData:
 
 
 @dataclass(frozen=True, slots=True)
+class DeleteRecordsResponseData:
+    """DeleteRecordsResponse.PartitionResponse (Kafka 2.4.0): the error and the low watermark (-1,
+    INVALID_LOW_WATERMARK, on an error); ``requested_offset`` the offset the leader deleted to (the HW for -1)."""
+
+    error: str
+    low_watermark: int
+    requested_offset: int = -1
+
+
+@dataclass(frozen=True, slots=True)
 class ListOffsetsResponseData:
     """ListOffsetResponse.PartitionData (Kafka 2.4.0, v5): -1 for UNKNOWN_TIMESTAMP / UNKNOWN_OFFSET / no epoch."""
 
@@ -204,6 +214,7 @@ class Responses(Node):
     update_metadata: tuple = ()           # the partition's error (UpdateMetadata answers one error in Kafka)
     stop_replica: tuple = ()              # the partition's error in the StopReplica response
     elect_leaders: tuple = ()             # the partition's error in the ElectLeaders response (KIP-460)
+    delete_records: tuple = ()            # DeleteRecordsResponseData
 
 
 # --------------------------------------------------------------------------- KRaft metadata (KIP-500, KIP-631)
@@ -505,6 +516,8 @@ class Ghost(Node):
     session_since: tuple = ()            # per broker: time its current ZooKeeper session started
     responses: Responses = field(default_factory=Responses)  # the last response per request kind, broker and partition
     preferred_elections: int = 0         # admin requests of a preferred-replica election (PreferredReplicaElection)
+    delete_records: int = 0              # DeleteRecords requests handled (budget max_delete_records)
+    retention_runs: int = 0              # DeleteOldSegments runs (budget max_retention_runs)
 
 
 @record

@@ -36,9 +36,9 @@ from .losses import judge
 from .node import memo_by_identity
 from .quorum_controller import (controller_failover, fence_broker, initial_quorum, is_unfenced, lose_heartbeats,
                                 session_expired)
-from .replica_manager import (CONSUMER_ID, append_records, checkpoint_high_watermarks, fetch_messages,
-                              isr_expiration, maybe_propagate_isr_changes)
-from .log import UNDEFINED_EPOCH
+from .replica_manager import (CONSUMER_ID, append_records, checkpoint_high_watermarks, delete_records, fetch_messages,
+                              isr_expiration, maybe_propagate_isr_changes, run_log_retention)
+from .log import UNDEFINED_EPOCH, deletable_segments
 from .state import (FETCHING, TRUNCATING, Broker, ClusterState, Ghost, ZooKeeper)
 
 
@@ -393,6 +393,21 @@ def g_delete_controller(cfg, s, a) -> bool:
             and s.zk.controller_epoch < cfg.max_controller_epoch)
 
 
+def g_delete_records(cfg, s, a) -> bool:
+    """A live broker answers, within the budget of DeleteRecords requests."""
+    return _bp(s, a) and s.brokers[a.broker].alive and s.ghost.delete_records < cfg.max_delete_records
+
+
+def g_delete_old_segments(cfg, s, a) -> bool:
+    """The retention task on a live broker's log, within its budget, when a segment is over the limit."""
+    if not _bp(s, a) or s.ghost.retention_runs >= cfg.max_retention_runs:
+        return False
+    br = s.brokers[a.broker]
+    log = br.logs[a.partition]
+    return (br.alive and log is not None
+            and deletable_segments(log, cfg.retention_records, cfg.kafka_5634) > log.log_start_offset)
+
+
 # =========================================================================== effects
 def _begin(s: ClusterState) -> ClusterState:
     """A clone of the cluster owning a fresh write token (see node.py)."""
@@ -600,6 +615,18 @@ def e_elect_leaders(cfg, s, a):
 
 
 # =========================================================================== enumeration
+def e_delete_records(cfg, s, a):
+    delete_records(cfg, s, s.broker_mut(a.broker), a.partition, a.offset)
+
+
+def e_delete_old_segments(cfg, s, a):
+    run_log_retention(cfg, s, s.broker_mut(a.broker), a.partition)
+
+
+def c_delete_records(cfg, s):
+    return (A.DeleteRecords(b, p) for b, p in _bps(s))
+
+
 def _brokers(s):
     return range(len(s.brokers))
 
@@ -739,6 +766,8 @@ RULES = {
                                                   _controllers(A.ControllerProcessPreferredReplicaElection)),
     A.AutoLeaderRebalance: (g_auto_leader_rebalance, e_auto_leader_rebalance, _controllers(A.AutoLeaderRebalance)),
     A.ElectLeaders: (g_elect_leaders, e_elect_leaders, _per_bp(A.ElectLeaders)),
+    A.DeleteRecords: (g_delete_records, e_delete_records, c_delete_records),
+    A.DeleteOldSegments: (g_delete_old_segments, e_delete_old_segments, _per_bp(A.DeleteOldSegments)),
 }
 assert tuple(RULES) == A.ACTION_TYPES
 
@@ -804,6 +833,8 @@ class _Tables:
         self.controlled_shutdown = tuple(A.ControlledShutdown(b) for b in range(nb))
         self.disk_wipe = tuple(A.DiskWipe(b) for b in range(nb))
         self.failover = (A.ControllerFailover(),)
+        self.delete_records = tuple(tuple(A.DeleteRecords(b, p) for p in range(np_)) for b in range(nb))
+        self.delete_old_segments = tuple(tuple(A.DeleteOldSegments(b, p) for p in range(np_)) for b in range(nb))
         self.tick_sizes = tuple(sorted(set(cfg.tick_ms)))
         self.ticks: dict = {}
 
@@ -1060,6 +1091,8 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
         _kraft_groups(cfg, s, kinds, T, group)
     elif cfg.controlled_shutdown_enable or cfg.max_preferred_elections or cfg.auto_leader_rebalance_enable:
         _leadership_groups(cfg, s, kinds, T, group)
+    if cfg.max_delete_records or cfg.max_retention_runs:
+        _log_start_groups(cfg, s, kinds, T, group)
     return groups
 
 
@@ -1103,6 +1136,26 @@ def _leadership_groups(cfg, s, kinds, T, group) -> None:
     if (every or A.ElectLeaders in kinds) and ghost.preferred_elections < cfg.max_preferred_elections:
         n = len(zk.assignment)
         g = [A.ElectLeaders(br.broker_id, p) for br in brokers if br.alive for p in range(n)]
+        if g:
+            group(g)
+
+
+def _log_start_groups(cfg, s, kinds, T, group) -> None:
+    """The kinds of ``enabled_groups`` that move a log start offset: DeleteRecords to a live broker, and a retention
+    run on a log with a segment over the limit, each within its budget."""
+    every = kinds is None
+    brokers, ghost = s.brokers, s.ghost
+    if (every or A.DeleteRecords in kinds) and ghost.delete_records < cfg.max_delete_records:
+        _live_rows(brokers, T.delete_records, group)
+    if (every or A.DeleteOldSegments in kinds) and ghost.retention_runs < cfg.max_retention_runs:
+        g = []
+        for br in brokers:
+            if br.alive:
+                row = T.delete_old_segments[br.broker_id]
+                for p, log in enumerate(br.logs):
+                    if log is not None and deletable_segments(log, cfg.retention_records, cfg.kafka_5634) \
+                            > log.log_start_offset:
+                        g.append(row[p])
         if g:
             group(g)
 
@@ -1188,6 +1241,8 @@ _KIND_GATES = {
     A.ControllerProcessPreferredReplicaElection: lambda cfg: cfg.max_preferred_elections > 0,
     A.AutoLeaderRebalance: lambda cfg: cfg.auto_leader_rebalance_enable,     # auto.leader.rebalance.enable
     A.ElectLeaders: lambda cfg: cfg.max_preferred_elections > 0,
+    A.DeleteRecords: lambda cfg: cfg.max_delete_records > 0,             # the log start offset moves, on request
+    A.DeleteOldSegments: lambda cfg: cfg.max_retention_runs > 0,
 }
 
 

@@ -465,7 +465,8 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
           tuple([(u.partition, u.leader_epoch, lid(u.leader), u.taken_epoch, u.log) for u in g.unclean]),
           tuple(sorted([(p, e, lid(b), o, r) for p, e, b, o, r in g.unclean_losses])), g.controller_moves, g.crashes,
           g.lossy_crashes, g.disk_wipes, g.session_expirations, min(g.flushes, cfg.max_flushes),
-          g.isr_shrinks, g.isr_expands, min(g.truncations, 1), tuple(since), g.preferred_elections)
+          g.isr_shrinks, g.isr_expands, min(g.truncations, 1), tuple(since), g.preferred_elections,
+          g.delete_records, g.retention_runs)
     q = s.quorum
     if q is None:
         qk = None
@@ -764,7 +765,7 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
                 tuple(sorted(set(g.leaders))), g.unclean_elections, g.unclean, g.unclean_losses,
                 g.controller_moves, g.crashes, g.lossy_crashes, g.disk_wipes,
                 g.session_expirations, min(g.flushes, cfg.max_flushes), g.isr_shrinks, g.isr_expands,
-                min(g.truncations, 1), g.preferred_elections)))
+                min(g.truncations, 1), g.preferred_elections, g.delete_records, g.retention_runs)))
         return e[1]
 
     def key(s) -> tuple:

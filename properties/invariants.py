@@ -237,6 +237,18 @@ def epoch_cache_monotonic(cfg, s: ClusterState):
     return None
 
 
+def _deleted_below(s: ClusterState, p: int) -> int:
+    """The offset below which partition p's records were deleted on purpose (DeleteRecords, retention): the largest log
+    start offset of any replica's log.  A replica that has not heard of it yet may still hold those records; they are
+    no longer owed to anyone."""
+    start = 0
+    for br in s.brokers:
+        log = br.logs[p]
+        if log is not None and log.log_start_offset > start:
+            start = log.log_start_offset
+    return start
+
+
 def acked_durability(cfg, s: ClusterState):
     """INV acked_durability (I1): a record acknowledged to acks=all stays at its offset in every later leader's log
     (except the documented losses of unclean elections, ``Ghost.unclean_losses``: those records only)."""
@@ -247,6 +259,8 @@ def acked_durability(cfg, s: ClusterState):
     for rid, offset, epoch, _b, p in g.acked:
         if lost and (p, offset, rid) in lost:
             continue
+        if offset < _deleted_below(s, p):
+            continue          # deleted below a log start (DeleteRecords, retention): not a loss
         for br, part in _leaders(s, p):
             if part.leader_epoch < epoch:
                 continue
@@ -276,6 +290,8 @@ def consumer_safety(cfg, s: ClusterState):
         for br, part in _leaders(s, p):
             if part.leader_epoch < epoch:
                 continue  # a deposed leader that has not heard of the newer epoch yet
+            if offset < _deleted_below(s, p):
+                continue  # deleted below a log start (DeleteRecords, retention): not a loss
             entry = br.logs[p].entry_at(offset)
             if entry is None or entry[0] != rid:
                 return {"partition": p, "offset": offset, "record": rid, "leader": br.broker_id,
@@ -299,7 +315,7 @@ def committed_prefix(cfg, s: ClusterState):
                 flog = s.brokers[f].logs[p]
                 if f == br.broker_id or flog is None:
                     continue
-                for o in range(log.log_start_offset, log.high_watermark):
+                for o in range(max(log.log_start_offset, flog.log_start_offset), log.high_watermark):
                     if flog.entry_at(o) != log.entry_at(o):
                         facts = {"partition": p, "offset": o, "leader": br.broker_id, "follower": f,
                                  "high_watermark": log.high_watermark, "leader_entry": _entry(log.entry_at(o)),

@@ -346,7 +346,10 @@ LEADERSHIP_KINDS = (A.ControlledShutdownRequest, A.ControlledShutdownResponse, A
                     A.ControllerProcessPreferredReplicaElection, A.AutoLeaderRebalance, A.ElectLeaders)
 #: the leadership kinds the control plane settles (the admin's request is not bookkeeping)
 LEADERSHIP_SETTLE_KINDS = (A.ControllerProcessPreferredReplicaElection, A.ControlledShutdownRequest)
-GATED_KINDS = ALTER_ISR_KINDS + OBSERVATION_KINDS + EPOCH_ROUND_KINDS + KRAFT_KINDS + LEADERSHIP_KINDS
+#: Likewise DeleteRecords and the retention task, only over a config with a budget for them (``max_delete_records``,
+#: ``max_retention_runs``).
+LOG_START_KINDS = (A.DeleteRecords, A.DeleteOldSegments)
+GATED_KINDS = ALTER_ISR_KINDS + OBSERVATION_KINDS + EPOCH_ROUND_KINDS + KRAFT_KINDS + LEADERSHIP_KINDS + LOG_START_KINDS
 
 for _kind in A.ACTION_TYPES:
     if _kind not in GATED_KINDS:
@@ -483,7 +486,8 @@ def machine_for(cfg: ModelConfig, invariants=CATALOGUE, *, name: str = "IsrMachi
             attrs[rule_name(kind)] = _kind_rule(kind)
         attrs["settle_kinds"] = SETTLE_KINDS + extra
     for kind in rule_kinds(cfg):
-        if kind in OBSERVATION_KINDS or kind in EPOCH_ROUND_KINDS or kind in KRAFT_KINDS or kind in LEADERSHIP_KINDS:
+        if kind in OBSERVATION_KINDS or kind in EPOCH_ROUND_KINDS or kind in KRAFT_KINDS or kind in LEADERSHIP_KINDS \
+                or kind in LOG_START_KINDS:
             attrs[rule_name(kind)] = _kind_rule(kind)
     settle_more = tuple(k for k in LEADERSHIP_SETTLE_KINDS if k in rule_kinds(cfg))
     if settle_more:

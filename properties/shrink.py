@@ -263,6 +263,7 @@ def _canonical_values(cfg: ModelConfig) -> dict:
         (A.ListOffsets, "timestamp"): (-1, -2),
         (A.ListOffsets, "isolation"): A.ISOLATIONS,
         (A.ListOffsets, "replica_id"): (-1, -2),
+        (A.DeleteRecords, "offset"): (-1,),       # towards DeleteRecordsRequest.HIGH_WATERMARK, what the engines offer
     }
 
 

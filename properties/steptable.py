@@ -165,6 +165,13 @@ def action_words(cfg, s, a) -> str:
         return f"an admin asks broker {a.broker} to elect the preferred leader (ElectLeaders){_p(cfg, a.partition)}"
     if t is A.AutoLeaderRebalance:
         return f"controller {a.controller} runs the auto-leader-rebalance-task"
+    if t is A.DeleteRecords:
+        target = "its HW" if a.offset == -1 else f"offset {a.offset}"
+        return f"admin client deletes records to {target} at broker {a.broker}{_p(cfg, a.partition)}"
+    if t is A.DeleteOldSegments:
+        log = s.brokers[a.broker].logs[a.partition]
+        return (f"log retention on broker {a.broker}{_p(cfg, a.partition)} deletes old segments "
+                f"(log start {log.log_start_offset}, keep {cfg.retention_records} records)")
     if t is A.DiskWipe:
         return f"broker {a.broker}'s disk is replaced (it will come back empty)"
     if t is A.ControllerFailover:

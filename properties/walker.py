@@ -60,11 +60,14 @@ LEADERSHIP_CORE_KINDS = frozenset({A.ControlledShutdownRequest, A.ControlledShut
                                    A.ControllerProcessPreferredReplicaElection})
 LEADERSHIP_TIME_KINDS = frozenset({A.AutoLeaderRebalance})
 LEADERSHIP_OPTIONAL_KINDS = (A.PreferredReplicaElection, A.ElectLeaders)
+#: DeleteRecords and the retention task (offered only with a budget for them) are optional kinds drawn last, only when
+#: the model offers them, so that a run without them draws exactly as before they existed.
+LOG_START_KINDS = (A.DeleteRecords, A.DeleteOldSegments)
 OPTIONAL_KINDS = tuple(k for k in A.ACTION_TYPES
                        if k not in CORE_KINDS and k not in TIME_KINDS and k not in OBSERVATION_KINDS
                        and k not in KRAFT_CORE_KINDS and k not in KRAFT_TIME_KINDS and k not in KRAFT_OPTIONAL_KINDS
                        and k not in LEADERSHIP_CORE_KINDS and k not in LEADERSHIP_TIME_KINDS
-                       and k not in LEADERSHIP_OPTIONAL_KINDS)
+                       and k not in LEADERSHIP_OPTIONAL_KINDS and k not in LOG_START_KINDS)
 P_OPTIONAL = 0.4
 P_TIME = 0.5
 #: Kinds a run may make eager: when one is enabled it is taken at once (with probability
@@ -134,6 +137,7 @@ def swarm_kinds(rng: random.Random, swarm: bool, model_kinds=()) -> frozenset:
     kinds |= {k for k in OPTIONAL_KINDS if rng.random() < P_OPTIONAL}
     kinds |= {k for k in KRAFT_OPTIONAL_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
     kinds |= {k for k in LEADERSHIP_OPTIONAL_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
+    kinds |= {k for k in LOG_START_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
     return frozenset(kinds)
 
 

@@ -95,6 +95,8 @@ def _changed(cfg: ModelConfig, name: str) -> ModelConfig:
         new = TRUNCATION_MODES[(TRUNCATION_MODES.index(value) + 1) % len(TRUNCATION_MODES)]
     elif name == "replica_selector":
         new = "" if value else "rack-aware"
+    elif name == "old_message_format_partitions":
+        new = () if value else (0,)
     elif isinstance(value, tuple):
         new = tuple(range(cfg.n_brokers))
     else:
@@ -174,7 +176,8 @@ def test_action_kinds_lists_every_kind_enabled_groups_offers():
         assert set(A.ACTION_TYPES) - kinds <= {A.OffsetsForLeaderEpoch, A.AlterIsrRequest, A.AlterIsrResponse,
                                               A.FlushLog, A.ListOffsets, A.ConsumerFetchWithClientMetadata,
                                               A.OffsetsForLeaderEpochRequest, A.OffsetsForLeaderEpochResponse,
-                                              A.ControlledShutdown, *ZK_ONLY, *KRAFT_ONLY}, name
+                                              A.ControlledShutdown, A.DeleteRecords, A.DeleteOldSegments,
+                                              *ZK_ONLY, *KRAFT_ONLY}, name
         assert not kinds & (KRAFT_ONLY if not p.config.kip_500 else ZK_ONLY), name   # one era's kinds only
     assert A.AlterIsrRequest in action_kinds(preset("kafka-2.7").config)
     assert A.AlterIsrRequest not in action_kinds(preset("kafka-2.4").config)

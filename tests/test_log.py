@@ -301,13 +301,12 @@ def test_truncate_fully_and_start_at_with_hw_above_new_offset():
     assert log.recovery_point == 3  # min(newOffset, recoveryPoint)
 
 
-@pytest.mark.xfail(strict=True, reason="model bug (vs 2.4.0; matches 2.4.1+ KAFKA-9491): Log.truncateFullyAndStartAt "
-                                       "in 2.4.0 only lowers the HW (updateLogEndOffset: if HW >= newOffset) and keeps "
-                                       "recoveryPoint = min(newOffset, recoveryPoint); the model sets both to newOffset")
 def test_truncate_fully_and_start_at_above_hw_keeps_hw_and_recovery_point_in_2_4_0():
-    # FO12 case: the leader's log start (10) is above the follower's LEO (4).
+    # FO12 case: the leader's log start (10) is above the follower's LEO (4).  Log.truncateFullyAndStartAt in 2.4.0
+    # (before KAFKA-9491) only lowers the HW (updateLogEndOffset: if HW >= newOffset) and keeps
+    # recoveryPoint = min(newOffset, recoveryPoint): the flag kafka_9491 off.
     log = mklog([0, 0, 0, 0], hw=2, recovery_point=1)
-    truncate_fully_and_start_at(log, 10)
+    truncate_fully_and_start_at(log, 10, kafka_9491=False)
     assert (log.log_start_offset, log.log_end_offset, log.epoch_cache) == (10, 10, ())
     assert log.high_watermark == 2
     assert log.recovery_point == 1

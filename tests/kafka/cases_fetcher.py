@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from kafkacase import Case, case, missing, out_of_scope
 
+from isrlab.model import actions as A
+
 F = "AbstractFetcherThreadTest."
 RF = "ReplicaFetcherThreadTest."
 FOUR = dict(n_brokers=4, replication_factor=3)  # replicas [0, 1, 2], the controller on broker 3
@@ -171,8 +173,33 @@ def truncate_to_hw_no_epoch_request():
     return c
 
 
-missing(F + "testTruncateToHighWatermarkIfLeaderEpochInfoNotAvailable", "message format < 0.11",
-        "A log without leader epochs (latestEpoch None) truncates to its HW.")
+@case(F + "testTruncateToHighWatermarkIfLeaderEpochInfoNotAvailable")
+def truncate_to_high_watermark_if_leader_epoch_info_not_available():
+    records = [[0, 0], [1, 2], [2, 4]]
+    start = {"brokers": [{"broker": 0, "logs": [{"partition": 0, "records": records, "hw_checkpoint": 2}]},
+                         {"broker": 1, "logs": [{"partition": 0, "records": records, "hw_checkpoint": 2}]}],
+             "zookeeper": {"controller_epoch": 1,
+                           "partitions": [{"partition": 0, "replicas": [0, 1], "leader": 0, "leader_epoch": 5,
+                                           "isr": [0, 1]}]}}
+    c = Case(F + "testTruncateToHighWatermarkIfLeaderEpochInfoNotAvailable",
+             "A follower whose log has no leader epochs (latestEpoch None: the topic's message format is below 0.11) "
+             "and HW 2, with records at 0, 1 and 2, becomes follower in epoch 5: it sends no OffsetsForLeaderEpoch, "
+             "truncates to its HW 2 (truncation complete) and is ready to fetch from 2.", start=start,
+             n_brokers=3, replication_factor=2, old_message_format_partitions=(0,))
+    c.adapt("Kafka's mock overrides latestEpoch to None; here the topic's log.message.format.version is below 0.11 "
+            "(old_message_format_partitions), so the follower's log keeps no epoch cache (its records' epochs 0, 2, "
+            "4 are the ghost's names for them). Broker 0 leads epoch 5 with the same records; broker 2 becomes the "
+            "controller and sends both their LeaderAndIsr.")
+    c.elect(2).deliver_all()
+    c.check("brokers.1.logs.0.epoch_cache", [], "the follower's log has no leader epochs: latestEpoch is None")
+    c.check("brokers.1.fetchers.0.state", "truncating", "the partition starts truncating")
+    c.ofle(1)
+    c.check("ghost.responses.offsets_for_leader_epoch", [], "no OffsetsForLeaderEpoch is sent (fetchEpochEndOffsets "
+            "would throw in Kafka's test)")
+    c.check("brokers.1.logs.0.entries", [[1, 0], [2, 2]], "the follower truncated to its HW: LEO 2")
+    c.check("brokers.1.fetchers.0.fetch_offset", 2, "the fetch offset is the HW, 2")
+    c.check("brokers.1.fetchers.0.state", "fetching", "truncation is complete: the partition is ready for fetch")
+    return c
 missing(F + "testTruncateToHighWatermarkDuringRemovePartitions", "fetcher internals",
         "The partition is removed while it truncates to its HW.")
 missing(F + "testTruncationSkippedIfNoEpochChange", "fetcher internals",
@@ -204,10 +231,41 @@ def fetch_out_of_range_high():
     return c
 
 
-missing(F + "testFencedOffsetResetAfterOutOfRange", "log start offset",
-        "The follower's fetch offset 0 is below the leader's log start offset (1), and the follower's ListOffsets "
-        "EARLIEST is then fenced (FENCED_LEADER_EPOCH); the model's fetchOffsetAndTruncate also reads the leader's "
-        "offsets in the same step, without the epoch check a ListOffsets request makes.")
+@case(F + "testFencedOffsetResetAfterOutOfRange")
+def fenced_offset_reset_after_out_of_range():
+    c = Case(F + "testFencedOffsetResetAfterOutOfRange",
+             "The follower (empty log) fetches from 0, below the leader's log start offset 1: OFFSET_OUT_OF_RANGE; its "
+             "ListOffsets to the leader (fetchOffsetAndTruncate) is fenced (FENCED_LEADER_EPOCH), so the partition "
+             "leaves the fetcher and is marked failed, with the follower's log unchanged (LEO 0).",
+             max_delete_records=5, **FOUR)
+    c.adapt("Kafka's mocked leader holds records 1 and 2 above a log start of 1; here broker 0 leads with broker 2 in "
+            "its ISR while broker 1 (the follower) is down, takes one record (HW 1) and deletes it (DeleteRecords to "
+            "the HW: log start 1). Broker 1 then starts and follows it in epoch 0.")
+    c.adapt("Kafka's test mocks only the EARLIEST offset request as fenced; here the leader moves to epoch 1 (the "
+            "controller, on broker 3, removes the crashed broker 2 from the ISR) while the follower's fetch response "
+            "is in flight, so its first ListOffsets in fetchOffsetAndTruncate (LATEST, with the fetch state's epoch 0) "
+            "is the one fenced; the outcome the test asserts is the same.")
+    c.unchecked("fetchedEarliestOffset (the fencing here comes at the LATEST request, which precedes it)")
+    c.crash(1).create_topic(controller=3)
+    c.produce(0, acks=1).catch_up(followers=[2])
+    c.check("brokers.0.logs.0.high_watermark", 1, "the leader's HW is 1")
+    c.do(A.DeleteRecords(0, 0))
+    c.check_response("delete_records", 0, "DeleteRecords to the HW", error="NONE", requested_offset=1)
+    c.check("brokers.0.logs.0.log_start_offset", 1, "the leader's log starts at 1")
+    c.restart(1).broker_change(3).deliver_all(to=[0, 1])
+    c.ofle(1)
+    c.check("brokers.1.fetchers.0.fetch_offset", 0, "the follower fetches from 0 in epoch 0")
+    c.fetch_request(1)
+    c.check("brokers.1.fetchers.0.inflight.error", "OFFSET_OUT_OF_RANGE", "0 is below the leader's log start 1")
+    c.crash(2).broker_change(3).deliver_all(to=[0])
+    c.check("brokers.0.partitions.0.leader_epoch", 1, "the leader is in epoch 1; the follower's fetch state in 0")
+    c.mark_errors()
+    c.fetch_response(1)
+    c.check_new_error("FENCED_LEADER_EPOCH", "the follower's ListOffsets in epoch 0 is fenced")
+    c.check("brokers.1.logs.0.entries", [], "the follower's LEO stays 0")
+    c.check("brokers.1.logs.0.log_start_offset", 0, "its log is unchanged")
+    c.check("brokers.1.fetchers.0.state", "failed", "the partition is removed from fetching and marked failed")
+    return c
 
 
 @case(F + "testFollowerFetchOutOfRangeLow")
@@ -242,10 +300,43 @@ def fetch_out_of_range_low():
     return c
 
 
-missing(F + "testRetryAfterUnknownLeaderEpochInLatestOffsetFetch", "log start offset",
-        "A leader log starting at 2 above the follower's; its ListOffsets LATEST fails with UNKNOWN_LEADER_EPOCH "
-        "once and is retried (the model's fetchOffsetAndTruncate reads the leader's offsets in the same step, "
-        "without the epoch check a ListOffsets request makes).")
+@case(F + "testRetryAfterUnknownLeaderEpochInLatestOffsetFetch")
+def retry_after_unknown_leader_epoch_in_latest_offset_fetch():
+    start = {"brokers": [{"broker": 0, "logs": [{"partition": 0, "log_start_offset": 2, "records": [[2, 4]],
+                                                 "hw_checkpoint": 2}]},
+                         {"broker": 1, "logs": [{"partition": 0, "records": [[0, 0]], "hw_checkpoint": 0}]}],
+             "zookeeper": {"controller_epoch": 1,
+                           "partitions": [{"partition": 0, "replicas": [0, 1], "leader": 0, "leader_epoch": 4,
+                                           "isr": [0]}]}}
+    c = Case(F + "testRetryAfterUnknownLeaderEpochInLatestOffsetFetch",
+             "The follower (log [0] in epoch 0) is behind the leader's log start offset 2 (leader log [2] in epoch 4): "
+             "its truncation leaves it at 1, the fetch at 1 is OFFSET_OUT_OF_RANGE, fetchOffsetAndTruncate finds the "
+             "leader's end above its own and its start above its LEO, truncates fully at 2 and fetches until its log "
+             "is the leader's: same log start, LEO and HW.", start=start, n_brokers=3, replication_factor=2)
+    c.adapt("The mocked leader and follower are the start: broker 0 leads epoch 4 (the epoch of its record) with ISR "
+            "{0}; broker 2 becomes the controller and sends both their LeaderAndIsr.")
+    c.adapt("Kafka's mock makes the first ListOffsets LATEST fail with UNKNOWN_LEADER_EPOCH and the fetcher retries "
+            "it. Here the follower's ListOffsets carries its fetch state's epoch, which the leader answered a moment "
+            "before, and a leader's epoch never goes back: the leader cannot answer UNKNOWN_LEADER_EPOCH, so the "
+            "first attempt succeeds (fetchOffsetAndTruncate leaves the fetch offset as it was on that error, which "
+            "tests/test_log_start.py checks).")
+    c.adapt("Kafka's leader state keeps HW 2; here the leader's HW reaches its log end 3 once the follower has "
+            "fetched it, and the follower's HW is checked equal to it.")
+    c.unchecked("the UNKNOWN_LEADER_EPOCH answer to the first LATEST request and its retry")
+    c.elect(2).deliver_all()
+    c.ofle(1)
+    c.check("brokers.1.fetchers.0.fetch_offset", 1, "the initial truncation leaves the follower at its LEO 1")
+    c.fetch(1)
+    c.check("brokers.1.fetchers.0.state", "fetching", "after the out-of-range error the partition is fetching")
+    c.check("brokers.1.logs.0.log_start_offset", 2, "the follower truncated fully and starts at the leader's start 2")
+    c.fetch(1, rounds=2)
+    c.check("brokers.1.logs.0.entries", [[2, 4]], "the follower's log is the leader's")
+    c.check("brokers.0.logs.0.entries", [[2, 4]], "(the leader's log)")
+    c.check("brokers.1.logs.0.log_start_offset", 2, "the same log start offset as the leader's")
+    c.check("brokers.0.logs.0.log_start_offset", 2, "(the leader's log start offset)")
+    c.check("brokers.1.logs.0.high_watermark", 3, "the same HW as the leader's")
+    c.check("brokers.0.logs.0.high_watermark", 3, "(the leader's HW)")
+    return c
 missing(F + "testCorruptMessage", "fetcher internals", "A corrupt record batch in a fetch response.")
 def _epoch_change_in_flight(name: str, description: str, leader_first: bool) -> Case:
     """KAFKA-7786's window: follower 1 sends OffsetsForLeaderEpoch in leader epoch 1, and a LeaderAndIsr for epoch 2
@@ -309,8 +400,47 @@ missing(F + "testFetcherThreadHandlingPartitionFailureDuringTruncation", "fetche
 # ============================================================================ ReplicaFetcherThreadTest
 
 out_of_scope(RF + "shouldSendLatestRequestVersionsByDefault", "request versions")
-missing(RF + "shouldFetchLeaderEpochRequestIfLastEpochDefinedForSomePartitions", "message format < 0.11",
-        "One of the partitions has no leader epochs (old message format) and skips OffsetsForLeaderEpoch.")
+@case(RF + "shouldFetchLeaderEpochRequestIfLastEpochDefinedForSomePartitions")
+def fetch_leader_epoch_request_if_last_epoch_defined_for_some_partitions():
+    logs = [{"partition": 0, "epoch_cache": [[5, 0]]}, {"partition": 1, "epoch_cache": [[5, 0]]}, {"partition": 2}]
+    start = {"brokers": [{"broker": 0, "logs": logs}, {"broker": 1, "logs": logs}],
+             "zookeeper": {"controller_epoch": 1,
+                           "partitions": [{"partition": p, "replicas": [0, 1], "leader": 0, "leader_epoch": 5,
+                                           "isr": [0, 1]} for p in range(3)]}}
+    c = Case(RF + "shouldFetchLeaderEpochRequestIfLastEpochDefinedForSomePartitions",
+             "A follower of three partitions in leader epoch 5, each with LEO 0 and HW 0: two (t1p0, t1p1) have a "
+             "latest epoch, 5; the third (t2p1) is on a message format without epochs. The first round sends "
+             "OffsetsForLeaderEpoch for the two, truncates all three and fetches; later rounds fetch without asking "
+             "for epochs again.", start=start, n_brokers=3, replication_factor=2, n_partitions=3,
+             old_message_format_partitions=(2,))
+    c.adapt("The model has one topic: t1p0 and t1p1 are partitions 0 and 1, t2p1 (a topic on message format 0.10) "
+            "is partition 2, whose log.message.format.version is below 0.11 (old_message_format_partitions). The "
+            "mocked logs are the start: empty logs whose epoch caches hold epoch 5 (none for partition 2); broker 0 "
+            "leads the three in epoch 5, broker 2 becomes the controller and sends both their LeaderAndIsr.")
+    c.adapt("Kafka's fetcher sends one OffsetsForLeaderEpoch request for both partitions with epochs "
+            "(epochFetchCount 1); the model's fetcher keeps one state per partition and sends one per partition, so "
+            "the count is checked as an answer for each of the two and none for the third.")
+    c.unchecked("the fetch request counts (one fetch per round for the three partitions in Kafka; one per partition "
+                "here)")
+    c.elect(2).deliver_all()
+    for p in range(3):
+        c.check(f"brokers.1.fetchers.{p}.state", "truncating", "every partition starts truncating")
+    for p in range(3):
+        c.ofle(1, p)
+    c.check_response("offsets_for_leader_epoch", 1, "an OffsetsForLeaderEpoch answer for t1p0", p=0, value="NONE")
+    c.check_response("offsets_for_leader_epoch", 1, "and one for t1p1", p=1, value="NONE")
+    c.check_response("offsets_for_leader_epoch", 1, "none for t2p1: it has no latest epoch and truncates to its HW",
+                     p=2, value=None)
+    for p in range(3):
+        c.check(f"brokers.1.fetchers.{p}.state", "fetching", "all three are ready for fetch, none truncating")
+        c.check(f"brokers.1.fetchers.{p}.fetch_offset", 0, "truncated to 0")
+    for _loop in (2, 3):
+        for p in range(3):
+            c.fetch(1, p)
+        for p in range(3):
+            c.check(f"brokers.1.fetchers.{p}.state", "fetching", "still ready for fetch, no truncation again")
+        c.check_response("offsets_for_leader_epoch", 1, "no new OffsetsForLeaderEpoch for t2p1", p=2, value=None)
+    return c
 out_of_scope(RF + "shouldHandleExceptionFromBlockingSend", "a network client that throws (UNKNOWN_SERVER_ERROR)")
 
 

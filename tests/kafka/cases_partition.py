@@ -55,8 +55,30 @@ def make_leader_updates_epoch_cache():
     return c
 
 
-missing(P + "testMakeLeaderDoesNotUpdateEpochCacheForOldFormats", "message format < 0.11",
-        "A log in message format 0.10.2 has no epochs; lastOffsetForLeaderEpoch answers UNDEFINED.")
+@case(P + "testMakeLeaderDoesNotUpdateEpochCacheForOldFormats")
+def make_leader_does_not_update_epoch_cache_for_old_formats():
+    start = {"brokers": [{"broker": 0, "logs": [{"partition": 0, "records": [[0, 0], [1, 0], [2, 5], [3, 5]]}]}],
+             "zookeeper": {"controller_epoch": 1,
+                           "partitions": [{"partition": 0, "replicas": [0, 1], "leader": 0, "leader_epoch": 8,
+                                           "isr": [0]}]}}
+    c = Case(P + "testMakeLeaderDoesNotUpdateEpochCacheForOldFormats",
+             "A log on message format 0.10.2 holding four records appended as leader in epochs 0 and 5 (LEO 4) becomes "
+             "leader in epoch 8: makeLeader assigns no epoch (the log has no leader-epoch cache), so latestEpoch is "
+             "None and lastOffsetForLeaderEpoch(8) answers UNDEFINED_EPOCH and UNDEFINED_EPOCH_OFFSET.",
+             start=start, n_brokers=3, replication_factor=2, old_message_format_partitions=(0,))
+    c.adapt("The log is the start (the topic's log.message.format.version below 0.11: old_message_format_partitions); "
+            "the records' epochs are the ghost's names for the batches, which carry none. Broker 0 is leader in "
+            "epoch 8 in ZooKeeper; broker 2 becomes the controller and sends its LeaderAndIsr.")
+    c.adapt("lastOffsetForLeaderEpoch is asked of the leader's epoch cache (an epoch_cache check: "
+            "Log.endOffsetForEpoch), as the partition's own answer; a follower on this format never sends the request.")
+    c.elect(2).deliver_all(to=[0])
+    c.check("brokers.0.partitions.0.leader_epoch", 8, "broker 0 leads epoch 8")
+    c.check("brokers.0.logs.0.entries", [[1, 0], [2, 0], [3, 5], [4, 5]], "its log end offset is 4")
+    c.check("brokers.0.logs.0.epoch_cache", [], "makeLeader did not assign epoch 8 (no cache)")
+    c.check_cache("latest_epoch", None, "latestEpoch is None")
+    c.check_cache(["end_offset_for", 8], [-1, -1], "lastOffsetForLeaderEpoch(8): UNDEFINED_EPOCH, "
+                  "UNDEFINED_EPOCH_OFFSET")
+    return c
 out_of_scope(P + "testMaybeReplaceCurrentWithFutureReplica",
              "future replicas of intra-broker log-directory moves (KIP-113), not inter-broker replication")
 out_of_scope(P + "testMaybeReplaceCurrentWithFutureReplicaDifferentBaseOffsets",
@@ -278,8 +300,11 @@ def monotonic_offsets_after_leader_change():
                      error="NONE", offset=-1)
     assert t1 < t2 < after_all
     return c
-missing(P + "testAppendRecordsAsFollowerBelowLogStartOffset", "log start offset",
-        "truncateFullyAndStartAt(5), then appends below, at and above the log start offset.")
+missing(P + "testAppendRecordsAsFollowerBelowLogStartOffset", "batches",
+        "truncateFullyAndStartAt(5), then a follower's append of a batch whose base offset (4) is below the log start "
+        "and which contains it, and appends refused below it (UnexpectedAppendOffsetException): the model's fetch "
+        "responses carry one record per batch from the fetch offset, which is always the follower's LEO, so no batch "
+        "straddles or precedes the follower's log start.")
 
 
 @case(P + "testListOffsetIsolationLevels")
