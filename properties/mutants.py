@@ -115,9 +115,10 @@ MUTANTS: tuple[Mutant, ...] = (
       "isFollowerInSync admits a follower one record below the leader epoch's start offset (KAFKA-7128's check)"),
     M("expand-before-fetch-state", "partition", "wrong order", "partition", "update_follower_fetch_state",
       "    update_fetch_state(r, fetch_offset, follower_start_offset, fetch_time_ms, leader_end_offset)\n"
-      "    if follower not in part.isr:\n        maybe_expand_isr(cfg, s, br, p, follower)\n",
+      "    if cfg.kip_500 and cfg.kip_903:\n",
       "    if follower not in part.isr:\n        maybe_expand_isr(cfg, s, br, p, follower)\n"
-      "    update_fetch_state(r, fetch_offset, follower_start_offset, fetch_time_ms, leader_end_offset)\n",
+      "    update_fetch_state(r, fetch_offset, follower_start_offset, fetch_time_ms, leader_end_offset)\n"
+      "    if cfg.kip_500 and cfg.kip_903:\n",
       "updateFollowerFetchState tries the ISR expansion before recording the fetch, so with the previous LEO",
       equivalent_reason="the expansion is only delayed to the follower's next fetch, judged on an older and so "
                         "lower LEO: every follower it admits Kafka admits as well"),
@@ -129,7 +130,7 @@ MUTANTS: tuple[Mutant, ...] = (
       "part.leader_epoch_start_offset = leo ", "part.leader_epoch_start_offset = log.high_watermark ",
       "makeLeader takes the leader epoch's start offset from the HW instead of the LEO (M4)"),
     M("leader-no-epoch-cache-entry", "partition", "missing check", "partition", "make_leader",
-      "if cfg.kafka_7415:", "if False:",
+      "if cfg.kafka_7415 and cfg.records_have_epochs(p):", "if False:",
       "a new leader does not assign its epoch in the epoch cache before its first append (KAFKA-7415 undone)"),
     M("leader-all-caught-up", "partition", "wrong value source", "partition", "make_leader",
       "now if r.broker_id in isr else 0", "now",
@@ -199,10 +200,10 @@ MUTANTS: tuple[Mutant, ...] = (
       equivalent_reason="a fetch response carries every record up to the leader's LEO (no fetch size) and the fixed "
                         "assignment always hosts the follower, so after the append its LEO is at least the HW"),
     M("follower-hw-before-append", "fetcher", "wrong order", "fetcher", "process_fetch_response",
-      "        if resp.entries:\n            append_as_follower(log, resp.entries)\n"
+      "        if resp.entries:\n            append_as_follower(log, resp.entries, cfg.records_have_epochs(p))\n"
       "        log.high_watermark = clamp_high_watermark(log, resp.high_watermark)           # FO2: may go down\n",
       "        log.high_watermark = clamp_high_watermark(log, resp.high_watermark)           # FO2: may go down\n"
-      "        if resp.entries:\n            append_as_follower(log, resp.entries)\n",
+      "        if resp.entries:\n            append_as_follower(log, resp.entries, cfg.records_have_epochs(p))\n",
       "the follower clamps the leader's HW against its LEO before appending the fetched records",
       equivalent_reason="the follower's HW is then lower (clamped to the LEO before the append), which Kafka "
                         "allows as well: the next fetch brings it up; no invariant may fail on a lower HW"),

@@ -113,7 +113,8 @@ def test_unflushed_single_replica_mutant_loses_an_acked_record():
 
 # --------------------------------------------------------------------------- (c) only enabled actions
 def test_one_rule_per_action_kind_and_a_single_invariant():
-    from isrlab.properties.machines import EPOCH_ROUND_KINDS, GATED_KINDS, KRAFT_KINDS, rule_kinds
+    from isrlab.properties.machines import (EPOCH_ROUND_KINDS, GATED_KINDS, KRAFT_KINDS, LEADERSHIP_KINDS,
+                                            LOG_START_KINDS, rule_kinds)
 
     Machine = machine_for(preset("kafka-2.4").config)
     setup = Machine.setup_state()
@@ -125,7 +126,8 @@ def test_one_rule_per_action_kind_and_a_single_invariant():
     assert [i.function.__name__ for i in setup.invariants] == ["catalogue_holds"]
     cfg = preset("kafka-2.7").config.replace(list_offsets=True, fetch_from_follower=True)
     assert sorted(r.function.__name__ for r in machine_for(cfg).setup_state().rules) == sorted(
-        rule_name(k) for k in A.ACTION_TYPES if k not in EPOCH_ROUND_KINDS and k not in KRAFT_KINDS) == sorted(
+        rule_name(k) for k in A.ACTION_TYPES if k not in EPOCH_ROUND_KINDS and k not in KRAFT_KINDS
+        and k not in LEADERSHIP_KINDS and k not in LOG_START_KINDS) == sorted(
         rule_name(k) for k in rule_kinds(cfg))
     split = cfg.replace(offsets_for_leader_epoch_in_flight=True)      # the round in two steps: its halves too
     assert set(rule_kinds(split)) == set(rule_kinds(cfg)) | set(EPOCH_ROUND_KINDS)
@@ -369,8 +371,9 @@ def test_every_breaking_preset_the_machine_misses_is_named():
     # a loaded machine: too slow for the suite; kafka-2.7 measures the same bug.
     # no-kafka-7786: a liveness headline, found by the machine's teardown settle only; not measured yet.
     # no-kip-903: not found by the guided search either (tests/test_fuzz.py's NOT_FOUND_YET).
+    # no-kafka-5634, no-kafka-9491, old-message-format: not measured for the machine yet.
     out_of_reach = {"no-kip-320", "no-kafka-7164", "no-kafka-7415", "no-kafka-12686", "kafka-2.8", "no-kafka-7786",
-                    "no-kip-903"}
+                    "no-kip-903", "no-kafka-5634", "no-kafka-9491", "old-message-format"}
     breaking = {n for n, p in PRESETS.items() if p.expected != "pass"}
     assert breaking == set(MACHINE_FINDS) | out_of_reach
 

@@ -400,36 +400,9 @@ def mut_propagation_never_writes(monkeypatch):
 
 # --- controller -------------------------------------------------------------------------------------
 def mut_election_keeps_epoch(monkeypatch):
-    """The offline-partition election writes the new leader with the old leader epoch (no bump)."""
-    def trigger_online_partition_state_change(cfg, s, c):
-        controller._read_partition_states(s, c)
-        live = c.is_live
-        batch = controller.ControllerBrokerRequestBatch(cfg, s, c)
-        batch.new_batch()
-        for p, st in enumerate(s.zk.partition_states):
-            assignment = s.zk.assignment[p]
-            if st is None:
-                live_replicas = tuple(r for r in assignment if live(r))
-                if not live_replicas:
-                    continue
-                new = LeaderIsrAndControllerEpoch(live_replicas[0], 0, tuple(sorted(live_replicas)), c.epoch, 0)
-                controller.write_partition_state(cfg, s, c, p, new, None)
-                batch.add_leader_and_isr_request_for_brokers(live_replicas, p, new, assignment, True)
-            elif st.leader == NO_LEADER or not live(st.leader):
-                if st.controller_epoch > c.epoch:
-                    continue
-                leader, isr, unclean = controller.offline_partition_leader_election(cfg, assignment, st.isr, live)
-                if leader is None:
-                    continue
-                new = LeaderIsrAndControllerEpoch(leader, st.leader_epoch, isr, c.epoch,   # no + 1
-                                                  st.zk_version + 1)
-                controller.write_partition_state(cfg, s, c, p, new, st.zk_version)
-                if unclean:
-                    s.ghost_mut().unclean_elections += 1
-                batch.add_leader_and_isr_request_for_brokers(
-                    tuple(r for r in assignment if live(r)), p, new, assignment, False)
-        batch.send_requests_to_brokers()
-    patch(monkeypatch, "trigger_online_partition_state_change", trigger_online_partition_state_change, controller)
+    """The offline-partition election writes the new leader with the old leader epoch (no bump): the registry's
+    election-same-epoch."""
+    return registry("election-same-epoch")(monkeypatch)
 
 
 def _election_outside_isr(new_isr: Callable):
