@@ -38,7 +38,9 @@ _KIND = {
     A.ConsumerFetchWithClientMetadata: "fetch", A.OffsetsForLeaderEpochRequest: "fetch",
     A.OffsetsForLeaderEpochResponse: "fetch", A.MetadataApply: "control", A.BrokerHeartbeat: "task",
     A.FenceStaleBroker: "control", A.HeartbeatsLost: "fault", A.ControlledShutdown: "fault",
-    A.DiskWipe: "fault",
+    A.DiskWipe: "fault", A.DeleteTopic: "control", A.CreateTopic: "control", A.CreatePartitions: "control",
+    A.ControllerProcessTopicDeletion: "control", A.ControllerProcessTopicChange: "control",
+    A.ControllerProcessStopReplicaResponse: "control",
 }
 COLOURS = {"append": "#1f77b4", "fetch": "#2ca02c", "truncation": "#d62728", "isr": "#9467bd",
            "control": "#8c564b", "election": "#ff7f0e", "fault": "#000000", "task": "#7f7f7f",
@@ -98,7 +100,9 @@ def build(trace, invariants=SAFETY, sentence: str | None = None) -> Diagram:
         arrow = None
         label = action_words(cfg, s, a)
         if t in (A.ElectController, A.ControllerProcessBrokerChange, A.ControllerProcessIsrChangeNotification,
-                 A.ControllerResign, A.Tick, A.ZkDeleteController):
+                 A.ControllerResign, A.Tick, A.ZkDeleteController, A.DeleteTopic, A.CreateTopic,
+                 A.CreatePartitions, A.ControllerProcessTopicDeletion, A.ControllerProcessTopicChange,
+                 A.ControllerProcessStopReplicaResponse):
             lane = CONTROLLER
         elif t is A.DeliverControlRequest:
             lane = CONTROLLER

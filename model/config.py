@@ -170,6 +170,16 @@ class ModelConfig:
     #: KAFKA-7786 (2.1.1, 2.2.0): a response to a request sent in another leader epoch than the fetch state's is
     #: dropped; without the fix it is applied (a stale FENCED_LEADER_EPOCH fails the partition)
     kafka_7786: bool = True
+    #: partitions of the topic that exist at the start (-1: all ``n_partitions``; 0: the topic does not exist yet).  The
+    #: others are "not created" (no assignment in ZooKeeper) until an admin adds them (``CreateTopic`` /
+    #: ``CreatePartitions``, AdminZkClient, Kafka 2.4.0), within ``max_partition_creations``.
+    initial_partitions: int = -1
+    #: admin topic creations and partition additions (``CreateTopic`` / ``CreatePartitions``) the engines may make; 0 (the
+    #: default) offers none.  Set it (with ``initial_partitions``) to explore run-time creation and expansion.
+    max_partition_creations: int = 0
+    #: admin topic deletions (``DeleteTopic``: /admin/delete_topics, TopicDeletionManager, Kafka 2.4.0) the engines may
+    #: make; 0 (the default) offers none.  Set it to 1 to explore topic deletion and StopReplica to live brokers.
+    max_topic_deletions: int = 0
 
     def __post_init__(self) -> None:
         errors = []
@@ -209,13 +219,20 @@ class ModelConfig:
         if not self.tick_ms or any(t <= 0 for t in self.tick_ms):
             errors.append("tick_ms must be a non-empty list of positive integers")
         for name in ("max_records", "max_crashes", "max_session_expirations",
-                     "max_controller_epoch", "max_controller_moves", "max_flushes", "max_disk_wipes"):
+                     "max_controller_epoch", "max_controller_moves", "max_flushes", "max_disk_wipes",
+                     "max_partition_creations", "max_topic_deletions"):
             if getattr(self, name) < 0:
                 errors.append(f"{name} must be >= 0")
+        if not -1 <= self.initial_partitions <= self.n_partitions:
+            errors.append(f"initial_partitions must be in -1..n_partitions ({self.n_partitions}), "
+                          f"got {self.initial_partitions}")
+        if self.kip_500 and (self.initial_partitions != -1 or self.max_partition_creations or self.max_topic_deletions):
+            errors.append("topic creation and deletion at run time are modelled in the ZooKeeper era only "
+                          "(initial_partitions, max_partition_creations, max_topic_deletions need kip_500 off)")
         if any(a not in (-1, 0, 1) for a in self.produce_acks):
             errors.append(f"produce_acks must hold acks values -1, 0 or 1, got {self.produce_acks!r}")
         for f in dataclasses.fields(self):  # every count, offset and time: non-negative and of a sane size
-            if f.name == "produce_acks":
+            if f.name in ("produce_acks", "initial_partitions"):
                 continue
             value = getattr(self, f.name)
             values = value if isinstance(value, tuple) else (value,)
@@ -274,7 +291,8 @@ LATER_FIELDS = ("kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partiti
                 "list_offsets", "fetch_from_follower", "replica_selector",
                 "offsets_for_leader_epoch_in_flight", "kafka_7786", "kip_500", "broker_session_timeout_ms",
                 "broker_heartbeat_interval_ms", "kafka_13916", "kafka_15021", "isr_join_requires_hw",
-                "kafka_15583", "eligible_leader_replicas", "max_disk_wipes")
+                "kafka_15583", "eligible_leader_replicas", "max_disk_wipes", "initial_partitions",
+                "max_partition_creations", "max_topic_deletions")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(ModelConfig)}
 
 

@@ -49,6 +49,8 @@ class PartitionMetadata:
     leader_epoch: int
     isr: tuple
     replicas: tuple
+    #: UpdateMetadataPartitionState.offlineReplicas (Kafka 2.4.0): the replicas the controller holds offline
+    offline_replicas: tuple = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -429,6 +431,8 @@ class ZooKeeper(Node):
     registrations: tuple = ()            # /brokers/ids/<id>: broker epoch (czxid) or -1
     sessions: tuple = ()                 # the broker's ZooKeeper session is alive
     next_czxid: int = 1
+    #: /admin/delete_topics/<topic>: an admin asked to delete the topic (TopicDeletionManager, Kafka 2.4.0)
+    delete_topics: bool = False
 
 
 # --------------------------------------------------------------------------- controller
@@ -442,6 +446,20 @@ class Controller(Node):
     live_brokers: tuple = ()             # broker epoch per broker id, -1 when not live
     partition_states: tuple = ()         # cached LeaderIsrAndControllerEpoch | None per partition
     queues: tuple = ()                   # per destination broker: tuple of control requests
+    #: ControllerContext.partitionReplicaAssignment: the replicas of each partition it knows, () for none (a partition
+    #: not created, or created in ZooKeeper but not yet seen: a TopicChange / PartitionModifications event pending)
+    assignment: tuple = ()
+    #: ControllerContext.topicsToBeDeleted / topicsWithDeletionStarted / topicsIneligibleForDeletion (the one topic)
+    deleting: bool = False
+    deletion_started: bool = False
+    deletion_ineligible: bool = False
+    #: ReplicaStateMachine states of the deleting topic's replicas, per partition: (replica, state) in assignment order,
+    #: a state being "online", "offline", "started", "successful" or "ineligible" (ReplicaDeletionStarted, ...);
+    #: () while the topic is not queued for deletion
+    replica_deletion: tuple = ()
+    #: TopicDeletionStopReplicaResponseReceived events queued by the StopReplica (delete) response callback:
+    #: (broker, ((partition, error), ...)), in arrival order
+    stop_replica_responses: tuple = ()
 
     def is_live(self, b: int) -> bool:
         return self.live_brokers[b] >= 0
@@ -480,6 +498,11 @@ class Ghost(Node):
     truncations: int = 0                 # follower truncations that removed at least one record
     session_since: tuple = ()            # per broker: time its current ZooKeeper session started
     responses: Responses = field(default_factory=Responses)  # the last response per request kind, broker and partition
+    partition_creations: int = 0         # admin CreateTopic / CreatePartitions actions
+    topic_deletions: int = 0             # admin DeleteTopic actions
+    #: partitions of a deleted topic (its deletion completed): their records are gone with the topic, so the
+    #: durability invariants and the liveness properties skip them (a deleted topic is never created again)
+    deleted_partitions: tuple = ()
 
 
 @record

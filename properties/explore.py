@@ -419,7 +419,11 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
     def controller_key(c):
         return (lid(c.broker_id), c.epoch, c.epoch_zk_version, tuple([c.live_brokers[inv[j]] for j in range(n)]),
                 tuple([liace(p, st) for p, st in enumerate(c.partition_states)]),
-                tuple([tuple([request(r) for r in c.queues[inv[j]]]) for j in range(n)]))
+                tuple([tuple([request(r) for r in c.queues[inv[j]]]) for j in range(n)]),
+                # topics at run time (model/topics.py): constant unless a topic is created or deleted
+                tuple([ordered(a) for a in c.assignment]), c.deleting, c.deletion_started, c.deletion_ineligible,
+                tuple([tuple([(lid(r), st) for r, st in row]) for row in c.replica_deletion]),
+                tuple([(lid(b), errors) for b, errors in c.stop_replica_responses]))
 
     if identity:
         brokers = [broker_key(br) for br in s.brokers]
@@ -432,7 +436,7 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
            tuple([ordered(a) for a in zk.assignment]),
            tuple([liace(p, st) for p, st in enumerate(zk.partition_states)]), notified,
            tuple([zk.registrations[inv[j]] for j in range(n)]),
-           tuple([zk.sessions[inv[j]] for j in range(n)]), zk.next_czxid)
+           tuple([zk.sessions[inv[j]] for j in range(n)]), zk.next_czxid, zk.delete_topics)
     since = []
     for j in range(n):
         br = s.brokers[inv[j]]
@@ -448,7 +452,8 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
           tuple([(u.partition, u.leader_epoch, lid(u.leader), u.taken_epoch, u.log) for u in g.unclean]),
           tuple(sorted([(p, e, lid(b), o, r) for p, e, b, o, r in g.unclean_losses])), g.controller_moves, g.crashes,
           g.lossy_crashes, g.disk_wipes, g.session_expirations, min(g.flushes, cfg.max_flushes),
-          g.isr_shrinks, g.isr_expands, min(g.truncations, 1), tuple(since))
+          g.isr_shrinks, g.isr_expands, min(g.truncations, 1), tuple(since),
+          g.partition_creations, g.topic_deletions, g.deleted_partitions)
     q = s.quorum
     if q is None:
         qk = None
@@ -686,7 +691,8 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
             e = memo[id(zk)] = (zk, intern_zk((
                 zk.controller, zk.controller_epoch, zk.controller_epoch_zk_version, zk.assignment,
                 tuple([None if st is None else (st.leader, st.leader_epoch, st.isr, st.controller_epoch)
-                       for st in zk.partition_states]), notified, zk.registrations, zk.sessions, zk.next_czxid)))
+                       for st in zk.partition_states]), notified, zk.registrations, zk.sessions, zk.next_czxid,
+                zk.delete_topics)))
         return e[1]
 
     def liace(p, st, cur):
@@ -712,7 +718,9 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
     def controller_key(c, cur):
         return (c.broker_id, c.epoch, c.epoch_zk_version, c.live_brokers,
                 tuple([liace(p, st, cur) for p, st in enumerate(c.partition_states)]),
-                tuple([tuple([request(r, cur) for r in q]) for q in c.queues]))
+                tuple([tuple([request(r, cur) for r in q]) for q in c.queues]),
+                c.assignment, c.deleting, c.deletion_started, c.deletion_ineligible, c.replica_deletion,
+                c.stop_replica_responses)
 
     def ctrl_key(c, cur):
         mk = (id(c), cur)
@@ -744,7 +752,7 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
                 tuple(sorted(set(g.leaders))), g.unclean_elections, g.unclean, g.unclean_losses,
                 g.controller_moves, g.crashes, g.lossy_crashes, g.disk_wipes,
                 g.session_expirations, min(g.flushes, cfg.max_flushes), g.isr_shrinks, g.isr_expands,
-                min(g.truncations, 1))))
+                min(g.truncations, 1), g.partition_creations, g.topic_deletions, g.deleted_partitions)))
         return e[1]
 
     def key(s) -> tuple:
@@ -1249,7 +1257,7 @@ FAIR_KINDS = frozenset({
     A.OffsetsForLeaderEpochRequest, A.OffsetsForLeaderEpochResponse, A.AlterIsrRequest, A.AlterIsrResponse,
     A.IsrExpiration, A.IsrChangePropagation, A.HighWatermarkCheckpoint, A.DelayedProduceExpire, A.ZkReconnect,
     A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker,
-    A.Tick,
+    A.Tick, A.ControllerProcessTopicDeletion, A.ControllerProcessTopicChange, A.ControllerProcessStopReplicaResponse,
 })
 
 

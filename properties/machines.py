@@ -339,7 +339,13 @@ EPOCH_ROUND_KINDS = (A.OffsetsForLeaderEpochRequest, A.OffsetsForLeaderEpochResp
 #: Likewise KRaft's metadata replay, heartbeats, fencing and lost heartbeats, only over a KRaft config (``kip_500``).
 KRAFT_KINDS = (A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker, A.HeartbeatsLost, A.ControlledShutdown,
                A.DiskWipe)
-GATED_KINDS = ALTER_ISR_KINDS + OBSERVATION_KINDS + EPOCH_ROUND_KINDS + KRAFT_KINDS
+#: Likewise topics at run time (model/topics.py), only over a config whose budgets offer them; the controller's
+#: topic events then also settle with the control plane.
+TOPIC_KINDS = (A.DeleteTopic, A.CreateTopic, A.CreatePartitions, A.ControllerProcessTopicDeletion,
+               A.ControllerProcessTopicChange, A.ControllerProcessStopReplicaResponse)
+TOPIC_SETTLE_KINDS = (A.ControllerProcessTopicDeletion, A.ControllerProcessTopicChange,
+                      A.ControllerProcessStopReplicaResponse)
+GATED_KINDS = ALTER_ISR_KINDS + OBSERVATION_KINDS + EPOCH_ROUND_KINDS + KRAFT_KINDS + TOPIC_KINDS
 
 for _kind in A.ACTION_TYPES:
     if _kind not in GATED_KINDS:
@@ -476,8 +482,11 @@ def machine_for(cfg: ModelConfig, invariants=CATALOGUE, *, name: str = "IsrMachi
             attrs[rule_name(kind)] = _kind_rule(kind)
         attrs["settle_kinds"] = SETTLE_KINDS + extra
     for kind in rule_kinds(cfg):
-        if kind in OBSERVATION_KINDS or kind in EPOCH_ROUND_KINDS or kind in KRAFT_KINDS:
+        if kind in OBSERVATION_KINDS or kind in EPOCH_ROUND_KINDS or kind in KRAFT_KINDS or kind in TOPIC_KINDS:
             attrs[rule_name(kind)] = _kind_rule(kind)
+    topic_settle = tuple(k for k in TOPIC_SETTLE_KINDS if k in rule_kinds(cfg))
+    if topic_settle:
+        attrs["settle_kinds"] = attrs.get("settle_kinds", SETTLE_KINDS) + topic_settle
     if any(k in KRAFT_KINDS for k in rule_kinds(cfg)):
         # KRaft's control plane settles by replaying the metadata log (the ZooKeeper-era kinds are never enabled)
         attrs["settle_kinds"] = attrs.get("settle_kinds", SETTLE_KINDS) + (A.MetadataApply,)
