@@ -621,6 +621,14 @@ PRESETS: dict[str, Preset] = {
                "an acknowledged write a consumer may have read.", "Partition.isFollowerInSync, KRaft",
                also_breaks=("hw_within_isr", "committed_prefix", "follower_hw_committed", "acked_durability",
                             "consumer_safety")),
+        Preset("topic-lifecycle", _BASE.replace(n_partitions=2, initial_partitions=1, max_partition_creations=1,
+                                                max_topic_deletions=1), "pass",
+               "kafka-2.4 with topics at run time: the topic starts with one of its two partitions, an admin may add "
+               "the second (PartitionModifications, onNewPartitionCreation) and delete the topic (TopicDeletionManager: "
+               "UpdateMetadata with leader -2, StopReplica without then with delete to the live replicas, their "
+               "responses as controller events, ReplicaDeletionIneligible and a retry while a replica's broker is "
+               "down). The records of a deleted topic go with it; nothing else is lost.",
+               "2.4.0, TopicDeletionManager"),
     )
 }
 
