@@ -11,30 +11,15 @@ from isrlab.model.config import ConfigError, ModelConfig, preset
 from isrlab.model.node import replace_at
 from isrlab.model.start import StartError
 from isrlab.model.state import Partition
-from isrlab.model.step import action_kinds, enabled_actions, initial_state, step
+from isrlab.model.step import action_kinds, initial_state, step
 from isrlab.properties.invariants import LIVENESS, acked_durability, consumer_safety, partition_has_leader_bad
+from test_stop_replica import _deliver_all, _run  # the shared step helpers (tests/ is on sys.path under pytest)
 
 pytestmark = pytest.mark.unit
 
 CFG = preset("kafka-2.4").config.replace(n_partitions=2, max_topic_deletions=1, max_partition_creations=1)
 TOPIC_KINDS = {A.DeleteTopic, A.CreateTopic, A.CreatePartitions, A.ControllerProcessTopicDeletion,
                A.ControllerProcessTopicChange, A.ControllerProcessStopReplicaResponse}
-
-
-def _run(cfg, s, *actions):
-    for a in actions:
-        s2 = step(cfg, s, a)
-        assert s2 is not None, A.describe(a)
-        s = s2
-    return s
-
-
-def _deliver_all(cfg, s):
-    while True:
-        acts = [a for a in enabled_actions(cfg, s) if type(a) is A.DeliverControlRequest]
-        if not acts:
-            return s
-        s = _run(cfg, s, acts[0])
 
 
 def _responses(cfg, s, c=0):
