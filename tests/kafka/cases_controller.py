@@ -166,15 +166,20 @@ def update_metadata_during_topic_deletion():
 missing(CC + "testUpdateMetadataIncludesLiveOrShuttingDownBrokers", "controlled shutdown",
         "Live brokers in UpdateMetadata include shutting-down ones.")
 out_of_scope(CC + "testUpdateMetadataInterBrokerProtocolVersion", "request versions per inter-broker protocol")
+def _stop_replica_queued(c: Case, b: int, index: int, delete: bool, why: str) -> None:
+    """The index-th request queued for broker b is one StopReplica (with or without delete) for the three partitions."""
+    q = f"controllers.0.queues.{b}.{index}"
+    c.check(f"{q}.@type", "StopReplicaRequest", why)
+    c.check(f"{q}.delete_partitions", delete, "with delete" if delete else "without delete")
+    c.check(f"{q}.partitions", [0, 1, 2], "for the three partitions")
+
+
 @case(CC + "testStopReplicaRequestSent")
 def stop_replica_request_sent():
     c = _deletion("testStopReplicaRequestSent",
                   "StopReplica without delete for three partitions goes to broker 2 as one request; its response "
                   "sends no event to the controller.")
-    q = "controllers.0.queues.2.1"
-    c.check(f"{q}.@type", "StopReplicaRequest", "one StopReplica request to broker 2 (the OfflineReplica batch)")
-    c.check(f"{q}.delete_partitions", False, "without delete")
-    c.check(f"{q}.partitions", [0, 1, 2], "for the three partitions")
+    _stop_replica_queued(c, 2, 1, False, "one StopReplica request to broker 2 (the OfflineReplica batch)")
     c.check("controllers.0.queues.2.2.delete_partitions", True,
             "the next batch's request (ReplicaDeletionStarted) is another one")
     c.deliver(0, 2, 2)
@@ -195,10 +200,7 @@ def stop_replica_while_deletion_started():
                   "StopReplica with delete for three partitions goes to broker 2 as one request while the topic's "
                   "deletion runs; its response becomes one TopicDeletionStopReplicaResponseReceived event naming "
                   "the deleted topic's partitions.")
-    q = "controllers.0.queues.2.2"
-    c.check(f"{q}.@type", "StopReplicaRequest", "one StopReplica request (the ReplicaDeletionStarted batch)")
-    c.check(f"{q}.delete_partitions", True, "with delete")
-    c.check(f"{q}.partitions", [0, 1, 2], "for the three partitions")
+    _stop_replica_queued(c, 2, 2, True, "one StopReplica request (the ReplicaDeletionStarted batch)")
     c.check("controllers.0.deletion_started", True, "the topic's deletion has begun")
     c.deliver(0, 2, 3)
     c.check("controllers.0.stop_replica_responses", [[2, [[0, "NONE"], [1, "NONE"], [2, "NONE"]]]],
@@ -217,10 +219,7 @@ def stop_replica_groups_by_broker():
                   "StopReplica without delete for three partitions to two brokers: one request each, with all three "
                   "partitions; no event after their responses.")
     for b in (2, 1):
-        q = f"controllers.0.queues.{b}.1"
-        c.check(f"{q}.@type", "StopReplicaRequest", f"one StopReplica request to broker {b}")
-        c.check(f"{q}.delete_partitions", False, "without delete")
-        c.check(f"{q}.partitions", [0, 1, 2], "for the three partitions")
+        _stop_replica_queued(c, b, 1, False, f"one StopReplica request to broker {b}")
     c.deliver(0, 2, 2).deliver(0, 1, 2)
     c.check("controllers.0.stop_replica_responses", [], "no event after their responses")
     return c
@@ -316,17 +315,14 @@ def metadata_propagation_for_offline_replicas():
     c.crash(1).broker_change(0).deliver_all()
     c.crash(0)
     c.restart(0).elect(0).deliver_all()
-    m = "brokers.0.metadata.partitions.0"
-    c.check(f"{m}.leader", -1, "the controller's broker: no leader")
-    c.check(f"{m}.offline_replicas", [1], "the controller's broker: the replica is offline")
-    c.check(f"{m}.replicas", [1], "the controller's broker: replicas not empty")
-    c.check(f"{m}.isr", [1], "the controller's broker: ISR not empty")
-    c.restart(2).broker_change(0).deliver_all()
-    m = "brokers.2.metadata.partitions.0"
-    c.check(f"{m}.leader", -1, "the other broker: no leader")
-    c.check(f"{m}.offline_replicas", [1], "the other broker: the replica is offline")
-    c.check(f"{m}.replicas", [1], "the other broker: replicas not empty")
-    c.check(f"{m}.isr", [1], "the other broker: ISR not empty")
+    for b, who in ((0, "the controller's broker"), (2, "the other broker")):
+        if b == 2:
+            c.restart(2).broker_change(0).deliver_all()
+        m = f"brokers.{b}.metadata.partitions.0"
+        c.check(f"{m}.leader", -1, f"{who}: no leader")
+        c.check(f"{m}.offline_replicas", [1], f"{who}: the replica is offline")
+        c.check(f"{m}.replicas", [1], f"{who}: replicas not empty")
+        c.check(f"{m}.isr", [1], f"{who}: ISR not empty")
     return c
 
 
@@ -368,10 +364,16 @@ def topic_partition_expansion():
             "controller handles the PartitionModifications event.")
     c.create_topic(controller=0)
     c.do(A.CreatePartitions()).do(A.ControllerProcessTopicChange(0)).deliver_all()
+    return _new_partition_state(c, 0, "leader 0", "the metadata is propagated")
+
+
+def _new_partition_state(c: Case, leader: int, why_leader: str, why_metadata: str) -> Case:
+    """waitForPartitionState(tp1, firstControllerEpoch, leader, initialLeaderEpoch) and waitUntilMetadataIsPropagated
+    at the leader's broker."""
     c.check("zk.partition_states.1.controller_epoch", 1, "controller epoch 1")
-    c.check("zk.partition_states.1.leader", 0, "leader 0")
+    c.check("zk.partition_states.1.leader", leader, why_leader)
     c.check("zk.partition_states.1.leader_epoch", 0, "initial leader epoch 0")
-    c.check("brokers.0.metadata.partitions.1.leader", 0, "the metadata is propagated")
+    c.check(f"brokers.{leader}.metadata.partitions.1.leader", leader, why_metadata)
     return c
 
 
@@ -390,11 +392,7 @@ def topic_partition_expansion_offline_replica():
     c.crash(0).broker_change(1).deliver_all()
     c.do(A.CreatePartitions()).do(A.ControllerProcessTopicChange(1)).deliver_all()
     c.check("zk.assignment.1", [0, 1], "partition 1's replicas are [other, controller]")
-    c.check("zk.partition_states.1.controller_epoch", 1, "controller epoch 1")
-    c.check("zk.partition_states.1.leader", 1, "the controller's broker leads")
-    c.check("zk.partition_states.1.leader_epoch", 0, "initial leader epoch 0")
-    c.check("brokers.1.metadata.partitions.1.leader", 1, "the metadata reaches the controller's broker")
-    return c
+    return _new_partition_state(c, 1, "the controller's broker leads", "the metadata reaches the controller's broker")
 for _name in ("testPartitionReassignment", "testPartitionReassignmentWithOfflineReplicaHaltingProgress",
               "testPartitionReassignmentResumesAfterReplicaComesOnline"):
     missing(CI + _name, "reassignment", "Partition reassignment through /admin/reassign_partitions.")
