@@ -116,8 +116,8 @@ def changes(pre: ClusterState, post: ClusterState) -> int:
             bits |= EPOCHS                           # KRaft: broker epochs and fencing
     z0, z1 = pre.zk, post.zk
     if z0 is not z1:
-        if z0.partition_states is not z1.partition_states:
-            bits |= ZK_STATES
+        if z0.partition_states is not z1.partition_states or z0.assignment is not z1.assignment:
+            bits |= ZK_STATES                        # the assignment changes only with topics at run time
         if z0.controller_epoch != z1.controller_epoch:
             bits |= EPOCHS
     g0, g1 = pre.ghost, post.ghost
@@ -126,6 +126,8 @@ def changes(pre: ClusterState, post: ClusterState) -> int:
             bits |= ACKED
         if g0.consumed is not g1.consumed:
             bits |= CONSUMED
+        if g0.deleted_partitions is not g1.deleted_partitions:
+            bits |= ACKED | CONSUMED                 # a topic deleted: its records are no longer checked
         if g0.leaders is not g1.leaders:
             bits |= LEADERS
         if g0.unclean is not g1.unclean or g0.unclean_losses is not g1.unclean_losses \
