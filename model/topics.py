@@ -60,6 +60,7 @@ def initial_assignment(cfg: ModelConfig) -> tuple:
 
 
 def topic_exists(assignment: tuple) -> bool:
+    """/brokers/topics/<topic> exists (KafkaZkClient.topicExists, Kafka 2.4.0): some partition has replicas."""
     return any(assignment)
 
 
@@ -110,6 +111,7 @@ def _replicas(c: Controller) -> list:
 
 
 def replica_states(c: Controller) -> dict:
+    """ControllerContext.replicaStates (Kafka 2.4.0) of the deleting topic: (partition, replica) -> state."""
     return {(p, r): st for p, row in enumerate(c.replica_deletion) for r, st in row}
 
 
@@ -122,6 +124,7 @@ def _put_states(c: Controller, pairs, state: str) -> None:
 
 
 def _in_state(c: Controller, state: str) -> list:
+    """ControllerContext.replicasInState (Kafka 2.4.0) for the deleting topic."""
     return [(p, r) for p, row in enumerate(c.replica_deletion) for r, st in row if st == state]
 
 

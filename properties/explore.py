@@ -667,8 +667,11 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
         md = br.metadata
         mk = memo.get(id(md))
         if mk is None:
-            mk = memo[id(md)] = (md, intern_md((md.alive_brokers, md.partitions, md.controller_id, md.broker_epochs,
-                                                md.fenced, md.shutting_down)))
+            # a partition's offline replicas (UpdateMetadata's offlineReplicas) are left out, as state_key leaves them:
+            # nothing in the protocol reads them
+            mk = memo[id(md)] = (md, intern_md((md.alive_brokers, tuple([
+                None if m is None else (m.leader, m.leader_epoch, m.isr, m.replicas) for m in md.partitions]),
+                md.controller_id, md.broker_epochs, md.fenced, md.shutting_down)))
         dps = br.delayed_produces
         static = intern_broker((br.alive, br.broker_epoch, br.controller_epoch, tuple(parts),
                                 tuple([log_static(log) for log in br.logs]),
