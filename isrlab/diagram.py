@@ -42,7 +42,9 @@ _KIND = {
     A.DiskWipe: "fault", A.ControlledShutdownRequest: "control", A.ControlledShutdownResponse: "control",
     A.PreferredReplicaElection: "fault", A.ControllerProcessPreferredReplicaElection: "election",
     A.AutoLeaderRebalance: "election", A.ElectLeaders: "election",
-    A.DeleteRecords: "append", A.DeleteOldSegments: "task",
+    A.DeleteRecords: "append", A.DeleteOldSegments: "task", A.DeleteTopic: "control", A.CreateTopic: "control", A.CreatePartitions: "control",
+    A.ControllerProcessTopicDeletion: "control", A.ControllerProcessTopicChange: "control",
+    A.ControllerProcessStopReplicaResponse: "control",
 }
 COLOURS = {"append": "#1f77b4", "fetch": "#2ca02c", "truncation": "#d62728", "isr": "#9467bd",
            "control": "#8c564b", "election": "#ff7f0e", "fault": "#000000", "task": "#7f7f7f",
@@ -103,7 +105,9 @@ def build(trace, invariants=SAFETY, sentence: str | None = None) -> Diagram:
         label = action_words(cfg, s, a)
         if t in (A.ElectController, A.ControllerProcessBrokerChange, A.ControllerProcessIsrChangeNotification,
                  A.ControllerResign, A.Tick, A.ZkDeleteController, A.PreferredReplicaElection,
-                 A.ControllerProcessPreferredReplicaElection, A.AutoLeaderRebalance):
+                 A.ControllerProcessPreferredReplicaElection, A.AutoLeaderRebalance, A.DeleteTopic, A.CreateTopic,
+                 A.CreatePartitions, A.ControllerProcessTopicDeletion, A.ControllerProcessTopicChange,
+                 A.ControllerProcessStopReplicaResponse):
             lane = CONTROLLER
         elif t is A.DeliverControlRequest:
             lane = CONTROLLER

@@ -326,6 +326,41 @@ class DeleteOldSegments:
     partition: int
 
 
+# ----------------------------------------------------------------- topics at run time (ZooKeeper era)
+@dataclass(frozen=True, slots=True)
+class DeleteTopic:
+    """An admin deletes the topic: /admin/delete_topics/<topic> is created (AdminZkClient.deleteTopic)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CreateTopic:
+    """An admin creates the topic with its partition 0 (AdminZkClient.createTopicWithAssignment)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CreatePartitions:
+    """An admin adds the topic's next partition (AdminZkClient.addPartitions)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerProcessTopicDeletion:
+    """The controller on ``controller`` handles a TopicDeletion event (/admin/delete_topics changed)."""
+    controller: int
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerProcessTopicChange:
+    """The controller on ``controller`` handles a TopicChange or PartitionModifications event (the topic's znode
+    changed: created, partitions added, or deleted by another controller)."""
+    controller: int
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerProcessStopReplicaResponse:
+    """The controller on ``controller`` handles its oldest TopicDeletionStopReplicaResponseReceived event."""
+    controller: int
+
+
 Action = Union[
     ElectController, ControllerProcessBrokerChange, ControllerProcessIsrChangeNotification, ControllerResign,
     DeliverControlRequest, Produce, ConsumerFetch, FetchRequest, FetchResponse, OffsetsForLeaderEpoch,
@@ -337,6 +372,8 @@ Action = Union[
     ControlledShutdownRequest, ControlledShutdownResponse, PreferredReplicaElection,
     ControllerProcessPreferredReplicaElection, AutoLeaderRebalance, ElectLeaders,
     DeleteRecords, DeleteOldSegments,
+    DeleteTopic, CreateTopic, CreatePartitions, ControllerProcessTopicDeletion, ControllerProcessTopicChange,
+    ControllerProcessStopReplicaResponse,
 ]
 
 #: Every action class, in the documented order of ``enabled_actions``.

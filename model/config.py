@@ -220,6 +220,16 @@ class ModelConfig:
     #: leader epoch, the leader-epoch cache stays empty (Log.leaderEpochCache is None), OffsetsForLeaderEpoch answers
     #: UNDEFINED_EPOCH_OFFSET and followers truncate to their HW, as before KIP-101.  Empty: every topic on v2.
     old_message_format_partitions: tuple[int, ...] = ()
+    #: partitions of the topic that exist at the start (-1: all ``n_partitions``; 0: the topic does not exist yet).  The
+    #: others are "not created" (no assignment in ZooKeeper) until an admin adds them (``CreateTopic`` /
+    #: ``CreatePartitions``, AdminZkClient, Kafka 2.4.0), within ``max_partition_creations``.
+    initial_partitions: int = -1
+    #: admin topic creations and partition additions (``CreateTopic`` / ``CreatePartitions``) the engines may make; 0 (the
+    #: default) offers none.  Set it (with ``initial_partitions``) to explore run-time creation and expansion.
+    max_partition_creations: int = 0
+    #: admin topic deletions (``DeleteTopic``: /admin/delete_topics, TopicDeletionManager, Kafka 2.4.0) the engines may
+    #: make; 0 (the default) offers none.  Set it to 1 to explore topic deletion and StopReplica to live brokers.
+    max_topic_deletions: int = 0
 
     def __post_init__(self) -> None:
         errors = []
@@ -267,13 +277,20 @@ class ModelConfig:
             errors.append("tick_ms must be a non-empty list of positive integers")
         for name in ("max_records", "max_crashes", "max_session_expirations",
                      "max_controller_epoch", "max_controller_moves", "max_flushes", "max_disk_wipes",
-                     "max_delete_records", "max_retention_runs", "retention_records"):
+                     "max_delete_records", "max_retention_runs", "retention_records",
+                     "max_partition_creations", "max_topic_deletions"):
             if getattr(self, name) < 0:
                 errors.append(f"{name} must be >= 0")
+        if not -1 <= self.initial_partitions <= self.n_partitions:
+            errors.append(f"initial_partitions must be in -1..n_partitions ({self.n_partitions}), "
+                          f"got {self.initial_partitions}")
+        if self.kip_500 and (self.initial_partitions != -1 or self.max_partition_creations or self.max_topic_deletions):
+            errors.append("topic creation and deletion at run time are modelled in the ZooKeeper era only "
+                          "(initial_partitions, max_partition_creations, max_topic_deletions need kip_500 off)")
         if any(a not in (-1, 0, 1) for a in self.produce_acks):
             errors.append(f"produce_acks must hold acks values -1, 0 or 1, got {self.produce_acks!r}")
         for f in dataclasses.fields(self):  # every count, offset and time: non-negative and of a sane size
-            if f.name == "produce_acks":
+            if f.name in ("produce_acks", "initial_partitions"):
                 continue
             value = getattr(self, f.name)
             values = value if isinstance(value, tuple) else (value,)
@@ -345,7 +362,7 @@ LATER_FIELDS = ("kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partiti
                 "controlled_shutdown_enable", "controlled_shutdown_max_retries", "auto_leader_rebalance_enable",
                 "leader_imbalance_check_interval_ms", "leader_imbalance_per_broker_percentage",
                 "max_preferred_elections", "max_delete_records", "max_retention_runs", "retention_records", "kafka_5634", "kafka_9491", "kafka_2143",
-                "old_message_format_partitions")
+                "old_message_format_partitions", "initial_partitions", "max_partition_creations", "max_topic_deletions")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(ModelConfig)}
 
 
@@ -719,6 +736,14 @@ PRESETS: dict[str, Preset] = {
                "truncates an acknowledged record below the leader's HW and is elected.", "2.4.0, KIP-101",
                also_breaks=("committed_prefix", "hw_within_isr", "consumer_safety", "log_matching",
                             "follower_hw_committed")),
+        Preset("topic-lifecycle", _BASE.replace(n_partitions=2, initial_partitions=1, max_partition_creations=1,
+                                                max_topic_deletions=1), "pass",
+               "kafka-2.4 with topics at run time: the topic starts with one of its two partitions, an admin may add "
+               "the second (PartitionModifications, onNewPartitionCreation) and delete the topic (TopicDeletionManager: "
+               "UpdateMetadata with leader -2, StopReplica without then with delete to the live replicas, their "
+               "responses as controller events, ReplicaDeletionIneligible and a retry while a replica's broker is "
+               "down). The records of a deleted topic go with it; nothing else is lost.",
+               "2.4.0, TopicDeletionManager"),
     )
 }
 

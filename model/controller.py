@@ -20,6 +20,13 @@ from .requests import (AlterIsrPartitionResult, AlterIsrResponseData, LeaderAndI
 from .state import LEADER_DURING_DELETE, NO_LEADER, ClusterState, Controller, LeaderIsrAndControllerEpoch
 
 
+
+def _td():
+    """model.topics (TopicDeletionManager, Kafka 2.4.0), imported when first used: it builds on this module."""
+    from . import topics
+    return topics
+
+
 class IllegalStateException(RuntimeError):
     """kafka.common.IllegalStateException: a batch was started while one is still unsent."""
 
@@ -86,18 +93,21 @@ class ControllerBrokerRequestBatch:
                 LeaderAndIsrRequest(c.broker_id, c.epoch, broker_epoch(self.cfg, c, b), states))
         if self.update_metadata_brokers:
             um_states = []
-            assignment = self.s.zk.assignment
+            assignment = c.assignment
             for p in sorted(self.update_metadata_partitions):
                 st = c.partition_states[p]
                 if st is None:
                     continue
-                if p in self.deleting:
+                # UpdateMetadataPartitionState.offlineReplicas: the replicas not online (isReplicaOnline)
+                offline = tuple(r for r in assignment[p] if not c.is_live(r))
+                if c.deleting or p in self.deleting:
                     # LeaderAndIsr.duringDelete(isr): leader -2 with the initial epoch and zkVersion
                     um_states.append(UpdateMetadataPartitionState(
-                        p, st.controller_epoch, LEADER_DURING_DELETE, 0, st.isr, 0, assignment[p]))
+                        p, st.controller_epoch, LEADER_DURING_DELETE, 0, st.isr, 0, assignment[p], offline))
                 else:
                     um_states.append(UpdateMetadataPartitionState(
-                        p, st.controller_epoch, st.leader, st.leader_epoch, st.isr, st.zk_version, assignment[p]))
+                        p, st.controller_epoch, st.leader, st.leader_epoch, st.isr, st.zk_version, assignment[p],
+                        offline))
             um_states = tuple(um_states)
             live = live_brokers(c)
             for b in sorted(self.update_metadata_brokers):
@@ -192,18 +202,15 @@ def trigger_online_partition_state_change(cfg: ModelConfig, s: ClusterState, c: 
     A partition is offline when its leader is not live (``offline(leader)`` instead when given: onReplicasBecomeOffline
     also counts a shutting-down leader); elections pick only online replicas (not shutting down)."""
     _read_partition_states(s, c)
+    if c.deleting:  # triggerOnlineStateChangeForPartitions: not the partitions of topics queued for deletion
+        return
     live = c.is_live if not c.shutting_down else (lambda r: c.is_live(r) and r not in c.shutting_down)
     batch = ControllerBrokerRequestBatch(cfg, s, c)
     batch.new_batch()
     for p, st in enumerate(s.zk.partition_states):
-        assignment = s.zk.assignment[p]
+        assignment = c.assignment[p]
         if st is None:                                                                # NewPartition -> Online (K1)
-            live_replicas = tuple(r for r in assignment if live(r))
-            if not live_replicas:
-                continue
-            new = LeaderIsrAndControllerEpoch(live_replicas[0], 0, tuple(sorted(live_replicas)), c.epoch, 0)
-            write_partition_state(cfg, s, c, p, new, None)
-            batch.add_leader_and_isr_request_for_brokers(live_replicas, p, new, assignment, True)
+            new_partition_online(cfg, s, c, batch, p, assignment, live)
         elif st.leader == NO_LEADER or (not c.is_live(st.leader) if offline is None else offline(st.leader)):  # K2
             if st.controller_epoch > c.epoch:                                         # K6
                 continue
@@ -219,6 +226,19 @@ def trigger_online_partition_state_change(cfg: ModelConfig, s: ClusterState, c: 
     batch.send_requests_to_brokers()
 
 
+def new_partition_online(cfg: ModelConfig, s: ClusterState, c: Controller, batch, p: int, assignment: tuple,
+                         live=None) -> None:
+    """PartitionStateMachine.initializeLeaderAndIsrForPartitions (Kafka 2.4.0, K1): the first live replica leads, the
+    live replicas are the ISR, leader epoch 0; LeaderAndIsr (isNew) to them.  No live replica: it stays NewPartition.
+    ``live``: the controller's live brokers, less the shutting-down ones (isReplicaOnline)."""
+    live_replicas = tuple(r for r in assignment if (c.is_live if live is None else live)(r))
+    if not live_replicas:
+        return
+    new = LeaderIsrAndControllerEpoch(live_replicas[0], 0, tuple(sorted(live_replicas)), c.epoch, 0)
+    write_partition_state(cfg, s, c, p, new, None)
+    batch.add_leader_and_isr_request_for_brokers(live_replicas, p, new, assignment, True)
+
+
 def isr_without_replica(isr: tuple, r: int) -> tuple:
     """KafkaController.doRemoveReplicasFromIsr (Kafka 2.4.0): drop r from the ISR, but never the last member."""
     return isr if len(isr) == 1 else tuple(x for x in isr if x != r)
@@ -228,20 +248,27 @@ def remove_replicas_from_isr(cfg: ModelConfig, s: ClusterState, c: Controller, d
     """ReplicaStateMachine OfflineReplica via doRemoveReplicasFromIsr (Kafka 2.4.0, K5): keep the last ISR member
     (the replicas of ``dead`` on every partition, or on ``partitions`` only)."""
     _read_partition_states(s, c)
+    offline_replica_transition(cfg, s, c, [(p, r) for r in dead for p, a in enumerate(c.assignment)
+                                           if r in a and (partitions is None or p in partitions)])
+
+
+def offline_replica_transition(cfg: ModelConfig, s: ClusterState, c: Controller, replicas) -> None:
+    """ReplicaStateMachine -> OfflineReplica (Kafka 2.4.0) for (partition, replica) pairs, by replica: StopReplica
+    without delete, then doRemoveReplicasFromIsr (the last ISR member stays); LeaderAndIsr to the others, except for
+    a topic queued for deletion."""
     batch = ControllerBrokerRequestBatch(cfg, s, c)
     batch.new_batch()
-    for r in dead:
-        for p, assignment in enumerate(s.zk.assignment):
-            if r not in assignment or (partitions is not None and p not in partitions):
-                continue
-            batch.add_stop_replica_request_for_brokers((r,), p, False)
-            st = c.partition_states[p]
-            if st is None or r not in st.isr or st.controller_epoch > c.epoch:
-                continue
-            new_leader = NO_LEADER if st.leader == r else st.leader
-            new = LeaderIsrAndControllerEpoch(new_leader, st.leader_epoch + 1, isr_without_replica(st.isr, r), c.epoch,
-                                              st.zk_version + 1)
-            write_partition_state(cfg, s, c, p, new, st.zk_version)
+    for p, r in replicas:
+        assignment = c.assignment[p]
+        batch.add_stop_replica_request_for_brokers((r,), p, False)
+        st = c.partition_states[p]
+        if st is None or r not in st.isr or st.controller_epoch > c.epoch:
+            continue
+        new_leader = NO_LEADER if st.leader == r else st.leader
+        new = LeaderIsrAndControllerEpoch(new_leader, st.leader_epoch + 1, isr_without_replica(st.isr, r), c.epoch,
+                                          st.zk_version + 1)
+        write_partition_state(cfg, s, c, p, new, st.zk_version)
+        if not c.deleting:  # no LeaderAndIsr for the partitions of a topic queued for deletion
             batch.add_leader_and_isr_request_for_brokers(
                 tuple(x for x in assignment if x != r and c.is_live(x)), p, new, assignment, False)
     batch.send_requests_to_brokers()
@@ -274,10 +301,12 @@ def elect_controller(cfg: ModelConfig, s: ClusterState, b: int) -> None:
     n = len(s.brokers)
     c = Controller(b, zk.controller_epoch, zk.controller_epoch_zk_version,
                    live_brokers=zk.registrations, partition_states=zk.partition_states,
-                   queues=((),) * n)
+                   queues=((),) * n, assignment=zk.assignment)
     c._tok = s._tok
     s.controllers = tuple(sorted(s.controllers + (c,), key=lambda x: x.broker_id))
     try:
+        if zk.delete_topics:
+            _td().init_topic_deletion(cfg, s, c)           # fetchTopicDeletionsInProgress, TopicDeletionManager.init
         live = live_brokers(c)
         send_update_metadata_request(cfg, s, c, live)                                     # KAFKA-4443: UM first
         # ReplicaStateMachine.startup: online replicas -> OnlineReplica, then offline ones -> OfflineReplica
@@ -289,6 +318,8 @@ def elect_controller(cfg: ModelConfig, s: ClusterState, b: int) -> None:
             if zk.preferred_replica_election:
                 run_pending_preferred_elections(cfg, s, c)                                # pending elections
             schedule_auto_leader_rebalance(cfg, s, c)
+        if c.deleting:
+            _td().resume_deletions(cfg, s, c)              # TopicDeletionManager.tryTopicDeletion
     except ControllerMovedException:  # pragma: no cover - a fresh controller holds the newest epoch
         resign(cfg, s, b)
 
@@ -300,7 +331,7 @@ def _replicas_online(cfg: ModelConfig, s: ClusterState, c: Controller, brokers) 
     for p, st in enumerate(c.partition_states):
         if st is None:
             continue
-        assignment = s.zk.assignment[p]
+        assignment = c.assignment[p]
         targets = tuple(r for r in assignment if r in brokers)
         if targets:
             batch.add_leader_and_isr_request_for_brokers(targets, p, st, assignment, False)
@@ -336,7 +367,11 @@ def on_broker_startup(cfg: ModelConfig, s: ClusterState, c: Controller, brokers:
     send_update_metadata_request(cfg, s, c, existing)
     send_update_metadata_request(cfg, s, c, brokers, partitions_with_leaders(c))
     _replicas_online(cfg, s, c, brokers)
+    if c.deleting:
+        _td().replicas_back_online(c, brokers)             # OnlineReplica from ReplicaDeletionIneligible
     trigger_online_partition_state_change(cfg, s, c)
+    if c.deleting and any(b in a for a in c.assignment for b in brokers):
+        _td().resume_deletion_for_topic(cfg, s, c)         # topicDeletionManager.resumeDeletionForTopics
 
 
 def on_broker_failure(cfg: ModelConfig, s: ClusterState, c: Controller, brokers: tuple) -> None:
@@ -347,12 +382,17 @@ def on_broker_failure(cfg: ModelConfig, s: ClusterState, c: Controller, brokers:
         down = c.shutting_down
         offline = lambda r: not c.is_live(r) or r in down  # noqa: E731
     _read_partition_states(s, c)
-    # partitionsWithoutLeader: the current leader is not online (NoLeader included)
-    offline_leader = any(st is not None and (st.leader < 0 or not c.is_live(st.leader)
-                                             or (offline is not None and offline(st.leader)))
-                         for st in c.partition_states)
+    # partitionsWithoutLeader: the current leader is not online (NoLeader included), not of a topic being deleted
+    offline_leader = not c.deleting and any(st is not None and (st.leader < 0 or not c.is_live(st.leader)
+                                                                or (offline is not None and offline(st.leader)))
+                                            for st in c.partition_states)
     trigger_online_partition_state_change(cfg, s, c, offline)
-    remove_replicas_from_isr(cfg, s, c, brokers)
+    if c.deleting:
+        # newOfflineReplicasForDeletion: topicDeletionManager.failReplicaDeletion, no OfflineReplica transition
+        _td().fail_replica_deletion(cfg, s, c, tuple((p, r) for p, a in enumerate(c.assignment) for r in a
+                                                     if r in brokers))
+    else:
+        remove_replicas_from_isr(cfg, s, c, brokers)
     if not offline_leader:
         send_update_metadata_request(cfg, s, c, live_brokers(c))
 
@@ -423,11 +463,15 @@ def resign(cfg: ModelConfig, s: ClusterState, b: int) -> None:
 
 
 def deliver_control_request(cfg: ModelConfig, s: ClusterState, controller: int, to: int) -> dict:
-    """RequestSendThread sends the head of the queue; the broker handles it (KafkaApis, Kafka 2.4.0)."""
+    """RequestSendThread sends the head of the queue; the broker handles it (KafkaApis, Kafka 2.4.0); a StopReplica
+    (delete) response goes to stopReplicaPartitionDeleteResponseCallback."""
     c = s.controller_mut(controller)
     req = c.queues[to][0]
     c.queues = replace_at(c.queues, to, c.queues[to][1:])
-    return handle_control_request(cfg, s, s.broker_mut(to), req)
+    result = handle_control_request(cfg, s, s.broker_mut(to), req)
+    if type(req) is StopReplicaRequest and req.delete_partitions and c.deletion_started:
+        _td().stop_replica_delete_response(s, c, to, req, result)
+    return result
 
 
 __all__ = [

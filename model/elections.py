@@ -77,8 +77,8 @@ def _elect(cfg: ModelConfig, s: ClusterState, c: Controller, partitions, choose)
     results = {}
     for p in sorted(partitions):
         st = s.zk.partition_states[p]
-        assignment = s.zk.assignment[p]
-        chosen = None if st is None or st.controller_epoch > c.epoch else choose(p, assignment, st)
+        assignment = c.assignment[p]                 # controllerContext.partitionReplicaAssignment
+        chosen = None if st is None or not assignment or st.controller_epoch > c.epoch else choose(p, assignment, st)
         if chosen is None:
             results[p] = None
             continue
@@ -136,7 +136,7 @@ def do_controlled_shutdown(cfg: ModelConfig, s: ClusterState, c: Controller, b: 
         return E.BROKER_NOT_AVAILABLE, ()
     if b not in c.shutting_down:
         c.shutting_down = tuple(sorted(c.shutting_down + (b,)))
-    assignment = s.zk.assignment
+    assignment = c.assignment
     act_on = [p for p, a in enumerate(assignment)
               if b in a and len(a) > 1 and c.partition_states[p] is not None]
     led = [p for p in act_on if c.partition_states[p].leader == b]
@@ -242,9 +242,9 @@ def _delete_preferred_replica_election(cfg: ModelConfig, s: ClusterState, c: Con
 def electable_preferred(s: ClusterState, c: Controller, partitions) -> tuple:
     """processReplicaLeaderElection (Kafka 2.4.0): the known partitions whose leader is not their preferred replica
     (the others are ELECTION_NOT_NEEDED, unknown ones UNKNOWN_TOPIC_OR_PARTITION)."""
-    assignment = s.zk.assignment
-    return tuple(p for p in partitions if 0 <= p < len(assignment) and c.partition_states[p] is not None
-                 and c.partition_states[p].leader != assignment[p][0])
+    assignment = c.assignment
+    return tuple(p for p in partitions if 0 <= p < len(assignment) and assignment[p]
+                 and c.partition_states[p] is not None and c.partition_states[p].leader != assignment[p][0])
 
 
 def run_pending_preferred_elections(cfg: ModelConfig, s: ClusterState, c: Controller) -> None:
@@ -301,10 +301,11 @@ def check_and_trigger_auto_leader_rebalance(cfg: ModelConfig, s: ClusterState, c
     """KafkaController.checkAndTriggerAutoLeaderRebalance (Kafka 2.4.0): per preferred broker (ascending here; a Scala
     Map's order in Kafka), if more than leader.imbalance.per.broker.percentage of its partitions are led by another
     broker, the ones whose preferred replica is online elect it (onReplicaElection(PREFERRED, AutoTriggered))."""
-    assignment = s.zk.assignment
+    assignment = c.assignment
     by_preferred: dict = {}
     for p, a in enumerate(assignment):
-        by_preferred.setdefault(a[0], []).append(p)
+        if a:
+            by_preferred.setdefault(a[0], []).append(p)
     online = replica_online(c)
     for b in sorted(by_preferred):
         ps = by_preferred[b]

@@ -171,7 +171,7 @@ def maybe_update_metadata_cache(cfg: ModelConfig, s: ClusterState, br: Broker, r
         if ps.leader == -2:  # LeaderDuringDelete: MetadataCache.removePartitionInfo
             parts[ps.partition] = None
         else:
-            parts[ps.partition] = PartitionMetadata(ps.leader, ps.leader_epoch, ps.isr, ps.replicas)
+            parts[ps.partition] = PartitionMetadata(ps.leader, ps.leader_epoch, ps.isr, ps.replicas, ps.offline_replicas)
     # MetadataCache.getControllerId (where AlterIsr goes) is kept only with KIP-497, so 2.4 states stay as they were
     br.metadata = MetadataCache(tuple(req.live_brokers), tuple(parts), req.controller_id if cfg.kip_497 else -1)
     br.controller_epoch = req.controller_epoch
@@ -179,19 +179,34 @@ def maybe_update_metadata_cache(cfg: ModelConfig, s: ClusterState, br: Broker, r
 
 
 def stop_replicas(cfg: ModelConfig, s: ClusterState, br: Broker, req: StopReplicaRequest) -> dict:
-    """ReplicaManager.stopReplicas (Kafka 2.4.0, C11): no leader-epoch check; delete removes partition and log."""
-    if req.controller_epoch < br.controller_epoch:
+    """ReplicaManager.stopReplicas (Kafka 2.4.0, C11): the controller-epoch check (a top-level STALE_CONTROLLER_EPOCH,
+    reported for every partition), the fetchers removed, then stopReplica per partition.  No leader-epoch check: that
+    is KIP-570's, Kafka 2.6.0."""
+    if req.controller_epoch < br.controller_epoch:                                  # strict <
         return {p: E.STALE_CONTROLLER_EPOCH for p in req.partitions}
     br.controller_epoch = req.controller_epoch
-    for p in req.partitions:
+    for p in req.partitions:                              # replicaFetcherManager.removeFetcherForPartitions
         if br.fetchers[p] is not None:
             br.fetchers = replace_at(br.fetchers, p, None)
-    for p in req.partitions:
-        if req.delete_partitions:
+    return {p: stop_replica(cfg, s, br, p, req.delete_partitions) for p in req.partitions}
+
+
+def stop_replica(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, delete: bool) -> str:
+    """ReplicaManager.stopReplica (Kafka 2.4.0): with delete, an Offline partition fails with KAFKA_STORAGE_ERROR, an
+    Online one is removed from allPartitions and its log deleted with its checkpoint entries (a log without a hosted
+    partition too); then completeDelayedFetchOrProduceRequests (a waiting produce of a removed partition answers
+    getPartitionOrError's error: NOT_LEADER_FOR_PARTITION while the metadata cache knows it)."""
+    if delete:
+        if br.partitions[p] == OFFLINE:
+            return E.KAFKA_STORAGE_ERROR                 # KafkaStorageException: nothing deleted, nothing completed
+        if br.partitions[p] is not None:
             br.partitions = replace_at(br.partitions, p, None)
+        if br.logs[p] is not None:                       # Partition.delete / logManager.asyncDelete
             br.logs = replace_at(br.logs, p, None)
-        try_complete_delayed_produce(cfg, s, br, p)
-    return {p: E.NONE for p in req.partitions}
+            if br.hw_checkpoint[p] is not None:
+                br.hw_checkpoint = replace_at(br.hw_checkpoint, p, None)
+    try_complete_delayed_produce(cfg, s, br, p)
+    return E.NONE
 
 
 # --------------------------------------------------------------------------- produce

@@ -44,6 +44,8 @@ class UpdateMetadataPartitionState:
     isr: tuple
     zk_version: int
     replicas: tuple
+    #: the replicas not online at the controller (ControllerContext.isReplicaOnline), in assignment order
+    offline_replicas: tuple = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,6 +49,8 @@ class PartitionMetadata:
     leader_epoch: int
     isr: tuple
     replicas: tuple
+    #: UpdateMetadataPartitionState.offlineReplicas (Kafka 2.4.0): the replicas the controller holds offline
+    offline_replicas: tuple = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -462,6 +464,8 @@ class ZooKeeper(Node):
     sessions: tuple = ()                 # the broker's ZooKeeper session is alive
     next_czxid: int = 1
     preferred_replica_election: tuple = ()  # /admin/preferred_replica_election: its partitions, () absent
+    #: /admin/delete_topics/<topic>: an admin asked to delete the topic (TopicDeletionManager, Kafka 2.4.0)
+    delete_topics: bool = False
 
 
 # --------------------------------------------------------------------------- controller
@@ -477,6 +481,20 @@ class Controller(Node):
     queues: tuple = ()                   # per destination broker: tuple of control requests
     shutting_down: tuple = ()            # ControllerContext.shuttingDownBrokerIds, sorted
     next_rebalance_ms: int = -1          # auto-leader-rebalance-task's next run, -1 not scheduled
+    #: ControllerContext.partitionReplicaAssignment: the replicas of each partition it knows, () for none (a partition
+    #: not created, or created in ZooKeeper but not yet seen: a TopicChange / PartitionModifications event pending)
+    assignment: tuple = ()
+    #: ControllerContext.topicsToBeDeleted / topicsWithDeletionStarted / topicsIneligibleForDeletion (the one topic)
+    deleting: bool = False
+    deletion_started: bool = False
+    deletion_ineligible: bool = False
+    #: ReplicaStateMachine states of the deleting topic's replicas, per partition: (replica, state) in assignment order,
+    #: a state being "online", "offline", "started", "successful" or "ineligible" (ReplicaDeletionStarted, ...);
+    #: () while the topic is not queued for deletion
+    replica_deletion: tuple = ()
+    #: TopicDeletionStopReplicaResponseReceived events queued by the StopReplica (delete) response callback:
+    #: (broker, ((partition, error), ...)), in arrival order
+    stop_replica_responses: tuple = ()
 
     def is_live(self, b: int) -> bool:
         return self.live_brokers[b] >= 0
@@ -518,6 +536,11 @@ class Ghost(Node):
     preferred_elections: int = 0         # admin requests of a preferred-replica election (PreferredReplicaElection)
     delete_records: int = 0              # DeleteRecords requests handled (budget max_delete_records)
     retention_runs: int = 0              # DeleteOldSegments runs (budget max_retention_runs)
+    partition_creations: int = 0         # admin CreateTopic / CreatePartitions actions
+    topic_deletions: int = 0             # admin DeleteTopic actions
+    #: partitions of a deleted topic (its deletion completed): their records are gone with the topic, so the
+    #: durability invariants and the liveness properties skip them (a deleted topic is never created again)
+    deleted_partitions: tuple = ()
 
 
 @record

@@ -40,6 +40,9 @@ from .replica_manager import (CONSUMER_ID, append_records, checkpoint_high_water
                               isr_expiration, maybe_propagate_isr_changes, run_log_retention)
 from .log import UNDEFINED_EPOCH, deletable_segments
 from .state import (FETCHING, TRUNCATING, Broker, ClusterState, Ghost, ZooKeeper)
+from .topics import (can_create_partitions, can_create_topic, can_delete_topic, create_partitions, create_topic,
+                     delete_topic, initial_assignment, process_stop_replica_response, process_topic_change,
+                     process_topic_deletion, topic_change_pending)
 
 
 class NotEnabled(ValueError):
@@ -66,6 +69,8 @@ def initial_state(cfg: ModelConfig, start: dict | None = None) -> ClusterState:
                last_isr_change_ms=t0, last_isr_propagation_ms=t0, next_heartbeat_ms=t0 if kraft else -1)
         for b in range(n))
     assignment = tuple(tuple(r) for r in assignment)
+    if cfg.initial_partitions >= 0:
+        assignment = initial_assignment(cfg)   # the partitions not created yet have no assignment (model/topics.py)
     if kraft:
         # KRaft: the topic's assignment is kept here as the static input it is; ZooKeeper holds nothing else
         zk = ZooKeeper(assignment=assignment, partition_states=none, registrations=(-1,) * n, sessions=(False,) * n)
@@ -76,7 +81,9 @@ def initial_state(cfg: ModelConfig, start: dict | None = None) -> ClusterState:
                      quorum=initial_quorum(assignment, n, t0) if kraft else None)
     if start is None:
         return s
-    from .start import build_start
+    from .start import StartError, build_start
+    if cfg.initial_partitions >= 0:
+        raise StartError("a start describes the whole topic: initial_partitions must be -1 (all) with a start")
     return build_start(cfg, start, s)
 
 
@@ -408,6 +415,34 @@ def g_delete_old_segments(cfg, s, a) -> bool:
             and deletable_segments(log, cfg.retention_records, cfg.kafka_5634) > log.log_start_offset)
 
 
+def g_delete_topic(cfg, s, a) -> bool:
+    return not cfg.kip_500 and can_delete_topic(cfg, s)
+
+
+def g_create_topic(cfg, s, a) -> bool:
+    return not cfg.kip_500 and can_create_topic(cfg, s)
+
+
+def g_create_partitions(cfg, s, a) -> bool:
+    return not cfg.kip_500 and can_create_partitions(cfg, s)
+
+
+def g_topic_deletion(cfg, s, a) -> bool:
+    """/admin/delete_topics holds the topic and the controller has not queued it (its TopicDeletion event pending)."""
+    c = s.controller_on(a.controller)
+    return _controller_can_act(s, c) and s.zk.delete_topics and not c.deleting
+
+
+def g_topic_change(cfg, s, a) -> bool:
+    c = s.controller_on(a.controller)
+    return _controller_can_act(s, c) and topic_change_pending(s, c)
+
+
+def g_stop_replica_response(cfg, s, a) -> bool:
+    c = s.controller_on(a.controller)
+    return _controller_can_act(s, c) and bool(c.stop_replica_responses)
+
+
 # =========================================================================== effects
 def _begin(s: ClusterState) -> ClusterState:
     """A clone of the cluster owning a fresh write token (see node.py)."""
@@ -614,6 +649,30 @@ def e_elect_leaders(cfg, s, a):
     note_response(s, "elect_leaders", a.broker, a.partition, error)
 
 
+def e_delete_topic(cfg, s, a):
+    delete_topic(cfg, s)
+
+
+def e_create_topic(cfg, s, a):
+    create_topic(cfg, s)
+
+
+def e_create_partitions(cfg, s, a):
+    create_partitions(cfg, s)
+
+
+def e_topic_deletion(cfg, s, a):
+    process_topic_deletion(cfg, s, a.controller)
+
+
+def e_topic_change(cfg, s, a):
+    process_topic_change(cfg, s, a.controller)
+
+
+def e_stop_replica_response(cfg, s, a):
+    process_stop_replica_response(cfg, s, a.controller)
+
+
 # =========================================================================== enumeration
 def e_delete_records(cfg, s, a):
     delete_records(cfg, s, s.broker_mut(a.broker), a.partition, a.offset)
@@ -768,6 +827,14 @@ RULES = {
     A.ElectLeaders: (g_elect_leaders, e_elect_leaders, _per_bp(A.ElectLeaders)),
     A.DeleteRecords: (g_delete_records, e_delete_records, c_delete_records),
     A.DeleteOldSegments: (g_delete_old_segments, e_delete_old_segments, _per_bp(A.DeleteOldSegments)),
+    A.DeleteTopic: (g_delete_topic, e_delete_topic, lambda cfg, s: (A.DeleteTopic(),)),
+    A.CreateTopic: (g_create_topic, e_create_topic, lambda cfg, s: (A.CreateTopic(),)),
+    A.CreatePartitions: (g_create_partitions, e_create_partitions, lambda cfg, s: (A.CreatePartitions(),)),
+    A.ControllerProcessTopicDeletion: (g_topic_deletion, e_topic_deletion,
+                                       _controllers(A.ControllerProcessTopicDeletion)),
+    A.ControllerProcessTopicChange: (g_topic_change, e_topic_change, _controllers(A.ControllerProcessTopicChange)),
+    A.ControllerProcessStopReplicaResponse: (g_stop_replica_response, e_stop_replica_response,
+                                             _controllers(A.ControllerProcessStopReplicaResponse)),
 }
 assert tuple(RULES) == A.ACTION_TYPES
 
@@ -835,6 +902,9 @@ class _Tables:
         self.failover = (A.ControllerFailover(),)
         self.delete_records = tuple(tuple(A.DeleteRecords(b, p) for p in range(np_)) for b in range(nb))
         self.delete_old_segments = tuple(tuple(A.DeleteOldSegments(b, p) for p in range(np_)) for b in range(nb))
+        self.topic_deletion = tuple(A.ControllerProcessTopicDeletion(b) for b in range(nb))
+        self.topic_change = tuple(A.ControllerProcessTopicChange(b) for b in range(nb))
+        self.stop_replica_response = tuple(A.ControllerProcessStopReplicaResponse(b) for b in range(nb))
         self.tick_sizes = tuple(sorted(set(cfg.tick_ms)))
         self.ticks: dict = {}
 
@@ -1093,6 +1163,8 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
         _leadership_groups(cfg, s, kinds, T, group)
     if cfg.max_delete_records or cfg.max_retention_runs:
         _log_start_groups(cfg, s, kinds, T, group)
+    if not kraft and (cfg.max_topic_deletions or cfg.max_partition_creations):
+        _topic_groups(cfg, s, kinds, T, group)
     return groups
 
 
@@ -1158,6 +1230,29 @@ def _log_start_groups(cfg, s, kinds, T, group) -> None:
                         g.append(row[p])
         if g:
             group(g)
+
+
+_DELETE_TOPIC, _CREATE_TOPIC, _CREATE_PARTITIONS = A.DeleteTopic(), A.CreateTopic(), A.CreatePartitions()
+
+
+def _topic_groups(cfg, s, kinds, T, group) -> None:
+    """The kinds of topics at run time (model/topics.py): admin deletions and creations, and the controller's events."""
+    every = kinds is None
+    if (every or A.DeleteTopic in kinds) and can_delete_topic(cfg, s):
+        group([_DELETE_TOPIC])
+    if (every or A.CreateTopic in kinds) and can_create_topic(cfg, s):
+        group([_CREATE_TOPIC])
+    if (every or A.CreatePartitions in kinds) and can_create_partitions(cfg, s):
+        group([_CREATE_PARTITIONS])
+    sessions, zk = s.zk.sessions, s.zk
+    for kind, row, pending in (
+            (A.ControllerProcessTopicDeletion, T.topic_deletion, lambda c: zk.delete_topics and not c.deleting),
+            (A.ControllerProcessTopicChange, T.topic_change, lambda c: topic_change_pending(s, c)),
+            (A.ControllerProcessStopReplicaResponse, T.stop_replica_response, lambda c: c.stop_replica_responses)):
+        if every or kind in kinds:
+            g = [row[c.broker_id] for c in s.controllers if sessions[c.broker_id] and pending(c)]
+            if g:
+                group(g)
 
 
 def _kraft_groups(cfg, s, kinds, T, group) -> None:
@@ -1243,6 +1338,12 @@ _KIND_GATES = {
     A.ElectLeaders: lambda cfg: cfg.max_preferred_elections > 0,
     A.DeleteRecords: lambda cfg: cfg.max_delete_records > 0,             # the log start offset moves, on request
     A.DeleteOldSegments: lambda cfg: cfg.max_retention_runs > 0,
+    A.DeleteTopic: lambda cfg: cfg.max_topic_deletions > 0,             # topics at run time: within their budgets
+    A.ControllerProcessTopicDeletion: lambda cfg: cfg.max_topic_deletions > 0,
+    A.ControllerProcessStopReplicaResponse: lambda cfg: cfg.max_topic_deletions > 0,
+    A.CreateTopic: lambda cfg: cfg.max_partition_creations > 0,
+    A.CreatePartitions: lambda cfg: cfg.max_partition_creations > 0,
+    A.ControllerProcessTopicChange: lambda cfg: cfg.max_partition_creations > 0 or cfg.max_topic_deletions > 0,
 }
 
 
@@ -1252,7 +1353,10 @@ ZK_ONLY = frozenset({A.ElectController, A.ControllerProcessBrokerChange, A.Contr
                      A.ControllerResign, A.DeliverControlRequest, A.IsrChangePropagation, A.ZkSessionExpire,
                      A.ZkReconnect, A.ZkDeleteController,
                      A.ControlledShutdownRequest, A.ControlledShutdownResponse, A.PreferredReplicaElection,
-                     A.ControllerProcessPreferredReplicaElection, A.AutoLeaderRebalance, A.ElectLeaders})
+                     A.ControllerProcessPreferredReplicaElection, A.AutoLeaderRebalance, A.ElectLeaders,
+                     A.DeleteTopic, A.CreateTopic, A.CreatePartitions,
+                     A.ControllerProcessTopicDeletion, A.ControllerProcessTopicChange,
+                     A.ControllerProcessStopReplicaResponse})
 #: ``ControlledShutdown`` is of both eras (KRaft's heartbeats, the ZooKeeper era's request to the controller).
 KRAFT_ONLY = frozenset({A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker, A.HeartbeatsLost, A.DiskWipe,
                         A.ControllerFailover})

@@ -436,7 +436,11 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
         return (lid(c.broker_id), c.epoch, c.epoch_zk_version, tuple([c.live_brokers[inv[j]] for j in range(n)]),
                 tuple([liace(p, st) for p, st in enumerate(c.partition_states)]),
                 tuple([tuple([request(r) for r in c.queues[inv[j]]]) for j in range(n)]),
-                ids(c.shutting_down), fut(c.next_rebalance_ms))
+                ids(c.shutting_down), fut(c.next_rebalance_ms),
+                # topics at run time (model/topics.py): constant unless a topic is created or deleted
+                tuple([ordered(a) for a in c.assignment]), c.deleting, c.deletion_started, c.deletion_ineligible,
+                tuple([tuple([(lid(r), st) for r, st in row]) for row in c.replica_deletion]),
+                tuple([(lid(b), errors) for b, errors in c.stop_replica_responses]))
 
     if identity:
         brokers = [broker_key(br) for br in s.brokers]
@@ -449,7 +453,7 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
            tuple([ordered(a) for a in zk.assignment]),
            tuple([liace(p, st) for p, st in enumerate(zk.partition_states)]), notified,
            tuple([zk.registrations[inv[j]] for j in range(n)]),
-           tuple([zk.sessions[inv[j]] for j in range(n)]), zk.next_czxid, zk.preferred_replica_election)
+           tuple([zk.sessions[inv[j]] for j in range(n)]), zk.next_czxid, zk.preferred_replica_election, zk.delete_topics)
     since = []
     for j in range(n):
         br = s.brokers[inv[j]]
@@ -466,7 +470,7 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
           tuple(sorted([(p, e, lid(b), o, r) for p, e, b, o, r in g.unclean_losses])), g.controller_moves, g.crashes,
           g.lossy_crashes, g.disk_wipes, g.session_expirations, min(g.flushes, cfg.max_flushes),
           g.isr_shrinks, g.isr_expands, min(g.truncations, 1), tuple(since), g.preferred_elections,
-          g.delete_records, g.retention_runs)
+          g.delete_records, g.retention_runs, g.partition_creations, g.topic_deletions, g.deleted_partitions)
     q = s.quorum
     if q is None:
         qk = None
@@ -681,8 +685,11 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
         md = br.metadata
         mk = memo.get(id(md))
         if mk is None:
-            mk = memo[id(md)] = (md, intern_md((md.alive_brokers, md.partitions, md.controller_id, md.broker_epochs,
-                                                md.fenced, md.shutting_down)))
+            # a partition's offline replicas (UpdateMetadata's offlineReplicas) are left out, as state_key leaves them:
+            # nothing in the protocol reads them
+            mk = memo[id(md)] = (md, intern_md((md.alive_brokers, tuple([
+                None if m is None else (m.leader, m.leader_epoch, m.isr, m.replicas) for m in md.partitions]),
+                md.controller_id, md.broker_epochs, md.fenced, md.shutting_down)))
         dps = br.delayed_produces
         static = intern_broker((br.alive, br.broker_epoch, br.controller_epoch, tuple(parts),
                                 tuple([log_static(log) for log in br.logs]),
@@ -706,7 +713,7 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
                 zk.controller, zk.controller_epoch, zk.controller_epoch_zk_version, zk.assignment,
                 tuple([None if st is None else (st.leader, st.leader_epoch, st.isr, st.controller_epoch)
                        for st in zk.partition_states]), notified, zk.registrations, zk.sessions, zk.next_czxid,
-                zk.preferred_replica_election)))
+                zk.preferred_replica_election, zk.delete_topics)))
         return e[1]
 
     def liace(p, st, cur):
@@ -732,7 +739,9 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
     def controller_key(c, cur):
         return (c.broker_id, c.epoch, c.epoch_zk_version, c.live_brokers,
                 tuple([liace(p, st, cur) for p, st in enumerate(c.partition_states)]),
-                tuple([tuple([request(r, cur) for r in q]) for q in c.queues]), c.shutting_down)
+                tuple([tuple([request(r, cur) for r in q]) for q in c.queues]), c.shutting_down,
+                c.assignment, c.deleting, c.deletion_started, c.deletion_ineligible, c.replica_deletion,
+                c.stop_replica_responses)
 
     def ctrl_key(c, cur):
         mk = (id(c), cur)
@@ -765,7 +774,8 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
                 tuple(sorted(set(g.leaders))), g.unclean_elections, g.unclean, g.unclean_losses,
                 g.controller_moves, g.crashes, g.lossy_crashes, g.disk_wipes,
                 g.session_expirations, min(g.flushes, cfg.max_flushes), g.isr_shrinks, g.isr_expands,
-                min(g.truncations, 1), g.preferred_elections, g.delete_records, g.retention_runs)))
+                min(g.truncations, 1), g.preferred_elections, g.delete_records, g.retention_runs,
+                g.partition_creations, g.topic_deletions, g.deleted_partitions)))
         return e[1]
 
     def key(s) -> tuple:
@@ -1274,7 +1284,7 @@ FAIR_KINDS = frozenset({
     A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker,
     A.ControlledShutdownRequest, A.ControlledShutdownResponse, A.ControllerProcessPreferredReplicaElection,
     A.AutoLeaderRebalance,
-    A.Tick,
+    A.Tick, A.ControllerProcessTopicDeletion, A.ControllerProcessTopicChange, A.ControllerProcessStopReplicaResponse,
 })
 
 

@@ -37,6 +37,7 @@ and ``acked_durability`` returns ``{"partition": 0, "offset": 0, "record": 1,
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -115,8 +116,8 @@ def changes(pre: ClusterState, post: ClusterState) -> int:
             bits |= EPOCHS                           # KRaft: broker epochs and fencing
     z0, z1 = pre.zk, post.zk
     if z0 is not z1:
-        if z0.partition_states is not z1.partition_states:
-            bits |= ZK_STATES
+        if z0.partition_states is not z1.partition_states or z0.assignment is not z1.assignment:
+            bits |= ZK_STATES                        # the assignment changes only with topics at run time
         if z0.controller_epoch != z1.controller_epoch:
             bits |= EPOCHS
     g0, g1 = pre.ghost, post.ghost
@@ -125,6 +126,8 @@ def changes(pre: ClusterState, post: ClusterState) -> int:
             bits |= ACKED
         if g0.consumed is not g1.consumed:
             bits |= CONSUMED
+        if g0.deleted_partitions is not g1.deleted_partitions:
+            bits |= ACKED | CONSUMED                 # a topic deleted: its records are no longer checked
         if g0.leaders is not g1.leaders:
             bits |= LEADERS
         if g0.unclean is not g1.unclean or g0.unclean_losses is not g1.unclean_losses \
@@ -251,13 +254,15 @@ def _deleted_below(s: ClusterState, p: int) -> int:
 
 def acked_durability(cfg, s: ClusterState):
     """INV acked_durability (I1): a record acknowledged to acks=all stays at its offset in every later leader's log
-    (except the documented losses of unclean elections, ``Ghost.unclean_losses``: those records only)."""
+    (except the documented losses of unclean elections, ``Ghost.unclean_losses``: those records only, and the records
+    of a deleted topic, ``Ghost.deleted_partitions``)."""
     g = s.ghost
     if not g.acked:
         return None
     lost = lost_records(g) if g.unclean_losses else ()
+    deleted = g.deleted_partitions
     for rid, offset, epoch, _b, p in g.acked:
-        if lost and (p, offset, rid) in lost:
+        if lost and (p, offset, rid) in lost or deleted and p in deleted:   # deleted with its topic: not lost
             continue
         if offset < _deleted_below(s, p):
             continue          # deleted below a log start (DeleteRecords, retention): not a loss
@@ -274,14 +279,16 @@ def acked_durability(cfg, s: ClusterState):
 
 def consumer_safety(cfg, s: ClusterState):
     """INV consumer_safety (I12): a record a consumer read below the HW is never replaced or truncated later
-    (except the documented losses of unclean elections, ``Ghost.unclean_losses``: those records only)."""
+    (except the documented losses of unclean elections, ``Ghost.unclean_losses``: those records only, and the records
+    of a deleted topic, ``Ghost.deleted_partitions``)."""
     g = s.ghost
     if not g.consumed:
         return None
     lost = lost_records(g) if g.unclean_losses else ()
+    deleted = g.deleted_partitions
     by_offset = {}
     for p, offset, rid, epoch in g.consumed:
-        if lost and (p, offset, rid) in lost:
+        if lost and (p, offset, rid) in lost or deleted and p in deleted:   # deleted with its topic: not lost
             continue
         other, first_epoch = by_offset.setdefault((p, offset), (rid, epoch))
         if other != rid:
@@ -711,8 +718,9 @@ def stale_broker_epoch_refused(cfg, pre: ClusterState, a, post: ClusterState):
 
 
 def _request_epochs(req) -> dict:
-    """partition -> leader epoch of a LeaderAndIsr or UpdateMetadata request (StopReplica carries none)."""
-    return {ps.partition: ps.leader_epoch for ps in getattr(req, "partition_states", ())}
+    """partition -> leader epoch of a LeaderAndIsr or UpdateMetadata request (StopReplica carries none, nor does
+    UpdateMetadata's LeaderDuringDelete state of a topic being deleted: leader -2 with epoch 0, LeaderAndIsr.duringDelete)."""
+    return {ps.partition: ps.leader_epoch for ps in getattr(req, "partition_states", ()) if ps.leader != -2}
 
 
 def control_requests_in_order(cfg, pre: ClusterState, a, post: ClusterState):
@@ -1255,6 +1263,24 @@ LIVENESS: tuple[Liveness, ...] = (
              "DelayedProduce.tryComplete / onExpiration, ReplicaManager.appendRecords (Kafka 2.4.0)",
              produce_completes_bad),
 )
+
+
+def topic_gone(s: ClusterState, p: int) -> bool:
+    """Partition p is not an existing partition of a live topic: not created yet, of a topic queued for deletion
+    (/admin/delete_topics), or deleted (model/topics.py).  The liveness properties are about existing partitions (a
+    topic being deleted elects no leader, TopicDeletionManager, Kafka 2.4.0), and the durability invariants skip the
+    records of a deleted topic (they went with it)."""
+    return s.zk.delete_topics or not s.zk.assignment[p] or p in s.ghost.deleted_partitions
+
+
+def _for_existing(pending: Callable) -> Callable:
+    def bad(cfg, s, p) -> bool:
+        return not topic_gone(s, p) and pending(cfg, s, p)
+    bad.__name__, bad.__doc__ = pending.__name__, pending.__doc__
+    return bad
+
+
+LIVENESS = tuple(dataclasses.replace(lv, pending=_for_existing(lv.pending)) for lv in LIVENESS)
 LIVENESS_BY_NAME = {lv.name: lv for lv in LIVENESS}
 #: every name a trace, a preset or a campaign may name as violated: the catalogue's and the liveness properties'
 NAMES = frozenset(BY_NAME) | frozenset(LIVENESS_BY_NAME)

@@ -349,7 +349,14 @@ LEADERSHIP_SETTLE_KINDS = (A.ControllerProcessPreferredReplicaElection, A.Contro
 #: Likewise DeleteRecords and the retention task, only over a config with a budget for them (``max_delete_records``,
 #: ``max_retention_runs``).
 LOG_START_KINDS = (A.DeleteRecords, A.DeleteOldSegments)
-GATED_KINDS = ALTER_ISR_KINDS + OBSERVATION_KINDS + EPOCH_ROUND_KINDS + KRAFT_KINDS + LEADERSHIP_KINDS + LOG_START_KINDS
+#: Likewise topics at run time (model/topics.py), only over a config whose budgets offer them; the controller's
+#: topic events then also settle with the control plane.
+TOPIC_KINDS = (A.DeleteTopic, A.CreateTopic, A.CreatePartitions, A.ControllerProcessTopicDeletion,
+               A.ControllerProcessTopicChange, A.ControllerProcessStopReplicaResponse)
+TOPIC_SETTLE_KINDS = (A.ControllerProcessTopicDeletion, A.ControllerProcessTopicChange,
+                      A.ControllerProcessStopReplicaResponse)
+GATED_KINDS = (ALTER_ISR_KINDS + OBSERVATION_KINDS + EPOCH_ROUND_KINDS + KRAFT_KINDS + LEADERSHIP_KINDS + LOG_START_KINDS
+               + TOPIC_KINDS)
 
 for _kind in A.ACTION_TYPES:
     if _kind not in GATED_KINDS:
@@ -487,9 +494,9 @@ def machine_for(cfg: ModelConfig, invariants=CATALOGUE, *, name: str = "IsrMachi
         attrs["settle_kinds"] = SETTLE_KINDS + extra
     for kind in rule_kinds(cfg):
         if kind in OBSERVATION_KINDS or kind in EPOCH_ROUND_KINDS or kind in KRAFT_KINDS or kind in LEADERSHIP_KINDS \
-                or kind in LOG_START_KINDS:
+                or kind in LOG_START_KINDS or kind in TOPIC_KINDS:
             attrs[rule_name(kind)] = _kind_rule(kind)
-    settle_more = tuple(k for k in LEADERSHIP_SETTLE_KINDS if k in rule_kinds(cfg))
+    settle_more = tuple(k for k in LEADERSHIP_SETTLE_KINDS + TOPIC_SETTLE_KINDS if k in rule_kinds(cfg))
     if settle_more:
         attrs["settle_kinds"] = attrs.get("settle_kinds", SETTLE_KINDS) + settle_more
     if any(k in KRAFT_KINDS for k in rule_kinds(cfg)):

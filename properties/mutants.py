@@ -304,7 +304,7 @@ MUTANTS: tuple[Mutant, ...] = (
     M("isr-removes-last-member", "controller", "missing check", "controller", "isr_without_replica",
       "return isr if len(isr) == 1 else tuple(x for x in isr if x != r)", "return tuple(x for x in isr if x != r)",
       "doRemoveReplicasFromIsr removes the last ISR member too, leaving an empty ISR"),
-    M("isr-removal-same-epoch", "controller", "off-by-one", "controller", "remove_replicas_from_isr",
+    M("isr-removal-same-epoch", "controller", "off-by-one", "controller", "offline_replica_transition",
       "new = LeaderIsrAndControllerEpoch(new_leader, st.leader_epoch + 1,",
       "new = LeaderIsrAndControllerEpoch(new_leader, st.leader_epoch,",
       "removing a dead replica from the ISR keeps the leader epoch (K5's bump dropped)"),

@@ -27,7 +27,9 @@ runs out or ``max_tests`` candidates have been replayed:
    same broker (also with the ``ZkSessionExpire`` of that broker in between);
    a ``ZkSessionExpire`` and the next ``ZkReconnect``/``BrokerRestart`` of the
    same broker; a ``ZkDeleteController`` and the next ``ControllerResign`` of
-   that controller;
+   that controller; an admin's ``DeleteTopic`` (``CreateTopic``,
+   ``CreatePartitions``) and the next ``ControllerProcessTopicDeletion``
+   (``ControllerProcessTopicChange``);
 4. simplify fields: merge adjacent ``Tick``s into one; shrink a ``Tick``'s ms
    by binary search (smallest ms found that keeps the trace valid and
    failing); move an enumerated field towards its *canonical* value, the
@@ -159,6 +161,9 @@ _PAIRS = {
     A.ControlledShutdownRequest: ((A.ControlledShutdownResponse,), _same_broker),
     A.PreferredReplicaElection: ((A.ControllerProcessPreferredReplicaElection,), lambda a, c: True),
     A.ZkDeleteController: ((A.ControllerResign,), lambda a, c: c.controller == a.controller),
+    A.DeleteTopic: ((A.ControllerProcessTopicDeletion,), lambda a, c: True),
+    A.CreateTopic: ((A.ControllerProcessTopicChange,), lambda a, c: True),
+    A.CreatePartitions: ((A.ControllerProcessTopicChange,), lambda a, c: True),
 }
 
 

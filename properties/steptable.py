@@ -176,6 +176,22 @@ def action_words(cfg, s, a) -> str:
         return f"broker {a.broker}'s disk is replaced (it will come back empty)"
     if t is A.ControllerFailover:
         return "the active controller fails over to another quorum member"
+    if t is A.DeleteTopic:
+        return "an admin deletes the topic (/admin/delete_topics)"
+    if t is A.CreateTopic:
+        return "an admin creates the topic (partition 0)"
+    if t is A.CreatePartitions:
+        p = s.zk.assignment.index(()) if () in s.zk.assignment else -1
+        return f"an admin adds partition {p} to the topic"
+    if t is A.ControllerProcessTopicDeletion:
+        return f"controller {a.controller} handles the topic deletion"
+    if t is A.ControllerProcessTopicChange:
+        return f"controller {a.controller} handles a topic change (partitions created or deleted)"
+    if t is A.ControllerProcessStopReplicaResponse:
+        c = s.controller_on(a.controller)
+        ev = c.stop_replica_responses[0] if c is not None and c.stop_replica_responses else None
+        what = f" from broker {ev[0]} ({', '.join(f'p{p} {e}' for p, e in ev[1])})" if ev else ""
+        return f"controller {a.controller} handles a StopReplica (delete) response{what}"
     return A.describe(a)
 
 

@@ -85,6 +85,7 @@ def _mix(base, donor, bits: int, only=None):
     x.zk = base.zk._clone(tok)
     if bits & I.ZK_STATES:
         x.zk.partition_states = donor.zk.partition_states
+        x.zk.assignment = donor.zk.assignment     # topics at run time: the topic's partitions and their replicas
     if bits & I.EPOCHS:
         x.zk.controller_epoch = donor.zk.controller_epoch
     if base.quorum is not None:           # KRaft: the quorum's partitions are ZK_STATES, its registrations EPOCHS
@@ -98,6 +99,8 @@ def _mix(base, donor, bits: int, only=None):
         g.acked = donor.ghost.acked
     if bits & I.CONSUMED:
         g.consumed = donor.ghost.consumed
+    if bits & (I.ACKED | I.CONSUMED):
+        g.deleted_partitions = donor.ghost.deleted_partitions   # a deleted topic's records are not checked
     if bits & I.LEADERS:
         g.leaders = donor.ghost.leaders
     if bits & I.LOSSES:

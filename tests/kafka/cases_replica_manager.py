@@ -225,7 +225,12 @@ missing(R + "testBecomeFollowerWhileNewClientFetchInPurgatory", "DelayedFetch",
         "A consumer fetch parked in the fetch purgatory completes with FENCED_LEADER_EPOCH.")
 missing(R + "testClearFetchPurgatoryOnStopReplica", "DelayedFetch",
         "A parked fetch completed by StopReplica (and StopReplica to a live leader).")
-missing(R + "testClearProducePurgatoryOnStopReplica", "StopReplica",
-        "StopReplica(delete) to the live leader completes its waiting produce with NOT_LEADER_FOR_PARTITION.")
+missing(R + "testClearProducePurgatoryOnStopReplica", "reassignment",
+        "StopReplica(delete) to the live leader completes its waiting produce with NOT_LEADER_FOR_PARTITION, which "
+        "getPartitionOrError answers while the metadata cache still holds the partition (Kafka's test mocks "
+        "metadataCache.contains): a replica removed by a reassignment.  In a topic deletion, the one way the model "
+        "sends StopReplica(delete) to a live broker, UpdateMetadata with leader -2 reaches the leader first "
+        "(onTopicDeletion), so Kafka 2.4.0 and the model answer UNKNOWN_TOPIC_OR_PARTITION; "
+        "tests/test_stop_replica.py checks both answers of the rule.")
 out_of_scope(R + "testOldLeaderLosesMetricsWhenReassignPartitions", "metrics only")
 out_of_scope(R + "testOldFollowerLosesMetricsWhenReassignPartitions", "metrics only")

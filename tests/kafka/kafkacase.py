@@ -340,7 +340,8 @@ MISSING = {
     "reassignment": "partition reassignment",
     "partition expansion": "topics and partitions created at run time (TopicChange, partition modifications)",
     "controller batch internals": "a controller request batch given arbitrary contents (the same partition "
-                                  "twice, partitions without leadership)",
+                                  "twice, partitions without leadership, StopReplica with and without delete "
+                                  "together, a deletion queued but not started)",
     "interleaved OffsetsForLeaderEpoch": "OffsetsForLeaderEpoch request and response as separate steps",
     "message format < 0.11": "message format < 0.11 (no leader epochs in records)",
     "log start offset": "log start offset moves (DeleteRecords, retention, a leader's log starting above 0)",
