@@ -256,6 +256,32 @@ class DiskWipe:
     broker: int
 
 
+# ----------------------------------------------------------------- the fetch purgatory (DelayedFetch)
+@dataclass(frozen=True, slots=True)
+class ConsumerFetchWait:
+    """A consumer's Fetch with fetch.min.bytes ``min_bytes`` (in records) and fetch.max.wait.ms ``max_wait_ms``
+    reaches ``broker`` (ReplicaManager.fetchMessages): answered at once, or parked in the fetch purgatory
+    (DelayedFetch).  ``fetch_offset`` -1 is the consumer's position at the serving replica's HW (caught up);
+    ``current_leader_epoch`` -1 when absent (KIP-320); ``client_metadata`` a Fetch v11+ with ClientMetadata (KIP-392,
+    ``rack`` its client.rack), which any replica may serve."""
+    broker: int
+    partition: int
+    fetch_offset: int = -1
+    min_bytes: int = 1
+    max_wait_ms: int = 500
+    current_leader_epoch: int = -1
+    client_metadata: bool = False
+    rack: str = ""
+    isolation: str = "read_uncommitted"
+
+
+@dataclass(frozen=True, slots=True)
+class DelayedFetchExpire:
+    """The consumer fetch ``request`` parked on ``broker`` times out (DelayedFetch.onExpiration, then onComplete)."""
+    broker: int
+    request: int
+
+
 Action = Union[
     ElectController, ControllerProcessBrokerChange, ControllerProcessIsrChangeNotification, ControllerResign,
     DeliverControlRequest, Produce, ConsumerFetch, FetchRequest, FetchResponse, OffsetsForLeaderEpoch,
@@ -263,6 +289,7 @@ Action = Union[
     BrokerCrash, BrokerRestart, ZkSessionExpire, ZkReconnect, ZkDeleteController, ListOffsets,
     ConsumerFetchWithClientMetadata, OffsetsForLeaderEpochRequest, OffsetsForLeaderEpochResponse,
     MetadataApply, BrokerHeartbeat, FenceStaleBroker, HeartbeatsLost, ControlledShutdown, DiskWipe,
+    ConsumerFetchWait, DelayedFetchExpire,
 ]
 
 #: Every action class, in the documented order of ``enabled_actions``.
@@ -316,6 +343,12 @@ def action_from_json(data: object):
         raise ActionError(f"{name}: isolation must be one of {', '.join(ISOLATIONS)}")
     if cls is ConsumerFetchWithClientMetadata and kwargs.get("current_leader_epoch", -1) < -1:
         raise ActionError(f"{name}: current_leader_epoch must be >= -1, got {kwargs['current_leader_epoch']}")
+    if cls is ConsumerFetchWait:
+        if kwargs.get("isolation", "read_uncommitted") not in ISOLATIONS:
+            raise ActionError(f"{name}: isolation must be one of {', '.join(ISOLATIONS)}")
+        for fname, low in (("fetch_offset", -1), ("min_bytes", 0), ("max_wait_ms", 0), ("current_leader_epoch", -1)):
+            if kwargs.get(fname, 0) < low:
+                raise ActionError(f"{name}: {fname} must be >= {low}, got {kwargs[fname]}")
     if cls is ListOffsets:
         for fname, low in (("timestamp", -2), ("replica_id", -2), ("current_leader_epoch", -1)):
             if kwargs.get(fname, -1) < low:

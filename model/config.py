@@ -163,6 +163,13 @@ class ModelConfig:
     fetch_from_follower: bool = False
     #: ``replica.selector.class``: "" none (2.4.0's default), "rack-aware" (RackAwareReplicaSelector, KIP-392)
     replica_selector: str = ""
+    #: the fetch purgatory (DelayedFetch, Kafka 2.4.0): the engines offer consumers' fetches that wait
+    #: (``ConsumerFetchWait``: from the HW, fetch.min.bytes one record, fetch.max.wait.ms ``fetch_max_wait_ms``) and
+    #: the expiry of parked ones (``DelayedFetchExpire``); set it to explore them (``step`` accepts a waiting fetch
+    #: either way).  Off by default, so that the engines draw what they drew before.
+    delayed_fetch: bool = False
+    #: fetch.max.wait.ms of the waiting consumer fetches the engines offer (the consumer's default, 500)
+    fetch_max_wait_ms: int = 500
     #: the follower's OffsetsForLeaderEpoch request and its response are two steps (``OffsetsForLeaderEpochRequest``
     #: / ``OffsetsForLeaderEpochResponse``) instead of one round (``OffsetsForLeaderEpoch``), so a leader epoch can
     #: change while a request is in flight
@@ -275,6 +282,7 @@ LATER_FIELDS = ("kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partiti
                 "offsets_for_leader_epoch_in_flight", "kafka_7786", "kip_500", "broker_session_timeout_ms",
                 "broker_heartbeat_interval_ms", "kafka_13916", "kafka_15021", "isr_join_requires_hw",
                 "kafka_15583", "eligible_leader_replicas", "max_disk_wipes")
+LATER_FIELDS += ("delayed_fetch", "fetch_max_wait_ms")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(ModelConfig)}
 
 
@@ -367,6 +375,14 @@ PRESETS: dict[str, Preset] = {
                "them up to their own HW, and the leader's RackAwareReplicaSelector points a consumer in another "
                "broker's rack at that replica. Safe: a follower's HW is committed, so nothing a consumer reads "
                "from a follower is later lost.", "2.4.0, KIP-392"),
+        Preset("delayed-fetch", _BASE.replace(delayed_fetch=True, fetch_from_follower=True,
+                                              replica_selector="rack-aware", racks=("rack-a", "rack-b", "rack-c")),
+               "pass",
+               "kafka-2.4 with the fetch purgatory (DelayedFetch, 2.4.0): caught-up consumers, with and without "
+               "ClientMetadata (KIP-392), wait for a record up to fetch.max.wait.ms; a parked fetch completes when the "
+               "HW passes its offset, when the broker stops leading or its epoch moves on (becoming follower, "
+               "StopReplica), or at its timeout. Safe: a parked fetch answers only what a fresh one would.",
+               "2.4.0, DelayedFetch"),
         Preset("epoch-requests-in-flight", _EPOCH_ROUNDS, "pass",
                "kafka-2.4 with the follower's OffsetsForLeaderEpoch request and its response as two steps, so a "
                "LeaderAndIsr can change the fetch state's leader epoch while a request is in flight; KAFKA-7786's fix "

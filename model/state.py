@@ -110,6 +110,25 @@ class DelayedProduce:
 
 
 @dataclass(frozen=True, slots=True)
+class DelayedFetch:
+    """kafka.server.DelayedFetch for one partition of a consumer's fetch (Kafka 2.4.0): its FetchMetadata and
+    FetchPartitionStatus, kept in the fetch purgatory until tryComplete, a forced completion or the timeout."""
+
+    request_id: int
+    partition: int
+    fetch_offset: int          # the request's PartitionData.fetchOffset
+    #: FetchPartitionStatus.startOffsetMetadata is known (false: UnknownOffsetMetadata, a preferred read replica's
+    #: answer, which tryComplete skips)
+    offset_known: bool
+    min_bytes: int             # fetch.min.bytes, counted in records
+    current_leader_epoch: int  # -1: none (KIP-320)
+    client_metadata: bool      # Fetch v11+ with ClientMetadata (KIP-392): fetchOnlyFromLeader = false
+    rack: str                  # the ClientMetadata's client.rack
+    isolation: str
+    deadline_ms: int           # the request's arrival + fetch.max.wait.ms
+
+
+@dataclass(frozen=True, slots=True)
 class FetchResponseData:
     """A partition's part of a FetchResponse as the follower receives it."""
 
@@ -386,6 +405,7 @@ class Broker(Node):
     clean_shutdown_epoch: int = -1
     #: KRaft: BrokerLifecycleManager.beginControlledShutdown was called; heartbeats ask to shut down
     want_shutdown: bool = False
+    delayed_fetches: tuple = ()          # the fetch purgatory: DelayedFetch, by arrival (consumers' fetches)
 
     def partition_mut(self, p: int) -> Partition:
         part = self.partitions[p]

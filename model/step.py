@@ -22,6 +22,7 @@ from .config import ModelConfig
 from .controller import (deliver_control_request, live_set_changed, elect_controller, process_broker_change,
                          process_isr_change_notification, resign)
 from .delayed import expire_delayed_produce, note_error, note_response
+from .delayed import expire_delayed_fetch, note_consumed as _consumed
 from .fetch_from_follower import consumer_fetch_with_client_metadata
 from .faults import (broker_crash, broker_restart, disk_wipe, flush_log, zk_delete_controller, zk_reconnect,
                      zk_session_expire)
@@ -33,6 +34,7 @@ from .node import memo_by_identity
 from .quorum_controller import fence_broker, initial_quorum, is_unfenced, lose_heartbeats, session_expired
 from .replica_manager import (CONSUMER_ID, append_records, checkpoint_high_watermarks, fetch_messages,
                               isr_expiration, maybe_propagate_isr_changes)
+from .replica_manager import fetch_messages_with_wait, fetch_waiting
 from .log import UNDEFINED_EPOCH
 from .state import (FETCHING, TRUNCATING, Broker, ClusterState, Ghost, ZooKeeper)
 
@@ -220,6 +222,23 @@ def g_delayed_expire(cfg, s, a) -> bool:
     return br.alive and any(dp.request_id == a.request and s.now >= dp.deadline_ms for dp in br.delayed_produces)
 
 
+def g_consumer_fetch_wait(cfg, s, a) -> bool:
+    """Any live broker answers; the request's fields are in range (as ``actions.action_from_json`` checks), and the
+    same consumer's fetch is not already waiting there (one fetch in flight per consumer and broker)."""
+    return (_bp(s, a) and s.brokers[a.broker].alive and a.isolation in A.ISOLATIONS and a.fetch_offset >= -1
+            and a.min_bytes >= 0 and a.max_wait_ms >= 0 and a.current_leader_epoch >= -1
+            and not (s.brokers[a.broker].delayed_fetches and fetch_waiting(
+                s.brokers[a.broker], a.partition, a.fetch_offset, a.min_bytes, a.current_leader_epoch,
+                a.client_metadata, a.rack, a.isolation)))
+
+
+def g_delayed_fetch_expire(cfg, s, a) -> bool:
+    if not _b(s, a):
+        return False
+    br = s.brokers[a.broker]
+    return br.alive and any(df.request_id == a.request and s.now >= df.deadline_ms for df in br.delayed_fetches)
+
+
 def g_flush(cfg, s, a) -> bool:
     if not _bp(s, a):
         return False
@@ -243,6 +262,9 @@ def tick_limit(cfg: ModelConfig, s: ClusterState):
         for dp in br.delayed_produces:
             if limit is None or dp.deadline_ms < limit:
                 limit = dp.deadline_ms
+        for df in br.delayed_fetches:                   # DelayedFetch: fetch.max.wait.ms
+            if limit is None or df.deadline_ms < limit:
+                limit = df.deadline_ms
         due = br.next_heartbeat_ms                      # KRaft: BrokerLifecycleManager's heartbeat
         if due >= 0 and (limit is None or due + jitter < limit):
             limit = due + jitter
@@ -377,23 +399,6 @@ def e_consumer_fetch_with_client_metadata(cfg, s, a):
     _consumed(s, br, a.partition, resp)
 
 
-def _consumed(s, br, p: int, resp) -> None:
-    """Keep a consumer's answer (``ghost.responses.consumer_fetch``) and the records it read (``ghost.consumed``)."""
-    note_response(s, "consumer_fetch", br.broker_id, p, resp)
-    if resp.error == "NONE":
-        note_error(s, "NONE")
-        if resp.entries:
-            # the leader epoch the read is judged in: the serving broker's, or the record's own when that is newer (a
-            # follower that has not heard of the record's epoch, KIP-392); for a leader's read, always its own
-            epoch = br.partitions[p].leader_epoch
-            seen = {(p, resp.fetch_offset + i, rid, max(epoch, e)) for i, (rid, e) in enumerate(resp.entries)}
-            old = s.ghost.consumed
-            if not seen.issubset(old):
-                s.ghost_mut().consumed = tuple(sorted(seen.union(old)))
-                if s.ghost.unclean:   # served by a broker an unclean election deposed: a documented loss?
-                    judge(s, p, [(off, rid, e) for _p, off, rid, e in sorted(seen - set(old))])
-
-
 def e_fetch_request(cfg, s, a):
     send_fetch(cfg, s, a.broker, a.partition)
 
@@ -504,6 +509,15 @@ def e_controlled_shutdown(cfg, s, a):
     begin_controlled_shutdown(cfg, s, a.broker)
 
 
+def e_consumer_fetch_wait(cfg, s, a):
+    fetch_messages_with_wait(cfg, s, s.broker_mut(a.broker), a.partition, a.fetch_offset, a.min_bytes, a.max_wait_ms,
+                             a.current_leader_epoch, a.client_metadata, a.rack, a.isolation)
+
+
+def e_delayed_fetch_expire(cfg, s, a):
+    expire_delayed_fetch(cfg, s, s.broker_mut(a.broker), a.request)
+
+
 # =========================================================================== enumeration
 def _brokers(s):
     return range(len(s.brokers))
@@ -594,6 +608,26 @@ def c_list_offsets(cfg, s):
     return (A.ListOffsets(b, p, ts, iso, rid) for b, p in _bps(s) for ts, iso, rid in LIST_OFFSETS_VARIANTS)
 
 
+def consumer_fetch_waits(cfg, b: int, p: int) -> tuple:
+    """The waiting consumer fetches the engines offer at broker b (with ``cfg.delayed_fetch``): a caught-up consumer
+    (from the HW) asking for one record within ``cfg.fetch_max_wait_ms``, without ClientMetadata, and with it (no
+    rack, then each rack of the cluster) when consumers send it (``fetch_from_follower``)."""
+    out = [A.ConsumerFetchWait(b, p, -1, 1, cfg.fetch_max_wait_ms)]
+    if cfg.fetch_from_follower:
+        out += [A.ConsumerFetchWait(b, p, -1, 1, cfg.fetch_max_wait_ms, -1, True, r)
+                for r in ("",) + tuple(sorted(set(cfg.racks)))]
+    return tuple(out)
+
+
+def c_consumer_fetch_wait(cfg, s):
+    return (a for b, p in _bps(s) for a in consumer_fetch_waits(cfg, b, p))
+
+
+def c_delayed_fetch_expire(cfg, s):
+    return (A.DelayedFetchExpire(br.broker_id, df.request_id)
+            for br in s.brokers for df in sorted(br.delayed_fetches, key=lambda d: d.request_id))
+
+
 #: action type -> (guard, effect, candidates), in the order of actions.ACTION_TYPES.
 RULES = {
     A.ElectController: (g_elect_controller, e_elect_controller, c_elect_controller),
@@ -633,6 +667,8 @@ RULES = {
     A.HeartbeatsLost: (g_heartbeats_lost, e_heartbeats_lost, _per_b(A.HeartbeatsLost)),
     A.ControlledShutdown: (g_controlled_shutdown, e_controlled_shutdown, _per_b(A.ControlledShutdown)),
     A.DiskWipe: (g_disk_wipe, e_disk_wipe, _per_b(A.DiskWipe)),
+    A.ConsumerFetchWait: (g_consumer_fetch_wait, e_consumer_fetch_wait, c_consumer_fetch_wait),
+    A.DelayedFetchExpire: (g_delayed_fetch_expire, e_delayed_fetch_expire, c_delayed_fetch_expire),
 }
 assert tuple(RULES) == A.ACTION_TYPES
 
@@ -697,6 +733,8 @@ class _Tables:
         self.heartbeats_lost = tuple(A.HeartbeatsLost(b) for b in range(nb))
         self.controlled_shutdown = tuple(A.ControlledShutdown(b) for b in range(nb))
         self.disk_wipe = tuple(A.DiskWipe(b) for b in range(nb))
+        self.consumer_fetch_wait = tuple(tuple(a for p in range(np_) for a in consumer_fetch_waits(cfg, b, p))
+                                         for b in range(nb))
         self.tick_sizes = tuple(sorted(set(cfg.tick_ms)))
         self.ticks: dict = {}
 
@@ -864,14 +902,7 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
         if g:
             group(g)
     if every or A.DelayedProduceExpire in kinds:
-        g = []
-        for br in brokers:
-            if br.alive and br.delayed_produces:
-                for dp in sorted(br.delayed_produces, key=lambda d: d.request_id):
-                    if now >= dp.deadline_ms:
-                        g.append(A.DelayedProduceExpire(br.broker_id, dp.request_id))
-        if g:
-            group(g)
+        _due_parked(brokers, now, "delayed_produces", A.DelayedProduceExpire, group)
     if (every or A.FlushLog in kinds) and cfg.crash_loses_unflushed_data and ghost.flushes < cfg.max_flushes:
         g = []
         for br in brokers:
@@ -951,7 +982,44 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
                 group(g)
     if kraft:
         _kraft_groups(cfg, s, kinds, T, group)
+    if cfg.delayed_fetch:
+        _delayed_fetch_groups(s, kinds, T, group)
     return groups
+
+
+def _delayed_fetch_groups(s, kinds, T, group) -> None:
+    """The fetch purgatory's kinds of ``enabled_groups`` (``delayed_fetch``): waiting consumer fetches, then the
+    expiry of parked ones (by request id)."""
+    every = kinds is None
+    brokers, now = s.brokers, s.now
+    if every or A.ConsumerFetchWait in kinds:
+        g = []
+        for br in brokers:
+            if br.alive:
+                if br.delayed_fetches:
+                    g.extend(a for a in T.consumer_fetch_wait[br.broker_id] if not fetch_waiting(
+                        br, a.partition, a.fetch_offset, a.min_bytes, a.current_leader_epoch,
+                        a.client_metadata, a.rack, a.isolation))
+                else:
+                    g.extend(T.consumer_fetch_wait[br.broker_id])
+        if g:
+            group(g)
+    if every or A.DelayedFetchExpire in kinds:
+        _due_parked(brokers, now, "delayed_fetches", A.DelayedFetchExpire, group)
+
+
+def _due_parked(brokers, now: int, purgatory: str, cls, group) -> None:
+    """One group of ``cls(broker, request)`` for every request of a live broker's ``purgatory`` whose deadline has
+    come, by broker, then request id."""
+    g = []
+    for br in brokers:
+        parked = getattr(br, purgatory)
+        if br.alive and parked:
+            for d in sorted(parked, key=lambda d: d.request_id):
+                if now >= d.deadline_ms:
+                    g.append(cls(br.broker_id, d.request_id))
+    if g:
+        group(g)
 
 
 def _kraft_groups(cfg, s, kinds, T, group) -> None:
@@ -1026,6 +1094,8 @@ _KIND_GATES = {
     A.FlushLog: lambda cfg: cfg.crash_loses_unflushed_data,             # no observable effect otherwise
     A.ListOffsets: lambda cfg: cfg.list_offsets,                        # an observation, offered on request
     A.ConsumerFetchWithClientMetadata: lambda cfg: cfg.fetch_from_follower,  # KIP-392 consumers, on request
+    A.ConsumerFetchWait: lambda cfg: cfg.delayed_fetch,                 # the fetch purgatory, on request
+    A.DelayedFetchExpire: lambda cfg: cfg.delayed_fetch,
 }
 
 

@@ -177,6 +177,9 @@ def next_event_ms(cfg: ModelConfig, s) -> int | None:
         for dp in br.delayed_produces:
             if dp.deadline_ms > now and (best is None or dp.deadline_ms < best):
                 best = dp.deadline_ms
+        for df in br.delayed_fetches:                  # DelayedFetch: fetch.max.wait.ms
+            if df.deadline_ms > now and (best is None or df.deadline_ms < best):
+                best = df.deadline_ms
         d = br.next_heartbeat_ms                       # KRaft: the scheduled heartbeat
         if d >= 0:
             for t in ((d, d + jitter) if jitter else (d,)):
@@ -200,7 +203,8 @@ CHAIN_CAP = 64
 PROGRESS_EVERY = 2_000
 
 #: the scheduler's actions: with ``eager_tasks`` one of them, when due, is taken before anything else.
-TASK_KINDS = (A.IsrExpiration, A.IsrChangePropagation, A.HighWatermarkCheckpoint, A.DelayedProduceExpire)
+TASK_KINDS = (A.IsrExpiration, A.IsrChangePropagation, A.HighWatermarkCheckpoint, A.DelayedProduceExpire,
+              A.DelayedFetchExpire)
 
 
 #: the set of task kinds an eager search asks for, per ``without`` set
@@ -414,6 +418,9 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
             br.metadata_offset, fut(br.next_heartbeat_ms), br.clean_shutdown_epoch, br.want_shutdown,
             tuple([md.broker_epochs[inv[j]] for j in range(n)]) if md.broker_epochs else (), ids(md.fenced),
             ids(md.shutting_down),
+            tuple([(df.request_id, df.partition, df.fetch_offset, df.offset_known, df.min_bytes,
+                    df.current_leader_epoch, df.client_metadata, df.rack, df.isolation, fut(df.deadline_ms))
+                   for df in br.delayed_fetches]),
         )
 
     def controller_key(c):
@@ -672,10 +679,14 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
                                 mk[1], br.isr_change_set,
                                 tuple([(dp.request_id, dp.partition, dp.required_offset, dp.first_offset,
                                         dp.record_ids) for dp in dps]), br.metadata_offset, br.clean_shutdown_epoch,
-                                br.want_shutdown))
+                                br.want_shutdown,
+                                tuple([(df.request_id, df.partition, df.fetch_offset, df.offset_known, df.min_bytes,
+                                        df.current_leader_epoch, df.client_metadata, df.rack, df.isolation)
+                                       for df in br.delayed_fetches])))
         val = (static, tuple(versions), tuple(ptimes),
                (br.next_isr_expiration_ms, br.next_isr_propagation_ms, br.next_hw_checkpoint_ms, br.next_heartbeat_ms),
-               br.last_isr_change_ms, br.last_isr_propagation_ms, tuple([dp.deadline_ms for dp in dps]),
+               br.last_isr_change_ms, br.last_isr_propagation_ms,
+               tuple([dp.deadline_ms for dp in dps] + [df.deadline_ms for df in br.delayed_fetches]),
                not br.isr_change_set, br.alter_isr_unsent, br.alter_isr_inflight)
         return val
 
@@ -1248,7 +1259,7 @@ FAIR_KINDS = frozenset({
     A.ControllerResign, A.DeliverControlRequest, A.FetchRequest, A.FetchResponse, A.OffsetsForLeaderEpoch,
     A.OffsetsForLeaderEpochRequest, A.OffsetsForLeaderEpochResponse, A.AlterIsrRequest, A.AlterIsrResponse,
     A.IsrExpiration, A.IsrChangePropagation, A.HighWatermarkCheckpoint, A.DelayedProduceExpire, A.ZkReconnect,
-    A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker,
+    A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker, A.DelayedFetchExpire,
     A.Tick,
 })
 

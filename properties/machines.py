@@ -339,7 +339,9 @@ EPOCH_ROUND_KINDS = (A.OffsetsForLeaderEpochRequest, A.OffsetsForLeaderEpochResp
 #: Likewise KRaft's metadata replay, heartbeats, fencing and lost heartbeats, only over a KRaft config (``kip_500``).
 KRAFT_KINDS = (A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker, A.HeartbeatsLost, A.ControlledShutdown,
                A.DiskWipe)
-GATED_KINDS = ALTER_ISR_KINDS + OBSERVATION_KINDS + EPOCH_ROUND_KINDS + KRAFT_KINDS
+#: Likewise the fetch purgatory's kinds, only over a config that asks for them (``delayed_fetch``).
+DELAYED_FETCH_KINDS = (A.ConsumerFetchWait, A.DelayedFetchExpire)
+GATED_KINDS = ALTER_ISR_KINDS + OBSERVATION_KINDS + EPOCH_ROUND_KINDS + KRAFT_KINDS + DELAYED_FETCH_KINDS
 
 for _kind in A.ACTION_TYPES:
     if _kind not in GATED_KINDS:
@@ -476,7 +478,7 @@ def machine_for(cfg: ModelConfig, invariants=CATALOGUE, *, name: str = "IsrMachi
             attrs[rule_name(kind)] = _kind_rule(kind)
         attrs["settle_kinds"] = SETTLE_KINDS + extra
     for kind in rule_kinds(cfg):
-        if kind in OBSERVATION_KINDS or kind in EPOCH_ROUND_KINDS or kind in KRAFT_KINDS:
+        if kind in OBSERVATION_KINDS or kind in EPOCH_ROUND_KINDS or kind in KRAFT_KINDS or kind in DELAYED_FETCH_KINDS:
             attrs[rule_name(kind)] = _kind_rule(kind)
     if any(k in KRAFT_KINDS for k in rule_kinds(cfg)):
         # KRaft's control plane settles by replaying the metadata log (the ZooKeeper-era kinds are never enabled)

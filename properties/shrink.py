@@ -261,6 +261,8 @@ def _canonical_values(cfg: ModelConfig) -> dict:
         (A.ListOffsets, "timestamp"): (-1, -2),
         (A.ListOffsets, "isolation"): A.ISOLATIONS,
         (A.ListOffsets, "replica_id"): (-1, -2),
+        (A.ConsumerFetchWait, "isolation"): A.ISOLATIONS,
+        (A.ConsumerFetchWait, "client_metadata"): (False, True),
     }
 
 

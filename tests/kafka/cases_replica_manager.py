@@ -219,12 +219,57 @@ def fetch_from_leader_always_allowed():
     return c
 out_of_scope(R + "testUnknownReplicaSelector", "configuration validation (an unknown replica.selector.class)")
 out_of_scope(R + "testDefaultReplicaSelector", "configuration default (no replica selector)")
-missing(R + "testBecomeFollowerWhileOldClientFetchInPurgatory", "DelayedFetch",
-        "A consumer fetch parked in the fetch purgatory completes with NOT_LEADER_FOR_PARTITION.")
-missing(R + "testBecomeFollowerWhileNewClientFetchInPurgatory", "DelayedFetch",
-        "A consumer fetch parked in the fetch purgatory completes with FENCED_LEADER_EPOCH.")
-missing(R + "testClearFetchPurgatoryOnStopReplica", "DelayedFetch",
-        "A parked fetch completed by StopReplica (and StopReplica to a live leader).")
+def _fetch_in_purgatory_then_follow(name: str, description: str, new_client: bool) -> Case:
+    """A consumer's fetch waits on leader 0 (epoch 0, empty log); broker 0 then becomes a follower of broker 1."""
+    c = Case(name, description, n_brokers=2, replication_factor=2)
+    c.adapt("Kafka's leader is in epoch 1 and becomes a follower in epoch 2 by two direct LeaderAndIsr requests; here "
+            "the controller (broker 1) creates the partition with leader 0 in epoch 0, and moves leadership the way "
+            "it does: broker 0's ZooKeeper session expires (it keeps running), the controller elects broker 1 "
+            "(epoch 1), and when broker 0 registers again it gets LeaderAndIsr making it a follower of broker 1.")
+    c.adapt("The fetch is the consumer's of Kafka's sendConsumerFetch: offset 0, fetch.min.bytes 1 (one record here), "
+            "a 10 ms timeout" + (", ClientMetadata and the current leader epoch (0 here)." if new_client else
+                                 ", no ClientMetadata and no current leader epoch."))
+    c.create_topic(controller=1)
+    c.check("brokers.0.partitions.0.leader", 0, "broker 0 leads")
+    c.consume_wait(0, fetch_offset=0, max_wait_ms=10, current_leader_epoch=0 if new_client else -1,
+                   client_metadata=new_client)
+    c.check("brokers.0.delayed_fetches.0.fetch_offset", 0, "the fetch waits in the purgatory (assertNull)")
+    c.check("ghost.responses.consumer_fetch", [], "no response yet")
+    c.expire(0).broker_change(1).deliver_all(to=[1])
+    c.check("zk.partition_states.0.leader", 1, "broker 1 leads")
+    c.reconnect(0).broker_change(1).deliver_all(to=[0])
+    c.check("brokers.0.partitions.0.leader", 1, "broker 0 follows broker 1")
+    c.check("brokers.0.partitions.0.leader_epoch", 1, "in epoch 1")
+    c.check("brokers.0.delayed_fetches", [], "makeFollowers completed the waiting fetch at once (assertNotNull)")
+    return c
+
+
+@case(R + "testBecomeFollowerWhileOldClientFetchInPurgatory")
+def become_follower_old_client_fetch():
+    c = _fetch_in_purgatory_then_follow(
+        R + "testBecomeFollowerWhileOldClientFetchInPurgatory",
+        "A consumer's fetch without ClientMetadata or leader epoch waits on leader 0; when broker 0 becomes a "
+        "follower, makeFollowers completes it at once with NOT_LEADER_FOR_PARTITION.", new_client=False)
+    c.check_response("consumer_fetch", 0, "the fetch answers NOT_LEADER_FOR_PARTITION",
+                     error="NOT_LEADER_FOR_PARTITION")
+    return c
+
+
+@case(R + "testBecomeFollowerWhileNewClientFetchInPurgatory")
+def become_follower_new_client_fetch():
+    c = _fetch_in_purgatory_then_follow(
+        R + "testBecomeFollowerWhileNewClientFetchInPurgatory",
+        "A consumer's fetch with ClientMetadata (any replica may serve it) and the current leader epoch waits on "
+        "leader 0; when broker 0 becomes a follower in a newer epoch, makeFollowers completes it at once with "
+        "FENCED_LEADER_EPOCH.", new_client=True)
+    c.check_response("consumer_fetch", 0, "the fetch answers FENCED_LEADER_EPOCH", error="FENCED_LEADER_EPOCH")
+    return c
+
+
+missing(R + "testClearFetchPurgatoryOnStopReplica", "StopReplica",
+        "StopReplica(delete) to the live leader, which completes its parked fetch with NOT_LEADER_FOR_PARTITION "
+        "(the fetch purgatory is modelled; the controller sends StopReplica to a live leader only with topic "
+        "deletion, another engineer's vocabulary).")
 missing(R + "testClearProducePurgatoryOnStopReplica", "StopReplica",
         "StopReplica(delete) to the live leader completes its waiting produce with NOT_LEADER_FOR_PARTITION.")
 out_of_scope(R + "testOldLeaderLosesMetricsWhenReassignPartitions", "metrics only")
