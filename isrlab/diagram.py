@@ -39,6 +39,8 @@ _KIND = {
     A.OffsetsForLeaderEpochResponse: "fetch", A.MetadataApply: "control", A.BrokerHeartbeat: "task",
     A.FenceStaleBroker: "control", A.HeartbeatsLost: "fault", A.ControlledShutdown: "fault",
     A.DiskWipe: "fault", A.ConsumerFetchWait: "fetch", A.DelayedFetchExpire: "task",
+    A.ReassignPartitions: "control", A.ControllerProcessPartitionReassignment: "control",
+    A.ControllerProcessReassignmentIsrChange: "control",
 }
 COLOURS = {"append": "#1f77b4", "fetch": "#2ca02c", "truncation": "#d62728", "isr": "#9467bd",
            "control": "#8c564b", "election": "#ff7f0e", "fault": "#000000", "task": "#7f7f7f",
@@ -98,7 +100,8 @@ def build(trace, invariants=SAFETY, sentence: str | None = None) -> Diagram:
         arrow = None
         label = action_words(cfg, s, a)
         if t in (A.ElectController, A.ControllerProcessBrokerChange, A.ControllerProcessIsrChangeNotification,
-                 A.ControllerResign, A.Tick, A.ZkDeleteController):
+                 A.ControllerResign, A.Tick, A.ZkDeleteController, A.ReassignPartitions,
+                 A.ControllerProcessPartitionReassignment, A.ControllerProcessReassignmentIsrChange):
             lane = CONTROLLER
         elif t is A.DeliverControlRequest:
             lane = CONTROLLER

@@ -282,6 +282,29 @@ class DelayedFetchExpire:
     request: int
 
 
+# ----------------------------------------------------------------- partition reassignment (KIP-455, ZooKeeper era)
+@dataclass(frozen=True, slots=True)
+class ReassignPartitions:
+    """An admin creates /admin/reassign_partitions with ``partition``'s target replicas ``replicas`` (broker ids in
+    order, comma-separated, e.g. ``"2,0"``): KafkaZkClient.createPartitionReassignment."""
+    partition: int
+    replicas: str
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerProcessPartitionReassignment:
+    """The controller on ``controller`` handles its ZkPartitionReassignment event (processZkPartitionReassignment)."""
+    controller: int
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerProcessReassignmentIsrChange:
+    """The controller on ``controller`` handles PartitionReassignmentIsrChange for ``partition`` (its state znode
+    changed while it is being reassigned)."""
+    controller: int
+    partition: int
+
+
 Action = Union[
     ElectController, ControllerProcessBrokerChange, ControllerProcessIsrChangeNotification, ControllerResign,
     DeliverControlRequest, Produce, ConsumerFetch, FetchRequest, FetchResponse, OffsetsForLeaderEpoch,
@@ -290,6 +313,7 @@ Action = Union[
     ConsumerFetchWithClientMetadata, OffsetsForLeaderEpochRequest, OffsetsForLeaderEpochResponse,
     MetadataApply, BrokerHeartbeat, FenceStaleBroker, HeartbeatsLost, ControlledShutdown, DiskWipe,
     ConsumerFetchWait, DelayedFetchExpire,
+    ReassignPartitions, ControllerProcessPartitionReassignment, ControllerProcessReassignmentIsrChange,
 ]
 
 #: Every action class, in the documented order of ``enabled_actions``.
@@ -343,6 +367,12 @@ def action_from_json(data: object):
         raise ActionError(f"{name}: isolation must be one of {', '.join(ISOLATIONS)}")
     if cls is ConsumerFetchWithClientMetadata and kwargs.get("current_leader_epoch", -1) < -1:
         raise ActionError(f"{name}: current_leader_epoch must be >= -1, got {kwargs['current_leader_epoch']}")
+    if cls is ReassignPartitions:
+        from .reassignment import parse_replicas
+        try:
+            parse_replicas(kwargs["replicas"])
+        except ValueError as e:
+            raise ActionError(f"{name}: {e}") from None
     if cls is ConsumerFetchWait:
         if kwargs.get("isolation", "read_uncommitted") not in ISOLATIONS:
             raise ActionError(f"{name}: isolation must be one of {', '.join(ISOLATIONS)}")

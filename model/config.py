@@ -170,6 +170,11 @@ class ModelConfig:
     delayed_fetch: bool = False
     #: fetch.max.wait.ms of the waiting consumer fetches the engines offer (the consumer's default, 500)
     fetch_max_wait_ms: int = 500
+    #: partition reassignments (KIP-455, ZooKeeper era) an admin may start (``ReassignPartitions``), a budget like
+    #: ``max_crashes``; set it above 0 to explore reassignments (the engines then offer targets of replication factor
+    #: RF - 1, RF and RF + 1 brokers, and the controller's reassignment events).  0 by default: the engines draw what
+    #: they drew before.
+    max_reassignments: int = 0
     #: the follower's OffsetsForLeaderEpoch request and its response are two steps (``OffsetsForLeaderEpochRequest``
     #: / ``OffsetsForLeaderEpochResponse``) instead of one round (``OffsetsForLeaderEpoch``), so a leader epoch can
     #: change while a request is in flight
@@ -215,6 +220,8 @@ class ModelConfig:
             errors.append("scheduler_jitter_ms must be >= 0")
         if not self.tick_ms or any(t <= 0 for t in self.tick_ms):
             errors.append("tick_ms must be a non-empty list of positive integers")
+        if self.max_reassignments and self.kip_500:
+            errors.append("max_reassignments is the ZooKeeper era's reassignment (KRaft's is not modelled): needs kip_500 off")
         for name in ("max_records", "max_crashes", "max_session_expirations",
                      "max_controller_epoch", "max_controller_moves", "max_flushes", "max_disk_wipes"):
             if getattr(self, name) < 0:
@@ -282,7 +289,7 @@ LATER_FIELDS = ("kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partiti
                 "offsets_for_leader_epoch_in_flight", "kafka_7786", "kip_500", "broker_session_timeout_ms",
                 "broker_heartbeat_interval_ms", "kafka_13916", "kafka_15021", "isr_join_requires_hw",
                 "kafka_15583", "eligible_leader_replicas", "max_disk_wipes")
-LATER_FIELDS += ("delayed_fetch", "fetch_max_wait_ms")
+LATER_FIELDS += ("delayed_fetch", "fetch_max_wait_ms", "max_reassignments")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(ModelConfig)}
 
 
@@ -375,14 +382,18 @@ PRESETS: dict[str, Preset] = {
                "them up to their own HW, and the leader's RackAwareReplicaSelector points a consumer in another "
                "broker's rack at that replica. Safe: a follower's HW is committed, so nothing a consumer reads "
                "from a follower is later lost.", "2.4.0, KIP-392"),
-        Preset("delayed-fetch", _BASE.replace(delayed_fetch=True, fetch_from_follower=True,
-                                              replica_selector="rack-aware", racks=("rack-a", "rack-b", "rack-c")),
-               "pass",
-               "kafka-2.4 with the fetch purgatory (DelayedFetch, 2.4.0): caught-up consumers, with and without "
-               "ClientMetadata (KIP-392), wait for a record up to fetch.max.wait.ms; a parked fetch completes when the "
-               "HW passes its offset, when the broker stops leading or its epoch moves on (becoming follower, "
-               "StopReplica), or at its timeout. Safe: a parked fetch answers only what a fresh one would.",
+        Preset("delayed-fetch", _BASE.replace(delayed_fetch=True), "pass",
+               "kafka-2.4 with the fetch purgatory (DelayedFetch, 2.4.0): caught-up consumers wait for a record up to "
+               "fetch.max.wait.ms; a parked fetch completes when the HW passes its offset, when the broker stops "
+               "leading (becoming follower, StopReplica), or at its timeout (with fetch_from_follower too, KIP-392 "
+               "consumers wait at followers). Safe: a parked fetch answers only what a fresh one would.",
                "2.4.0, DelayedFetch"),
+        Preset("reassignment", _BASE.replace(max_reassignments=1), "pass",
+               "kafka-2.4 with one partition reassignment (KIP-455, 2.4.0): an admin writes /admin/reassign_partitions "
+               "with a target of RF - 1, RF or RF + 1 brokers; the controller adds the new replicas (RS = TRS + ORS, "
+               "a new leader epoch), waits until the targets are in the ISR, moves leadership into them "
+               "(reassignPartitionLeaderElection), takes the removed replicas out of the ISR and deletes them. Safe.",
+               "2.4.0, KIP-455"),
         Preset("epoch-requests-in-flight", _EPOCH_ROUNDS, "pass",
                "kafka-2.4 with the follower's OffsetsForLeaderEpoch request and its response as two steps, so a "
                "LeaderAndIsr can change the fetch state's leader epoch while a request is in flight; KAFKA-7786's fix "

@@ -280,6 +280,9 @@ def elect_controller(cfg: ModelConfig, s: ClusterState, b: int) -> None:
         _replicas_online(cfg, s, c, live)
         remove_replicas_from_isr(cfg, s, c, tuple(b for b in range(len(c.live_brokers)) if b not in live))
         trigger_online_partition_state_change(cfg, s, c)                                  # PartitionStateMachine
+        if s.zk.reassign_partitions or s.zk.reassigning:          # initializePartitionReassignments (KIP-455)
+            from .reassignment import initialize_partition_reassignments
+            initialize_partition_reassignments(cfg, s, c)
     except ControllerMovedException:  # pragma: no cover - a fresh controller holds the newest epoch
         resign(cfg, s, b)
 
@@ -328,6 +331,9 @@ def on_broker_startup(cfg: ModelConfig, s: ClusterState, c: Controller, brokers:
     send_update_metadata_request(cfg, s, c, brokers, partitions_with_leaders(c))
     _replicas_online(cfg, s, c, brokers)
     trigger_online_partition_state_change(cfg, s, c)
+    if s.zk.reassigning:                                          # maybeResumeReassignments (KIP-455)
+        from .reassignment import resume_reassignments_on_broker_startup
+        resume_reassignments_on_broker_startup(cfg, s, c, brokers)
 
 
 def on_broker_failure(cfg: ModelConfig, s: ClusterState, c: Controller, brokers: tuple) -> None:

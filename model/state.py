@@ -449,6 +449,11 @@ class ZooKeeper(Node):
     registrations: tuple = ()            # /brokers/ids/<id>: broker epoch (czxid) or -1
     sessions: tuple = ()                 # the broker's ZooKeeper session is alive
     next_czxid: int = 1
+    #: /admin/reassign_partitions: per partition the target replicas, or None; () while the znode is absent
+    reassign_partitions: tuple = ()
+    #: the topic znode's addingReplicas and removingReplicas (KIP-455): per partition (adding, removing) while it is
+    #: being reassigned (``assignment`` then holds RS = TRS + ORS), else None; () when no partition ever was
+    reassigning: tuple = ()
 
 
 # --------------------------------------------------------------------------- controller
@@ -462,6 +467,8 @@ class Controller(Node):
     live_brokers: tuple = ()             # broker epoch per broker id, -1 when not live
     partition_states: tuple = ()         # cached LeaderIsrAndControllerEpoch | None per partition
     queues: tuple = ()                   # per destination broker: tuple of control requests
+    #: a ZkPartitionReassignment event is queued (the /admin/reassign_partitions creation watch fired)
+    reassign_event: bool = False
 
     def is_live(self, b: int) -> bool:
         return self.live_brokers[b] >= 0
@@ -500,6 +507,7 @@ class Ghost(Node):
     truncations: int = 0                 # follower truncations that removed at least one record
     session_since: tuple = ()            # per broker: time its current ZooKeeper session started
     responses: Responses = field(default_factory=Responses)  # the last response per request kind, broker and partition
+    reassignments: int = 0               # partition reassignments an admin started (ReassignPartitions)
 
 
 @record

@@ -35,6 +35,9 @@ from .quorum_controller import fence_broker, initial_quorum, is_unfenced, lose_h
 from .replica_manager import (CONSUMER_ID, append_records, checkpoint_high_watermarks, fetch_messages,
                               isr_expiration, maybe_propagate_isr_changes)
 from .replica_manager import fetch_messages_with_wait, fetch_waiting
+from .reassignment import (admin_reassign_partitions, assignment_of, handle_partition_reassignment_isr_change,
+                           handle_zk_partition_reassignment, is_being_reassigned, is_reassignment_complete,
+                           parse_replicas, reassignment_targets)
 from .log import UNDEFINED_EPOCH
 from .state import (FETCHING, TRUNCATING, Broker, ClusterState, Ghost, ZooKeeper)
 
@@ -237,6 +240,33 @@ def g_delayed_fetch_expire(cfg, s, a) -> bool:
         return False
     br = s.brokers[a.broker]
     return br.alive and any(df.request_id == a.request and s.now >= df.deadline_ms for df in br.delayed_fetches)
+
+
+def g_reassign_partitions(cfg, s, a) -> bool:
+    """No /admin/reassign_partitions znode (createPartitionReassignment fails with NodeExists), within the budget, a
+    target of known brokers."""
+    if not 0 <= a.partition < len(s.zk.assignment) or s.zk.reassign_partitions \
+            or s.ghost.reassignments >= cfg.max_reassignments:
+        return False
+    try:
+        target = parse_replicas(a.replicas)
+    except ValueError:
+        return False
+    return all(r < len(s.brokers) for r in target)
+
+
+def g_reassignment_event(cfg, s, a) -> bool:
+    c = s.controller_on(a.controller)
+    return _controller_can_act(s, c) and c.reassign_event
+
+
+def g_reassignment_isr_change(cfg, s, a) -> bool:
+    """The watch fires on the state znode of a partition being reassigned; the event changes something only once
+    TRS is in the ISR, so it is offered then."""
+    if not 0 <= a.partition < len(s.zk.assignment) or not s.zk.reassigning or s.zk.reassigning[a.partition] is None:
+        return False
+    return (_controller_can_act(s, s.controller_on(a.controller))
+            and is_reassignment_complete(s, a.partition, assignment_of(s, a.partition)))
 
 
 def g_flush(cfg, s, a) -> bool:
@@ -509,6 +539,18 @@ def e_controlled_shutdown(cfg, s, a):
     begin_controlled_shutdown(cfg, s, a.broker)
 
 
+def e_reassign_partitions(cfg, s, a):
+    admin_reassign_partitions(cfg, s, a.partition, parse_replicas(a.replicas))
+
+
+def e_reassignment_event(cfg, s, a):
+    handle_zk_partition_reassignment(cfg, s, a.controller)
+
+
+def e_reassignment_isr_change(cfg, s, a):
+    handle_partition_reassignment_isr_change(cfg, s, a.controller, a.partition)
+
+
 def e_consumer_fetch_wait(cfg, s, a):
     fetch_messages_with_wait(cfg, s, s.broker_mut(a.broker), a.partition, a.fetch_offset, a.min_bytes, a.max_wait_ms,
                              a.current_leader_epoch, a.client_metadata, a.rack, a.isolation)
@@ -623,6 +665,15 @@ def c_consumer_fetch_wait(cfg, s):
     return (a for b, p in _bps(s) for a in consumer_fetch_waits(cfg, b, p))
 
 
+def c_reassign_partitions(cfg, s):
+    return (A.ReassignPartitions(p, r) for p in range(len(s.zk.assignment)) for r in reassignment_targets(cfg))
+
+
+def c_reassignment_isr_change(cfg, s):
+    return (A.ControllerProcessReassignmentIsrChange(c.broker_id, p) for c in s.controllers
+            for p in range(len(s.zk.assignment)))
+
+
 def c_delayed_fetch_expire(cfg, s):
     return (A.DelayedFetchExpire(br.broker_id, df.request_id)
             for br in s.brokers for df in sorted(br.delayed_fetches, key=lambda d: d.request_id))
@@ -669,6 +720,11 @@ RULES = {
     A.DiskWipe: (g_disk_wipe, e_disk_wipe, _per_b(A.DiskWipe)),
     A.ConsumerFetchWait: (g_consumer_fetch_wait, e_consumer_fetch_wait, c_consumer_fetch_wait),
     A.DelayedFetchExpire: (g_delayed_fetch_expire, e_delayed_fetch_expire, c_delayed_fetch_expire),
+    A.ReassignPartitions: (g_reassign_partitions, e_reassign_partitions, c_reassign_partitions),
+    A.ControllerProcessPartitionReassignment: (g_reassignment_event, e_reassignment_event,
+                                               _controllers(A.ControllerProcessPartitionReassignment)),
+    A.ControllerProcessReassignmentIsrChange: (g_reassignment_isr_change, e_reassignment_isr_change,
+                                               c_reassignment_isr_change),
 }
 assert tuple(RULES) == A.ACTION_TYPES
 
@@ -733,6 +789,10 @@ class _Tables:
         self.heartbeats_lost = tuple(A.HeartbeatsLost(b) for b in range(nb))
         self.controlled_shutdown = tuple(A.ControlledShutdown(b) for b in range(nb))
         self.disk_wipe = tuple(A.DiskWipe(b) for b in range(nb))
+        self.reassign = tuple(A.ReassignPartitions(p, r) for p in range(np_) for r in reassignment_targets(cfg))
+        self.reassignment_event = tuple(A.ControllerProcessPartitionReassignment(b) for b in range(nb))
+        self.reassignment_isr_change = tuple(tuple(A.ControllerProcessReassignmentIsrChange(b, p) for p in range(np_))
+                                             for b in range(nb))
         self.consumer_fetch_wait = tuple(tuple(a for p in range(np_) for a in consumer_fetch_waits(cfg, b, p))
                                          for b in range(nb))
         self.tick_sizes = tuple(sorted(set(cfg.tick_ms)))
@@ -984,7 +1044,31 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
         _kraft_groups(cfg, s, kinds, T, group)
     if cfg.delayed_fetch:
         _delayed_fetch_groups(s, kinds, T, group)
+    if cfg.max_reassignments and not kraft:
+        _reassignment_groups(cfg, s, kinds, T, group)
     return groups
+
+
+def _reassignment_groups(cfg, s, kinds, T, group) -> None:
+    """The reassignment kinds of ``enabled_groups`` (``max_reassignments``): the admin's znode, then the controllers'
+    ZkPartitionReassignment and PartitionReassignmentIsrChange events."""
+    every = kinds is None
+    zk, sessions = s.zk, s.zk.sessions
+    if (every or A.ReassignPartitions in kinds) and not zk.reassign_partitions \
+            and s.ghost.reassignments < cfg.max_reassignments:
+        group(list(T.reassign))
+    if not s.controllers:
+        return
+    if every or A.ControllerProcessPartitionReassignment in kinds:
+        g = [T.reassignment_event[c.broker_id] for c in s.controllers if c.reassign_event and sessions[c.broker_id]]
+        if g:
+            group(g)
+    if (every or A.ControllerProcessReassignmentIsrChange in kinds) and zk.reassigning:
+        ready = [p for p, r in enumerate(zk.reassigning)
+                 if r is not None and is_reassignment_complete(s, p, assignment_of(s, p))]
+        g = [T.reassignment_isr_change[c.broker_id][p] for c in s.controllers if sessions[c.broker_id] for p in ready]
+        if g:
+            group(g)
 
 
 def _delayed_fetch_groups(s, kinds, T, group) -> None:
@@ -1096,6 +1180,9 @@ _KIND_GATES = {
     A.ConsumerFetchWithClientMetadata: lambda cfg: cfg.fetch_from_follower,  # KIP-392 consumers, on request
     A.ConsumerFetchWait: lambda cfg: cfg.delayed_fetch,                 # the fetch purgatory, on request
     A.DelayedFetchExpire: lambda cfg: cfg.delayed_fetch,
+    A.ReassignPartitions: lambda cfg: cfg.max_reassignments > 0,       # an admin's reassignments, within a budget
+    A.ControllerProcessPartitionReassignment: lambda cfg: cfg.max_reassignments > 0,
+    A.ControllerProcessReassignmentIsrChange: lambda cfg: cfg.max_reassignments > 0,
 }
 
 
@@ -1106,6 +1193,8 @@ ZK_ONLY = frozenset({A.ElectController, A.ControllerProcessBrokerChange, A.Contr
                      A.ZkReconnect, A.ZkDeleteController})
 KRAFT_ONLY = frozenset({A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker, A.HeartbeatsLost,
                         A.ControlledShutdown, A.DiskWipe})
+ZK_ONLY = ZK_ONLY | {A.ReassignPartitions, A.ControllerProcessPartitionReassignment,
+                     A.ControllerProcessReassignmentIsrChange}
 
 
 def _in_era(cfg: ModelConfig, kind) -> bool:

@@ -426,7 +426,7 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
     def controller_key(c):
         return (lid(c.broker_id), c.epoch, c.epoch_zk_version, tuple([c.live_brokers[inv[j]] for j in range(n)]),
                 tuple([liace(p, st) for p, st in enumerate(c.partition_states)]),
-                tuple([tuple([request(r) for r in c.queues[inv[j]]]) for j in range(n)]))
+                tuple([tuple([request(r) for r in c.queues[inv[j]]]) for j in range(n)]), c.reassign_event)
 
     if identity:
         brokers = [broker_key(br) for br in s.brokers]
@@ -439,7 +439,9 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
            tuple([ordered(a) for a in zk.assignment]),
            tuple([liace(p, st) for p, st in enumerate(zk.partition_states)]), notified,
            tuple([zk.registrations[inv[j]] for j in range(n)]),
-           tuple([zk.sessions[inv[j]] for j in range(n)]), zk.next_czxid)
+           tuple([zk.sessions[inv[j]] for j in range(n)]), zk.next_czxid,
+           tuple([None if t is None else ordered(t) for t in zk.reassign_partitions]),
+           tuple([None if r is None else (ordered(r[0]), ordered(r[1])) for r in zk.reassigning]))
     since = []
     for j in range(n):
         br = s.brokers[inv[j]]
@@ -455,7 +457,7 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
           tuple([(u.partition, u.leader_epoch, lid(u.leader), u.taken_epoch, u.log) for u in g.unclean]),
           tuple(sorted([(p, e, lid(b), o, r) for p, e, b, o, r in g.unclean_losses])), g.controller_moves, g.crashes,
           g.lossy_crashes, g.disk_wipes, g.session_expirations, min(g.flushes, cfg.max_flushes),
-          g.isr_shrinks, g.isr_expands, min(g.truncations, 1), tuple(since))
+          g.isr_shrinks, g.isr_expands, min(g.truncations, 1), tuple(since), g.reassignments)
     q = s.quorum
     if q is None:
         qk = None
@@ -697,7 +699,8 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
             e = memo[id(zk)] = (zk, intern_zk((
                 zk.controller, zk.controller_epoch, zk.controller_epoch_zk_version, zk.assignment,
                 tuple([None if st is None else (st.leader, st.leader_epoch, st.isr, st.controller_epoch)
-                       for st in zk.partition_states]), notified, zk.registrations, zk.sessions, zk.next_czxid)))
+                       for st in zk.partition_states]), notified, zk.registrations, zk.sessions, zk.next_czxid,
+                zk.reassign_partitions, zk.reassigning)))
         return e[1]
 
     def liace(p, st, cur):
@@ -723,7 +726,7 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
     def controller_key(c, cur):
         return (c.broker_id, c.epoch, c.epoch_zk_version, c.live_brokers,
                 tuple([liace(p, st, cur) for p, st in enumerate(c.partition_states)]),
-                tuple([tuple([request(r, cur) for r in q]) for q in c.queues]))
+                tuple([tuple([request(r, cur) for r in q]) for q in c.queues]), c.reassign_event)
 
     def ctrl_key(c, cur):
         mk = (id(c), cur)
@@ -755,7 +758,7 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
                 tuple(sorted(set(g.leaders))), g.unclean_elections, g.unclean, g.unclean_losses,
                 g.controller_moves, g.crashes, g.lossy_crashes, g.disk_wipes,
                 g.session_expirations, min(g.flushes, cfg.max_flushes), g.isr_shrinks, g.isr_expands,
-                min(g.truncations, 1))))
+                min(g.truncations, 1), g.reassignments)))
         return e[1]
 
     def key(s) -> tuple:
@@ -1260,6 +1263,7 @@ FAIR_KINDS = frozenset({
     A.OffsetsForLeaderEpochRequest, A.OffsetsForLeaderEpochResponse, A.AlterIsrRequest, A.AlterIsrResponse,
     A.IsrExpiration, A.IsrChangePropagation, A.HighWatermarkCheckpoint, A.DelayedProduceExpire, A.ZkReconnect,
     A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker, A.DelayedFetchExpire,
+    A.ControllerProcessPartitionReassignment, A.ControllerProcessReassignmentIsrChange,
     A.Tick,
 })
 

@@ -80,7 +80,7 @@ class Invariant:
 
 # --------------------------------------------------------------------------- what a step changed
 #: Parts of a state the invariants read.  ``changes(pre, post)`` sets the bit of every part a step replaced:
-#: a broker's logs, its Partition records or its liveness; ZooKeeper's partition states; the ghost's
+#: a broker's logs, its Partition records or its liveness; ZooKeeper's partition states and assignment; the ghost's
 #: acknowledged, consumed and leader records; its unclean elections and their losses, and its lossy-crash counter; the controller
 #: epoch in ZooKeeper or on a broker; a broker's unsent AlterIsr items (KIP-497).
 LOGS, PARTITIONS, ALIVE, ZK_STATES, ACKED, CONSUMED, LEADERS, LOSSES, EPOCHS, ALTER_ISR = (1 << i for i in range(10))
@@ -115,8 +115,8 @@ def changes(pre: ClusterState, post: ClusterState) -> int:
             bits |= EPOCHS                           # KRaft: broker epochs and fencing
     z0, z1 = pre.zk, post.zk
     if z0 is not z1:
-        if z0.partition_states is not z1.partition_states:
-            bits |= ZK_STATES
+        if z0.partition_states is not z1.partition_states or z0.assignment is not z1.assignment:
+            bits |= ZK_STATES                        # the partition state znodes, and the topic's (reassignment)
         if z0.controller_epoch != z1.controller_epoch:
             bits |= EPOCHS
     g0, g1 = pre.ghost, post.ghost
@@ -203,8 +203,13 @@ def isr_well_formed(cfg, s: ClusterState):
                     **({"elr": list(st.elr)} if st.elr else {}),
                     "assignment": list(assignment)}
     for p in range(len(s.zk.assignment)):
+        cur = s.controller_partition_states()[p]
         for br, part in _leaders(s, p):
-            if br.broker_id not in part.isr or not set(part.isr) <= set(part.assigned_replicas):
+            # a superseded leader may hold an ISR member the assignment it was sent no longer has: a reassignment's
+            # new leader gets TRS with the old ISR, then the removed replicas leave the ISR in the next epoch
+            # (KafkaController.onPartitionReassignment B3-B4, Kafka 2.4.0)
+            superseded = cur is not None and cur.leader_epoch > part.leader_epoch
+            if br.broker_id not in part.isr or (not set(part.isr) <= set(part.assigned_replicas) and not superseded):
                 return {"where": "leader", "partition": p, "leader": br.broker_id, "isr": list(part.isr),
                         "assignment": list(part.assigned_replicas)}
     return None
@@ -818,6 +823,8 @@ def isr_lag_window(cfg, pre: ClusterState, a, post: ClusterState):
                             or p1.isr == p0.isr)
         for f in isr1:
             r = p1.remote(f)
+            if r is None:   # outside the leader's replicas (a reassignment's B3-B4 window): never removed here
+                continue
             if f != b and r.log_end_offset != leo and now - r.last_caught_up_time_ms > lag and not write_failed:
                 return {"bound": "upper", "leader": b, "partition": p, "follower": f, "now": now,
                         "last_caught_up_time_ms": r.last_caught_up_time_ms}

@@ -341,7 +341,11 @@ KRAFT_KINDS = (A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker, A.Heartbe
                A.DiskWipe)
 #: Likewise the fetch purgatory's kinds, only over a config that asks for them (``delayed_fetch``).
 DELAYED_FETCH_KINDS = (A.ConsumerFetchWait, A.DelayedFetchExpire)
-GATED_KINDS = ALTER_ISR_KINDS + OBSERVATION_KINDS + EPOCH_ROUND_KINDS + KRAFT_KINDS + DELAYED_FETCH_KINDS
+#: Likewise partition reassignment, only over a config with a reassignment budget (``max_reassignments``).
+REASSIGNMENT_KINDS = (A.ReassignPartitions, A.ControllerProcessPartitionReassignment,
+                      A.ControllerProcessReassignmentIsrChange)
+GATED_KINDS = (ALTER_ISR_KINDS + OBSERVATION_KINDS + EPOCH_ROUND_KINDS + KRAFT_KINDS + DELAYED_FETCH_KINDS
+               + REASSIGNMENT_KINDS)
 
 for _kind in A.ACTION_TYPES:
     if _kind not in GATED_KINDS:
@@ -478,7 +482,8 @@ def machine_for(cfg: ModelConfig, invariants=CATALOGUE, *, name: str = "IsrMachi
             attrs[rule_name(kind)] = _kind_rule(kind)
         attrs["settle_kinds"] = SETTLE_KINDS + extra
     for kind in rule_kinds(cfg):
-        if kind in OBSERVATION_KINDS or kind in EPOCH_ROUND_KINDS or kind in KRAFT_KINDS or kind in DELAYED_FETCH_KINDS:
+        if kind in OBSERVATION_KINDS or kind in EPOCH_ROUND_KINDS or kind in KRAFT_KINDS or kind in DELAYED_FETCH_KINDS \
+                or kind in REASSIGNMENT_KINDS:
             attrs[rule_name(kind)] = _kind_rule(kind)
     if any(k in KRAFT_KINDS for k in rule_kinds(cfg)):
         # KRaft's control plane settles by replaying the metadata log (the ZooKeeper-era kinds are never enabled)

@@ -31,9 +31,13 @@ def _settle(cfg, s):
     return s
 
 
-def _cluster(preset_name="delayed-fetch", **changes):
-    """Broker 0 leads partition 0 (controller 0), every follower caught up on an empty log."""
-    cfg = preset(preset_name).config.replace(**changes)
+KIP_392 = dict(fetch_from_follower=True, replica_selector="rack-aware", racks=("rack-a", "rack-b", "rack-c"))
+
+
+def _cluster(**changes):
+    """delayed-fetch with KIP-392 consumers: broker 0 leads partition 0 (controller 0), every follower caught up on
+    an empty log."""
+    cfg = preset("delayed-fetch").config.replace(**{**KIP_392, **changes})
     s = apply(cfg, initial_state(cfg), A.ElectController(0))
     s = _settle(cfg, s)
     assert s.zk.partition_states[0].leader == 0
@@ -226,12 +230,12 @@ def test_the_kinds_are_offered_only_with_delayed_fetch():
 
 
 def test_the_walker_exercises_the_purgatory_and_finds_nothing():
-    cfg = preset("delayed-fetch").config
     seen = set()
-    for seed in range(12):
-        r = walk(cfg, seed, 300, ())
-        assert r.violation is None, (seed, r.violation)
-        seen |= {type(a) for a in r.actions}
+    for cfg in (preset("delayed-fetch").config, preset("delayed-fetch").config.replace(**KIP_392)):
+        for seed in range(12):
+            r = walk(cfg, seed, 300, ())
+            assert r.violation is None, (seed, r.violation)
+            seen |= {type(a) for a in r.actions}
     assert {A.ConsumerFetchWait, A.DelayedFetchExpire} <= seen
 
 

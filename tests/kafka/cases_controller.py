@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from isrlab.model import actions as A
 from kafkacase import Case, case, missing, out_of_scope
 
 # ============================================================================ PartitionLeaderElectionAlgorithmsTest
@@ -55,9 +56,50 @@ def last_isr_offline_enabled():
     return _last_isr_offline("testOfflinePartitionLeaderElectionLastIsrOfflineUncleanLeaderElectionEnabled", True)
 
 
-for _name in ("testReassignPartitionLeaderElection", "testReassignPartitionLeaderElectionWithNoLiveIsr",
-              "testReassignPartitionLeaderElectionWithEmptyIsr"):
-    missing(P + _name, "reassignment", "reassignPartitionLeaderElection runs only during a reassignment.")
+@case(P + "testReassignPartitionLeaderElection")
+def reassign_election():
+    c = Case(P + "testReassignPartitionLeaderElection",
+             "Reassignment [2, 4] (here [0, 1]), ISR [2, 4] (here [0, 1] and the old leader 2), only 4 (here 1) live "
+             "for the controller: reassignPartitionLeaderElection picks the first target replica that is live and in "
+             "the ISR, 4 (here 1).", n_brokers=3, replication_factor=1, assignment_start_index=2,
+             max_reassignments=1)
+    c.adapt("Kafka calls the election function; here it runs in the last step of a reassignment of [2] to [0, 1] "
+            "(KafkaController.moveReassignedPartitionLeaderIfRequired: the leader 2 is not a target).  Kafka's 2 is "
+            "broker 0, whose ZooKeeper session expires after it became a follower: the controller counts it dead, "
+            "but its process keeps fetching and the leader puts it in the ISR (2.4's leader does not look at "
+            "liveness), so ISR and live set differ as in Kafka's test.")
+    c.create_topic(controller=2)
+    c.reassign("0,1").do(A.ControllerProcessPartitionReassignment(2)).deliver_all()
+    c.expire(0).broker_change(2)
+    c.check("controllers.0.live_brokers.0", -1, "the controller counts broker 0 (Kafka's 2) dead")
+    c.catch_up(followers=[0, 1])
+    c.check("zk.partition_states.0.isr", [0, 1, 2], "the ISR holds both targets, [2, 4] (here [0, 1])")
+    c.do(A.ControllerProcessReassignmentIsrChange(2, 0))
+    c.check("zk.partition_states.0.leader", 1, "the elected leader is 4 (here 1)")
+    return c
+
+
+@case(P + "testReassignPartitionLeaderElectionWithNoLiveIsr")
+def reassign_election_no_live_isr():
+    c = Case(P + "testReassignPartitionLeaderElectionWithNoLiveIsr",
+             "Reassignment targets whose replica in the ISR, 2 (here 0), is not live: no leader is elected.",
+             n_brokers=3, replication_factor=2, max_reassignments=1)
+    c.adapt("Kafka calls the election function with reassignment [2, 4], ISR [2] and nothing live; here it runs in "
+            "the last step of a reassignment of [0, 1] to [0] (Kafka's [2]; a target must be in the ISR for the "
+            "reassignment to reach the election), after both replicas stopped: the ISR keeps its last member 0, "
+            "which is dead, and the controller (broker 2) finds no live target in the ISR.")
+    c.create_topic(controller=2).catch_up()
+    c.crash(1).broker_change(2).crash(0).broker_change(2)
+    c.check("zk.partition_states.0.isr", [0], "ISR [2] (here [0]), its last member kept")
+    c.check("zk.partition_states.0.leader", -1, "no leader")
+    c.reassign("0").do(A.ControllerProcessPartitionReassignment(2))
+    c.check("zk.assignment.0", [0], "the reassignment completed (RS = TRS)")
+    c.check("zk.partition_states.0.leader", -1, "no leader was elected (None)")
+    return c
+
+
+out_of_scope(P + "testReassignPartitionLeaderElectionWithEmptyIsr",
+             "an empty ISR, which 2.4's ZooKeeper-era controller never writes (it keeps the last member)")
 for _name in ("testPreferredReplicaPartitionLeaderElection",
               "testPreferredReplicaPartitionLeaderElectionPreferredReplicaInIsrNotLive",
               "testPreferredReplicaPartitionLeaderElectionPreferredReplicaNotInIsrLive",
@@ -225,9 +267,66 @@ def topic_creation_offline_replica():
 missing(CI + "testTopicPartitionExpansion", "partition expansion", "A partition added to the topic.")
 missing(CI + "testTopicPartitionExpansionWithOfflineReplica", "partition expansion",
         "A partition added to the topic while one of its replicas is down.")
-for _name in ("testPartitionReassignment", "testPartitionReassignmentWithOfflineReplicaHaltingProgress",
-              "testPartitionReassignmentResumesAfterReplicaComesOnline"):
-    missing(CI + _name, "reassignment", "Partition reassignment through /admin/reassign_partitions.")
+def _reassign_to_other(name: str, description: str, offline: bool) -> Case:
+    """Two brokers, the controller 0 leads the partition alone ([0]); an admin reassigns it to the other broker."""
+    c = Case(CI + name, description, n_brokers=2, replication_factor=1, max_reassignments=1)
+    c.create_topic(controller=0)
+    c.check("zk.partition_states.0.leader_epoch", 0, "the initial leader epoch")
+    if offline:
+        c.crash(1).broker_change(0)
+    c.reassign("1").do(A.ControllerProcessPartitionReassignment(0)).deliver_all()
+    c.check("zk.assignment.0", [1, 0], "RS = TRS + ORS in the topic znode")
+    c.check("zk.reassigning.0", [[1], [0]], "adding [other], removing [controller]")
+    return c
+
+
+def _reassignment_completes(c: Case, epochs: int) -> Case:
+    """The target caught up; the ISR change completes the reassignment, with the other broker leading."""
+    c.check("zk.partition_states.0.isr", [0, 1], "the new replica caught up and joined the ISR")
+    c.do(A.ControllerProcessReassignmentIsrChange(0, 0)).deliver_all()
+    c.check("zk.partition_states.0.leader", 1, "the other broker leads")
+    c.check("zk.partition_states.0.leader_epoch", epochs, f"initialLeaderEpoch + {epochs}")
+    c.check("zk.partition_states.0.controller_epoch", 1, "firstControllerEpoch")
+    c.check("zk.assignment.0", [1], "the topic znode holds the reassignment")
+    c.check("zk.reassigning.0", None, "no adding or removing replicas left")
+    c.check("zk.reassign_partitions", [], "/admin/reassign_partitions removed")
+    return c
+
+
+@case(CI + "testPartitionReassignment")
+def partition_reassignment():
+    c = _reassign_to_other("testPartitionReassignment",
+                           "A reassignment from the controller's broker to the other one completes: the other broker "
+                           "leads in leader epoch 3 (the initial epoch + 3), the topic znode holds only it, and "
+                           "/admin/reassign_partitions is gone.", offline=False)
+    c.catch_up()
+    _reassignment_completes(c, 3)
+    c.unchecked("the AlterPartitionReassignment timer metric")
+    return c
+
+
+@case(CI + "testPartitionReassignmentWithOfflineReplicaHaltingProgress")
+def reassignment_offline_replica():
+    c = _reassign_to_other("testPartitionReassignmentWithOfflineReplicaHaltingProgress",
+                           "A reassignment to a broker that is down halts: the controller still leads in leader "
+                           "epoch 1 and /admin/reassign_partitions stays.", offline=True)
+    c.check("zk.partition_states.0.leader", 0, "the controller's broker leads")
+    c.check("zk.partition_states.0.leader_epoch", 1, "initialLeaderEpoch + 1")
+    c.check("zk.partition_states.0.controller_epoch", 1, "firstControllerEpoch")
+    c.check("zk.reassign_partitions.0", [1], "the reassignment path remains")
+    return c
+
+
+@case(CI + "testPartitionReassignmentResumesAfterReplicaComesOnline")
+def reassignment_resumes():
+    c = _reassign_to_other("testPartitionReassignmentResumesAfterReplicaComesOnline",
+                           "A reassignment halted by a broker that is down resumes when it starts again and "
+                           "completes: the other broker leads in leader epoch 4 (the initial epoch + 4).", offline=True)
+    c.check("zk.partition_states.0.leader_epoch", 1, "initialLeaderEpoch + 1 while the target is down")
+    c.restart(1).broker_change(0).deliver_all().catch_up()
+    return _reassignment_completes(c, 4)
+
+
 for _name in ("testPreferredReplicaLeaderElection", "testBackToBackPreferredReplicaLeaderElections",
               "testPreferredReplicaLeaderElectionWithOfflinePreferredReplica",
               "testAutoPreferredReplicaLeaderElection"):
@@ -269,8 +368,28 @@ missing(CI + "testControllerMoveOnTopicDeletion", "StopReplica",
         "The controller handles a topic deletion after it moved and resigns.")
 missing(CI + "testControllerMoveOnPreferredReplicaElection", "preferred election",
         "The controller handles a preferred election after it moved and resigns.")
-missing(CI + "testControllerMoveOnPartitionReassignment", "reassignment",
-        "The controller handles a reassignment after it moved and resigns.")
+
+
+@case(CI + "testControllerMoveOnPartitionReassignment")
+def controller_move_on_reassignment():
+    c = Case(CI + "testControllerMoveOnPartitionReassignment",
+             "The controller moves while its ZkPartitionReassignment event waits: when it handles the event, its "
+             "first ZooKeeper write fails on the controller epoch's zkVersion (ControllerMovedException) and it "
+             "resigns.", n_brokers=2, replication_factor=1, max_reassignments=1)
+    c.adapt("Kafka's test has one broker and re-registers /controller by hand, with a reassignment of [0] to [0]; "
+            "here a second broker wins /controller after the operator deleted it (its failover starts the "
+            "reassignment, of [0] to [1] so that /admin/reassign_partitions stays), and the old controller handles "
+            "its queued event afterwards.")
+    c.create_topic(controller=0)
+    c.reassign("1")
+    c.check("controllers.0.reassign_event", True, "the event waits at controller 0")
+    c.do(A.ZkDeleteController(0)).elect(1)
+    c.check("zk.partition_states.0.leader_epoch", 1, "the new controller started the reassignment (epoch 1)")
+    c.do(A.ControllerProcessPartitionReassignment(0))
+    c.check("controllers.0.broker_id", 1, "controller 0 resigned: only the new controller (broker 1) is left")
+    c.check("zk.partition_states.0.leader_epoch", 1, "the old controller wrote nothing")
+    c.check("zk.reassign_partitions.0", [1], "the reassignment is still in progress")
+    return c
 
 
 @case(CI + "testControllerDetectsBouncedBrokers")

@@ -183,6 +183,10 @@ class Case:
             self.sleep(df.deadline_ms - self.s.now, run_at_end=False)
         return self.do(A.DelayedFetchExpire(b, df.request_id))
 
+    def reassign(self, replicas: str, p: int = 0) -> "Case":
+        """An admin creates /admin/reassign_partitions with p's target replicas (e.g. "1,0")."""
+        return self.do(A.ReassignPartitions(p, replicas))
+
     def ofle(self, b: int, p: int = 0) -> "Case":
         """One OffsetsForLeaderEpoch round: one step, or its request and response where the model splits it."""
         if not self.cfg.offsets_for_leader_epoch_in_flight:
