@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from isrlab.model import actions as A
 from kafkacase import Case, case, missing, out_of_scope
 
 R = "ReplicaManagerTest."
@@ -97,9 +98,46 @@ def follower_state_not_updated_if_read_fails():
     return c
 
 
-missing(R + "testFetchMessagesWhenNotFollowerForOnePartition", "reassignment",
-        "A follower fetching a partition it does not replicate (empty records, no state update) happens around "
-        "reassignments; the model's followers fetch only their own partitions.")
+@case(R + "testFetchMessagesWhenNotFollowerForOnePartition")
+def fetch_when_not_follower_for_one_partition():
+    both = [{"partition": p, "replicas": [0, 1], "leader": 0, "leader_epoch": 0, "isr": [0, 1]} for p in (0, 1)]
+    c = Case(R + "testFetchMessagesWhenNotFollowerForOnePartition",
+             "Replica 1 fetches partition 0, which it replicates, and partition 1, which it does not: partition 0's "
+             "answer has the records and the HW from before the fetch, which then moves the HW; partition 1's has no "
+             "records and no error, and its HW does not move.", n_brokers=3, replication_factor=2, n_partitions=2,
+             max_reassignments=1, kip_320=False, start={"zookeeper": {"partitions": both}})
+    c.adapt("Kafka's replica manager is given partition 1 with replicas [0, 2] and gets one fetch for both partitions; "
+            "here both partitions start on [0, 1] (leader 0, controller 2) and an admin reassigns partition 1 to "
+            "[0, 2]: once the reassignment completed at leader 0, broker 1, which has not yet received its "
+            "StopReplica, still fetches partition 1.  Each partition's fetch is a request of its own.")
+    c.adapt("Kafka's fetch carries no current leader epoch (Optional.empty), so the trace runs with kip_320 off "
+            "(a follower sends none); otherwise the reassignment's new leader epoch would fence broker 1 first.")
+    c.adapt("Kafka's follower claims offset 1 of 2 records and its one fetch moves the HW to 1; the model's follower "
+            "fetches from its log end, so its first fetch (at 0) returns the records with the old HW, its next one "
+            "(at 2) moves the HW.")
+    c.elect(2).deliver_all().catch_up(p=0).catch_up(p=1)
+    c.reassign("0,2", p=1).do(A.ControllerProcessPartitionReassignment(2)).deliver_all(to=[0, 2]).catch_up(
+        followers=[2], p=1)
+    c.check("zk.partition_states.1.isr", [0, 1, 2], "the target replica 2 caught up")
+    c.do(A.ControllerProcessReassignmentIsrChange(2, 1)).deliver_all(to=[0, 2])
+    c.check("brokers.0.partitions.1.assigned_replicas", [0, 2], "leader 0: partition 1's replicas are [0, 2]")
+    c.check("brokers.1.fetchers.1.leader", 0, "broker 1 still fetches partition 1 (no StopReplica yet)")
+    for p in (0, 1):
+        c.produce(0, acks=1, n=2, p=p)
+    c.check("brokers.0.logs.0.high_watermark", 0, "partition 0's HW is 0")
+    c.check("brokers.0.logs.1.high_watermark", 0, "partition 1's HW is 0")
+    c.fetch_request(1, p=0)
+    c.check("brokers.1.fetchers.0.inflight.error", "NONE", "partition 0: NONE")
+    c.check("brokers.1.fetchers.0.inflight.high_watermark", 0, "the HW before this fetch updates it")
+    c.check("brokers.1.fetchers.0.inflight.entries", [[1, 0], [2, 0]], "the two records appended")
+    c.fetch_response(1, p=0).fetch(1, p=0)
+    c.check("brokers.0.logs.0.high_watermark", 2, "partition 0's HW is incremented")
+    c.fetch_request(1, p=1)
+    c.check("brokers.1.fetchers.1.inflight.error", "NONE", "partition 1: NONE")
+    c.check("brokers.1.fetchers.1.inflight.high_watermark", 0, "HW 0")
+    c.check("brokers.1.fetchers.1.inflight.entries", [], "no records")
+    c.check("brokers.0.logs.1.high_watermark", 0, "partition 1's HW is not incremented")
+    return c
 
 
 @case(R + "testBecomeFollowerWhenLeaderIsUnchangedButMissedLeaderUpdate")
