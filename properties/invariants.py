@@ -355,7 +355,13 @@ def hw_within_isr(cfg, s: ClusterState):
                 continue      # its ISR members follow the unclean leader: what it counted committed is a documented loss
             hw = br.logs[p].high_watermark
             isr = part.isr if part.pending_isr is None else part.maximal_isr()
+            cur = s.controller_partition_states()[p]
+            superseded = cur is not None and cur.leader_epoch > part.leader_epoch
             for f in isr:
+                if superseded and f not in part.assigned_replicas:
+                    # a reassignment's B3-B4 window: maybeIncrementLeaderHW counts only its remote replicas, and
+                    # ZooKeeper's ISR (the next epoch) no longer holds f (KafkaController.onPartitionReassignment)
+                    continue
                 flog = s.brokers[f].logs[p]
                 if f != br.broker_id and flog is not None and flog.log_end_offset < hw:
                     return {"partition": p, "leader": br.broker_id, "high_watermark": hw, "follower": f,
@@ -944,7 +950,7 @@ CATALOGUE: tuple[Invariant, ...] = (
               "a leader's HW is at most the LEO of every member of its ISR (its maximal ISR with KIP-497)",
               "Partition.maybeIncrementLeaderHW (Kafka 2.4.0; 2.7.0 over isrState.maximalIsr, KIP-497); "
               "reference section 3",
-              reads=LOSSES | ALIVE | PARTITIONS | LOGS),
+              reads=LOSSES | ALIVE | PARTITIONS | LOGS | ZK_STATES),
     Invariant("follower_hw_committed", ALWAYS, STATE, follower_hw_committed,
               "below a live follower's HW every record is the one the current leader holds at that offset",
               "ReplicaFetcherThread.processPartitionData, AbstractFetcherThread.processFetchRequest / "
