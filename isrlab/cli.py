@@ -109,7 +109,7 @@ def presets(as_json: bool) -> None:
              "unclean_leader_election", "min_insync_replicas", "replica_lag_time_max_ms",
              "crash_loses_unflushed_data", "kafka_10706", "offsets_for_leader_epoch_in_flight", "kafka_7786",
              "fetch_from_follower", "replica_selector", "kip_500", "kafka_13916", "kafka_15021", "kafka_15583",
-             "eligible_leader_replicas", "isr_join_requires_hw", "kip_903")
+             "eligible_leader_replicas", "isr_join_requires_hw", "kip_903", "delayed_fetch")
     click.echo(f"{'preset':<26} {'expected':<26} flags")
     for r in rows:
         cfg = r["config"]

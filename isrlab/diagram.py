@@ -44,7 +44,9 @@ _KIND = {
     A.AutoLeaderRebalance: "election", A.ElectLeaders: "election",
     A.DeleteRecords: "append", A.DeleteOldSegments: "task", A.DeleteTopic: "control", A.CreateTopic: "control", A.CreatePartitions: "control",
     A.ControllerProcessTopicDeletion: "control", A.ControllerProcessTopicChange: "control",
-    A.ControllerProcessStopReplicaResponse: "control",
+    A.ControllerProcessStopReplicaResponse: "control", A.ConsumerFetchWait: "fetch", A.DelayedFetchExpire: "task",
+    A.ReassignPartitions: "control", A.ControllerProcessPartitionReassignment: "control",
+    A.ControllerProcessReassignmentIsrChange: "control",
 }
 COLOURS = {"append": "#1f77b4", "fetch": "#2ca02c", "truncation": "#d62728", "isr": "#9467bd",
            "control": "#8c564b", "election": "#ff7f0e", "fault": "#000000", "task": "#7f7f7f",
@@ -107,7 +109,8 @@ def build(trace, invariants=SAFETY, sentence: str | None = None) -> Diagram:
                  A.ControllerResign, A.Tick, A.ZkDeleteController, A.PreferredReplicaElection,
                  A.ControllerProcessPreferredReplicaElection, A.AutoLeaderRebalance, A.DeleteTopic, A.CreateTopic,
                  A.CreatePartitions, A.ControllerProcessTopicDeletion, A.ControllerProcessTopicChange,
-                 A.ControllerProcessStopReplicaResponse):
+                 A.ControllerProcessStopReplicaResponse, A.ReassignPartitions,
+                 A.ControllerProcessPartitionReassignment, A.ControllerProcessReassignmentIsrChange):
             lane = CONTROLLER
         elif t is A.DeliverControlRequest:
             lane = CONTROLLER

@@ -361,6 +361,55 @@ class ControllerProcessStopReplicaResponse:
     controller: int
 
 
+# ----------------------------------------------------------------- the fetch purgatory (DelayedFetch)
+@dataclass(frozen=True, slots=True)
+class ConsumerFetchWait:
+    """A consumer's Fetch with fetch.min.bytes ``min_bytes`` (in records) and fetch.max.wait.ms ``max_wait_ms``
+    reaches ``broker`` (ReplicaManager.fetchMessages): answered at once, or parked in the fetch purgatory
+    (DelayedFetch).  ``fetch_offset`` -1 is the consumer's position at the serving replica's HW (caught up);
+    ``current_leader_epoch`` -1 when absent (KIP-320); ``client_metadata`` a Fetch v11+ with ClientMetadata (KIP-392,
+    ``rack`` its client.rack), which any replica may serve."""
+    broker: int
+    partition: int
+    fetch_offset: int = -1
+    min_bytes: int = 1
+    max_wait_ms: int = 500
+    current_leader_epoch: int = -1
+    client_metadata: bool = False
+    rack: str = ""
+    isolation: str = "read_uncommitted"
+
+
+@dataclass(frozen=True, slots=True)
+class DelayedFetchExpire:
+    """The consumer fetch ``request`` parked on ``broker`` times out (DelayedFetch.onExpiration, then onComplete)."""
+    broker: int
+    request: int
+
+
+# ----------------------------------------------------------------- partition reassignment (KIP-455, ZooKeeper era)
+@dataclass(frozen=True, slots=True)
+class ReassignPartitions:
+    """An admin creates /admin/reassign_partitions with ``partition``'s target replicas ``replicas`` (broker ids in
+    order, comma-separated, e.g. ``"2,0"``): KafkaZkClient.createPartitionReassignment."""
+    partition: int
+    replicas: str
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerProcessPartitionReassignment:
+    """The controller on ``controller`` handles its ZkPartitionReassignment event (processZkPartitionReassignment)."""
+    controller: int
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerProcessReassignmentIsrChange:
+    """The controller on ``controller`` handles PartitionReassignmentIsrChange for ``partition`` (its state znode
+    changed while it is being reassigned)."""
+    controller: int
+    partition: int
+
+
 Action = Union[
     ElectController, ControllerProcessBrokerChange, ControllerProcessIsrChangeNotification, ControllerResign,
     DeliverControlRequest, Produce, ConsumerFetch, FetchRequest, FetchResponse, OffsetsForLeaderEpoch,
@@ -374,6 +423,8 @@ Action = Union[
     DeleteRecords, DeleteOldSegments,
     DeleteTopic, CreateTopic, CreatePartitions, ControllerProcessTopicDeletion, ControllerProcessTopicChange,
     ControllerProcessStopReplicaResponse,
+    ConsumerFetchWait, DelayedFetchExpire,
+    ReassignPartitions, ControllerProcessPartitionReassignment, ControllerProcessReassignmentIsrChange,
 ]
 
 #: Every action class, in the documented order of ``enabled_actions``.
@@ -427,6 +478,18 @@ def action_from_json(data: object):
         raise ActionError(f"{name}: isolation must be one of {', '.join(ISOLATIONS)}")
     if cls is ConsumerFetchWithClientMetadata and kwargs.get("current_leader_epoch", -1) < -1:
         raise ActionError(f"{name}: current_leader_epoch must be >= -1, got {kwargs['current_leader_epoch']}")
+    if cls is ReassignPartitions:
+        from .reassignment import parse_replicas
+        try:
+            parse_replicas(kwargs["replicas"])
+        except ValueError as e:
+            raise ActionError(f"{name}: {e}") from None
+    if cls is ConsumerFetchWait:
+        if kwargs.get("isolation", "read_uncommitted") not in ISOLATIONS:
+            raise ActionError(f"{name}: isolation must be one of {', '.join(ISOLATIONS)}")
+        for fname, low in (("fetch_offset", -1), ("min_bytes", 0), ("max_wait_ms", 0), ("current_leader_epoch", -1)):
+            if kwargs.get(fname, 0) < low:
+                raise ActionError(f"{name}: {fname} must be >= {low}, got {kwargs[fname]}")
     if cls is ListOffsets:
         for fname, low in (("timestamp", -2), ("replica_id", -2), ("current_leader_epoch", -1)):
             if kwargs.get(fname, -1) < low:

@@ -170,6 +170,18 @@ class ModelConfig:
     fetch_from_follower: bool = False
     #: ``replica.selector.class``: "" none (2.4.0's default), "rack-aware" (RackAwareReplicaSelector, KIP-392)
     replica_selector: str = ""
+    #: the fetch purgatory (DelayedFetch, Kafka 2.4.0): the engines offer consumers' fetches that wait
+    #: (``ConsumerFetchWait``: from the HW, fetch.min.bytes one record, fetch.max.wait.ms ``fetch_max_wait_ms``) and
+    #: the expiry of parked ones (``DelayedFetchExpire``); set it to explore them (``step`` accepts a waiting fetch
+    #: either way).  Off by default, so that the engines draw what they drew before.
+    delayed_fetch: bool = False
+    #: fetch.max.wait.ms of the waiting consumer fetches the engines offer (the consumer's default, 500)
+    fetch_max_wait_ms: int = 500
+    #: partition reassignments (KIP-455, ZooKeeper era) an admin may start (``ReassignPartitions``), a budget like
+    #: ``max_crashes``; set it above 0 to explore reassignments (the engines then offer targets of replication factor
+    #: RF - 1, RF and RF + 1 brokers, and the controller's reassignment events).  0 by default: the engines draw what
+    #: they drew before.
+    max_reassignments: int = 0
     #: the follower's OffsetsForLeaderEpoch request and its response are two steps (``OffsetsForLeaderEpochRequest``
     #: / ``OffsetsForLeaderEpochResponse``) instead of one round (``OffsetsForLeaderEpoch``), so a leader epoch can
     #: change while a request is in flight
@@ -275,6 +287,8 @@ class ModelConfig:
             errors.append("scheduler_jitter_ms must be >= 0")
         if not self.tick_ms or any(t <= 0 for t in self.tick_ms):
             errors.append("tick_ms must be a non-empty list of positive integers")
+        if self.max_reassignments and self.kip_500:
+            errors.append("max_reassignments is the ZooKeeper era's reassignment (KRaft's is not modelled): needs kip_500 off")
         for name in ("max_records", "max_crashes", "max_session_expirations",
                      "max_controller_epoch", "max_controller_moves", "max_flushes", "max_disk_wipes",
                      "max_delete_records", "max_retention_runs", "retention_records",
@@ -363,6 +377,7 @@ LATER_FIELDS = ("kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partiti
                 "leader_imbalance_check_interval_ms", "leader_imbalance_per_broker_percentage",
                 "max_preferred_elections", "max_delete_records", "max_retention_runs", "retention_records", "kafka_5634", "kafka_9491", "kafka_2143",
                 "old_message_format_partitions", "initial_partitions", "max_partition_creations", "max_topic_deletions")
+LATER_FIELDS += ("delayed_fetch", "fetch_max_wait_ms", "max_reassignments")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(ModelConfig)}
 
 
@@ -459,6 +474,18 @@ PRESETS: dict[str, Preset] = {
                "them up to their own HW, and the leader's RackAwareReplicaSelector points a consumer in another "
                "broker's rack at that replica. Safe: a follower's HW is committed, so nothing a consumer reads "
                "from a follower is later lost.", "2.4.0, KIP-392"),
+        Preset("delayed-fetch", _BASE.replace(delayed_fetch=True), "pass",
+               "kafka-2.4 with the fetch purgatory (DelayedFetch, 2.4.0): caught-up consumers wait for a record up to "
+               "fetch.max.wait.ms; a parked fetch completes when the HW passes its offset, when the broker stops "
+               "leading (becoming follower, StopReplica), or at its timeout (with fetch_from_follower too, KIP-392 "
+               "consumers wait at followers). Safe: a parked fetch answers only what a fresh one would.",
+               "2.4.0, DelayedFetch"),
+        Preset("reassignment", _BASE.replace(max_reassignments=1), "pass",
+               "kafka-2.4 with one partition reassignment (KIP-455, 2.4.0): an admin writes /admin/reassign_partitions "
+               "with a target of RF - 1, RF or RF + 1 brokers; the controller adds the new replicas (RS = TRS + ORS, "
+               "a new leader epoch), waits until the targets are in the ISR, moves leadership into them "
+               "(reassignPartitionLeaderElection), takes the removed replicas out of the ISR and deletes them. Safe.",
+               "2.4.0, KIP-455"),
         Preset("epoch-requests-in-flight", _EPOCH_ROUNDS, "pass",
                "kafka-2.4 with the follower's OffsetsForLeaderEpoch request and its response as two steps, so a "
                "LeaderAndIsr can change the fetch state's leader epoch while a request is in flight; KAFKA-7786's fix "

@@ -320,6 +320,9 @@ def elect_controller(cfg: ModelConfig, s: ClusterState, b: int) -> None:
             schedule_auto_leader_rebalance(cfg, s, c)
         if c.deleting:
             _td().resume_deletions(cfg, s, c)              # TopicDeletionManager.tryTopicDeletion
+        if s.zk.reassign_partitions or s.zk.reassigning:          # initializePartitionReassignments (KIP-455)
+            from .reassignment import initialize_partition_reassignments
+            initialize_partition_reassignments(cfg, s, c)
     except ControllerMovedException:  # pragma: no cover - a fresh controller holds the newest epoch
         resign(cfg, s, b)
 
@@ -372,6 +375,9 @@ def on_broker_startup(cfg: ModelConfig, s: ClusterState, c: Controller, brokers:
     trigger_online_partition_state_change(cfg, s, c)
     if c.deleting and any(b in a for a in c.assignment for b in brokers):
         _td().resume_deletion_for_topic(cfg, s, c)         # topicDeletionManager.resumeDeletionForTopics
+    if s.zk.reassigning:                                          # maybeResumeReassignments (KIP-455)
+        from .reassignment import resume_reassignments_on_broker_startup
+        resume_reassignments_on_broker_startup(cfg, s, c, brokers)
 
 
 def on_broker_failure(cfg: ModelConfig, s: ClusterState, c: Controller, brokers: tuple) -> None:

@@ -49,6 +49,7 @@ def broker_crash(cfg: ModelConfig, s: ClusterState, b: int, clean: bool) -> None
     br.partitions = (None,) * n
     br.fetchers = (None,) * n
     br.delayed_produces = ()          # parked produce requests die with the process: no response
+    br.delayed_fetches = ()           # parked fetches too (DelayedFetch)
     br.metadata = MetadataCache()
     br.hw_checkpoint_started = False
     br.next_isr_expiration_ms = br.next_isr_propagation_ms = br.next_hw_checkpoint_ms = -1

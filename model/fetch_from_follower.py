@@ -53,12 +53,14 @@ def find_preferred_read_replica(cfg: ModelConfig, s: ClusterState, br: Broker, p
 
 
 def consumer_fetch_with_client_metadata(cfg: ModelConfig, s: ClusterState, br: Broker, p: int,
-                                        current_leader_epoch: int, client_rack: str) -> Response:
+                                        current_leader_epoch: int, client_rack: str, fetch_offset: int = -1) -> Response:
     """ReplicaManager.fetchMessages / readFromLocalLog with ClientMetadata (Kafka 2.4.0, KIP-392): served by any
-    replica (fetchOnlyFromLeader = false) from its log start, up to its HW; or an empty answer naming the preferred
-    read replica."""
+    replica (fetchOnlyFromLeader = false) from ``fetch_offset`` (-1: its log start), up to its HW; or an empty answer
+    naming the preferred read replica."""
     log = br.logs[p]
-    fetch_offset = log.log_start_offset if log is not None else 0
+    given = fetch_offset >= 0
+    if not given:
+        fetch_offset = log.log_start_offset if log is not None else 0
     try:
         part = get_partition_or_exception(br, p, expect_leader=False)
         preferred = find_preferred_read_replica(cfg, s, br, part, fetch_offset, client_rack)
@@ -68,5 +70,7 @@ def consumer_fetch_with_client_metadata(cfg: ModelConfig, s: ClusterState, br: B
     hw = log.high_watermark
     if preferred >= 0:   # fetchOffsetSnapshot: the offsets, no records
         return Response(E.NONE, fetch_offset, (), hw, log.log_start_offset, preferred_read_replica=preferred)
+    if given and not log.log_start_offset <= fetch_offset <= log.log_end_offset:   # Log.read's range check
+        return Response(E.OFFSET_OUT_OF_RANGE, fetch_offset, (), -1, -1)
     entries = log.read(fetch_offset, hw) if fetch_offset < hw else ()
     return Response(E.NONE, fetch_offset, entries, hw, log.log_start_offset)

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 from . import errors as E
 from .config import ModelConfig
-from .delayed import (check_enough_replicas_reach_offset, get_partition_or_error, leader_partition_or_error,
-                      note_error, note_response, respond_produce, try_complete_delayed_produce)
+from .delayed import (check_enough_replicas_reach_offset, complete_delayed_fetch, delayed_fetch_can_complete,
+                      get_partition_or_error, leader_partition_or_error, note_consumed, note_error, note_response,
+                      respond_produce, try_complete_delayed_fetch, try_complete_delayed_produce)
+from .fetch_from_follower import consumer_fetch_with_client_metadata
 from .log import append_as_leader, delete_old_segments, truncate_to
 from .partition import (create_log_if_not_exists, delete_records_on_leader, is_leader, make_follower, make_leader,
                         maybe_increment_leader_hw, maybe_shrink_isr, read_diverging, update_follower_fetch_state)
 from .requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
-from .state import (FETCHING, OFFLINE, TRUNCATING, Broker, ClusterState, DelayedProduce, DeleteRecordsResponseData,
-                    FetchResponseData,
-                    FetchState, MetadataCache, Partition, PartitionMetadata, ProduceResponseData)
+from .state import (FETCHING, OFFLINE, TRUNCATING, Broker, ClusterState, DelayedFetch, DelayedProduce,
+                    DeleteRecordsResponseData, FetchResponseData, FetchState, MetadataCache, Partition,
+                    PartitionMetadata, ProduceResponseData)
 from .node import replace_at
 
 CONSUMER_ID = -1  # FetchRequest.CONSUMER_REPLICA_ID
@@ -229,6 +231,8 @@ def append_records(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, acks: 
                                    cfg.records_have_epochs(p))
     if maybe_increment_leader_hw(cfg, br, p, s.now):
         try_complete_delayed_produce(cfg, s, br, p)
+    elif br.delayed_fetches:   # Partition.appendRecordsToLeader: no HW move, checkAndCompleteFetch all the same
+        try_complete_delayed_fetch(cfg, s, br, p)
     if acks != -1:                                                                    # P5: acks=1 answers now
         note_error(s, E.NONE)
         if acks == 1:
@@ -312,6 +316,62 @@ def fetch_messages(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, replic
                                                        follower_log_start, s.now, leo):
         entries = ()  # updateFollowerFetchState: a fetch from a non-replica gets empty records
     return FetchResponseData(E.NONE, fetch_offset, entries, hw, log_start)
+
+
+def read_for_consumer(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, fetch_offset: int,
+                      current_leader_epoch: int, client_metadata: bool, rack: str, isolation: str):
+    """ReplicaManager.readFromLocalLog for a consumer's partition (Kafka 2.4.0): with ClientMetadata
+    (fetchOnlyFromLeader = false, KIP-392) any replica reads, else only the leader."""
+    if client_metadata:
+        return consumer_fetch_with_client_metadata(cfg, s, br, p, current_leader_epoch, rack, fetch_offset)
+    return fetch_messages(cfg, s, br, p, CONSUMER_ID, fetch_offset, current_leader_epoch, isolation=isolation)
+
+
+def next_fetch_request_id(br: Broker) -> int:
+    """The id a parked fetch gets: the smallest not held by another of the broker's parked fetches (a name for the
+    request, as a connection's correlation id; reused, so that the ids, like the purgatory, stay bounded)."""
+    used = {df.request_id for df in br.delayed_fetches}
+    rid = 1
+    while rid in used:
+        rid += 1
+    return rid
+
+
+def fetch_waiting(br: Broker, p: int, fetch_offset: int, min_bytes: int, current_leader_epoch: int,
+                  client_metadata: bool, rack: str, isolation: str) -> bool:
+    """Whether the same consumer's fetch (the same request) already waits at the broker: a consumer sends a broker
+    its next fetch only once the last one is answered (Fetcher: one request in flight per node)."""
+    for df in br.delayed_fetches:
+        if (df.partition == p and df.min_bytes == min_bytes and df.current_leader_epoch == current_leader_epoch
+                and df.client_metadata == client_metadata and df.rack == rack and df.isolation == isolation
+                and (fetch_offset < 0 or df.fetch_offset == fetch_offset)):
+            return True
+    return False
+
+
+def fetch_messages_with_wait(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, fetch_offset: int,
+                             min_bytes: int, max_wait_ms: int, current_leader_epoch: int, client_metadata: bool,
+                             rack: str, isolation: str) -> None:
+    """ReplicaManager.fetchMessages for a consumer with fetch.max.wait.ms and fetch.min.bytes (Kafka 2.4.0): read
+    first; answer at once when the request does not wait, the read failed or found min_bytes records, else park a
+    DelayedFetch (tryCompleteElseWatch).  ``fetch_offset`` -1: the serving replica's HW, a caught-up consumer."""
+    if fetch_offset < 0:
+        log = br.logs[p]
+        fetch_offset = log.high_watermark if log is not None else 0
+    resp = read_for_consumer(cfg, s, br, p, fetch_offset, current_leader_epoch, client_metadata, rack, isolation)
+    if max_wait_ms <= 0 or resp.error != E.NONE or len(resp.entries) >= min_bytes:
+        if resp.error != E.NONE:
+            note_error(s, resp.error)
+        note_consumed(s, br, p, resp)
+        return
+    # a preferred read replica's answer carries UnknownOffsetMetadata, which tryComplete skips
+    known = getattr(resp, "preferred_read_replica", -1) < 0
+    df = DelayedFetch(next_fetch_request_id(br), p, fetch_offset, known, min_bytes, current_leader_epoch,
+                      client_metadata, rack, isolation, s.now + max_wait_ms)
+    if delayed_fetch_can_complete(br, df):                                            # tryCompleteElseWatch
+        complete_delayed_fetch(cfg, s, br, df)
+        return
+    br.delayed_fetches = br.delayed_fetches + (df,)
 
 
 # --------------------------------------------------------------------------- scheduled tasks

@@ -125,6 +125,25 @@ class DelayedProduce:
 
 
 @dataclass(frozen=True, slots=True)
+class DelayedFetch:
+    """kafka.server.DelayedFetch for one partition of a consumer's fetch (Kafka 2.4.0): its FetchMetadata and
+    FetchPartitionStatus, kept in the fetch purgatory until tryComplete, a forced completion or the timeout."""
+
+    request_id: int
+    partition: int
+    fetch_offset: int          # the request's PartitionData.fetchOffset
+    #: FetchPartitionStatus.startOffsetMetadata is known (false: UnknownOffsetMetadata, a preferred read replica's
+    #: answer, which tryComplete skips)
+    offset_known: bool
+    min_bytes: int             # fetch.min.bytes, counted in records
+    current_leader_epoch: int  # -1: none (KIP-320)
+    client_metadata: bool      # Fetch v11+ with ClientMetadata (KIP-392): fetchOnlyFromLeader = false
+    rack: str                  # the ClientMetadata's client.rack
+    isolation: str
+    deadline_ms: int           # the request's arrival + fetch.max.wait.ms
+
+
+@dataclass(frozen=True, slots=True)
 class FetchResponseData:
     """A partition's part of a FetchResponse as the follower receives it."""
 
@@ -420,6 +439,7 @@ class Broker(Node):
     want_shutdown: bool = False
     #: ZooKeeper era: KafkaServer.controlledShutdown's state (PendingControlledShutdown), None when not shutting down
     controlled_shutdown: ControlledShutdownState | None = None
+    delayed_fetches: tuple = ()          # the fetch purgatory: DelayedFetch, by arrival (consumers' fetches)
 
     def partition_mut(self, p: int) -> Partition:
         part = self.partitions[p]
@@ -466,6 +486,11 @@ class ZooKeeper(Node):
     preferred_replica_election: tuple = ()  # /admin/preferred_replica_election: its partitions, () absent
     #: /admin/delete_topics/<topic>: an admin asked to delete the topic (TopicDeletionManager, Kafka 2.4.0)
     delete_topics: bool = False
+    #: /admin/reassign_partitions: per partition the target replicas, or None; () while the znode is absent
+    reassign_partitions: tuple = ()
+    #: the topic znode's addingReplicas and removingReplicas (KIP-455): per partition (adding, removing) while it is
+    #: being reassigned (``assignment`` then holds RS = TRS + ORS), else None; () when no partition ever was
+    reassigning: tuple = ()
 
 
 # --------------------------------------------------------------------------- controller
@@ -495,6 +520,8 @@ class Controller(Node):
     #: TopicDeletionStopReplicaResponseReceived events queued by the StopReplica (delete) response callback:
     #: (broker, ((partition, error), ...)), in arrival order
     stop_replica_responses: tuple = ()
+    #: a ZkPartitionReassignment event is queued (the /admin/reassign_partitions creation watch fired)
+    reassign_event: bool = False
 
     def is_live(self, b: int) -> bool:
         return self.live_brokers[b] >= 0
@@ -541,6 +568,7 @@ class Ghost(Node):
     #: partitions of a deleted topic (its deletion completed): their records are gone with the topic, so the
     #: durability invariants and the liveness properties skip them (a deleted topic is never created again)
     deleted_partitions: tuple = ()
+    reassignments: int = 0               # partition reassignments an admin started (ReassignPartitions)
 
 
 @record

@@ -26,6 +26,7 @@ from .elections import (begin_zk_controlled_shutdown, deliver_controlled_shutdow
                         process_auto_leader_rebalance,
                         process_preferred_replica_election, receive_controlled_shutdown_response,
                         request_preferred_replica_election)
+from .delayed import expire_delayed_fetch, note_consumed as _consumed
 from .fetch_from_follower import consumer_fetch_with_client_metadata
 from .faults import (broker_crash, broker_restart, disk_wipe, flush_log, zk_delete_controller, zk_reconnect,
                      zk_session_expire)
@@ -39,6 +40,10 @@ from .quorum_controller import (controller_failover, fence_broker, initial_quoru
 from .replica_manager import (CONSUMER_ID, append_records, checkpoint_high_watermarks, delete_records, fetch_messages,
                               isr_expiration, maybe_propagate_isr_changes, run_log_retention)
 from .log import UNDEFINED_EPOCH, deletable_segments
+from .replica_manager import fetch_messages_with_wait, fetch_waiting
+from .reassignment import (admin_reassign_partitions, assignment_of, handle_partition_reassignment_isr_change,
+                           handle_zk_partition_reassignment, is_being_reassigned, is_reassignment_complete,
+                           parse_replicas, reassignment_targets)
 from .state import (FETCHING, TRUNCATING, Broker, ClusterState, Ghost, ZooKeeper)
 from .topics import (can_create_partitions, can_create_topic, can_delete_topic, create_partitions, create_topic,
                      delete_topic, initial_assignment, process_stop_replica_response, process_topic_change,
@@ -232,6 +237,50 @@ def g_delayed_expire(cfg, s, a) -> bool:
     return br.alive and any(dp.request_id == a.request and s.now >= dp.deadline_ms for dp in br.delayed_produces)
 
 
+def g_consumer_fetch_wait(cfg, s, a) -> bool:
+    """Any live broker answers; the request's fields are in range (as ``actions.action_from_json`` checks), and the
+    same consumer's fetch is not already waiting there (one fetch in flight per consumer and broker)."""
+    return (_bp(s, a) and s.brokers[a.broker].alive and a.isolation in A.ISOLATIONS and a.fetch_offset >= -1
+            and a.min_bytes >= 0 and a.max_wait_ms >= 0 and a.current_leader_epoch >= -1
+            and not (s.brokers[a.broker].delayed_fetches and fetch_waiting(
+                s.brokers[a.broker], a.partition, a.fetch_offset, a.min_bytes, a.current_leader_epoch,
+                a.client_metadata, a.rack, a.isolation)))
+
+
+def g_delayed_fetch_expire(cfg, s, a) -> bool:
+    if not _b(s, a):
+        return False
+    br = s.brokers[a.broker]
+    return br.alive and any(df.request_id == a.request and s.now >= df.deadline_ms for df in br.delayed_fetches)
+
+
+def g_reassign_partitions(cfg, s, a) -> bool:
+    """No /admin/reassign_partitions znode (createPartitionReassignment fails with NodeExists), within the budget, a
+    target of known brokers."""
+    if not 0 <= a.partition < len(s.zk.assignment) or s.zk.reassign_partitions \
+            or s.ghost.reassignments >= cfg.max_reassignments:
+        return False
+    try:
+        target = parse_replicas(a.replicas)
+    except ValueError:
+        return False
+    return all(r < len(s.brokers) for r in target)
+
+
+def g_reassignment_event(cfg, s, a) -> bool:
+    c = s.controller_on(a.controller)
+    return _controller_can_act(s, c) and c.reassign_event
+
+
+def g_reassignment_isr_change(cfg, s, a) -> bool:
+    """The watch fires on the state znode of a partition being reassigned; the event changes something only once
+    TRS is in the ISR, so it is offered then."""
+    if not 0 <= a.partition < len(s.zk.assignment) or not s.zk.reassigning or s.zk.reassigning[a.partition] is None:
+        return False
+    return (_controller_can_act(s, s.controller_on(a.controller))
+            and is_reassignment_complete(s, a.partition, assignment_of(s, a.partition)))
+
+
 def g_flush(cfg, s, a) -> bool:
     if not _bp(s, a):
         return False
@@ -255,6 +304,9 @@ def tick_limit(cfg: ModelConfig, s: ClusterState):
         for dp in br.delayed_produces:
             if limit is None or dp.deadline_ms < limit:
                 limit = dp.deadline_ms
+        for df in br.delayed_fetches:                   # DelayedFetch: fetch.max.wait.ms
+            if limit is None or df.deadline_ms < limit:
+                limit = df.deadline_ms
         due = br.next_heartbeat_ms                      # KRaft: BrokerLifecycleManager's heartbeat
         if due >= 0 and (limit is None or due + jitter < limit):
             limit = due + jitter
@@ -489,23 +541,6 @@ def e_consumer_fetch_with_client_metadata(cfg, s, a):
     _consumed(s, br, a.partition, resp)
 
 
-def _consumed(s, br, p: int, resp) -> None:
-    """Keep a consumer's answer (``ghost.responses.consumer_fetch``) and the records it read (``ghost.consumed``)."""
-    note_response(s, "consumer_fetch", br.broker_id, p, resp)
-    if resp.error == "NONE":
-        note_error(s, "NONE")
-        if resp.entries:
-            # the leader epoch the read is judged in: the serving broker's, or the record's own when that is newer (a
-            # follower that has not heard of the record's epoch, KIP-392); for a leader's read, always its own
-            epoch = br.partitions[p].leader_epoch
-            seen = {(p, resp.fetch_offset + i, rid, max(epoch, e)) for i, (rid, e) in enumerate(resp.entries)}
-            old = s.ghost.consumed
-            if not seen.issubset(old):
-                s.ghost_mut().consumed = tuple(sorted(seen.union(old)))
-                if s.ghost.unclean:   # served by a broker an unclean election deposed: a documented loss?
-                    judge(s, p, [(off, rid, e) for _p, off, rid, e in sorted(seen - set(old))])
-
-
 def e_fetch_request(cfg, s, a):
     send_fetch(cfg, s, a.broker, a.partition)
 
@@ -673,6 +708,27 @@ def e_stop_replica_response(cfg, s, a):
     process_stop_replica_response(cfg, s, a.controller)
 
 
+def e_reassign_partitions(cfg, s, a):
+    admin_reassign_partitions(cfg, s, a.partition, parse_replicas(a.replicas))
+
+
+def e_reassignment_event(cfg, s, a):
+    handle_zk_partition_reassignment(cfg, s, a.controller)
+
+
+def e_reassignment_isr_change(cfg, s, a):
+    handle_partition_reassignment_isr_change(cfg, s, a.controller, a.partition)
+
+
+def e_consumer_fetch_wait(cfg, s, a):
+    fetch_messages_with_wait(cfg, s, s.broker_mut(a.broker), a.partition, a.fetch_offset, a.min_bytes, a.max_wait_ms,
+                             a.current_leader_epoch, a.client_metadata, a.rack, a.isolation)
+
+
+def e_delayed_fetch_expire(cfg, s, a):
+    expire_delayed_fetch(cfg, s, s.broker_mut(a.broker), a.request)
+
+
 # =========================================================================== enumeration
 def e_delete_records(cfg, s, a):
     delete_records(cfg, s, s.broker_mut(a.broker), a.partition, a.offset)
@@ -775,6 +831,35 @@ def c_list_offsets(cfg, s):
     return (A.ListOffsets(b, p, ts, iso, rid) for b, p in _bps(s) for ts, iso, rid in LIST_OFFSETS_VARIANTS)
 
 
+def consumer_fetch_waits(cfg, b: int, p: int) -> tuple:
+    """The waiting consumer fetches the engines offer at broker b (with ``cfg.delayed_fetch``): a caught-up consumer
+    (from the HW) asking for one record within ``cfg.fetch_max_wait_ms``, without ClientMetadata, and with it (no
+    rack, then each rack of the cluster) when consumers send it (``fetch_from_follower``)."""
+    out = [A.ConsumerFetchWait(b, p, -1, 1, cfg.fetch_max_wait_ms)]
+    if cfg.fetch_from_follower:
+        out += [A.ConsumerFetchWait(b, p, -1, 1, cfg.fetch_max_wait_ms, -1, True, r)
+                for r in ("",) + tuple(sorted(set(cfg.racks)))]
+    return tuple(out)
+
+
+def c_consumer_fetch_wait(cfg, s):
+    return (a for b, p in _bps(s) for a in consumer_fetch_waits(cfg, b, p))
+
+
+def c_reassign_partitions(cfg, s):
+    return (A.ReassignPartitions(p, r) for p in range(len(s.zk.assignment)) for r in reassignment_targets(cfg))
+
+
+def c_reassignment_isr_change(cfg, s):
+    return (A.ControllerProcessReassignmentIsrChange(c.broker_id, p) for c in s.controllers
+            for p in range(len(s.zk.assignment)))
+
+
+def c_delayed_fetch_expire(cfg, s):
+    return (A.DelayedFetchExpire(br.broker_id, df.request_id)
+            for br in s.brokers for df in sorted(br.delayed_fetches, key=lambda d: d.request_id))
+
+
 #: action type -> (guard, effect, candidates), in the order of actions.ACTION_TYPES.
 RULES = {
     A.ElectController: (g_elect_controller, e_elect_controller, c_elect_controller),
@@ -835,6 +920,13 @@ RULES = {
     A.ControllerProcessTopicChange: (g_topic_change, e_topic_change, _controllers(A.ControllerProcessTopicChange)),
     A.ControllerProcessStopReplicaResponse: (g_stop_replica_response, e_stop_replica_response,
                                              _controllers(A.ControllerProcessStopReplicaResponse)),
+    A.ConsumerFetchWait: (g_consumer_fetch_wait, e_consumer_fetch_wait, c_consumer_fetch_wait),
+    A.DelayedFetchExpire: (g_delayed_fetch_expire, e_delayed_fetch_expire, c_delayed_fetch_expire),
+    A.ReassignPartitions: (g_reassign_partitions, e_reassign_partitions, c_reassign_partitions),
+    A.ControllerProcessPartitionReassignment: (g_reassignment_event, e_reassignment_event,
+                                               _controllers(A.ControllerProcessPartitionReassignment)),
+    A.ControllerProcessReassignmentIsrChange: (g_reassignment_isr_change, e_reassignment_isr_change,
+                                               c_reassignment_isr_change),
 }
 assert tuple(RULES) == A.ACTION_TYPES
 
@@ -905,6 +997,12 @@ class _Tables:
         self.topic_deletion = tuple(A.ControllerProcessTopicDeletion(b) for b in range(nb))
         self.topic_change = tuple(A.ControllerProcessTopicChange(b) for b in range(nb))
         self.stop_replica_response = tuple(A.ControllerProcessStopReplicaResponse(b) for b in range(nb))
+        self.reassign = tuple(A.ReassignPartitions(p, r) for p in range(np_) for r in reassignment_targets(cfg))
+        self.reassignment_event = tuple(A.ControllerProcessPartitionReassignment(b) for b in range(nb))
+        self.reassignment_isr_change = tuple(tuple(A.ControllerProcessReassignmentIsrChange(b, p) for p in range(np_))
+                                             for b in range(nb))
+        self.consumer_fetch_wait = tuple(tuple(a for p in range(np_) for a in consumer_fetch_waits(cfg, b, p))
+                                         for b in range(nb))
         self.tick_sizes = tuple(sorted(set(cfg.tick_ms)))
         self.ticks: dict = {}
 
@@ -1072,14 +1170,7 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
         if g:
             group(g)
     if every or A.DelayedProduceExpire in kinds:
-        g = []
-        for br in brokers:
-            if br.alive and br.delayed_produces:
-                for dp in sorted(br.delayed_produces, key=lambda d: d.request_id):
-                    if now >= dp.deadline_ms:
-                        g.append(A.DelayedProduceExpire(br.broker_id, dp.request_id))
-        if g:
-            group(g)
+        _due_parked(brokers, now, "delayed_produces", A.DelayedProduceExpire, group)
     if (every or A.FlushLog in kinds) and cfg.crash_loses_unflushed_data and ghost.flushes < cfg.max_flushes:
         g = []
         for br in brokers:
@@ -1165,6 +1256,10 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
         _log_start_groups(cfg, s, kinds, T, group)
     if not kraft and (cfg.max_topic_deletions or cfg.max_partition_creations):
         _topic_groups(cfg, s, kinds, T, group)
+    if cfg.delayed_fetch:
+        _delayed_fetch_groups(s, kinds, T, group)
+    if cfg.max_reassignments and not kraft:
+        _reassignment_groups(cfg, s, kinds, T, group)
     return groups
 
 
@@ -1212,6 +1307,28 @@ def _leadership_groups(cfg, s, kinds, T, group) -> None:
             group(g)
 
 
+def _reassignment_groups(cfg, s, kinds, T, group) -> None:
+    """The reassignment kinds of ``enabled_groups`` (``max_reassignments``): the admin's znode, then the controllers'
+    ZkPartitionReassignment and PartitionReassignmentIsrChange events."""
+    every = kinds is None
+    zk, sessions = s.zk, s.zk.sessions
+    if (every or A.ReassignPartitions in kinds) and not zk.reassign_partitions \
+            and s.ghost.reassignments < cfg.max_reassignments:
+        group(list(T.reassign))
+    if not s.controllers:
+        return
+    if every or A.ControllerProcessPartitionReassignment in kinds:
+        g = [T.reassignment_event[c.broker_id] for c in s.controllers if c.reassign_event and sessions[c.broker_id]]
+        if g:
+            group(g)
+    if (every or A.ControllerProcessReassignmentIsrChange in kinds) and zk.reassigning:
+        ready = [p for p, r in enumerate(zk.reassigning)
+                 if r is not None and is_reassignment_complete(s, p, assignment_of(s, p))]
+        g = [T.reassignment_isr_change[c.broker_id][p] for c in s.controllers if sessions[c.broker_id] for p in ready]
+        if g:
+            group(g)
+
+
 def _log_start_groups(cfg, s, kinds, T, group) -> None:
     """The kinds of ``enabled_groups`` that move a log start offset: DeleteRecords to a live broker, and a retention
     run on a log with a segment over the limit, each within its budget."""
@@ -1253,6 +1370,39 @@ def _topic_groups(cfg, s, kinds, T, group) -> None:
             g = [row[c.broker_id] for c in s.controllers if sessions[c.broker_id] and pending(c)]
             if g:
                 group(g)
+def _delayed_fetch_groups(s, kinds, T, group) -> None:
+    """The fetch purgatory's kinds of ``enabled_groups`` (``delayed_fetch``): waiting consumer fetches, then the
+    expiry of parked ones (by request id)."""
+    every = kinds is None
+    brokers, now = s.brokers, s.now
+    if every or A.ConsumerFetchWait in kinds:
+        g = []
+        for br in brokers:
+            if br.alive:
+                if br.delayed_fetches:
+                    g.extend(a for a in T.consumer_fetch_wait[br.broker_id] if not fetch_waiting(
+                        br, a.partition, a.fetch_offset, a.min_bytes, a.current_leader_epoch,
+                        a.client_metadata, a.rack, a.isolation))
+                else:
+                    g.extend(T.consumer_fetch_wait[br.broker_id])
+        if g:
+            group(g)
+    if every or A.DelayedFetchExpire in kinds:
+        _due_parked(brokers, now, "delayed_fetches", A.DelayedFetchExpire, group)
+
+
+def _due_parked(brokers, now: int, purgatory: str, cls, group) -> None:
+    """One group of ``cls(broker, request)`` for every request of a live broker's ``purgatory`` whose deadline has
+    come, by broker, then request id."""
+    g = []
+    for br in brokers:
+        parked = getattr(br, purgatory)
+        if br.alive and parked:
+            for d in sorted(parked, key=lambda d: d.request_id):
+                if now >= d.deadline_ms:
+                    g.append(cls(br.broker_id, d.request_id))
+    if g:
+        group(g)
 
 
 def _kraft_groups(cfg, s, kinds, T, group) -> None:
@@ -1344,6 +1494,11 @@ _KIND_GATES = {
     A.CreateTopic: lambda cfg: cfg.max_partition_creations > 0,
     A.CreatePartitions: lambda cfg: cfg.max_partition_creations > 0,
     A.ControllerProcessTopicChange: lambda cfg: cfg.max_partition_creations > 0 or cfg.max_topic_deletions > 0,
+    A.ConsumerFetchWait: lambda cfg: cfg.delayed_fetch,                 # the fetch purgatory, on request
+    A.DelayedFetchExpire: lambda cfg: cfg.delayed_fetch,
+    A.ReassignPartitions: lambda cfg: cfg.max_reassignments > 0,       # an admin's reassignments, within a budget
+    A.ControllerProcessPartitionReassignment: lambda cfg: cfg.max_reassignments > 0,
+    A.ControllerProcessReassignmentIsrChange: lambda cfg: cfg.max_reassignments > 0,
 }
 
 
@@ -1360,6 +1515,8 @@ ZK_ONLY = frozenset({A.ElectController, A.ControllerProcessBrokerChange, A.Contr
 #: ``ControlledShutdown`` is of both eras (KRaft's heartbeats, the ZooKeeper era's request to the controller).
 KRAFT_ONLY = frozenset({A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker, A.HeartbeatsLost, A.DiskWipe,
                         A.ControllerFailover})
+ZK_ONLY = ZK_ONLY | {A.ReassignPartitions, A.ControllerProcessPartitionReassignment,
+                     A.ControllerProcessReassignmentIsrChange}
 
 
 def _in_era(cfg: ModelConfig, kind) -> bool:

@@ -177,6 +177,9 @@ def next_event_ms(cfg: ModelConfig, s) -> int | None:
         for dp in br.delayed_produces:
             if dp.deadline_ms > now and (best is None or dp.deadline_ms < best):
                 best = dp.deadline_ms
+        for df in br.delayed_fetches:                  # DelayedFetch: fetch.max.wait.ms
+            if df.deadline_ms > now and (best is None or df.deadline_ms < best):
+                best = df.deadline_ms
         d = br.next_heartbeat_ms                       # KRaft: the scheduled heartbeat
         if d >= 0:
             for t in ((d, d + jitter) if jitter else (d,)):
@@ -208,7 +211,7 @@ PROGRESS_EVERY = 2_000
 
 #: the scheduler's actions: with ``eager_tasks`` one of them, when due, is taken before anything else.
 TASK_KINDS = (A.IsrExpiration, A.IsrChangePropagation, A.HighWatermarkCheckpoint, A.DelayedProduceExpire,
-              A.AutoLeaderRebalance)
+              A.AutoLeaderRebalance, A.DelayedFetchExpire)
 
 
 #: the set of task kinds an eager search asks for, per ``without`` set
@@ -423,6 +426,9 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
             br.metadata_offset, fut(br.next_heartbeat_ms), br.clean_shutdown_epoch, br.want_shutdown,
             tuple([md.broker_epochs[inv[j]] for j in range(n)]) if md.broker_epochs else (), ids(md.fenced),
             ids(md.shutting_down), shutdown_key(br.controlled_shutdown),
+            tuple([(df.request_id, df.partition, df.fetch_offset, df.offset_known, df.min_bytes,
+                    df.current_leader_epoch, df.client_metadata, df.rack, df.isolation, fut(df.deadline_ms))
+                   for df in br.delayed_fetches]),
         )
 
     def shutdown_key(cs):
@@ -440,7 +446,7 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
                 # topics at run time (model/topics.py): constant unless a topic is created or deleted
                 tuple([ordered(a) for a in c.assignment]), c.deleting, c.deletion_started, c.deletion_ineligible,
                 tuple([tuple([(lid(r), st) for r, st in row]) for row in c.replica_deletion]),
-                tuple([(lid(b), errors) for b, errors in c.stop_replica_responses]))
+                tuple([(lid(b), errors) for b, errors in c.stop_replica_responses]), c.reassign_event)
 
     if identity:
         brokers = [broker_key(br) for br in s.brokers]
@@ -453,7 +459,9 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
            tuple([ordered(a) for a in zk.assignment]),
            tuple([liace(p, st) for p, st in enumerate(zk.partition_states)]), notified,
            tuple([zk.registrations[inv[j]] for j in range(n)]),
-           tuple([zk.sessions[inv[j]] for j in range(n)]), zk.next_czxid, zk.preferred_replica_election, zk.delete_topics)
+           tuple([zk.sessions[inv[j]] for j in range(n)]), zk.next_czxid, zk.preferred_replica_election, zk.delete_topics,
+           tuple([None if t is None else ordered(t) for t in zk.reassign_partitions]),
+           tuple([None if r is None else (ordered(r[0]), ordered(r[1])) for r in zk.reassigning]))
     since = []
     for j in range(n):
         br = s.brokers[inv[j]]
@@ -470,7 +478,8 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
           tuple(sorted([(p, e, lid(b), o, r) for p, e, b, o, r in g.unclean_losses])), g.controller_moves, g.crashes,
           g.lossy_crashes, g.disk_wipes, g.session_expirations, min(g.flushes, cfg.max_flushes),
           g.isr_shrinks, g.isr_expands, min(g.truncations, 1), tuple(since), g.preferred_elections,
-          g.delete_records, g.retention_runs, g.partition_creations, g.topic_deletions, g.deleted_partitions)
+          g.delete_records, g.retention_runs, g.partition_creations, g.topic_deletions, g.deleted_partitions,
+          g.reassignments)
     q = s.quorum
     if q is None:
         qk = None
@@ -698,10 +707,14 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
                                 mk[1], br.isr_change_set,
                                 tuple([(dp.request_id, dp.partition, dp.required_offset, dp.first_offset,
                                         dp.record_ids) for dp in dps]), br.metadata_offset, br.clean_shutdown_epoch,
-                                br.want_shutdown, br.controlled_shutdown))
+                                br.want_shutdown, br.controlled_shutdown,
+                                tuple([(df.request_id, df.partition, df.fetch_offset, df.offset_known, df.min_bytes,
+                                        df.current_leader_epoch, df.client_metadata, df.rack, df.isolation)
+                                       for df in br.delayed_fetches])))
         val = (static, tuple(versions), tuple(ptimes),
                (br.next_isr_expiration_ms, br.next_isr_propagation_ms, br.next_hw_checkpoint_ms, br.next_heartbeat_ms),
-               br.last_isr_change_ms, br.last_isr_propagation_ms, tuple([dp.deadline_ms for dp in dps]),
+               br.last_isr_change_ms, br.last_isr_propagation_ms,
+               tuple([dp.deadline_ms for dp in dps] + [df.deadline_ms for df in br.delayed_fetches]),
                not br.isr_change_set, br.alter_isr_unsent, br.alter_isr_inflight)
         return val
 
@@ -713,7 +726,7 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
                 zk.controller, zk.controller_epoch, zk.controller_epoch_zk_version, zk.assignment,
                 tuple([None if st is None else (st.leader, st.leader_epoch, st.isr, st.controller_epoch)
                        for st in zk.partition_states]), notified, zk.registrations, zk.sessions, zk.next_czxid,
-                zk.preferred_replica_election, zk.delete_topics)))
+                zk.preferred_replica_election, zk.delete_topics, zk.reassign_partitions, zk.reassigning)))
         return e[1]
 
     def liace(p, st, cur):
@@ -741,7 +754,7 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
                 tuple([liace(p, st, cur) for p, st in enumerate(c.partition_states)]),
                 tuple([tuple([request(r, cur) for r in q]) for q in c.queues]), c.shutting_down,
                 c.assignment, c.deleting, c.deletion_started, c.deletion_ineligible, c.replica_deletion,
-                c.stop_replica_responses)
+                c.stop_replica_responses, c.reassign_event)
 
     def ctrl_key(c, cur):
         mk = (id(c), cur)
@@ -775,7 +788,7 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
                 g.controller_moves, g.crashes, g.lossy_crashes, g.disk_wipes,
                 g.session_expirations, min(g.flushes, cfg.max_flushes), g.isr_shrinks, g.isr_expands,
                 min(g.truncations, 1), g.preferred_elections, g.delete_records, g.retention_runs,
-                g.partition_creations, g.topic_deletions, g.deleted_partitions)))
+                g.partition_creations, g.topic_deletions, g.deleted_partitions, g.reassignments)))
         return e[1]
 
     def key(s) -> tuple:
@@ -1285,6 +1298,7 @@ FAIR_KINDS = frozenset({
     A.ControlledShutdownRequest, A.ControlledShutdownResponse, A.ControllerProcessPreferredReplicaElection,
     A.AutoLeaderRebalance,
     A.Tick, A.ControllerProcessTopicDeletion, A.ControllerProcessTopicChange, A.ControllerProcessStopReplicaResponse,
+    A.DelayedFetchExpire, A.ControllerProcessPartitionReassignment, A.ControllerProcessReassignmentIsrChange,
 })
 
 

@@ -81,7 +81,7 @@ class Invariant:
 
 # --------------------------------------------------------------------------- what a step changed
 #: Parts of a state the invariants read.  ``changes(pre, post)`` sets the bit of every part a step replaced:
-#: a broker's logs, its Partition records or its liveness; ZooKeeper's partition states; the ghost's
+#: a broker's logs, its Partition records or its liveness; ZooKeeper's partition states and assignment; the ghost's
 #: acknowledged, consumed and leader records; its unclean elections and their losses, and its lossy-crash counter; the controller
 #: epoch in ZooKeeper or on a broker; a broker's unsent AlterIsr items (KIP-497).
 LOGS, PARTITIONS, ALIVE, ZK_STATES, ACKED, CONSUMED, LEADERS, LOSSES, EPOCHS, ALTER_ISR = (1 << i for i in range(10))
@@ -117,7 +117,7 @@ def changes(pre: ClusterState, post: ClusterState) -> int:
     z0, z1 = pre.zk, post.zk
     if z0 is not z1:
         if z0.partition_states is not z1.partition_states or z0.assignment is not z1.assignment:
-            bits |= ZK_STATES                        # the assignment changes only with topics at run time
+            bits |= ZK_STATES                        # the partition states, and the assignment (topics, reassignment)
         if z0.controller_epoch != z1.controller_epoch:
             bits |= EPOCHS
     g0, g1 = pre.ghost, post.ghost
@@ -210,8 +210,13 @@ def isr_well_formed(cfg, s: ClusterState):
                     **({"leader_recovery_state": "RECOVERING"} if recovering else {}),
                     "assignment": list(assignment)}
     for p in range(len(s.zk.assignment)):
+        cur = s.controller_partition_states()[p]
         for br, part in _leaders(s, p):
-            if br.broker_id not in part.isr or not set(part.isr) <= set(part.assigned_replicas):
+            # a superseded leader may hold an ISR member the assignment it was sent no longer has: a reassignment's
+            # new leader gets TRS with the old ISR, then the removed replicas leave the ISR in the next epoch
+            # (KafkaController.onPartitionReassignment B3-B4, Kafka 2.4.0)
+            superseded = cur is not None and cur.leader_epoch > part.leader_epoch
+            if br.broker_id not in part.isr or (not set(part.isr) <= set(part.assigned_replicas) and not superseded):
                 return {"where": "leader", "partition": p, "leader": br.broker_id, "isr": list(part.isr),
                         "assignment": list(part.assigned_replicas)}
     return None
@@ -377,7 +382,13 @@ def hw_within_isr(cfg, s: ClusterState):
                 continue      # its ISR members follow the unclean leader: what it counted committed is a documented loss
             hw = br.logs[p].high_watermark
             isr = part.isr if part.pending_isr is None else part.maximal_isr()
+            cur = s.controller_partition_states()[p]
+            superseded = cur is not None and cur.leader_epoch > part.leader_epoch
             for f in isr:
+                if superseded and f not in part.assigned_replicas:
+                    # a reassignment's B3-B4 window: maybeIncrementLeaderHW counts only its remote replicas, and
+                    # ZooKeeper's ISR (the next epoch) no longer holds f (KafkaController.onPartitionReassignment)
+                    continue
                 flog = s.brokers[f].logs[p]
                 if f != br.broker_id and flog is not None and flog.log_end_offset < hw:
                     return {"partition": p, "leader": br.broker_id, "high_watermark": hw, "follower": f,
@@ -875,6 +886,8 @@ def isr_lag_window(cfg, pre: ClusterState, a, post: ClusterState):
                             or p1.isr == p0.isr)
         for f in isr1:
             r = p1.remote(f)
+            if r is None:   # outside the leader's replicas (a reassignment's B3-B4 window): never removed here
+                continue
             if f != b and r.log_end_offset != leo and now - r.last_caught_up_time_ms > lag and not write_failed:
                 return {"bound": "upper", "leader": b, "partition": p, "follower": f, "now": now,
                         "last_caught_up_time_ms": r.last_caught_up_time_ms}
@@ -994,7 +1007,7 @@ CATALOGUE: tuple[Invariant, ...] = (
               "a leader's HW is at most the LEO of every member of its ISR (its maximal ISR with KIP-497)",
               "Partition.maybeIncrementLeaderHW (Kafka 2.4.0; 2.7.0 over isrState.maximalIsr, KIP-497); "
               "reference section 3",
-              reads=LOSSES | ALIVE | PARTITIONS | LOGS),
+              reads=LOSSES | ALIVE | PARTITIONS | LOGS | ZK_STATES),
     Invariant("follower_hw_committed", ALWAYS, STATE, follower_hw_committed,
               "below a live follower's HW every record is the one the current leader holds at that offset",
               "ReplicaFetcherThread.processPartitionData, AbstractFetcherThread.processFetchRequest / "

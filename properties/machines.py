@@ -355,8 +355,13 @@ TOPIC_KINDS = (A.DeleteTopic, A.CreateTopic, A.CreatePartitions, A.ControllerPro
                A.ControllerProcessTopicChange, A.ControllerProcessStopReplicaResponse)
 TOPIC_SETTLE_KINDS = (A.ControllerProcessTopicDeletion, A.ControllerProcessTopicChange,
                       A.ControllerProcessStopReplicaResponse)
+#: Likewise the fetch purgatory's kinds, only over a config that asks for them (``delayed_fetch``).
+DELAYED_FETCH_KINDS = (A.ConsumerFetchWait, A.DelayedFetchExpire)
+#: Likewise partition reassignment, only over a config with a reassignment budget (``max_reassignments``).
+REASSIGNMENT_KINDS = (A.ReassignPartitions, A.ControllerProcessPartitionReassignment,
+                      A.ControllerProcessReassignmentIsrChange)
 GATED_KINDS = (ALTER_ISR_KINDS + OBSERVATION_KINDS + EPOCH_ROUND_KINDS + KRAFT_KINDS + LEADERSHIP_KINDS + LOG_START_KINDS
-               + TOPIC_KINDS)
+               + TOPIC_KINDS + DELAYED_FETCH_KINDS + REASSIGNMENT_KINDS)
 
 for _kind in A.ACTION_TYPES:
     if _kind not in GATED_KINDS:
@@ -494,7 +499,7 @@ def machine_for(cfg: ModelConfig, invariants=CATALOGUE, *, name: str = "IsrMachi
         attrs["settle_kinds"] = SETTLE_KINDS + extra
     for kind in rule_kinds(cfg):
         if kind in OBSERVATION_KINDS or kind in EPOCH_ROUND_KINDS or kind in KRAFT_KINDS or kind in LEADERSHIP_KINDS \
-                or kind in LOG_START_KINDS or kind in TOPIC_KINDS:
+                or kind in LOG_START_KINDS or kind in TOPIC_KINDS or kind in DELAYED_FETCH_KINDS or kind in REASSIGNMENT_KINDS:
             attrs[rule_name(kind)] = _kind_rule(kind)
     settle_more = tuple(k for k in LEADERSHIP_SETTLE_KINDS + TOPIC_SETTLE_KINDS if k in rule_kinds(cfg))
     if settle_more:

@@ -92,6 +92,7 @@ import dataclasses
 import time
 from dataclasses import dataclass, field
 
+from ..model.reassignment import reassignment_targets
 from ..model import actions as A
 from ..model.config import ModelConfig
 from ..model.step import initial_state, step
@@ -269,6 +270,9 @@ def _canonical_values(cfg: ModelConfig) -> dict:
         (A.ListOffsets, "isolation"): A.ISOLATIONS,
         (A.ListOffsets, "replica_id"): (-1, -2),
         (A.DeleteRecords, "offset"): (-1,),       # towards DeleteRecordsRequest.HIGH_WATERMARK, what the engines offer
+        (A.ConsumerFetchWait, "isolation"): A.ISOLATIONS,
+        (A.ConsumerFetchWait, "client_metadata"): (False, True),
+        (A.ReassignPartitions, "replicas"): reassignment_targets(cfg),
     }
 
 

@@ -56,6 +56,20 @@ def action_words(cfg, s, a) -> str:
         rack = f" from rack {a.rack}" if a.rack else ""
         epoch = f" in epoch {a.current_leader_epoch}" if a.current_leader_epoch >= 0 else ""
         return f"consumer{rack} fetches with ClientMetadata from broker {a.broker}{epoch}{_p(cfg, a.partition)}"
+    if t is A.ConsumerFetchWait:
+        at = "its HW" if a.fetch_offset < 0 else f"offset {a.fetch_offset}"
+        cm = " with ClientMetadata" + (f" from rack {a.rack}" if a.rack else "") if a.client_metadata else ""
+        epoch = f" in epoch {a.current_leader_epoch}" if a.current_leader_epoch >= 0 else ""
+        return (f"consumer{cm} fetches from broker {a.broker} at {at}{epoch}, waiting up to {a.max_wait_ms} ms for "
+                f"{a.min_bytes} record{'s' * (a.min_bytes != 1)}{_p(cfg, a.partition)}")
+    if t is A.ReassignPartitions:
+        return f"an admin reassigns{_p(cfg, a.partition)} to replicas [{a.replicas}]"
+    if t is A.ControllerProcessPartitionReassignment:
+        return f"controller {a.controller} handles /admin/reassign_partitions"
+    if t is A.ControllerProcessReassignmentIsrChange:
+        return f"controller {a.controller} sees the reassigning partition's ISR{_p(cfg, a.partition)} caught up"
+    if t is A.DelayedFetchExpire:
+        return f"broker {a.broker}'s parked consumer fetch {a.request} times out"
     if t is A.ListOffsets:
         target = {-1: "latest", -2: "earliest"}.get(a.timestamp, f"timestamp {a.timestamp}")
         who = "consumer" if a.replica_id == -1 else f"replica {a.replica_id}"

@@ -69,12 +69,23 @@ LOG_START_KINDS = (A.DeleteRecords, A.DeleteOldSegments)
 TOPIC_CORE_KINDS = frozenset({A.ControllerProcessTopicDeletion, A.ControllerProcessTopicChange,
                               A.ControllerProcessStopReplicaResponse})
 TOPIC_OPTIONAL_KINDS = (A.DeleteTopic, A.CreateTopic, A.CreatePartitions)
+#: The fetch purgatory (``delayed_fetch``): a waiting consumer fetch is a consumer kind drawn after the others, its
+#: expiry goes with time and is a reaction (eager) drawn after the others, only when the model offers them, so
+#: that a run of any other configuration draws exactly as before they existed.
+DELAYED_FETCH_OPTIONAL_KINDS = (A.ConsumerFetchWait,)
+DELAYED_FETCH_TIME_KINDS = frozenset({A.DelayedFetchExpire})
+#: Partition reassignment (``max_reassignments``): the controller's two events are system kinds every run keeps (no
+#: draw), the admin's reassignment an optional kind drawn after the others, only when the model offers it.
+REASSIGNMENT_CORE_KINDS = frozenset({A.ControllerProcessPartitionReassignment, A.ControllerProcessReassignmentIsrChange})
+REASSIGNMENT_OPTIONAL_KINDS = (A.ReassignPartitions,)
 OPTIONAL_KINDS = tuple(k for k in A.ACTION_TYPES
                        if k not in CORE_KINDS and k not in TIME_KINDS and k not in OBSERVATION_KINDS
                        and k not in KRAFT_CORE_KINDS and k not in KRAFT_TIME_KINDS and k not in KRAFT_OPTIONAL_KINDS
                        and k not in LEADERSHIP_CORE_KINDS and k not in LEADERSHIP_TIME_KINDS
                        and k not in LEADERSHIP_OPTIONAL_KINDS and k not in LOG_START_KINDS
-                       and k not in TOPIC_CORE_KINDS and k not in TOPIC_OPTIONAL_KINDS)
+                       and k not in TOPIC_CORE_KINDS and k not in TOPIC_OPTIONAL_KINDS
+                       and k not in DELAYED_FETCH_OPTIONAL_KINDS and k not in DELAYED_FETCH_TIME_KINDS
+                       and k not in REASSIGNMENT_CORE_KINDS and k not in REASSIGNMENT_OPTIONAL_KINDS)
 P_OPTIONAL = 0.4
 P_TIME = 0.5
 #: Kinds a run may make eager: when one is enabled it is taken at once (with probability
@@ -97,6 +108,8 @@ EAGER_KRAFT = (A.MetadataApply, A.FenceStaleBroker)
 EAGER_LEADERSHIP = (A.ControlledShutdownRequest, A.ControlledShutdownResponse,
                     A.ControllerProcessPreferredReplicaElection, A.AutoLeaderRebalance)
 EAGER_TOPICS = tuple(sorted(TOPIC_CORE_KINDS, key=A.ACTION_TYPES.index))
+EAGER_DELAYED_FETCH = (A.DelayedFetchExpire,)
+EAGER_REASSIGNMENT = (A.ControllerProcessPartitionReassignment, A.ControllerProcessReassignmentIsrChange)
 P_EAGER = 0.7
 EAGERNESS = 0.9
 #: Per-run weight of each broker's actions: a slow broker (weight 0.1) fetches, restarts and answers
@@ -139,14 +152,17 @@ def swarm_kinds(rng: random.Random, swarm: bool, model_kinds=()) -> frozenset:
     the kinds the model offers, which decide whether the KRaft kinds are drawn)."""
     if not swarm:
         return frozenset(A.ACTION_TYPES)
-    kinds = set(CORE_KINDS | OBSERVATION_KINDS | KRAFT_CORE_KINDS | LEADERSHIP_CORE_KINDS | TOPIC_CORE_KINDS)
+    kinds = set(CORE_KINDS | OBSERVATION_KINDS | KRAFT_CORE_KINDS | LEADERSHIP_CORE_KINDS | TOPIC_CORE_KINDS
+                | REASSIGNMENT_CORE_KINDS)
     if rng.random() < P_TIME:
-        kinds |= TIME_KINDS | KRAFT_TIME_KINDS | LEADERSHIP_TIME_KINDS
+        kinds |= TIME_KINDS | KRAFT_TIME_KINDS | LEADERSHIP_TIME_KINDS | DELAYED_FETCH_TIME_KINDS
     kinds |= {k for k in OPTIONAL_KINDS if rng.random() < P_OPTIONAL}
     kinds |= {k for k in KRAFT_OPTIONAL_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
     kinds |= {k for k in LEADERSHIP_OPTIONAL_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
     kinds |= {k for k in LOG_START_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
     kinds |= {k for k in TOPIC_OPTIONAL_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
+    kinds |= {k for k in DELAYED_FETCH_OPTIONAL_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
+    kinds |= {k for k in REASSIGNMENT_OPTIONAL_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
     return frozenset(kinds)
 
 
@@ -162,7 +178,8 @@ class Policy:
         self.kinds = swarm_kinds(rng, swarm, model_kinds)
         self.weights = [rng.choice(BROKER_WEIGHTS) for _ in range(cfg.n_brokers)] if swarm else None
         candidates = EAGER_CANDIDATES + tuple(k for k in EAGER_ALTER_ISR + EAGER_EPOCH_ROUND + EAGER_KRAFT
-                                              + EAGER_LEADERSHIP + EAGER_TOPICS if k in model_kinds)
+                                              + EAGER_LEADERSHIP + EAGER_TOPICS + EAGER_DELAYED_FETCH
+                                              + EAGER_REASSIGNMENT if k in model_kinds)
         self.eager = frozenset(k for k in candidates if rng.random() < P_EAGER) if swarm else frozenset()
         self.targeted = swarm and rng.random() < P_TARGETED
 

@@ -85,7 +85,7 @@ def _mix(base, donor, bits: int, only=None):
     x.zk = base.zk._clone(tok)
     if bits & I.ZK_STATES:
         x.zk.partition_states = donor.zk.partition_states
-        x.zk.assignment = donor.zk.assignment     # topics at run time: the topic's partitions and their replicas
+        x.zk.assignment = donor.zk.assignment     # topics at run time, reassignment: the partitions' replicas
     if bits & I.EPOCHS:
         x.zk.controller_epoch = donor.zk.controller_epoch
     if base.quorum is not None:           # KRaft: the quorum's partitions are ZK_STATES, its registrations EPOCHS

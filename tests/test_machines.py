@@ -113,8 +113,9 @@ def test_unflushed_single_replica_mutant_loses_an_acked_record():
 
 # --------------------------------------------------------------------------- (c) only enabled actions
 def test_one_rule_per_action_kind_and_a_single_invariant():
-    from isrlab.properties.machines import (EPOCH_ROUND_KINDS, GATED_KINDS, KRAFT_KINDS, LEADERSHIP_KINDS,
-                                            LOG_START_KINDS, TOPIC_KINDS, rule_kinds)
+    from isrlab.properties.machines import (DELAYED_FETCH_KINDS, EPOCH_ROUND_KINDS, GATED_KINDS, KRAFT_KINDS,
+                                            LEADERSHIP_KINDS, LOG_START_KINDS, REASSIGNMENT_KINDS, TOPIC_KINDS,
+                                            rule_kinds)
 
     Machine = machine_for(preset("kafka-2.4").config)
     setup = Machine.setup_state()
@@ -127,10 +128,17 @@ def test_one_rule_per_action_kind_and_a_single_invariant():
     cfg = preset("kafka-2.7").config.replace(list_offsets=True, fetch_from_follower=True)
     assert sorted(r.function.__name__ for r in machine_for(cfg).setup_state().rules) == sorted(
         rule_name(k) for k in A.ACTION_TYPES if k not in EPOCH_ROUND_KINDS and k not in KRAFT_KINDS
-        and k not in LEADERSHIP_KINDS and k not in LOG_START_KINDS and k not in TOPIC_KINDS) == sorted(
+        and k not in LEADERSHIP_KINDS and k not in LOG_START_KINDS and k not in TOPIC_KINDS
+        and k not in DELAYED_FETCH_KINDS and k not in REASSIGNMENT_KINDS) == sorted(
         rule_name(k) for k in rule_kinds(cfg))
     topics = preset("topic-lifecycle").config                          # topics at run time: their six kinds too
     assert set(rule_kinds(topics)) == set(rule_kinds(preset("kafka-2.4").config)) | set(TOPIC_KINDS)
+    waiting = cfg.replace(delayed_fetch=True)                          # the fetch purgatory: its two kinds too
+    assert set(rule_kinds(waiting)) == set(rule_kinds(cfg)) | set(DELAYED_FETCH_KINDS)
+    assert {rule_name(k) for k in DELAYED_FETCH_KINDS} <= {
+        r.function.__name__ for r in machine_for(waiting).setup_state().rules}
+    moving = cfg.replace(kip_497=False, max_reassignments=1)           # reassignment: its three kinds too
+    assert set(REASSIGNMENT_KINDS) <= set(rule_kinds(moving))
     split = cfg.replace(offsets_for_leader_epoch_in_flight=True)      # the round in two steps: its halves too
     assert set(rule_kinds(split)) == set(rule_kinds(cfg)) | set(EPOCH_ROUND_KINDS)
     with pytest.raises(TypeError):

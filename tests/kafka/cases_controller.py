@@ -15,8 +15,6 @@ P = "PartitionLeaderElectionAlgorithmsTest."
 
 
 @case(P + "testOfflinePartitionLeaderElection")
-
-
 def offline_election():
     c = Case(P + "testOfflinePartitionLeaderElection",
              "Assignment [2, 4] (here [0, 1]), ISR [2, 4], only 4 (here 1) live: the offline election picks the "
@@ -49,22 +47,15 @@ def _last_isr_offline(name: str, unclean: bool) -> Case:
 
 
 @case(P + "testOfflinePartitionLeaderElectionLastIsrOfflineUncleanLeaderElectionDisabled")
-
-
 def last_isr_offline_disabled():
     return _last_isr_offline("testOfflinePartitionLeaderElectionLastIsrOfflineUncleanLeaderElectionDisabled", False)
 
 
 @case(P + "testOfflinePartitionLeaderElectionLastIsrOfflineUncleanLeaderElectionEnabled")
-
-
 def last_isr_offline_enabled():
     return _last_isr_offline("testOfflinePartitionLeaderElectionLastIsrOfflineUncleanLeaderElectionEnabled", True)
 
 
-for _name in ("testReassignPartitionLeaderElection", "testReassignPartitionLeaderElectionWithNoLiveIsr",
-              "testReassignPartitionLeaderElectionWithEmptyIsr"):
-    missing(P + _name, "reassignment", "reassignPartitionLeaderElection runs only during a reassignment.")
 # The preferred-replica and controlled-shutdown elections run as the controller runs them: the admin's
 # /admin/preferred_replica_election (PreferredReplicaElection, then the controller's handling) and a broker's
 # ControlledShutdown request.  Where Kafka's test has replicas that are not live, here they are stopped brokers.
@@ -95,8 +86,6 @@ def _leader_1_isr(c: Case, catch_up: bool) -> Case:
 
 
 @case(P + "testPreferredReplicaPartitionLeaderElection")
-
-
 def preferred_replica_election():
     c = Case(P + "testPreferredReplicaPartitionLeaderElection",
              "Assignment [2, 4] (here [0, 1]), ISR [2, 4], both live: the preferred-replica election picks the "
@@ -112,8 +101,6 @@ def preferred_replica_election():
 
 
 @case(P + "testPreferredReplicaPartitionLeaderElectionPreferredReplicaInIsrNotLive")
-
-
 def preferred_in_isr_not_live():
     c = Case(P + "testPreferredReplicaPartitionLeaderElectionPreferredReplicaInIsrNotLive",
              "Assignment [2, 4] (here [0, 1]), ISR [2] (here [0]), no replica live: no preferred leader is elected "
@@ -134,8 +121,6 @@ def preferred_in_isr_not_live():
 
 
 @case(P + "testPreferredReplicaPartitionLeaderElectionPreferredReplicaNotInIsrLive")
-
-
 def preferred_not_in_isr_live():
     c = Case(P + "testPreferredReplicaPartitionLeaderElectionPreferredReplicaNotInIsrLive",
              "Assignment [2, 4] (here [0, 1]), ISR [4] (here [1]), both live: the preferred replica is not in the "
@@ -150,8 +135,6 @@ def preferred_not_in_isr_live():
 
 
 @case(P + "testPreferredReplicaPartitionLeaderElectionPreferredReplicaNotInIsrNotLive")
-
-
 def preferred_not_in_isr_not_live():
     c = Case(P + "testPreferredReplicaPartitionLeaderElectionPreferredReplicaNotInIsrNotLive",
              "Assignment [2, 4] (here [0, 1]), the preferred replica 2 (here 0) neither live nor in the ISR: no "
@@ -168,8 +151,6 @@ def preferred_not_in_isr_not_live():
 
 
 @case(P + "testControlledShutdownPartitionLeaderElection")
-
-
 def controlled_shutdown_election():
     c = Case(P + "testControlledShutdownPartitionLeaderElection",
              "Assignment [2, 4] (here [0, 1]), ISR [2, 4], both live, 2 (here 0) shutting down: the controlled-"
@@ -184,8 +165,6 @@ def controlled_shutdown_election():
 
 
 @case(P + "testControlledShutdownPartitionLeaderElectionLastIsrShuttingDown")
-
-
 def controlled_shutdown_last_isr():
     c = Case(P + "testControlledShutdownPartitionLeaderElectionLastIsrShuttingDown",
              "Assignment [2, 4] (here [0, 1]), ISR [2] (here [0]), both live, 2 shutting down: no leader is elected "
@@ -201,8 +180,6 @@ def controlled_shutdown_last_isr():
 
 
 @case(P + "testControlledShutdownPartitionLeaderElectionAllIsrSimultaneouslyShutdown")
-
-
 def controlled_shutdown_all_isr():
     c = Case(P + "testControlledShutdownPartitionLeaderElectionAllIsrSimultaneouslyShutdown",
              "Assignment [2, 4] (here [0, 1]), ISR [2, 4], both live and both shutting down: no leader is elected "
@@ -221,6 +198,51 @@ def controlled_shutdown_all_isr():
     c.check("zk.partition_states.0.leader", 0, "no new leader (None): 2 (here 0) still leads")
     c.check("brokers.0.controlled_shutdown.response", ["NONE", [0]], "the partition 2 (here 0) still leads")
     return c
+@case(P + "testReassignPartitionLeaderElection")
+def reassign_election():
+    c = Case(P + "testReassignPartitionLeaderElection",
+             "Reassignment [2, 4] (here [0, 1]), ISR [2, 4] (here [0, 1] and the old leader 2), only 4 (here 1) live "
+             "for the controller: reassignPartitionLeaderElection picks the first target replica that is live and in "
+             "the ISR, 4 (here 1).", n_brokers=3, replication_factor=1, assignment_start_index=2,
+             max_reassignments=1)
+    c.adapt("Kafka calls the election function; here it runs in the last step of a reassignment of [2] to [0, 1] "
+            "(KafkaController.moveReassignedPartitionLeaderIfRequired: the leader 2 is not a target).  Kafka's 2 is "
+            "broker 0, whose ZooKeeper session expires after it became a follower: the controller counts it dead, "
+            "but its process keeps fetching and the leader puts it in the ISR (2.4's leader does not look at "
+            "liveness), so ISR and live set differ as in Kafka's test.")
+    c.create_topic(controller=2)
+    c.reassign("0,1").do(A.ControllerProcessPartitionReassignment(2)).deliver_all()
+    c.expire(0).broker_change(2)
+    c.check("controllers.0.live_brokers.0", -1, "the controller counts broker 0 (Kafka's 2) dead")
+    c.catch_up(followers=[0, 1])
+    c.check("zk.partition_states.0.isr", [0, 1, 2], "the ISR holds both targets, [2, 4] (here [0, 1])")
+    c.do(A.ControllerProcessReassignmentIsrChange(2, 0))
+    c.check("zk.partition_states.0.leader", 1, "the elected leader is 4 (here 1)")
+    return c
+
+
+@case(P + "testReassignPartitionLeaderElectionWithNoLiveIsr")
+def reassign_election_no_live_isr():
+    c = Case(P + "testReassignPartitionLeaderElectionWithNoLiveIsr",
+             "Reassignment targets whose replica in the ISR, 2 (here 0), is not live: no leader is elected.",
+             n_brokers=3, replication_factor=2, max_reassignments=1)
+    c.adapt("Kafka calls the election function with reassignment [2, 4], ISR [2] and nothing live; here it runs in "
+            "the last step of a reassignment of [0, 1] to [0] (Kafka's [2]; a target must be in the ISR for the "
+            "reassignment to reach the election), after both replicas stopped: the ISR keeps its last member 0, "
+            "which is dead, and the controller (broker 2) finds no live target in the ISR.")
+    c.create_topic(controller=2).catch_up()
+    c.crash(1).broker_change(2).crash(0).broker_change(2)
+    c.check("zk.partition_states.0.isr", [0], "ISR [2] (here [0]), its last member kept")
+    c.check("zk.partition_states.0.leader", -1, "no leader")
+    c.reassign("0").do(A.ControllerProcessPartitionReassignment(2))
+    c.check("zk.assignment.0", [0], "the reassignment completed (RS = TRS)")
+    c.check("zk.partition_states.0.leader", -1, "no leader was elected (None)")
+    return c
+
+
+missing(P + "testReassignPartitionLeaderElectionWithEmptyIsr", "starting states",
+        "An empty ISR, which 2.4's ZooKeeper-era controller never writes (it keeps the last member): only a given "
+        "starting state could hold one.")
 
 
 # ============================================================================ ControllerChannelManagerTest
@@ -239,8 +261,6 @@ def _creation_batch(name: str, description: str) -> Case:
 
 
 @case(CC + "testLeaderAndIsrRequestSent")
-
-
 def leader_and_isr_request_sent():
     c = _creation_batch("testLeaderAndIsrRequestSent",
                         "A batch of LeaderAndIsr for three partitions to broker 2 goes out as one LeaderAndIsr "
@@ -266,8 +286,6 @@ FOUR = dict(n_brokers=4, replication_factor=3, controlled_shutdown_enable=True)
 
 
 @case(CC + "testLeaderAndIsrRequestSentToLiveOrShuttingDownBrokers")
-
-
 def leader_and_isr_to_live_or_shutting_down():
     c = Case(CC + "testLeaderAndIsrRequestSentToLiveOrShuttingDownBrokers",
              "Brokers 1, 2, 3 (here 0, 1, 2), 2 shutting down, 3 dead: a LeaderAndIsr for the partition on all "
@@ -294,8 +312,6 @@ out_of_scope(CC + "testLeaderAndIsrInterBrokerProtocolVersion", "request version
 
 
 @case(CC + "testUpdateMetadataRequestSent")
-
-
 def update_metadata_request_sent():
     c = _creation_batch("testUpdateMetadataRequestSent",
                         "UpdateMetadata to broker 2 carries the three partitions' leaders and ISRs, the controller's "
@@ -316,8 +332,6 @@ missing(CC + "testUpdateMetadataDoesNotIncludePartitionsWithoutLeaderAndIsr", "c
 
 
 @case(CC + "testUpdateMetadataIncludesLiveOrShuttingDownBrokers")
-
-
 def update_metadata_live_or_shutting_down():
     c = Case(CC + "testUpdateMetadataIncludesLiveOrShuttingDownBrokers",
              "Brokers 1, 2, 3 (here 0, 1, 2), 2 shutting down, 3 dead: an UpdateMetadata with no partition goes to 1 "
@@ -342,8 +356,6 @@ out_of_scope(CC + "testUpdateMetadataInterBrokerProtocolVersion", "request versi
 
 
 @case(CC + "testStopReplicaSentOnlyToLiveAndShuttingDownBrokers")
-
-
 def stop_replica_live_and_shutting_down():
     c = Case(CC + "testStopReplicaSentOnlyToLiveAndShuttingDownBrokers",
              "StopReplica (no delete) for three partitions to 2 (shutting down) and 3 (dead): only 2 gets it, as one "
@@ -380,8 +392,6 @@ def _deletion(name: str, description: str) -> Case:
 
 
 @case(CC + "testUpdateMetadataRequestDuringTopicDeletion")
-
-
 def update_metadata_during_topic_deletion():
     c = _deletion("testUpdateMetadataRequestDuringTopicDeletion",
                   "UpdateMetadata for the partitions of a topic queued for deletion goes out with leader -2 "
@@ -406,8 +416,6 @@ def _stop_replica_queued(c: Case, b: int, index: int, delete: bool, why: str) ->
 
 
 @case(CC + "testStopReplicaRequestSent")
-
-
 def stop_replica_request_sent():
     c = _deletion("testStopReplicaRequestSent",
                   "StopReplica without delete for three partitions goes to broker 2 as one request; its response "
@@ -428,8 +436,6 @@ missing(CC + "testStopReplicaRequestsWhileTopicQueuedForDeletion", "controller b
 
 
 @case(CC + "testStopReplicaRequestsWhileTopicDeletionStarted")
-
-
 def stop_replica_while_deletion_started():
     c = _deletion("testStopReplicaRequestsWhileTopicDeletionStarted",
                   "StopReplica with delete for three partitions goes to broker 2 as one request while the topic's "
@@ -449,8 +455,6 @@ missing(CC + "testMixedDeleteAndNotDeleteStopReplicaRequests", "controller batch
 
 
 @case(CC + "testStopReplicaGroupsByBroker")
-
-
 def stop_replica_groups_by_broker():
     c = _deletion("testStopReplicaGroupsByBroker",
                   "StopReplica without delete for three partitions to two brokers: one request each, with all three "
@@ -470,8 +474,6 @@ CI = "ControllerIntegrationTest."
 
 
 @case(CI + "testEmptyCluster")
-
-
 def empty_cluster():
     c = Case(CI + "testEmptyCluster", "One broker: a controller is elected and the controller epoch is 1.",
              n_brokers=1, replication_factor=1)
@@ -482,8 +484,6 @@ def empty_cluster():
 
 
 @case(CI + "testControllerEpochPersistsWhenAllBrokersDown")
-
-
 def controller_epoch_persists():
     c = Case(CI + "testControllerEpochPersistsWhenAllBrokersDown",
              "When the only broker (the controller) stops, /controller goes away and the controller epoch "
@@ -497,8 +497,6 @@ def controller_epoch_persists():
 
 
 @case(CI + "testControllerMoveIncrementsControllerEpoch")
-
-
 def controller_move_increments_epoch():
     c = Case(CI + "testControllerMoveIncrementsControllerEpoch",
              "The only broker stops and starts again: it is elected controller with epoch 2.",
@@ -515,8 +513,6 @@ out_of_scope(CI + "testMetadataPropagationOnControlPlane", "listener metrics of 
 
 
 @case(CI + "testMetadataPropagationOnBrokerChange")
-
-
 def metadata_propagation_on_broker_change():
     c = Case(CI + "testMetadataPropagationOnBrokerChange",
              "Partition 0 on [r0, test], partition 1 on the two others; the test broker (not the controller) stops: "
@@ -546,8 +542,6 @@ def metadata_propagation_on_broker_change():
 
 
 @case(CI + "testMetadataPropagationForOfflineReplicas")
-
-
 def metadata_propagation_for_offline_replicas():
     c = Case(CI + "testMetadataPropagationForOfflineReplicas",
              "A one-replica partition on a broker other than the controller; the other broker, the replica's "
@@ -574,8 +568,6 @@ def metadata_propagation_for_offline_replicas():
 
 
 @case(CI + "testTopicCreation")
-
-
 def topic_creation():
     c = Case(CI + "testTopicCreation",
              "Creating a topic with one replica on broker 0: partition state leader 0, leader epoch 0, controller "
@@ -590,8 +582,6 @@ def topic_creation():
 
 
 @case(CI + "testTopicCreationWithOfflineReplica")
-
-
 def topic_creation_offline_replica():
     c = Case(CI + "testTopicCreationWithOfflineReplica",
              "A topic with replicas [other, controller] created while the other broker is down: the controller's "
@@ -606,8 +596,6 @@ def topic_creation_offline_replica():
 
 
 @case(CI + "testTopicPartitionExpansion")
-
-
 def topic_partition_expansion():
     c = Case(CI + "testTopicPartitionExpansion",
              "A partition added to a one-broker topic: its state is leader 0, leader epoch 0, controller epoch 1, "
@@ -631,8 +619,6 @@ def _new_partition_state(c: Case, leader: int, why_leader: str, why_metadata: st
 
 
 @case(CI + "testTopicPartitionExpansionWithOfflineReplica")
-
-
 def topic_partition_expansion_offline_replica():
     c = Case(CI + "testTopicPartitionExpansionWithOfflineReplica",
              "A partition [other, controller] added while the other broker is down: its state is leader = the "
@@ -648,9 +634,6 @@ def topic_partition_expansion_offline_replica():
     c.do(A.CreatePartitions()).do(A.ControllerProcessTopicChange(1)).deliver_all()
     c.check("zk.assignment.1", [0, 1], "partition 1's replicas are [other, controller]")
     return _new_partition_state(c, 1, "the controller's broker leads", "the metadata reaches the controller's broker")
-for _name in ("testPartitionReassignment", "testPartitionReassignmentWithOfflineReplicaHaltingProgress",
-              "testPartitionReassignmentResumesAfterReplicaComesOnline"):
-    missing(CI + _name, "reassignment", "Partition reassignment through /admin/reassign_partitions.")
 #: makeServers: controlled.shutdown.enable (Kafka's default, TestUtils.createBrokerConfigs), preferred elections by
 #: the admin, leader.imbalance.check.interval.seconds = 1
 SERVERS = dict(n_brokers=2, replication_factor=2, controlled_shutdown_enable=True, max_preferred_elections=4,
@@ -682,8 +665,6 @@ def _preferred_round(c: Case, controller: int, other: int, epoch: int) -> Case:
 
 
 @case(CI + "testPreferredReplicaLeaderElection")
-
-
 def preferred_replica_leader_election():
     c = Case(CI + "testPreferredReplicaLeaderElection",
              "Two brokers, replicas [other, controller]: the other broker shuts down (the controller's broker leads, "
@@ -695,8 +676,6 @@ def preferred_replica_leader_election():
 
 
 @case(CI + "testBackToBackPreferredReplicaLeaderElections")
-
-
 def back_to_back_preferred_elections():
     c = Case(CI + "testBackToBackPreferredReplicaLeaderElections",
              "The round of testPreferredReplicaLeaderElection twice: leader epochs 1, 2, then 3, 4.", **SERVERS)
@@ -707,8 +686,6 @@ def back_to_back_preferred_elections():
 
 
 @case(CI + "testPreferredReplicaLeaderElectionWithOfflinePreferredReplica")
-
-
 def preferred_election_offline_preferred():
     c = Case(CI + "testPreferredReplicaLeaderElectionWithOfflinePreferredReplica",
              "Replicas [other, controller]; the other broker shuts down and stays down: the preferred-replica "
@@ -726,8 +703,6 @@ def preferred_election_offline_preferred():
 
 
 @case(CI + "testAutoPreferredReplicaLeaderElection")
-
-
 def auto_preferred_election():
     c = Case(CI + "testAutoPreferredReplicaLeaderElection",
              "auto.leader.rebalance.enable, replicas [1, 0] with the controller on 0: broker 1 shuts down (0 leads, "
@@ -744,6 +719,66 @@ def auto_preferred_election():
     c.check("zk.partition_states.0.leader_epoch", 2, "leader epoch 2")
     c.check("zk.partition_states.0.controller_epoch", 1, "controller epoch 1")
     return c
+def _reassign_to_other(name: str, description: str, offline: bool) -> Case:
+    """Two brokers, the controller 0 leads the partition alone ([0]); an admin reassigns it to the other broker."""
+    c = Case(CI + name, description, n_brokers=2, replication_factor=1, max_reassignments=1)
+    c.create_topic(controller=0)
+    c.check("zk.partition_states.0.leader_epoch", 0, "the initial leader epoch")
+    if offline:
+        c.crash(1).broker_change(0)
+    c.reassign("1").do(A.ControllerProcessPartitionReassignment(0)).deliver_all()
+    c.check("zk.assignment.0", [1, 0], "RS = TRS + ORS in the topic znode")
+    c.check("zk.reassigning.0", [[1], [0]], "adding [other], removing [controller]")
+    return c
+
+
+def _reassignment_completes(c: Case, epochs: int) -> Case:
+    """The target caught up; the ISR change completes the reassignment, with the other broker leading."""
+    c.check("zk.partition_states.0.isr", [0, 1], "the new replica caught up and joined the ISR")
+    c.do(A.ControllerProcessReassignmentIsrChange(0, 0)).deliver_all()
+    c.check("zk.partition_states.0.leader", 1, "the other broker leads")
+    c.check("zk.partition_states.0.leader_epoch", epochs, f"initialLeaderEpoch + {epochs}")
+    c.check("zk.partition_states.0.controller_epoch", 1, "firstControllerEpoch")
+    c.check("zk.assignment.0", [1], "the topic znode holds the reassignment")
+    c.check("zk.reassigning.0", None, "no adding or removing replicas left")
+    c.check("zk.reassign_partitions", [], "/admin/reassign_partitions removed")
+    return c
+
+
+@case(CI + "testPartitionReassignment")
+def partition_reassignment():
+    c = _reassign_to_other("testPartitionReassignment",
+                           "A reassignment from the controller's broker to the other one completes: the other broker "
+                           "leads in leader epoch 3 (the initial epoch + 3), the topic znode holds only it, and "
+                           "/admin/reassign_partitions is gone.", offline=False)
+    c.catch_up()
+    _reassignment_completes(c, 3)
+    c.unchecked("the AlterPartitionReassignment timer metric")
+    return c
+
+
+@case(CI + "testPartitionReassignmentWithOfflineReplicaHaltingProgress")
+def reassignment_offline_replica():
+    c = _reassign_to_other("testPartitionReassignmentWithOfflineReplicaHaltingProgress",
+                           "A reassignment to a broker that is down halts: the controller still leads in leader "
+                           "epoch 1 and /admin/reassign_partitions stays.", offline=True)
+    c.check("zk.partition_states.0.leader", 0, "the controller's broker leads")
+    c.check("zk.partition_states.0.leader_epoch", 1, "initialLeaderEpoch + 1")
+    c.check("zk.partition_states.0.controller_epoch", 1, "firstControllerEpoch")
+    c.check("zk.reassign_partitions.0", [1], "the reassignment path remains")
+    return c
+
+
+@case(CI + "testPartitionReassignmentResumesAfterReplicaComesOnline")
+def reassignment_resumes():
+    c = _reassign_to_other("testPartitionReassignmentResumesAfterReplicaComesOnline",
+                           "A reassignment halted by a broker that is down resumes when it starts again and "
+                           "completes: the other broker leads in leader epoch 4 (the initial epoch + 4).", offline=True)
+    c.check("zk.partition_states.0.leader_epoch", 1, "initialLeaderEpoch + 1 while the target is down")
+    c.restart(1).broker_change(0).deliver_all().catch_up()
+    return _reassignment_completes(c, 4)
+
+
 
 
 def _entire_isr_offline(name: str, unclean: bool) -> Case:
@@ -763,22 +798,16 @@ def _entire_isr_offline(name: str, unclean: bool) -> Case:
 
 
 @case(CI + "testLeaderAndIsrWhenEntireIsrOfflineAndUncleanLeaderElectionDisabled")
-
-
 def entire_isr_offline_disabled():
     return _entire_isr_offline("testLeaderAndIsrWhenEntireIsrOfflineAndUncleanLeaderElectionDisabled", False)
 
 
 @case(CI + "testLeaderAndIsrWhenEntireIsrOfflineAndUncleanLeaderElectionEnabled")
-
-
 def entire_isr_offline_enabled():
     return _entire_isr_offline("testLeaderAndIsrWhenEntireIsrOfflineAndUncleanLeaderElectionEnabled", True)
 
 
 @case(CI + "testControlledShutdown")
-
-
 def controlled_shutdown():
     c = Case(CI + "testControlledShutdown",
              "Replicas [0, 1, 2], leader 0: broker 2 asks for a controlled shutdown (nothing left to move; ISR [0, 1] "
@@ -806,8 +835,6 @@ def controlled_shutdown():
 
 
 @case(CI + "testControllerRejectControlledShutdownRequestWithStaleBrokerEpoch")
-
-
 def controlled_shutdown_stale_epoch():
     c = Case(CI + "testControllerRejectControlledShutdownRequestWithStaleBrokerEpoch",
              "A ControlledShutdown request carrying an older broker epoch than the controller knows is refused with "
@@ -826,8 +853,6 @@ def controlled_shutdown_stale_epoch():
 
 
 @case(CI + "testControllerMoveOnPreferredReplicaElection")
-
-
 def controller_move_on_preferred_election():
     c = Case(CI + "testControllerMoveOnPreferredReplicaElection",
              "The controller handles a preferred-replica election after another controller was elected: its "
@@ -857,8 +882,6 @@ def _controller_move(name: str, description: str, **config) -> Case:
 
 
 @case(CI + "testControllerMoveOnTopicCreation")
-
-
 def controller_move_on_topic_creation():
     c = _controller_move("testControllerMoveOnTopicCreation",
                          "A topic created (replicas [0]) while the controller moved: the old controller handles the "
@@ -875,8 +898,6 @@ def controller_move_on_topic_creation():
 
 
 @case(CI + "testControllerMoveOnTopicDeletion")
-
-
 def controller_move_on_topic_deletion():
     c = _controller_move("testControllerMoveOnTopicDeletion",
                          "The topic (replicas [0]) deleted while the controller moved: the old controller handles "
@@ -891,13 +912,31 @@ def controller_move_on_topic_deletion():
     c.check("zk.controller", 1, "the new controller stays")
     return c
 
-missing(CI + "testControllerMoveOnPartitionReassignment", "reassignment",
-        "The controller handles a reassignment after it moved and resigns.")
+
+
+@case(CI + "testControllerMoveOnPartitionReassignment")
+def controller_move_on_reassignment():
+    c = Case(CI + "testControllerMoveOnPartitionReassignment",
+             "The controller moves while its ZkPartitionReassignment event waits: when it handles the event, its "
+             "first ZooKeeper write fails on the controller epoch's zkVersion (ControllerMovedException) and it "
+             "resigns.", n_brokers=2, replication_factor=1, max_reassignments=1)
+    c.adapt("Kafka's test has one broker and re-registers /controller by hand, with a reassignment of [0] to [0]; "
+            "here a second broker wins /controller after the operator deleted it (its failover starts the "
+            "reassignment, of [0] to [1] so that /admin/reassign_partitions stays), and the old controller handles "
+            "its queued event afterwards.")
+    c.create_topic(controller=0)
+    c.reassign("1")
+    c.check("controllers.0.reassign_event", True, "the event waits at controller 0")
+    c.do(A.ZkDeleteController(0)).elect(1)
+    c.check("zk.partition_states.0.leader_epoch", 1, "the new controller started the reassignment (epoch 1)")
+    c.do(A.ControllerProcessPartitionReassignment(0))
+    c.check("controllers.0.broker_id", 1, "controller 0 resigned: only the new controller (broker 1) is left")
+    c.check("zk.partition_states.0.leader_epoch", 1, "the old controller wrote nothing")
+    c.check("zk.reassign_partitions.0", [1], "the reassignment is still in progress")
+    return c
 
 
 @case(CI + "testControllerDetectsBouncedBrokers")
-
-
 def detects_bounced_brokers():
     c = Case(CI + "testControllerDetectsBouncedBrokers",
              "A broker bounces between two BrokerChange events: after the restart it hosts no partition; the "

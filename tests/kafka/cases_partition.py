@@ -83,10 +83,74 @@ out_of_scope(P + "testMaybeReplaceCurrentWithFutureReplica",
              "future replicas of intra-broker log-directory moves (KIP-113), not inter-broker replication")
 out_of_scope(P + "testMaybeReplaceCurrentWithFutureReplicaDifferentBaseOffsets",
              "future replicas of intra-broker log-directory moves (KIP-113), not inter-broker replication")
-missing(P + "testFetchOffsetSnapshotEpochValidationForLeader", "DelayedFetch",
-        "fetchOffsetSnapshot is the offsets read of a DelayedFetch.")
-missing(P + "testFetchOffsetSnapshotEpochValidationForFollower", "follower fetching",
-        "fetchOnlyFromLeader = false (a read served by a follower) and DelayedFetch's offsets read.")
+
+
+_SNAPSHOT_ADAPT = ("Kafka calls Partition.fetchOffsetSnapshot directly; the model reads it where Kafka's broker does, in "
+                   "a consumer fetch's DelayedFetch.tryComplete (at arrival, tryCompleteElseWatch, and whenever the "
+                   "partition's purgatory is checked).  A fetch whose snapshot passes the check waits (fetch.min.bytes "
+                   "1 at the HW); one whose epoch is refused at arrival is refused by the read before it (the same "
+                   "Partition.localLogWithEpochOrException), and answers at once.  Each answer is read in "
+                   "ghost.responses.consumer_fetch; a waiting fetch in brokers.B.delayed_fetches.")
+
+
+@case(P + "testFetchOffsetSnapshotEpochValidationForLeader")
+def fetch_offset_snapshot_leader():
+    c = _led_in_epoch_1(P + "testFetchOffsetSnapshotEpochValidationForLeader",
+                        "The leader's offsets snapshot (Partition.fetchOffsetSnapshot, fetchOnlyFromLeader = true) "
+                        "validates the current leader epoch: the epoch itself or none passes, one below is "
+                        "FENCED_LEADER_EPOCH, one above UNKNOWN_LEADER_EPOCH.")
+    c.adapt(_SNAPSHOT_ADAPT)
+    c.adapt("FENCED_LEADER_EPOCH is the snapshot's own answer: a fetch parked in epoch 1 is checked again after the "
+            "leader moved to epoch 2 (follower 1 stopped once more) and a produce checks the purgatory.")
+    c.consume_wait(0, current_leader_epoch=1, max_wait_ms=30000)
+    c.check("brokers.0.delayed_fetches.0.current_leader_epoch", 1,
+            "current epoch = leader epoch: the snapshot passes (NONE) and the fetch waits")
+    c.check("ghost.responses.consumer_fetch", [], "no answer yet")
+    c.consume_wait(0, current_leader_epoch=2)
+    c.check_response("consumer_fetch", 0, "current epoch = leader epoch + 1: UNKNOWN_LEADER_EPOCH",
+                     error="UNKNOWN_LEADER_EPOCH")
+    c.consume_wait(0, max_wait_ms=10)
+    c.check("brokers.0.delayed_fetches.1.current_leader_epoch", -1, "no current epoch: NONE, the fetch waits too")
+    c.expire_fetch(0, 1)
+    c.check_response("consumer_fetch", 0, "the epoch-less fetch times out with no error and no records",
+                     error="NONE", entries=[])
+    c.crash(1).broker_change(2).deliver_all()
+    c.check("brokers.0.partitions.0.leader_epoch", 2, "broker 0 leads in epoch 2")
+    c.check("brokers.0.delayed_fetches.0.current_leader_epoch", 1, "the fetch parked in epoch 1 still waits")
+    c.produce(0, acks=1)
+    c.check("brokers.0.delayed_fetches", [], "the purgatory is checked: the snapshot refuses epoch 1")
+    c.check_response("consumer_fetch", 0, "current epoch = leader epoch - 1: FENCED_LEADER_EPOCH",
+                     error="FENCED_LEADER_EPOCH")
+    return c
+
+
+@case(P + "testFetchOffsetSnapshotEpochValidationForFollower")
+def fetch_offset_snapshot_follower():
+    c = _led_in_epoch_1(P + "testFetchOffsetSnapshotEpochValidationForFollower",
+                        "A follower's offsets snapshot: with fetchOnlyFromLeader = false (a consumer with "
+                        "ClientMetadata, KIP-392) the epoch itself or none passes, one below is FENCED_LEADER_EPOCH, "
+                        "one above UNKNOWN_LEADER_EPOCH; with fetchOnlyFromLeader = true the epoch is checked first, "
+                        "then NOT_LEADER_FOR_PARTITION.")
+    c.adapt(_SNAPSHOT_ADAPT)
+    c.check("brokers.1.partitions.0.leader_epoch", 1, "follower 1 knows leader epoch 1 (5 in Kafka's test)")
+    c.check("brokers.1.logs.0.high_watermark", 1, "follower 1's HW is 1: a fetch there waits for a record")
+    for epoch, why in ((1, "current epoch = leader epoch"), (-1, "no current epoch")):
+        c.consume_wait(1, current_leader_epoch=epoch, client_metadata=True, max_wait_ms=30000)
+        c.check("brokers.1.delayed_fetches.-1.current_leader_epoch", epoch,
+                f"fetchOnlyFromLeader = false, {why}: NONE, the fetch waits")
+    c.check("ghost.responses.consumer_fetch", [], "no answer yet")
+    for epoch, error, why in ((0, "FENCED_LEADER_EPOCH", "current epoch = leader epoch - 1"),
+                              (2, "UNKNOWN_LEADER_EPOCH", "current epoch = leader epoch + 1")):
+        c.consume_wait(1, current_leader_epoch=epoch, client_metadata=True)
+        c.check_response("consumer_fetch", 1, f"fetchOnlyFromLeader = false, {why}: {error}", error=error)
+    for epoch, error, why in ((1, "NOT_LEADER_FOR_PARTITION", "current epoch = leader epoch"),
+                              (-1, "NOT_LEADER_FOR_PARTITION", "no current epoch"),
+                              (0, "FENCED_LEADER_EPOCH", "current epoch = leader epoch - 1"),
+                              (2, "UNKNOWN_LEADER_EPOCH", "current epoch = leader epoch + 1")):
+        c.consume_wait(1, current_leader_epoch=epoch)
+        c.check_response("consumer_fetch", 1, f"fetchOnlyFromLeader = true, {why}: {error}", error=error)
+    c.check("brokers.1.delayed_fetches.0.current_leader_epoch", 1, "the two waiting fetches still wait")
+    return c
 
 
 @case(P + "testOffsetForLeaderEpochValidationForLeader")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from isrlab.model import actions as A
 from kafkacase import Case, case, missing, out_of_scope
 
 R = "ReplicaManagerTest."
@@ -97,9 +98,46 @@ def follower_state_not_updated_if_read_fails():
     return c
 
 
-missing(R + "testFetchMessagesWhenNotFollowerForOnePartition", "reassignment",
-        "A follower fetching a partition it does not replicate (empty records, no state update) happens around "
-        "reassignments; the model's followers fetch only their own partitions.")
+@case(R + "testFetchMessagesWhenNotFollowerForOnePartition")
+def fetch_when_not_follower_for_one_partition():
+    both = [{"partition": p, "replicas": [0, 1], "leader": 0, "leader_epoch": 0, "isr": [0, 1]} for p in (0, 1)]
+    c = Case(R + "testFetchMessagesWhenNotFollowerForOnePartition",
+             "Replica 1 fetches partition 0, which it replicates, and partition 1, which it does not: partition 0's "
+             "answer has the records and the HW from before the fetch, which then moves the HW; partition 1's has no "
+             "records and no error, and its HW does not move.", n_brokers=3, replication_factor=2, n_partitions=2,
+             max_reassignments=1, kip_320=False, start={"zookeeper": {"partitions": both}})
+    c.adapt("Kafka's replica manager is given partition 1 with replicas [0, 2] and gets one fetch for both partitions; "
+            "here both partitions start on [0, 1] (leader 0, controller 2) and an admin reassigns partition 1 to "
+            "[0, 2]: once the reassignment completed at leader 0, broker 1, which has not yet received its "
+            "StopReplica, still fetches partition 1.  Each partition's fetch is a request of its own.")
+    c.adapt("Kafka's fetch carries no current leader epoch (Optional.empty), so the trace runs with kip_320 off "
+            "(a follower sends none); otherwise the reassignment's new leader epoch would fence broker 1 first.")
+    c.adapt("Kafka's follower claims offset 1 of 2 records and its one fetch moves the HW to 1; the model's follower "
+            "fetches from its log end, so its first fetch (at 0) returns the records with the old HW, its next one "
+            "(at 2) moves the HW.")
+    c.elect(2).deliver_all().catch_up(p=0).catch_up(p=1)
+    c.reassign("0,2", p=1).do(A.ControllerProcessPartitionReassignment(2)).deliver_all(to=[0, 2]).catch_up(
+        followers=[2], p=1)
+    c.check("zk.partition_states.1.isr", [0, 1, 2], "the target replica 2 caught up")
+    c.do(A.ControllerProcessReassignmentIsrChange(2, 1)).deliver_all(to=[0, 2])
+    c.check("brokers.0.partitions.1.assigned_replicas", [0, 2], "leader 0: partition 1's replicas are [0, 2]")
+    c.check("brokers.1.fetchers.1.leader", 0, "broker 1 still fetches partition 1 (no StopReplica yet)")
+    for p in (0, 1):
+        c.produce(0, acks=1, n=2, p=p)
+    c.check("brokers.0.logs.0.high_watermark", 0, "partition 0's HW is 0")
+    c.check("brokers.0.logs.1.high_watermark", 0, "partition 1's HW is 0")
+    c.fetch_request(1, p=0)
+    c.check("brokers.1.fetchers.0.inflight.error", "NONE", "partition 0: NONE")
+    c.check("brokers.1.fetchers.0.inflight.high_watermark", 0, "the HW before this fetch updates it")
+    c.check("brokers.1.fetchers.0.inflight.entries", [[1, 0], [2, 0]], "the two records appended")
+    c.fetch_response(1, p=0).fetch(1, p=0)
+    c.check("brokers.0.logs.0.high_watermark", 2, "partition 0's HW is incremented")
+    c.fetch_request(1, p=1)
+    c.check("brokers.1.fetchers.1.inflight.error", "NONE", "partition 1: NONE")
+    c.check("brokers.1.fetchers.1.inflight.high_watermark", 0, "HW 0")
+    c.check("brokers.1.fetchers.1.inflight.entries", [], "no records")
+    c.check("brokers.0.logs.1.high_watermark", 0, "partition 1's HW is not incremented")
+    return c
 
 
 @case(R + "testBecomeFollowerWhenLeaderIsUnchangedButMissedLeaderUpdate")
@@ -219,12 +257,6 @@ def fetch_from_leader_always_allowed():
     return c
 out_of_scope(R + "testUnknownReplicaSelector", "configuration validation (an unknown replica.selector.class)")
 out_of_scope(R + "testDefaultReplicaSelector", "configuration default (no replica selector)")
-missing(R + "testBecomeFollowerWhileOldClientFetchInPurgatory", "DelayedFetch",
-        "A consumer fetch parked in the fetch purgatory completes with NOT_LEADER_FOR_PARTITION.")
-missing(R + "testBecomeFollowerWhileNewClientFetchInPurgatory", "DelayedFetch",
-        "A consumer fetch parked in the fetch purgatory completes with FENCED_LEADER_EPOCH.")
-missing(R + "testClearFetchPurgatoryOnStopReplica", "DelayedFetch",
-        "A parked fetch completed by StopReplica (and StopReplica to a live leader).")
 missing(R + "testClearProducePurgatoryOnStopReplica", "reassignment",
         "StopReplica(delete) to the live leader completes its waiting produce with NOT_LEADER_FOR_PARTITION, which "
         "getPartitionOrError answers while the metadata cache still holds the partition (Kafka's test mocks "
@@ -232,5 +264,56 @@ missing(R + "testClearProducePurgatoryOnStopReplica", "reassignment",
         "sends StopReplica(delete) to a live broker, UpdateMetadata with leader -2 reaches the leader first "
         "(onTopicDeletion), so Kafka 2.4.0 and the model answer UNKNOWN_TOPIC_OR_PARTITION; "
         "tests/test_stop_replica.py checks both answers of the rule.")
+def _fetch_in_purgatory_then_follow(name: str, description: str, new_client: bool) -> Case:
+    """A consumer's fetch waits on leader 0 (epoch 0, empty log); broker 0 then becomes a follower of broker 1."""
+    c = Case(name, description, n_brokers=2, replication_factor=2)
+    c.adapt("Kafka's leader is in epoch 1 and becomes a follower in epoch 2 by two direct LeaderAndIsr requests; here "
+            "the controller (broker 1) creates the partition with leader 0 in epoch 0, and moves leadership the way "
+            "it does: broker 0's ZooKeeper session expires (it keeps running), the controller elects broker 1 "
+            "(epoch 1), and when broker 0 registers again it gets LeaderAndIsr making it a follower of broker 1.")
+    c.adapt("The fetch is the consumer's of Kafka's sendConsumerFetch: offset 0, fetch.min.bytes 1 (one record here), "
+            "a 10 ms timeout" + (", ClientMetadata and the current leader epoch (0 here)." if new_client else
+                                 ", no ClientMetadata and no current leader epoch."))
+    c.create_topic(controller=1)
+    c.check("brokers.0.partitions.0.leader", 0, "broker 0 leads")
+    c.consume_wait(0, fetch_offset=0, max_wait_ms=10, current_leader_epoch=0 if new_client else -1,
+                   client_metadata=new_client)
+    c.check("brokers.0.delayed_fetches.0.fetch_offset", 0, "the fetch waits in the purgatory (assertNull)")
+    c.check("ghost.responses.consumer_fetch", [], "no response yet")
+    c.expire(0).broker_change(1).deliver_all(to=[1])
+    c.check("zk.partition_states.0.leader", 1, "broker 1 leads")
+    c.reconnect(0).broker_change(1).deliver_all(to=[0])
+    c.check("brokers.0.partitions.0.leader", 1, "broker 0 follows broker 1")
+    c.check("brokers.0.partitions.0.leader_epoch", 1, "in epoch 1")
+    c.check("brokers.0.delayed_fetches", [], "makeFollowers completed the waiting fetch at once (assertNotNull)")
+    return c
+
+
+@case(R + "testBecomeFollowerWhileOldClientFetchInPurgatory")
+def become_follower_old_client_fetch():
+    c = _fetch_in_purgatory_then_follow(
+        R + "testBecomeFollowerWhileOldClientFetchInPurgatory",
+        "A consumer's fetch without ClientMetadata or leader epoch waits on leader 0; when broker 0 becomes a "
+        "follower, makeFollowers completes it at once with NOT_LEADER_FOR_PARTITION.", new_client=False)
+    c.check_response("consumer_fetch", 0, "the fetch answers NOT_LEADER_FOR_PARTITION",
+                     error="NOT_LEADER_FOR_PARTITION")
+    return c
+
+
+@case(R + "testBecomeFollowerWhileNewClientFetchInPurgatory")
+def become_follower_new_client_fetch():
+    c = _fetch_in_purgatory_then_follow(
+        R + "testBecomeFollowerWhileNewClientFetchInPurgatory",
+        "A consumer's fetch with ClientMetadata (any replica may serve it) and the current leader epoch waits on "
+        "leader 0; when broker 0 becomes a follower in a newer epoch, makeFollowers completes it at once with "
+        "FENCED_LEADER_EPOCH.", new_client=True)
+    c.check_response("consumer_fetch", 0, "the fetch answers FENCED_LEADER_EPOCH", error="FENCED_LEADER_EPOCH")
+    return c
+
+
+missing(R + "testClearFetchPurgatoryOnStopReplica", "StopReplica",
+        "StopReplica(delete) to the live leader, which completes its parked fetch with NOT_LEADER_FOR_PARTITION "
+        "(the fetch purgatory is modelled; the controller sends StopReplica to a live leader only with topic "
+        "deletion, another engineer's vocabulary).")
 out_of_scope(R + "testOldLeaderLosesMetricsWhenReassignPartitions", "metrics only")
 out_of_scope(R + "testOldFollowerLosesMetricsWhenReassignPartitions", "metrics only")

@@ -167,6 +167,26 @@ class Case:
         """A consumer's Fetch v11+ with ClientMetadata (KIP-392) to broker b, from the log start."""
         return self.do(A.ConsumerFetchWithClientMetadata(b, p, current_leader_epoch, rack))
 
+    def consume_wait(self, b: int, fetch_offset: int = -1, min_bytes: int = 1, max_wait_ms: int = 10,
+                     current_leader_epoch: int = -1, client_metadata: bool = False, rack: str = "",
+                     p: int = 0) -> "Case":
+        """A consumer's Fetch to broker b that may wait in the fetch purgatory (fetch.min.bytes in records,
+        fetch.max.wait.ms); fetch_offset -1: the broker's HW."""
+        return self.do(A.ConsumerFetchWait(b, p, fetch_offset, min_bytes, max_wait_ms, current_leader_epoch,
+                                           client_metadata, rack))
+
+    def expire_fetch(self, b: int, i: int = 0) -> "Case":
+        """Let the clock reach the deadline of broker b's i-th parked fetch (the tasks due on the way run), which
+        then times out."""
+        df = self.s.brokers[b].delayed_fetches[i]
+        if df.deadline_ms > self.s.now:
+            self.sleep(df.deadline_ms - self.s.now, run_at_end=False)
+        return self.do(A.DelayedFetchExpire(b, df.request_id))
+
+    def reassign(self, replicas: str, p: int = 0) -> "Case":
+        """An admin creates /admin/reassign_partitions with p's target replicas (e.g. "1,0")."""
+        return self.do(A.ReassignPartitions(p, replicas))
+
     def ofle(self, b: int, p: int = 0) -> "Case":
         """One OffsetsForLeaderEpoch round: one step, or its request and response where the model splits it."""
         if not self.cfg.offsets_for_leader_epoch_in_flight:
