@@ -173,18 +173,20 @@ def truncate_to_hw_no_epoch_request():
     return c
 
 
+#: brokers 0 and 1 hold records at offsets 0, 1, 2 of epochs 0, 2, 4 and HW 2; broker 0 leads [0, 1] in epoch 5
+NO_EPOCHS_START = {"brokers": [{"broker": b, "logs": [{"partition": 0, "records": [[0, 0], [1, 2], [2, 4]],
+                                                       "hw_checkpoint": 2}]} for b in (0, 1)],
+                   "zookeeper": {"controller_epoch": 1,
+                                 "partitions": [{"partition": 0, "replicas": [0, 1], "leader": 0, "leader_epoch": 5,
+                                                 "isr": [0, 1]}]}}
+
+
 @case(F + "testTruncateToHighWatermarkIfLeaderEpochInfoNotAvailable")
 def truncate_to_high_watermark_if_leader_epoch_info_not_available():
-    records = [[0, 0], [1, 2], [2, 4]]
-    start = {"brokers": [{"broker": 0, "logs": [{"partition": 0, "records": records, "hw_checkpoint": 2}]},
-                         {"broker": 1, "logs": [{"partition": 0, "records": records, "hw_checkpoint": 2}]}],
-             "zookeeper": {"controller_epoch": 1,
-                           "partitions": [{"partition": 0, "replicas": [0, 1], "leader": 0, "leader_epoch": 5,
-                                           "isr": [0, 1]}]}}
     c = Case(F + "testTruncateToHighWatermarkIfLeaderEpochInfoNotAvailable",
              "A follower whose log has no leader epochs (latestEpoch None: the topic's message format is below 0.11) "
              "and HW 2, with records at 0, 1 and 2, becomes follower in epoch 5: it sends no OffsetsForLeaderEpoch, "
-             "truncates to its HW 2 (truncation complete) and is ready to fetch from 2.", start=start,
+             "truncates to its HW 2 (truncation complete) and is ready to fetch from 2.", start=NO_EPOCHS_START,
              n_brokers=3, replication_factor=2, old_message_format_partitions=(0,))
     c.adapt("Kafka's mock overrides latestEpoch to None; here the topic's log.message.format.version is below 0.11 "
             "(old_message_format_partitions), so the follower's log keeps no epoch cache (its records' epochs 0, 2, "
@@ -200,8 +202,30 @@ def truncate_to_high_watermark_if_leader_epoch_info_not_available():
     c.check("brokers.1.fetchers.0.fetch_offset", 2, "the fetch offset is the HW, 2")
     c.check("brokers.1.fetchers.0.state", "fetching", "truncation is complete: the partition is ready for fetch")
     return c
-missing(F + "testTruncateToHighWatermarkDuringRemovePartitions", "fetcher internals",
-        "The partition is removed while it truncates to its HW.")
+@case(F + "testTruncateToHighWatermarkDuringRemovePartitions")
+def truncate_to_high_watermark_during_remove_partitions():
+    c = Case(F + "testTruncateToHighWatermarkDuringRemovePartitions",
+             "A follower whose log has no leader epochs (latestEpoch None), 3 records and HW 2, is to truncate to its "
+             "HW; the partition is removed from the fetcher first: the log keeps its 3 records (LEO 3) and the "
+             "fetcher holds no state for the partition.", start=NO_EPOCHS_START, n_brokers=3, replication_factor=2,
+             old_message_format_partitions=(0,), controlled_shutdown_enable=True)
+    c.adapt("Kafka's mock overrides latestEpoch to None; here the topic's message format is below 0.11 "
+            "(old_message_format_partitions), as in testTruncateToHighWatermarkIfLeaderEpochInfoNotAvailable: broker 0 "
+            "leads epoch 5, broker 1 follows it with the same 3 records and HW 2, broker 2 is the controller.")
+    c.adapt("Kafka's fetcher calls removePartitions inside truncateToHighWatermark, before the locked body that "
+            "truncates (and skips a partition no longer in partitionStates); here the removal is the StopReplica "
+            "(delete = false) the controller sends broker 1 when it shuts down in a controlled way (its replica goes "
+            "OfflineReplica), delivered before the follower's truncation round.")
+    c.elect(2).deliver_all()
+    c.check("brokers.1.fetchers.0.state", "truncating", "the partition is to truncate (to its HW: no leader epochs)")
+    c.check("brokers.1.logs.0.epoch_cache", [], "the follower's log has no leader epochs: latestEpoch is None")
+    c.do(A.ControlledShutdown(1)).do(A.ControlledShutdownRequest(1)).deliver_all(to=[1])
+    c.check("brokers.1.fetchers.0", None, "the partition was removed: no fetch state (fetchState(partition).isEmpty)")
+    c.check("brokers.1.logs.0.entries", [[1, 0], [2, 2], [3, 4]],
+            "the log was not truncated: LEO 3, the last batch's next offset")
+    return c
+
+
 missing(F + "testTruncationSkippedIfNoEpochChange", "fetcher internals",
         "addPartitions with the same epoch keeps the fetch state; a LeaderAndIsr with the same epoch never "
         "reaches the fetcher in 2.4 (ReplicaManager refuses it), so the case is the fetcher's own.")
@@ -386,10 +410,37 @@ def leader_epoch_change_during_successful_fetch_epochs():
                                    "epoch too.", leader_first=False)
 
 
-missing(F + "testTruncateToEpochEndOffsetsDuringRemovePartitions", "interleaved OffsetsForLeaderEpoch",
-        "The partition is removed from the fetcher (without a new state) while its OffsetsForLeaderEpoch is in "
-        "flight: the model removes a follower's fetcher only when it becomes leader or stops, and both drop the "
-        "in-flight answer with the fetch state.")
+@case(F + "testTruncateToEpochEndOffsetsDuringRemovePartitions")
+def truncate_to_epoch_end_offsets_during_remove_partitions():
+    c = Case(F + "testTruncateToEpochEndOffsetsDuringRemovePartitions",
+             "While the follower's OffsetsForLeaderEpoch is in flight the leader epoch changes and the partition is "
+             "removed from the fetcher: the answer is dropped (the partition has no fetch state, not Truncating), and "
+             "the fetcher goes on working without touching the partition's log.", **FOUR,
+             offsets_for_leader_epoch_in_flight=True, controlled_shutdown_enable=True)
+    c.adapt("Kafka's mock fetcher removes the partition and sets a new leader epoch inside fetchEpochEndOffsets; here "
+            "the OffsetsForLeaderEpoch request and its answer are two steps (offsets_for_leader_epoch_in_flight) and "
+            "in between follower 1 shuts down in a controlled way: the controller (broker 3) takes it out of the ISR "
+            "(a new leader epoch at leader 0) and sends it StopReplica(delete = false), which removes the partition "
+            "from its fetcher.")
+    c.adapt("Kafka's follower has an empty log, which its mock still asks about (latestEpoch UNDEFINED_EPOCH); a "
+            "2.4 follower with an empty epoch cache truncates to its HW without asking, so here the follower holds "
+            "the leader's record (epoch 0) and truncates in epoch 1 (broker 2's removal from the ISR), Kafka's 0.")
+    c.create_topic(controller=3).catch_up()
+    c.produce(0, acks=1).catch_up()
+    c.crash(2).broker_change(3).deliver_all(to=[0, 1])
+    c.check("brokers.1.fetchers.0.state", "truncating", "follower 1 truncates in leader epoch 1")
+    c.ofle_request(1)
+    c.check("brokers.1.fetchers.0.epoch_request.0", 1, "its OffsetsForLeaderEpoch of epoch 1 is in flight")
+    c.do(A.ControlledShutdown(1)).do(A.ControlledShutdownRequest(1)).deliver_all(to=[0, 1])
+    c.check("brokers.0.partitions.0.leader_epoch", 2, "the leader epoch changed (2)")
+    c.check("brokers.1.fetchers.0", None, "the partition was removed: no fetch state and no current leader epoch; "
+            "the in-flight answer has nowhere to land")
+    c.produce(0, acks=1).catch_up()
+    c.check("brokers.1.fetchers.0", None, "the fetcher goes on working without the partition")
+    c.check("brokers.1.logs.0.entries", [[1, 0]], "the partition's log is untouched (not truncated, nothing fetched)")
+    return c
+
+
 out_of_scope(F + "testTruncationThrowsExceptionIfLeaderReturnsPartitionsNotRequestedInFetchEpochs",
              "a malformed response (partitions that were not requested)")
 missing(F + "testFetcherThreadHandlingPartitionFailureDuringAppending", "fetcher internals",
@@ -608,7 +659,47 @@ def out_of_truncating():
     return c
 
 
-missing(RF + "shouldFilterPartitionsMadeLeaderDuringLeaderEpochRequest", "interleaved OffsetsForLeaderEpoch",
-        "A partition becomes leader while the follower's OffsetsForLeaderEpoch is in flight.")
+@case(RF + "shouldFilterPartitionsMadeLeaderDuringLeaderEpochRequest")
+def filter_partitions_made_leader_during_leader_epoch_request():
+    parts = [{"partition": 0, "replicas": [1, 0, 2], "leader": 0, "leader_epoch": 0, "isr": [0, 1, 2]},
+             {"partition": 1, "replicas": [2, 0, 1], "leader": 2, "leader_epoch": 0, "isr": [2, 0, 1]}]
+    c = Case(RF + "shouldFilterPartitionsMadeLeaderDuringLeaderEpochRequest",
+             "Follower 1 asks leader 0 for the end offsets of two partitions; while the request is outstanding "
+             "partition 0 is made leader on broker 1 (removed from the fetcher): the answer for partition 0 is dropped "
+             "(not truncated), and exactly one partition, 1, is truncated to the offset the leader returned.",
+             n_brokers=4, replication_factor=3, n_partitions=2, offsets_for_leader_epoch_in_flight=True,
+             max_preferred_elections=1, start={"zookeeper": {"partitions": parts}})
+    c.adapt("Kafka's fetcher sends one OffsetsForLeaderEpoch for both partitions; the model's fetcher state is per "
+            "partition, so each has its own request in flight (offsets_for_leader_epoch_in_flight) and the leader "
+            "change happens while both are outstanding.")
+    c.adapt("Kafka's mocks give the follower LEO 100 and the leader's answer 49; here partition 1 (replicas [2, 0, 1], "
+            "leader 2) takes 3 records of which broker 0 has 2 and follower 1 all 3, and when broker 2 stops, broker 0 "
+            "leads it (epoch 1): the answer for epoch 0 is 2, below the follower's LEO 3.  Partition 0 (replicas "
+            "[1, 0, 2], leader 0) gets a new epoch too (broker 2 leaves its ISR), so follower 1 truncates both; the "
+            "leader change is a preferred-replica election (the controller is broker 3) that makes broker 1 lead "
+            "partition 0.")
+    c.elect(3).deliver_all().catch_up(p=0).catch_up(p=1)
+    c.produce(0, acks=1, n=2, p=0).produce(2, acks=1, n=2, p=1)
+    c.catch_up(p=0).catch_up(p=1)
+    c.produce(2, acks=1, p=1).fetch(1, p=1)
+    c.check("brokers.1.logs.1.entries", [[3, 0], [4, 0], [5, 0]], "follower 1 holds 3 records of partition 1")
+    c.check("brokers.0.logs.1.entries", [[3, 0], [4, 0]], "broker 0 holds 2")
+    c.crash(2).broker_change(3).deliver_all()
+    c.check("zk.partition_states.1.leader", 0, "broker 0 leads partition 1")
+    for p in (0, 1):
+        c.check(f"brokers.1.fetchers.{p}.state", "truncating", f"follower 1 truncates partition {p} (leader 0, epoch 1)")
+        c.ofle_request(1, p)
+        c.check(f"brokers.1.fetchers.{p}.epoch_request.0", 1, f"its OffsetsForLeaderEpoch for partition {p} is out")
+    c.do(A.PreferredReplicaElection(0)).do(A.ControllerProcessPreferredReplicaElection(3)).deliver_all(to=[1])
+    c.check("brokers.1.partitions.0.leader", 1, "partition 0 became leader on broker 1")
+    c.check("brokers.1.fetchers.0", None, "and left the fetcher: its answer is filtered out")
+    c.check("brokers.1.logs.0.entries", [[1, 0], [2, 0]], "partition 0 is not truncated")
+    c.ofle_response(1, 1)
+    c.check("brokers.1.logs.1.entries", [[3, 0], [4, 0]], "partition 1 is truncated to the leader's answer, 2")
+    c.check("brokers.1.fetchers.1.fetch_offset", 2, "and fetches from there")
+    c.check("brokers.1.fetchers.1.state", "fetching", "its truncation is done")
+    return c
+
+
 out_of_scope(RF + "shouldCatchExceptionFromBlockingSendWhenShuttingDownReplicaFetcherThread",
              "exceptions while the fetcher thread shuts down")

@@ -257,13 +257,49 @@ def fetch_from_leader_always_allowed():
     return c
 out_of_scope(R + "testUnknownReplicaSelector", "configuration validation (an unknown replica.selector.class)")
 out_of_scope(R + "testDefaultReplicaSelector", "configuration default (no replica selector)")
-missing(R + "testClearProducePurgatoryOnStopReplica", "reassignment",
-        "StopReplica(delete) to the live leader completes its waiting produce with NOT_LEADER_FOR_PARTITION, which "
-        "getPartitionOrError answers while the metadata cache still holds the partition (Kafka's test mocks "
-        "metadataCache.contains): a replica removed by a reassignment.  In a topic deletion, the one way the model "
-        "sends StopReplica(delete) to a live broker, UpdateMetadata with leader -2 reaches the leader first "
-        "(onTopicDeletion), so Kafka 2.4.0 and the model answer UNKNOWN_TOPIC_OR_PARTITION; "
-        "tests/test_stop_replica.py checks both answers of the rule.")
+
+
+def _stop_replica_clears_purgatory(name: str, description: str, park, waiting: str, value: int, kind: str,
+                                   **config) -> Case:
+    """Leader 0 of replicas [0, 1] (controller 2) parks a request (``park``; ``waiting`` is its purgatory entry's field
+    that holds ``value``); an admin reassigns the partition to [1]: the controller moves leadership to broker 1 (B3, its
+    LeaderAndIsr goes to the targets only), then sends broker 0, which never hears it lost leadership, UpdateMetadata,
+    StopReplica(delete = false) (B4) and StopReplica(delete = true) (B5), which completes the parked request with
+    NOT_LEADER_FOR_PARTITION (its last ``kind`` response)."""
+    c = Case(name, description, n_brokers=3, replication_factor=2, max_reassignments=1, **config)
+    c.adapt("Kafka's test makes broker 0 leader (epoch 1) with a LeaderAndIsr it builds, mocks metadataCache.contains "
+            "to true and calls stopReplica(deletePartition = true) directly.  Here the controller (broker 2) creates the "
+            "partition on [0, 1] with leader 0 in epoch 0, and the StopReplica(delete) is the one a reassignment to [1] "
+            "sends the removed leader (the comment of Kafka's test: \"as part of a reassignment, we may send StopReplica "
+            "to the old leader\").  The UpdateMetadata that reaches broker 0 before it names leader 1, so its metadata "
+            "cache holds the partition, as Kafka's mock says; the StopReplica(delete = false) of B4 comes first and "
+            "leaves the request waiting (broker 0 still leads in its own view).")
+    c.create_topic(controller=2)
+    park(c)
+    c.check(waiting, value, "the request waits in the purgatory (assertNull)")
+    c.reassign("1").do(A.ControllerProcessPartitionReassignment(2))
+    c.check("zk.partition_states.0.leader", 1, "the reassignment moved leadership to broker 1")
+    c.deliver(2, 0, 3)
+    c.check("brokers.0.partitions.0.leader", 0, "broker 0, not told of the move, still leads in its own view")
+    c.check("brokers.0.metadata.partitions.0.leader", 1, "its metadata cache holds the partition (leader 1)")
+    c.check(waiting, value, "still waiting before the StopReplica(delete)")
+    c.check(f"ghost.responses.{kind}", [], "no response yet")
+    c.deliver(2, 0)
+    c.check("brokers.0.partitions.0", None, "StopReplica(delete = true) removed the partition")
+    c.check(waiting.rsplit(".", 2)[0], [], "the waiting request was completed at once (assertNotNull)")
+    return c.check_response(kind, 0, "with NOT_LEADER_FOR_PARTITION", error="NOT_LEADER_FOR_PARTITION")
+
+
+@case(R + "testClearProducePurgatoryOnStopReplica")
+def clear_produce_purgatory_on_stop_replica():
+    c = _stop_replica_clears_purgatory(
+        R + "testClearProducePurgatoryOnStopReplica",
+        "An acks=-1 produce waits on leader 0; StopReplica(delete = true) for the partition, while the metadata cache "
+        "still knows it, completes the waiting produce at once with NOT_LEADER_FOR_PARTITION.",
+        lambda c: c.produce(0, acks=-1), "brokers.0.delayed_produces.0.required_offset", 1, "produce")
+    return c.check("ghost.acked", [], "and not acknowledged")
+
+
 def _fetch_in_purgatory_then_follow(name: str, description: str, new_client: bool) -> Case:
     """A consumer's fetch waits on leader 0 (epoch 0, empty log); broker 0 then becomes a follower of broker 1."""
     c = Case(name, description, n_brokers=2, replication_factor=2)
@@ -311,9 +347,16 @@ def become_follower_new_client_fetch():
     return c
 
 
-missing(R + "testClearFetchPurgatoryOnStopReplica", "StopReplica",
-        "StopReplica(delete) to the live leader, which completes its parked fetch with NOT_LEADER_FOR_PARTITION "
-        "(the fetch purgatory is modelled; the controller sends StopReplica to a live leader only with topic "
-        "deletion, another engineer's vocabulary).")
+@case(R + "testClearFetchPurgatoryOnStopReplica")
+def clear_fetch_purgatory_on_stop_replica():
+    return _stop_replica_clears_purgatory(
+        R + "testClearFetchPurgatoryOnStopReplica",
+        "A consumer's fetch (offset 0, current leader epoch, 10 ms timeout, fetch.min.bytes 1) waits on leader 0 with "
+        "an empty log; StopReplica(delete = true) for the partition, while the metadata cache still knows it, "
+        "completes the parked fetch at once with NOT_LEADER_FOR_PARTITION.",
+        lambda c: c.consume_wait(0, fetch_offset=0, max_wait_ms=10, current_leader_epoch=0),
+        "brokers.0.delayed_fetches.0.fetch_offset", 0, "consumer_fetch", delayed_fetch=True)
+
+
 out_of_scope(R + "testOldLeaderLosesMetricsWhenReassignPartitions", "metrics only")
 out_of_scope(R + "testOldFollowerLosesMetricsWhenReassignPartitions", "metrics only")
