@@ -351,7 +351,10 @@ def on_broker_failure(cfg: ModelConfig, s: ClusterState, c: Controller, brokers:
     offline_leader = any(st is not None and (st.leader < 0 or not c.is_live(st.leader)
                                              or (offline is not None and offline(st.leader)))
                          for st in c.partition_states)
-    trigger_online_partition_state_change(cfg, s, c, offline)
+    if offline is None:
+        trigger_online_partition_state_change(cfg, s, c)
+    else:
+        trigger_online_partition_state_change(cfg, s, c, offline)
     remove_replicas_from_isr(cfg, s, c, brokers)
     if not offline_leader:
         send_update_metadata_request(cfg, s, c, live_brokers(c))

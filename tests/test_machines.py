@@ -113,7 +113,7 @@ def test_unflushed_single_replica_mutant_loses_an_acked_record():
 
 # --------------------------------------------------------------------------- (c) only enabled actions
 def test_one_rule_per_action_kind_and_a_single_invariant():
-    from isrlab.properties.machines import EPOCH_ROUND_KINDS, GATED_KINDS, KRAFT_KINDS, rule_kinds
+    from isrlab.properties.machines import EPOCH_ROUND_KINDS, GATED_KINDS, KRAFT_KINDS, LEADERSHIP_KINDS, rule_kinds
 
     Machine = machine_for(preset("kafka-2.4").config)
     setup = Machine.setup_state()
@@ -125,7 +125,8 @@ def test_one_rule_per_action_kind_and_a_single_invariant():
     assert [i.function.__name__ for i in setup.invariants] == ["catalogue_holds"]
     cfg = preset("kafka-2.7").config.replace(list_offsets=True, fetch_from_follower=True)
     assert sorted(r.function.__name__ for r in machine_for(cfg).setup_state().rules) == sorted(
-        rule_name(k) for k in A.ACTION_TYPES if k not in EPOCH_ROUND_KINDS and k not in KRAFT_KINDS) == sorted(
+        rule_name(k) for k in A.ACTION_TYPES
+        if k not in EPOCH_ROUND_KINDS and k not in KRAFT_KINDS and k not in LEADERSHIP_KINDS) == sorted(
         rule_name(k) for k in rule_kinds(cfg))
     split = cfg.replace(offsets_for_leader_epoch_in_flight=True)      # the round in two steps: its halves too
     assert set(rule_kinds(split)) == set(rule_kinds(cfg)) | set(EPOCH_ROUND_KINDS)
