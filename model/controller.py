@@ -392,7 +392,10 @@ def on_broker_failure(cfg: ModelConfig, s: ClusterState, c: Controller, brokers:
     offline_leader = not c.deleting and any(st is not None and (st.leader < 0 or not c.is_live(st.leader)
                                                                 or (offline is not None and offline(st.leader)))
                                             for st in c.partition_states)
-    trigger_online_partition_state_change(cfg, s, c, offline)
+    if offline is None:
+        trigger_online_partition_state_change(cfg, s, c)
+    else:
+        trigger_online_partition_state_change(cfg, s, c, offline)
     if c.deleting:
         # newOfflineReplicasForDeletion: topicDeletionManager.failReplicaDeletion, no OfflineReplica transition
         _td().fail_replica_deletion(cfg, s, c, tuple((p, r) for p, a in enumerate(c.assignment) for r in a

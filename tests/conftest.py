@@ -50,7 +50,11 @@ def drive(cfg: ModelConfig, s, *actions):
 
 def bring_up(cfg: ModelConfig = DEFAULT, controller: int = 0):
     """A controller elected on `controller` (epoch 1) and every queued control request delivered."""
-    s = drive(cfg, initial_state(cfg), A.ElectController(controller))
+    return deliver_all(cfg, drive(cfg, initial_state(cfg), A.ElectController(controller)))
+
+
+def deliver_all(cfg: ModelConfig, s):
+    """Every queued control request delivered, in enabled_actions order."""
     while True:
         deliveries = enabled_actions(cfg, s, {A.DeliverControlRequest})
         if not deliveries:

@@ -16,20 +16,12 @@ from isrlab.model.elections import controlled_shutdown_partition_leader_election
 from isrlab.model.elections import offline_partition_leader_election
 from isrlab.model.step import action_kinds, enabled_actions, enabled_actions_reference, step, tick_limit
 
-from conftest import bring_up, drive, fetch_round
+from conftest import bring_up, deliver_all, drive, fetch_round
 
 pytestmark = pytest.mark.unit
 
 BASE = preset("kafka-2.4").config
 CFG = BASE.replace(controlled_shutdown_enable=True, max_crashes=6, max_session_expirations=4)
-
-
-def deliver_all(cfg, s):
-    while True:
-        d = enabled_actions(cfg, s, {A.DeliverControlRequest})
-        if not d:
-            return s
-        s = drive(cfg, s, d[0])
 
 
 def caught_up(cfg=CFG):
@@ -104,12 +96,18 @@ def test_follower_gets_stop_replica_and_leaves_the_isr():
     assert response(s, 2) == (E.NONE, ())
 
 
-def test_last_isr_member_keeps_leading():
-    s = caught_up()
-    s = s._clone(object())
+def alone_in_isr():
+    """``caught_up`` with ZooKeeper's ISR written as [0] (the leader alone), same version."""
+    s = caught_up()._clone(object())
     zk = s.zk_mut()
     st = zk.partition_states[0]
     zk.partition_states = (st.__class__(0, st.leader_epoch, (0,), st.controller_epoch, st.zk_version),)
+    return s
+
+
+def test_last_isr_member_keeps_leading():
+    s = alone_in_isr()
+    st = s.zk.partition_states[0]
     s2 = request(CFG, s, 0)
     assert response(s2, 0) == (E.NONE, (0,))
     assert s2.zk.partition_states[0].leader == 0 and s2.zk.partition_states[0].zk_version == st.zk_version
@@ -195,12 +193,7 @@ def test_no_controller_and_no_previous_one_uses_every_retry_at_once():
 
 
 def test_retry_after_partitions_remaining_goes_to_the_new_controller():
-    s = caught_up()
-    s = s._clone(object())
-    zk = s.zk_mut()
-    st = zk.partition_states[0]
-    zk.partition_states = (st.__class__(0, st.leader_epoch, (0,), st.controller_epoch, st.zk_version),)
-    s = request(CFG, s, 0)
+    s = request(CFG, alone_in_isr(), 0)
     assert response(s, 0) == (E.NONE, (0,))
     s = drive(CFG, s, A.ControlledShutdownResponse(0))              # a failed attempt: the next one is sent
     cs = s.brokers[0].controlled_shutdown

@@ -16,20 +16,12 @@ from isrlab.model.config import ConfigError, preset
 from isrlab.model.elections import FIRST_REBALANCE_DELAY_MS, preferred_replica_partition_leader_election as pref
 from isrlab.model.step import action_kinds, enabled_actions, enabled_actions_reference, step, tick_limit
 
-from conftest import bring_up, drive
+from conftest import bring_up, deliver_all, drive
 
 pytestmark = pytest.mark.unit
 
 BASE = preset("kafka-2.4").config
 CFG = BASE.replace(n_brokers=2, replication_factor=2, max_preferred_elections=3, max_crashes=4)
-
-
-def deliver_all(cfg, s):
-    while True:
-        d = enabled_actions(cfg, s, {A.DeliverControlRequest})
-        if not d:
-            return s
-        s = drive(cfg, s, d[0])
 
 
 def fetch_until_settled(cfg, s, b, p=0):
