@@ -199,10 +199,10 @@ MUTANTS: tuple[Mutant, ...] = (
       equivalent_reason="a fetch response carries every record up to the leader's LEO (no fetch size) and the fixed "
                         "assignment always hosts the follower, so after the append its LEO is at least the HW"),
     M("follower-hw-before-append", "fetcher", "wrong order", "fetcher", "process_fetch_response",
-      "        if resp.entries:\n            append_as_follower(log, resp.entries)\n"
+      "        if resp.entries:\n            append_as_follower(log, resp.entries, cfg.records_have_epochs(p))\n"
       "        log.high_watermark = clamp_high_watermark(log, resp.high_watermark)           # FO2: may go down\n",
       "        log.high_watermark = clamp_high_watermark(log, resp.high_watermark)           # FO2: may go down\n"
-      "        if resp.entries:\n            append_as_follower(log, resp.entries)\n",
+      "        if resp.entries:\n            append_as_follower(log, resp.entries, cfg.records_have_epochs(p))\n",
       "the follower clamps the leader's HW against its LEO before appending the fetched records",
       equivalent_reason="the follower's HW is then lower (clamped to the LEO before the append), which Kafka "
                         "allows as well: the next fetch brings it up; no invariant may fail on a lower HW"),

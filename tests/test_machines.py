@@ -113,7 +113,7 @@ def test_unflushed_single_replica_mutant_loses_an_acked_record():
 
 # --------------------------------------------------------------------------- (c) only enabled actions
 def test_one_rule_per_action_kind_and_a_single_invariant():
-    from isrlab.properties.machines import EPOCH_ROUND_KINDS, GATED_KINDS, KRAFT_KINDS, rule_kinds
+    from isrlab.properties.machines import EPOCH_ROUND_KINDS, GATED_KINDS, KRAFT_KINDS, LOG_START_KINDS, rule_kinds
 
     Machine = machine_for(preset("kafka-2.4").config)
     setup = Machine.setup_state()
@@ -125,10 +125,12 @@ def test_one_rule_per_action_kind_and_a_single_invariant():
     assert [i.function.__name__ for i in setup.invariants] == ["catalogue_holds"]
     cfg = preset("kafka-2.7").config.replace(list_offsets=True, fetch_from_follower=True)
     assert sorted(r.function.__name__ for r in machine_for(cfg).setup_state().rules) == sorted(
-        rule_name(k) for k in A.ACTION_TYPES if k not in EPOCH_ROUND_KINDS and k not in KRAFT_KINDS) == sorted(
-        rule_name(k) for k in rule_kinds(cfg))
+        rule_name(k) for k in A.ACTION_TYPES if k not in EPOCH_ROUND_KINDS and k not in KRAFT_KINDS
+        and k not in LOG_START_KINDS) == sorted(rule_name(k) for k in rule_kinds(cfg))
     split = cfg.replace(offsets_for_leader_epoch_in_flight=True)      # the round in two steps: its halves too
     assert set(rule_kinds(split)) == set(rule_kinds(cfg)) | set(EPOCH_ROUND_KINDS)
+    budgets = cfg.replace(max_delete_records=1, max_retention_runs=1)   # DeleteRecords and retention: budgets given
+    assert set(rule_kinds(budgets)) == set(rule_kinds(cfg)) | set(LOG_START_KINDS)
     with pytest.raises(TypeError):
         ModelMachine()
 
@@ -368,7 +370,10 @@ def test_every_breaking_preset_the_machine_misses_is_named():
     # kafka-2.8: its headline (kafka-2.7's KAFKA-13091) was found at seed 0 of 1500 test cases, but after 398 s on
     # a loaded machine: too slow for the suite; kafka-2.7 measures the same bug.
     # no-kafka-7786: a liveness headline, found by the machine's teardown settle only; not measured yet.
-    out_of_reach = {"no-kip-320", "no-kafka-7164", "no-kafka-7415", "no-kafka-12686", "kafka-2.8", "no-kafka-7786"}
+    # no-kafka-5634, no-kafka-9491, old-message-format (issue 18's log start offset and message formats): not measured
+    # for the machine yet (the walker finds each in under a second).
+    out_of_reach = {"no-kip-320", "no-kafka-7164", "no-kafka-7415", "no-kafka-12686", "kafka-2.8", "no-kafka-7786",
+                    "no-kafka-5634", "no-kafka-9491", "old-message-format"}
     breaking = {n for n, p in PRESETS.items() if p.expected != "pass"}
     assert breaking == set(MACHINE_FINDS) | out_of_reach
 
