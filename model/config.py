@@ -750,8 +750,10 @@ PRESETS: dict[str, Preset] = {
                "KAFKA-5634 off (Kafka 0.11.0.0): log retention deletes segments at or above the HW (the active one "
                "rolled), so a log start offset passes its HW; a follower told such a log start fails its partition "
                "(0.11.0.0's fetcher thread died on the OffsetOutOfRangeException). KAFKA-9491 (2.4.1) is off too, as in "
-               "every release before it: with it, the moved log start would drag the HW past records the followers lack.",
-               "KAFKA-5634, fixed in 0.11.0.1"),
+               "every release before it: with it, the moved log start would drag the HW past records the followers lack. "
+               "Records deleted above the HW may be acknowledged afterwards, from followers' fetches, and lost.",
+               "KAFKA-5634, fixed in 0.11.0.1",
+               also_breaks=("acked_below_hw", "acked_durability", "follower_hw_committed", "follower_keeps_fetching")),
         Preset("no-kafka-9491", _LOG_START.replace(kafka_9491=False), "log_offsets",
                "KAFKA-9491 off (Kafka 2.4.0 as released): a follower whose fetch offset fell below the leader's log start "
                "(DeleteRecords or retention while it lagged) truncates fully and starts at the leader's log start, but "

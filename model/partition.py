@@ -377,9 +377,9 @@ def make_leader(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, ps, now: 
     part.zk_version = ps.zk_version
     if cfg.kip_497 and not cfg.kafka_12686:
         clear_pending(br, p)                     # alterIsrManager.clearPending (2.7.0; gone with KAFKA-12686)
-    if cfg.kafka_7415 and cfg.records_have_epochs(p):                             # M5 (no cache below format 0.11)
+    if cfg.kafka_7415:                                                            # M5
         new_cache = cache_assign(log.epoch_cache, ps.leader_epoch, leo)
-        if new_cache != log.epoch_cache:
+        if new_cache != log.epoch_cache and cfg.records_have_epochs(p):           # no cache below format 0.11
             br.log_mut(p).epoch_cache = new_cache
     is_new_leader = part.leader != b                                              # M6
     isr = part.isr

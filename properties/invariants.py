@@ -323,11 +323,12 @@ def committed_prefix(cfg, s: ClusterState):
             if part.leader_epoch != st.leader_epoch:
                 continue
             log = br.logs[p]
+            deleted = _deleted_below(s, p)     # below a log start records are deleted: replicas may differ there
             for f in st.isr + st.elr:
                 flog = s.brokers[f].logs[p]
                 if f == br.broker_id or flog is None:
                     continue
-                for o in range(max(log.log_start_offset, flog.log_start_offset), log.high_watermark):
+                for o in range(max(log.log_start_offset, flog.log_start_offset, deleted), log.high_watermark):
                     if flog.entry_at(o) != log.entry_at(o):
                         facts = {"partition": p, "offset": o, "leader": br.broker_id, "follower": f,
                                  "high_watermark": log.high_watermark, "leader_entry": _entry(log.entry_at(o)),
@@ -381,6 +382,8 @@ def hw_within_isr(cfg, s: ClusterState):
             if g.unclean and _deposed_by_unclean_election(g, p, part.leader_epoch):
                 continue      # its ISR members follow the unclean leader: what it counted committed is a documented loss
             hw = br.logs[p].high_watermark
+            if hw <= _deleted_below(s, p):
+                continue      # every record below the HW is deleted (DeleteRecords, retention): none is owed
             isr = part.isr if part.pending_isr is None else part.maximal_isr()
             cur = s.controller_partition_states()[p]
             superseded = cur is not None and cur.leader_epoch > part.leader_epoch

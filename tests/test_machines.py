@@ -141,6 +141,8 @@ def test_one_rule_per_action_kind_and_a_single_invariant():
     assert set(REASSIGNMENT_KINDS) <= set(rule_kinds(moving))
     split = cfg.replace(offsets_for_leader_epoch_in_flight=True)      # the round in two steps: its halves too
     assert set(rule_kinds(split)) == set(rule_kinds(cfg)) | set(EPOCH_ROUND_KINDS)
+    budgets = cfg.replace(max_delete_records=1, max_retention_runs=1)   # DeleteRecords and retention: budgets given
+    assert set(rule_kinds(budgets)) == set(rule_kinds(cfg)) | set(LOG_START_KINDS)
     with pytest.raises(TypeError):
         ModelMachine()
 
