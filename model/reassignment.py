@@ -31,7 +31,10 @@ class StateChangeFailedException(Exception):
 # --------------------------------------------------------------------------- ReplicaAssignment
 def parse_replicas(text: str) -> tuple:
     """``"2,0"`` -> (2, 0): target replicas as an action carries them (ValueError if malformed)."""
-    replicas = tuple(int(x) for x in text.split(",")) if text else ()
+    try:
+        replicas = tuple(int(x) for x in text.split(",")) if text else ()
+    except ValueError:
+        replicas = ()
     if not replicas or len(set(replicas)) != len(replicas) or any(r < 0 for r in replicas):
         raise ValueError(f"replicas must be distinct broker ids >= 0 separated by commas, got {text!r}")
     return replicas

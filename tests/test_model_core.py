@@ -143,6 +143,8 @@ def _example(cls):
     kwargs = {}
     for name, ftype in ((f, cls.__dataclass_fields__[f].type) for f in cls.__dataclass_fields__):
         kwargs[name] = True if ftype == "bool" else ("read_committed" if ftype == "str" else 1)
+        if name == "replicas":      # ReassignPartitions: broker ids, comma-separated
+            kwargs[name] = "1,0"
     return cls(**kwargs)
 
 
