@@ -110,7 +110,8 @@ def build(trace, invariants=SAFETY, sentence: str | None = None) -> Diagram:
                  A.ControllerProcessPreferredReplicaElection, A.AutoLeaderRebalance, A.DeleteTopic, A.CreateTopic,
                  A.CreatePartitions, A.ControllerProcessTopicDeletion, A.ControllerProcessTopicChange,
                  A.ControllerProcessStopReplicaResponse, A.ReassignPartitions,
-                 A.ControllerProcessPartitionReassignment, A.ControllerProcessReassignmentIsrChange):
+                 A.ControllerProcessPartitionReassignment, A.ControllerProcessReassignmentIsrChange,
+                 A.ControllerFailover):
             lane = CONTROLLER
         elif t is A.DeliverControlRequest:
             lane = CONTROLLER

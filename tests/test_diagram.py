@@ -134,3 +134,21 @@ def test_png_is_the_same_bytes_in_any_process(tmp_path):
                        env=dict(os.environ, PYTHONHASHSEED=seed))
         outs.append(out.read_bytes())
     assert outs[0] == outs[1] and outs[0][:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_controller_failover_is_drawn_on_the_controller_lane():
+    """ControllerFailover names no broker: the diagram draws it on the controller's lane (a report crashed on it)."""
+    from isrlab.model import actions as A
+    from isrlab.model.config import preset
+    from isrlab.model.step import apply, initial_state
+    from isrlab.model.trace import Trace
+
+    cfg = preset("kafka-3.6").config
+    actions = [A.MetadataApply(0), A.MetadataApply(1), A.MetadataApply(2), A.ControllerFailover()]
+    s = initial_state(cfg)
+    for a in actions:
+        s = apply(cfg, s, a)
+    d = diagram.build(Trace(config=cfg, actions=actions))
+    failover = [e for e in d.events if "fails over" in e.label]
+    assert len(failover) == 1 and failover[0].lane == diagram.CONTROLLER
+    assert "<svg" in diagram.to_svg(d)
