@@ -636,7 +636,7 @@ PRESETS: dict[str, Preset] = {
                "from the leader's divergingEpoch, without KAFKA-13141 (2.8.1) or KAFKA-14704 (3.4.1).",
                "2.8.0, KAFKA-10554",
                also_breaks=("pending_isr_in_flight", "committed_prefix", "follower_hw_committed", "hw_within_isr",
-                            "acked_durability", "consumer_safety")),
+                            "acked_durability", "consumer_safety", "controller_isr_entry_condition")),
         Preset("truncate-on-fetch", _TRUNCATE_ON_FETCH, "pass",
                "alter-isr with truncate on fetch (KAFKA-10554, 2.8.0) and its fixes KAFKA-13141 (2.8.1, 3.0.0) and "
                "KAFKA-14704 (3.4.1, 3.5.0), as in 3.5.0's ZooKeeper mode: the base of the truncate-on-fetch fix-off "
@@ -648,7 +648,7 @@ PRESETS: dict[str, Preset] = {
                "its LEO is below the HW. Electing it then loses an acknowledged write that a consumer may have "
                "read, and the other followers' HWs cover records the new leader lacks.",
                "KAFKA-13141", also_breaks=("follower_hw_committed", "hw_within_isr", "acked_durability",
-                                           "consumer_safety")),
+                                           "consumer_safety", "controller_isr_entry_condition")),
         Preset("no-kafka-14704", _TRUNCATE_ON_FETCH.replace(kafka_14704=False), "follower_hw_committed",
                "KAFKA-14704 off: a follower whose log diverges sets its HW from the leader's diverging response "
                "before it truncates, so its HW covers records the leader does not have (uncommitted records exposed "
@@ -703,7 +703,7 @@ PRESETS: dict[str, Preset] = {
                "kafka-3.7 with min.insync.replicas=2 and crashes that lose the unflushed log suffix: the last replica "
                "standing in the ISR crashes uncleanly, comes back without records acknowledged to acks=all and is "
                "elected from the ISR it never left (KIP-966's motivation; the TLA+ specification's 'last replica "
-               "standing').", "3.7.0, KIP-966 motivation"),
+               "standing').", "3.7.0, KIP-966 motivation", also_breaks=("consumer_safety",)),
         Preset("kafka-4.1-lossy-crash", _KRAFT_37.replace(crash_loses_unflushed_data=True, min_insync_replicas=2,
                                                        eligible_leader_replicas=True), "pass",
                "kafka-4.1 with min.insync.replicas=2 and crashes that lose the unflushed log suffix: a broker that "
@@ -740,7 +740,7 @@ PRESETS: dict[str, Preset] = {
                "offset): a follower joins the ISR below the HW; the HW then passes records it lacks, and electing it loses "
                "an acknowledged write a consumer may have read.", "Partition.isFollowerInSync, KRaft",
                also_breaks=("hw_within_isr", "committed_prefix", "follower_hw_committed", "acked_durability",
-                            "consumer_safety")),
+                            "consumer_safety", "controller_isr_entry_condition")),
         Preset("log-start-offset", _LOG_START, "pass",
                "kafka-2.4 where log start offsets move: DeleteRecords to the HW at the leader (Partition.deleteRecordsOnLeader) "
                "and size retention on every replica (Log.deleteOldSegments, one record per segment), followers taking the "

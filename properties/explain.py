@@ -240,8 +240,8 @@ _SENTENCES = {
     "controller_isr_entry_condition": lambda f, cfg: (
         f"the controller added broker {f['follower']} to partition {f['partition']}'s ISR {f['isr']} while its log ends "
         f"at {f['follower_log_end_offset']}, below leader {f['leader']}'s HW {f['high_watermark']}: the leader "
-        f"proposed it on the strength of an earlier incarnation's fetches, and it now counts as holding records it "
-        f"lacks"),
+        f"proposed it on fetch state its log no longer matches (an earlier incarnation's, or a fetch offset it "
+        f"truncated below), and it now counts as holding records it lacks"),
     "isr_members_eligible": lambda f, cfg: (
         f"broker {f['broker']} is in partition {f['partition']}'s ISR {f['isr']} (partition epoch "
         f"{f['partition_epoch']}) although the controller holds it "
