@@ -12,15 +12,14 @@ not expressed; ``tests/kafka_kraft/build_traces.py`` writes both.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import jsonschema
 import pytest
+from test_kafka_cases import _load, _problems   # the replay of a case; every KRaft case expects "pass"
 
 from isrlab.model.config import preset
 from isrlab.model.trace import schema, trace_from_json
-from isrlab.properties.replay import replay
 
 pytestmark = pytest.mark.scenario
 
@@ -31,16 +30,6 @@ MIN_PASSING = 36
 CLASSES = ("PartitionTest", "PartitionChangeBuilderTest", "ReplicationControlManagerTest")
 
 
-def _load(path: Path) -> dict:
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def _problems(data: dict) -> list:
-    """Why a trace does not replay as it says (an empty list when it does)."""
-    result = replay(trace_from_json(data), with_changes=False)
-    problems = list(result.check_failures)
-    problems += [f"violation of {v.invariant} at step {v.step}: {v.facts}" for v in result.violations]
-    return problems
 
 
 def test_there_are_enough_kafka_kraft_cases():
@@ -82,6 +71,8 @@ def test_kafka_kraft_cases_are_well_formed_and_listed():
             problems.append(f"{path.name}: no checks, or a check without a 'why'")
         if data.get("start") is not None:
             problems.append(f"{path.name}: KRaft traces start from the formed cluster (no start state)")
+        if data.get("expect") != "pass":
+            problems.append(f"{path.name}: a KRaft case expects every invariant to hold (expect: pass)")
         if f"| {path.stem.split('.', 1)[1]} |" not in readme:
             problems.append(f"{path.name}: not in tests/kafka_kraft/README.md's table")
     assert not problems, "\n".join(problems)
