@@ -11,6 +11,8 @@ and why the others are not expressed; ``tests/kafka/build_traces.py`` writes bot
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import jsonschema
@@ -83,3 +85,12 @@ def test_kafka_cases_are_well_formed_and_listed():
         if f"| {path.stem.split('.', 1)[1]} |" not in readme:
             problems.append(f"{path.name}: not in tests/kafka/README.md's table")
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("suite", ["kafka", "kafka_kraft"])
+def test_committed_traces_are_what_the_cases_build(suite: str):
+    """The traces and README tables in tests/<suite>/ are what its case builders write (build_traces.py --check):
+    a case changed without rebuilding, or a trace edited by hand, fails here."""
+    script = Path(__file__).resolve().parent / suite / "build_traces.py"
+    run = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]

@@ -13,12 +13,15 @@ marked with ``fails(reason)`` and written to ``failing/``.
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
-from isrlab.model import actions as A
-from isrlab.model.config import preset
-from isrlab.model.encode import encode
-from isrlab.model.errors import ERROR_BIT
-from isrlab.model.step import initial_state, step, tick_limit
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from casebook import Book, CaseBase  # noqa: E402
+
+from isrlab.model import actions as A  # noqa: E402
+from isrlab.model.errors import ERROR_BIT  # noqa: E402
 
 KAFKA_TAG = "2.4.0"
 
@@ -42,47 +45,19 @@ SOURCES = {
 }
 
 
-class Case:
-    """One trace being written: the model state is kept alongside, so every action is known enabled."""
+class Case(CaseBase):
+    """One Kafka 2.4.0 case's trace (ZooKeeper era; a start state may be given, model/start.py)."""
 
     def __init__(self, kafka_case: str, description: str, preset_name: str = "kafka-2.4", start: dict | None = None,
                  **config):
-        self.kafka_case = kafka_case
-        self.cls, self.test = kafka_case.split(".")
-        self.description = description
-        self.preset = preset_name
-        # budgets for the engines, not Kafka settings
-        config.setdefault("max_records", 50)
-        config.setdefault("max_crashes", 10)
-        config.setdefault("max_session_expirations", 10)
-        self.cfg = preset(preset_name).config.replace(**config)
-        self.start = start                 # the cluster the trace starts from (model/start.py), None: empty
-        self.s = initial_state(self.cfg, start)
-        self.actions: list = []
-        self.checks: list = []
-        self.expect = "pass"
-        self.violated = None
-        self.failure = None
-        self.notes: list = []
-        self.not_checked: list = []
+        super().__init__(kafka_case, description, preset_name, start, **config)
         self._errors_before = 0
         self._errors_mark = None
 
     # ------------------------------------------------------------------ raw actions
     def do(self, a) -> "Case":
         self._errors_before = self.s.ghost.errors_seen
-        s2 = step(self.cfg, self.s, a)
-        if s2 is None:
-            raise AssertionError(f"{self.kafka_case}: action {len(self.actions) + 1} {A.describe(a)} "
-                                 f"is not enabled at {self.s.now}")
-        self.s = s2
-        self.actions.append(a)
-        return self
-
-    def check(self, path: str, equals, why: str) -> "Case":
-        equals = json.loads(json.dumps(equals))        # a copy: a list the caller changes later stays as it was
-        self.checks.append({"after": len(self.actions), "path": path, "equals": equals, "why": why})
-        return self
+        return super().do(a)
 
     def check_cache(self, query, equals, why: str, ops=(), broker: int = 0, partition: int = 0) -> "Case":
         """An answer of broker's leader-epoch cache (model.log.epoch_cache_answer): ``query`` after ``ops`` applied
@@ -109,15 +84,6 @@ class Case:
         bit = ERROR_BIT[name]
         assert not before & bit, f"{self.kafka_case}: {name} was already seen before action {len(self.actions)}"
         return self.check("ghost.errors_seen", before | bit, why)
-
-    def fails(self, reason: str) -> "Case":
-        """The model does not meet this case's checks (or expectation): the trace goes to failing/."""
-        self.failure = reason
-        return self
-
-    def expect_violation(self, invariant: str) -> "Case":
-        self.expect, self.violated = "violation", invariant
-        return self
 
     # ------------------------------------------------------------------ helpers
     def elect(self, b: int) -> "Case":
@@ -154,11 +120,6 @@ class Case:
     def broker_change(self, c: int) -> "Case":
         return self.do(A.ControllerProcessBrokerChange(c))
 
-    def produce(self, b: int, acks: int = -1, n: int = 1, p: int = 0) -> "Case":
-        for _ in range(n):
-            self.do(A.Produce(b, p, acks))
-        return self
-
     def consume(self, b: int, p: int = 0, isolation: str = "read_uncommitted") -> "Case":
         return self.do(A.ConsumerFetch(b, p, isolation))
 
@@ -186,13 +147,6 @@ class Case:
     def reassign(self, replicas: str, p: int = 0) -> "Case":
         """An admin creates /admin/reassign_partitions with p's target replicas (e.g. "1,0")."""
         return self.do(A.ReassignPartitions(p, replicas))
-
-    def ofle(self, b: int, p: int = 0) -> "Case":
-        """One OffsetsForLeaderEpoch round: one step, or its request and response where the model splits it."""
-        if not self.cfg.offsets_for_leader_epoch_in_flight:
-            return self.do(A.OffsetsForLeaderEpoch(b, p))
-        self.ofle_request(b, p)
-        return self.ofle_response(b, p) if self.s.brokers[b].fetchers[p].epoch_request else self
 
     def ofle_request(self, b: int, p: int = 0) -> "Case":
         return self.do(A.OffsetsForLeaderEpochRequest(b, p))
@@ -222,38 +176,8 @@ class Case:
     def fetch_response(self, b: int, p: int = 0) -> "Case":
         return self.do(A.FetchResponse(b, p))
 
-    def fetch(self, b: int, p: int = 0, rounds: int = 1) -> "Case":
-        for _ in range(rounds):
-            self.fetch_request(b, p).fetch_response(b, p)
-        return self
-
-    def catch_up(self, followers=None, p: int = 0, max_rounds: int = 50) -> "Case":
-        """Followers truncate (OffsetsForLeaderEpoch) and fetch until a round changes nothing."""
-        for _ in range(max_rounds):
-            before = encode(self.s)
-            for b, br in enumerate(self.s.brokers):
-                if followers is not None and b not in followers:
-                    continue
-                f = br.fetchers[p]
-                if not br.alive or f is None:
-                    continue
-                if f.state == "truncating":
-                    self.ofle(b, p)
-                    f = self.s.brokers[b].fetchers[p]
-                if f is not None and f.state == "fetching" and self.s.brokers[f.leader].alive:
-                    self.fetch(b, p)
-            if encode(self.s) == before:
-                return self
-        raise AssertionError(f"{self.kafka_case}: followers did not settle")
-
     def flush(self, b: int, p: int = 0) -> "Case":
         return self.do(A.FlushLog(b, p))
-
-    def crash(self, b: int, clean: bool = True) -> "Case":
-        return self.do(A.BrokerCrash(b, clean))
-
-    def restart(self, b: int) -> "Case":
-        return self.do(A.BrokerRestart(b))
 
     def expire(self, b: int) -> "Case":
         return self.do(A.ZkSessionExpire(b))
@@ -282,72 +206,20 @@ class Case:
                     self.do(A.AutoLeaderRebalance(ctl.broker_id))
         return self
 
-    def sleep(self, ms: int, run_at_end: bool = True, skip=()) -> "Case":
-        """Let ms of model time pass; every scheduled task that falls due on the way runs when it is due
-        (those due exactly at the end only with run_at_end, so that other actions can come first)."""
-        target = self.s.now + ms
-        self.run_due_tasks(skip)
-        while self.s.now < target:
-            limit = tick_limit(self.cfg, self.s)
-            nxt = target if limit is None or limit >= target else limit
-            if nxt > self.s.now:
-                self.do(A.Tick(nxt - self.s.now))
-            if self.s.now < target or run_at_end:
-                self.run_due_tasks(skip)
-        return self
-
     def create_topic(self, controller: int = 0) -> "Case":
         """The controller comes up, creates the partition's state (NewPartition -> Online), sends it out."""
         return self.elect(controller).deliver_all()
 
-    # ------------------------------------------------------------------ output
-    def to_json(self) -> dict:
-        source = SOURCES[self.cls]
-        prov = {
-            "engine": "hand-written",
-            "source": f"Kafka {KAFKA_TAG} {source} {self.test} (apache/kafka at tag {KAFKA_TAG})",
-            "kafka_test": self.kafka_case,
-            "kafka_file": source,
-            "kafka_tag": KAFKA_TAG,
-        }
-        if self.notes:
-            prov["adaptations"] = self.notes
-        if self.not_checked:
-            prov["not_checked"] = self.not_checked
-        if self.failure:
-            prov["model_disagrees"] = self.failure
-        out = {
-            "format": "isrlab-trace",
-            "version": 1,
-            "preset": self.preset,
-            "description": self.description,
-            "config": self.cfg.identity_json(),
-            "provenance": prov,
-            "expect": self.expect,
-            "violated": self.violated,
-        }
-        if self.start is not None:
-            out["start"] = self.start
-        out.update({
-            "actions": [A.action_to_json(a) for a in self.actions],
-            "checks": self.checks,
-        })
-        return out
-
-    def unchecked(self, what: str) -> "Case":
-        """An assertion of Kafka's test that the trace cannot check (listed in the README's table)."""
-        self.not_checked.append(what)
-        return self
-
-    def adapt(self, note: str) -> "Case":
-        """Record how the trace departs from the letter of Kafka's test (the facts it keeps are checked)."""
-        self.notes.append(note)
-        return self
-
 
 # ====================================================================== the registry
-#: kafka case "Class.testName" -> ("expressed", builder) | ("missing", category, detail) | ("out", detail)
-REGISTRY: dict = {}
+#: @Test methods per class in Kafka 2.4.0 (207 in all): every one must be in the registry
+TEST_CASES = {
+    "PartitionTest": 34, "ReplicaManagerTest": 24, "IsrExpirationTest": 4, "HighwatermarkPersistenceTest": 2,
+    "LogRecoveryTest": 4, "AbstractFetcherThreadTest": 23, "ReplicaFetcherThreadTest": 13,
+    "LeaderEpochFileCacheTest": 37, "ControllerChannelManagerTest": 16, "ControllerIntegrationTest": 26,
+    "PartitionLeaderElectionAlgorithmsTest": 13, "UncleanLeaderElectionTest": 6,
+    "EpochDrivenReplicationProtocolAcceptanceTest": 5,
+}
 
 #: the vocabulary a case needs and the model lacks, as named in issue 18 where it names it
 MISSING = {
@@ -378,21 +250,8 @@ MISSING = {
 }
 
 
-def case(name: str):
-    """Register a builder for one Kafka test case (it returns a Case)."""
-    def register(fn):
-        assert name not in REGISTRY, name
-        REGISTRY[name] = ("expressed", fn)
-        return fn
-    return register
-
-
-def missing(name: str, category: str, detail: str) -> None:
-    assert name not in REGISTRY, name
-    assert category in MISSING, category
-    REGISTRY[name] = ("missing", category, detail)
-
-
-def out_of_scope(name: str, detail: str) -> None:
-    assert name not in REGISTRY, name
-    REGISTRY[name] = ("out", detail)
+BOOK = Book(KAFKA_TAG, SOURCES, MISSING, TEST_CASES)
+Case.BOOK = BOOK
+#: kafka case "Class.testName" -> ("expressed", builder) | ("missing", category, detail) | ("out", detail)
+REGISTRY = BOOK.registry
+case, missing, out_of_scope = BOOK.case, BOOK.missing, BOOK.out_of_scope

@@ -15,12 +15,15 @@ whose checks the model does not meet is marked with ``fails(reason)`` and writte
 
 from __future__ import annotations
 
-import json
+import sys
+from pathlib import Path
 
-from isrlab.model import actions as A
-from isrlab.model.config import preset
-from isrlab.model.encode import encode
-from isrlab.model.step import initial_state, step, tick_limit
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from casebook import Book, CaseBase  # noqa: E402
+
+from isrlab.model import actions as A  # noqa: E402
+from isrlab.model.step import step  # noqa: E402
 
 KAFKA_TAG = "3.7.0"
 
@@ -121,56 +124,14 @@ def pending(expand: bool, replicas) -> dict:
     return {"@type": "PendingIsr", "expand": expand, "replicas": sorted(replicas)}
 
 
-class Case:
-    """One trace being written: the model state is kept alongside, so every action is known enabled."""
+class Case(CaseBase):
+    """One Kafka 3.7.0 case's trace, in a KRaft preset, from the formed cluster."""
+
+    DEFAULT_ACKS = 1
 
     def __init__(self, kafka_case: str, description: str, preset_name: str = "kafka-3.7", **config):
-        self.kafka_case = kafka_case
-        self.cls, self.test = kafka_case.split(".")
-        self.description = description
-        self.preset = preset_name
-        # budgets for the engines, not Kafka settings
-        config.setdefault("max_records", 50)
-        config.setdefault("max_crashes", 10)
-        config.setdefault("max_session_expirations", 10)
-        self.cfg = preset(preset_name).config.replace(**config)
+        super().__init__(kafka_case, description, preset_name, **config)
         assert self.cfg.kip_500, "KRaft presets only"
-        self.s = initial_state(self.cfg)
-        self.actions: list = []
-        self.checks: list = []
-        self.failure = None
-        self.notes: list = []
-        self.not_checked: list = []
-
-    # ------------------------------------------------------------------ raw actions and checks
-    def do(self, a) -> "Case":
-        s2 = step(self.cfg, self.s, a)
-        if s2 is None:
-            raise AssertionError(f"{self.kafka_case}: action {len(self.actions) + 1} {A.describe(a)} "
-                                 f"is not enabled at {self.s.now}")
-        self.s = s2
-        self.actions.append(a)
-        return self
-
-    def check(self, path: str, equals, why: str) -> "Case":
-        equals = json.loads(json.dumps(equals))        # a copy: a list the caller changes later stays as it was
-        self.checks.append({"after": len(self.actions), "path": path, "equals": equals, "why": why})
-        return self
-
-    def fails(self, reason: str) -> "Case":
-        """The model does not meet this case's checks: the trace goes to failing/."""
-        self.failure = reason
-        return self
-
-    def adapt(self, note: str) -> "Case":
-        """How the trace departs from the letter of Kafka's test (the facts it keeps are checked)."""
-        self.notes.append(note)
-        return self
-
-    def unchecked(self, what: str) -> "Case":
-        """An assertion of Kafka's test that the trace cannot check (listed in the README's table)."""
-        self.not_checked.append(what)
-        return self
 
     # ------------------------------------------------------------------ checks in Kafka's terms
     def check_registration(self, why: str, p: int = 0, **fields) -> "Case":
@@ -263,47 +224,16 @@ class Case:
         """Broker b replays the log to its end, and its next heartbeat unfences it (handleBrokerUnfenced)."""
         return self.replay(b).wait_heartbeat(b)
 
-    def crash(self, b: int, clean: bool = True) -> "Case":
-        return self.do(A.BrokerCrash(b, clean))
-
-    def restart(self, b: int) -> "Case":
-        return self.do(A.BrokerRestart(b))
-
     def controlled_shutdown(self, b: int) -> "Case":
         return self.do(A.ControlledShutdown(b))
 
-    def produce(self, b: int, acks: int = 1, n: int = 1, p: int = 0) -> "Case":
-        for _ in range(n):
-            self.do(A.Produce(b, p, acks))
-        return self
-
     def fetch(self, b: int, p: int = 0, rounds: int = 1) -> "Case":
-        """Follower b's fetch round(s): the leader reads and updates b's fetch state, b processes the response (a
-        follower still truncating first sends its OffsetsForLeaderEpoch)."""
+        """Follower b's fetch round(s); a follower still truncating first sends its OffsetsForLeaderEpoch."""
         for _ in range(rounds):
             if self.s.brokers[b].fetchers[p].state == "truncating":
-                self.do(A.OffsetsForLeaderEpoch(b, p))
-            self.do(A.FetchRequest(b, p)).do(A.FetchResponse(b, p))
+                self.ofle(b, p)
+            super().fetch(b, p)
         return self
-
-    def catch_up(self, followers=None, p: int = 0, max_rounds: int = 20) -> "Case":
-        """Followers truncate if they must and fetch until a round changes nothing."""
-        for _ in range(max_rounds):
-            before = encode(self.s)
-            for b, br in enumerate(self.s.brokers):
-                if followers is not None and b not in followers:
-                    continue
-                f = br.fetchers[p] if br.alive else None
-                if f is None:
-                    continue
-                if f.state == "truncating":
-                    self.do(A.OffsetsForLeaderEpoch(b, p))
-                    f = self.s.brokers[b].fetchers[p]
-                if f is not None and f.state == "fetching" and self.s.brokers[f.leader].alive:
-                    self.fetch(b, p)
-            if encode(self.s) == before:
-                return self
-        raise AssertionError(f"{self.kafka_case}: followers did not settle")
 
     def send_alter(self, b: int) -> "Case":
         """The broker's AlterPartitionManager sends its unsent items; the quorum controller answers at once."""
@@ -322,7 +252,6 @@ class Case:
     def run_due_tasks(self, skip=()) -> "Case":
         """Everything the cluster does on its own that is due now: the controller's stale-broker check, each live
         broker's heartbeat, ISR expiration, HW checkpoint and delayed produce timeouts."""
-        q = self.s.quorum
         for b in range(len(self.s.brokers)):
             if step(self.cfg, self.s, A.FenceStaleBroker(b)) is not None:
                 self.do(A.FenceStaleBroker(b))
@@ -343,60 +272,10 @@ class Case:
             for dp in sorted(self.s.brokers[b].delayed_produces, key=lambda d: d.request_id):
                 if self.s.now >= dp.deadline_ms:
                     self.do(A.DelayedProduceExpire(b, dp.request_id))
-        del q
         return self
-
-    def sleep(self, ms: int, run_at_end: bool = True, skip=(), fetching=()) -> "Case":
-        """Let ms of model time pass; what falls due on the way runs when it is due (what falls due exactly at the end
-        only with run_at_end, so that other actions can come first).  ``fetching``: (follower, partition) pairs that
-        fetch at every instant the clock stops, so that they stay caught up."""
-        target = self.s.now + ms
-        self.run_due_tasks(skip)
-        while self.s.now < target:
-            limit = tick_limit(self.cfg, self.s)
-            nxt = target if limit is None or limit >= target else limit
-            if nxt > self.s.now:
-                self.do(A.Tick(nxt - self.s.now))
-            for b, p in fetching:
-                self.catch_up([b], p)
-            if self.s.now < target or run_at_end:
-                self.run_due_tasks(skip)
-        return self
-
-    # ------------------------------------------------------------------ output
-    def to_json(self) -> dict:
-        source = SOURCES[self.cls]
-        prov = {
-            "engine": "hand-written",
-            "source": f"Kafka {KAFKA_TAG} {source} {self.test} (apache/kafka at tag {KAFKA_TAG})",
-            "kafka_test": self.kafka_case,
-            "kafka_file": source,
-            "kafka_tag": KAFKA_TAG,
-        }
-        if self.notes:
-            prov["adaptations"] = self.notes
-        if self.not_checked:
-            prov["not_checked"] = self.not_checked
-        if self.failure:
-            prov["model_disagrees"] = self.failure
-        return {
-            "format": "isrlab-trace",
-            "version": 1,
-            "preset": self.preset,
-            "description": self.description,
-            "config": self.cfg.identity_json(),
-            "provenance": prov,
-            "expect": "pass",
-            "violated": None,
-            "actions": [A.action_to_json(a) for a in self.actions],
-            "checks": self.checks,
-        }
 
 
 # ====================================================================== the registry
-#: kafka case "Class.testName" -> ("expressed", builder) | ("missing", category, detail) | ("out", detail)
-REGISTRY: dict = {}
-
 #: the vocabulary a case needs and the model lacks (model/README.md names the KRaft parts not modelled)
 MISSING = {
     "KIP-903": "KIP-903 broker epochs (in Fetch requests and in AlterPartition's ISR entries)",
@@ -420,21 +299,8 @@ MISSING = {
 }
 
 
-def case(name: str):
-    """Register a builder for one Kafka test case (it returns a Case)."""
-    def register(fn):
-        assert name not in REGISTRY, name
-        REGISTRY[name] = ("expressed", fn)
-        return fn
-    return register
-
-
-def missing(name: str, category: str, detail: str) -> None:
-    assert name not in REGISTRY, name
-    assert category in MISSING, category
-    REGISTRY[name] = ("missing", category, detail)
-
-
-def out_of_scope(name: str, detail: str) -> None:
-    assert name not in REGISTRY, name
-    REGISTRY[name] = ("out", detail)
+BOOK = Book(KAFKA_TAG, SOURCES, MISSING, KAFKA_CASES)
+Case.BOOK = BOOK
+#: kafka case "Class.testName" -> ("expressed", builder) | ("missing", category, detail) | ("out", detail)
+REGISTRY = BOOK.registry
+case, missing, out_of_scope = BOOK.case, BOOK.missing, BOOK.out_of_scope
