@@ -135,21 +135,71 @@ def unclean_leader_election():
             "the leaderless partition with broker 1 the only acceptable replica.  OFFLINE's brokers 3, 1 (and 2) are "
             "the model's 0, 1 (and 2).")
     c.unchecked("FOO with target ISR [3] and an unclean election (leader 2, ISR [2]): another starting registration")
-    c.unchecked("the leader recovery state RECOVERING (KIP-704 is not modelled)")
     c.unchecked("record version 2 (with the ELR), where the unclean election also clears the ELR: the ELR is off in "
                 "this configuration")
     c.formed().fence(1, 2, 0)
     c.check_registration("the offline partition: ISR [3] (model [0]), no leader", isr=[0], leader=-1)
     c.unfence(1)
-    _last_change(c, "unclean election: leader 1, ISR [1]", leader=1, isr=[1])
+    _last_change(c, "unclean election: leader 1, ISR [1], leader recovery state RECOVERING (KIP-704)", leader=1,
+                 isr=[1], leader_recovery_state="RECOVERING")
     return c
 
 
-for _name, _detail in (
-        ("testChangeInLeadershipDoesNotChangeRecoveryState",
-         "A leader in RECOVERING goes offline and comes back: the recovery state stays RECOVERING."),
-        ("testUncleanSetsLeaderRecoveringState", "An unclean election sets the leader recovery state to RECOVERING.")):
-    missing(B + _name, "KIP-704", _detail)
+def _unclean_to(c: Case, why: str) -> Case:
+    """Brokers 1, 2 and then 0 fenced (the ISR keeps its last member, 0, with no leader) and brokers 0 and 2 stopped,
+    so that broker 1 is the only acceptable replica; broker 1 unfenced: handleBrokerUnfenced's unclean election makes
+    it leader, ISR [1]."""
+    c.formed().fence(1, 2, 0).crash(0).crash(2)
+    c.check_registration("the leaderless partition: ISR [0], no leader, RECOVERED", isr=[0], leader=-1,
+                         leader_recovery_state="RECOVERED")
+    c.unfence(1)
+    return _last_change(c, why, leader=1, isr=[1], leader_recovery_state="RECOVERING")
+
+
+@case(B + "testUncleanSetsLeaderRecoveringState")
+def unclean_sets_leader_recovering_state():
+    c = Case(B + "testUncleanSetsLeaderRecoveringState",
+             "A leaderless partition (RECOVERED) given an unclean election with only broker 1 acceptable: the record "
+             "elects 1, sets the ISR to [1] and the leader recovery state to RECOVERING (KIP-704).",
+             n_brokers=3, replication_factor=3, unclean_leader_election=True)
+    c.adapt("Kafka's registration (replicas [1, 2, 3], ISR [2, 3], no leader) is one the protocol cannot reach "
+            "without the ELR: when every ISR member is fenced the controller keeps only the last one.  The trace "
+            "fences the model's brokers 1, 2, 0 (ISR [0], no leader), stops 0 and 2 (only 1 is acceptable, as in the "
+            "test) and unfences 1, which is not in the ISR, so the election is unclean as in the test "
+            "(Election.UNCLEAN with unclean.leader.election.enable on); Kafka's leader 1 is the model's 1.")
+    c.unchecked("the runs with a metadata version before leader recovery (isLeaderRecoverySupported false: no "
+                "recovery-state change) and with ZooKeeper migration on: the model has one metadata version and no "
+                "migration")
+    _unclean_to(c, "unclean election: leader 1, ISR [1], leader recovery state RECOVERING")
+    c.check_registration("the merged registration: leader 1, ISR [1], RECOVERING", leader=1, isr=[1],
+                         leader_recovery_state="RECOVERING")
+    return c
+
+
+@case(B + "testChangeInLeadershipDoesNotChangeRecoveryState")
+def change_in_leadership_does_not_change_recovery_state():
+    c = Case(B + "testChangeInLeadershipDoesNotChangeRecoveryState",
+             "A leader in RECOVERING and alone in the ISR goes offline (no leader, the ISR keeps it, still RECOVERING) "
+             "and comes back (elected again, still RECOVERING): a leadership change leaves the recovery state alone.",
+             n_brokers=3, replication_factor=3, unclean_leader_election=True)
+    c.adapt("Kafka's RECOVERING leader 1 with ISR [1] is reached by an unclean election of the model's broker 1 "
+            "(brokers 1, 2, 0 fenced, 0 and 2 stopped, then 1 unfenced); broker 1 is fenced again before it replays the election, so "
+            "its AlterPartition that would mark the partition RECOVERED is never sent (Partition.makeLeader sends it "
+            "only once the leader applies the change).  The offline builder's target ISR [] is the controller's fence "
+            "of the last ISR member; the online builder is its unfencing.")
+    c.unchecked("the runs with a metadata version before leader recovery and with ZooKeeper migration on: the model "
+                "has one metadata version and no migration")
+    _unclean_to(c, "setup: leader 1, ISR [1], RECOVERING")
+    c.fence(1)
+    _change_before_fence(c, "offline: no leader, the recovery state unchanged", leader=-1, isr=[1],
+                         leader_recovery_state="RECOVERING")
+    c.check_registration("offline: leader -1, ISR [1], RECOVERING", leader=-1, isr=[1],
+                         leader_recovery_state="RECOVERING")
+    c.unfence(1)
+    _last_change(c, "online again: the only ISR member elected, the recovery state unchanged", leader=1, isr=[1],
+                 leader_recovery_state="RECOVERING")
+    c.check_registration("online: leader 1, ISR [1], RECOVERING", leader=1, isr=[1], leader_recovery_state="RECOVERING")
+    return c
 missing(B + "testStoppedLeaderIsDemotedAfterReassignmentCompletesEvenIfNoNewEligibleLeaders", "reassignment",
         "A completed reassignment that removes the leader leaves no leader when no adding replica is eligible.")
 

@@ -213,8 +213,48 @@ def alter_partition_rejects_fenced_brokers():
     return c
 
 
-missing(R + "testAlterPartitionShouldRejectBrokersWithStaleEpoch", "KIP-903",
-        "An AlterPartition whose ISR entry carries broker 4's previous broker epoch, after 4 registered again.")
+@case(R + "testAlterPartitionShouldRejectBrokersWithStaleEpoch")
+def alter_partition_rejects_brokers_with_stale_epoch():
+    c = Case(R + "testAlterPartitionShouldRejectBrokersWithStaleEpoch",
+             "KIP-903: the leader builds an AlterPartition adding broker 4 with the broker epoch of 4's fetches; 4 "
+             "then fails, registers again with a new broker epoch and is unfenced; the late request is answered "
+             "INELIGIBLE_REPLICA and the ISR stays [1, 2, 3].",
+             n_brokers=4, replication_factor=4)
+    c.adapt("Kafka's replicas [1, 2, 3, 4] are the model's [0, 1, 2, 3] (Kafka's 4 is the model's 3).  Kafka writes "
+            "ISR [1, 2, 3] and the request by hand; here broker 3 leaves the ISR by lagging (the leader's shrink, "
+            "partition epoch 1), fetches again, and the leader proposes ISR [0, 1, 2, 3] with the broker epoch of "
+            "that fetch.  Broker 3's silent failure is a crash and a restart: it registers with a new broker epoch "
+            "and its heartbeat unfences it, as in the test, before the request reaches the controller (the controller "
+            "first fences the old incarnation when its session times out: ClusterControlManager.registerBroker "
+            "refuses a new incarnation while the old session lives).")
+    c.unchecked("AlterPartition versions 0 to 2 (no broker epochs in the ISR entries: the request is accepted): the "
+                "model's leader sends the latest version")
+    c.formed()
+    c.produce(0)
+    c.catch_up([1, 2])
+    c.sleep(45_000, fetching=[(1, 0), (2, 0)])
+    c.alter(0).replay()
+    c.check_registration("ISR [1, 2, 3] (model [0, 1, 2]), leader 1 (model 0), leader epoch 0, partition epoch 1",
+                         isr=[0, 1, 2], leader=0, leader_epoch=0, partition_epoch=1)
+    c.catch_up([3])
+    c.check_update(0, [0, 1, 2, 3], "the leader builds ISR [1, 2, 3, 4] (model [0, 1, 2, 3])")
+    c.check("brokers.0.alter_isr_unsent.0.request.zk_version", 1, "partition epoch 1")
+    old_epoch = c.s.quorum.registrations[3].epoch
+    c.check("brokers.0.alter_isr_unsent.0.request.isr_epochs.3", old_epoch,
+            "broker 4's entry carries the broker epoch of its fetch, its registration's")
+    c.crash(3, clean=False)
+    c.sleep(c.cfg.broker_session_timeout_ms + 1000, fetching=[(1, 0), (2, 0)])
+    c.check("quorum.registrations.3.fenced", True, "the controller fences broker 4 when its session times out")
+    c.restart(3)
+    c.check("quorum.log.-1.@type", "RegisterBrokerRecord", "broker 4 registers again")
+    c.check("quorum.log.-1.broker_id", 3, "broker 4 registers again")
+    c.unfence(3)
+    c.check("quorum.registrations.3.fenced", False, "the heartbeat unfences broker 4")
+    c.send_alter(0)
+    c.check_alter_response(0, "the late request names broker 4's previous epoch: INELIGIBLE_REPLICA",
+                           error="INELIGIBLE_REPLICA")
+    c.check_registration("the ISR and partition epoch are unchanged", isr=[0, 1, 2], partition_epoch=1)
+    return c
 
 
 @case(R + "testAlterPartitionShouldRejectShuttingDownBrokers")
