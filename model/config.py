@@ -227,6 +227,9 @@ class ModelConfig:
     #: KAFKA-2143 (0.9.0.1): after OFFSET_OUT_OF_RANGE, a follower whose LEO is not above the leader's fetches from
     #: max(leader start, LEO) and truncates fully only when its LEO is below the leader's start
     #: (AbstractFetcherThread.fetchOffsetAndTruncate); before, it truncated fully and fetched from the leader's start.
+    #: The two differ only when a follower's fetch offset was past its leader's LEO and the leader appended up to it
+    #: before the answer was handled, which needs a follower that missed its leader's truncation: unreachable with
+    #: KIP-320's fencing (preset ``no-kafka-2143``, on kafka-0.10.2's settings, shows it).
     kafka_2143: bool = True
     #: partitions of topics whose log.message.format.version is below 0.11 (message format v1): their records carry no
     #: leader epoch, the leader-epoch cache stays empty (Log.leaderEpochCache is None), OffsetsForLeaderEpoch answers
@@ -758,6 +761,16 @@ PRESETS: dict[str, Preset] = {
                "KAFKA-9491 off (Kafka 2.4.0 as released): a follower whose fetch offset fell below the leader's log start "
                "(DeleteRecords or retention while it lagged) truncates fully and starts at the leader's log start, but "
                "keeps its old HW below it until the next fetch response.", "KAFKA-9491, fixed in 2.4.1 and 2.5.0"),
+        Preset("no-kafka-2143", _BASE.replace(truncation="hw", kafka_2143=False, **_PRE_21), "committed_prefix",
+               "KAFKA-2143 off on kafka-0.10.2's settings (Kafka 0.9.0.0's rule): a follower whose fetch offset is past "
+               "its leader's LEO gets OFFSET_OUT_OF_RANGE; when the leader has appended up to that offset before the "
+               "follower handles the answer (ListOffsets reads the leader's current LEO), the follower truncates its "
+               "whole log and fetches from the leader's log start, though it is in the ISR and held every committed "
+               "record: an ISR member below the HW (scenarios 37a/37b). The race needs a follower that missed a "
+               "leader's truncation (no KIP-320 fencing), so every loss of kafka-0.10.2 (KIP-101) is reachable too, "
+               "and the fuzzer finds those first.", "KAFKA-2143, fixed in 0.9.0.1",
+               also_breaks=("hw_within_isr", "acked_durability", "isr_entry_condition", "consumer_safety",
+                            "log_matching", "stale_controller_write_refused", "follower_hw_committed")),
         Preset("old-message-format", _BASE.replace(old_message_format_partitions=(0,)), "acked_durability",
                "kafka-2.4 with the topic on log.message.format.version 0.10 (below 0.11): records carry no leader epoch, "
                "the epoch cache stays empty and followers truncate to their HW when they become followers (2.4.0's "
