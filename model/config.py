@@ -142,6 +142,13 @@ class ModelConfig:
     #: The leader's "follower LEO >= HW" condition for ISR entry (Partition.isFollowerInSync).  No JIRA: off is a
     #: mutant, as the TLA+ specification switches its ``\* CHECK`` off (an ISR join without the HW).
     isr_join_requires_hw: bool = True
+    #: KAFKA-14140 (3.3.0), KIP-841's ZooKeeper-mode twin: with AlterIsr, the leader proposes only a follower its
+    #: metadata cache holds alive (Partition.isReplicaIsrEligible's ZkMetadataCache.hasAliveBroker) and the controller
+    #: answers INELIGIBLE_REPLICA to an ISR naming a broker outside its live, not-shutting-down brokers
+    #: (KafkaController.processAlterPartition); the leader then reverts to its committed ISR (handleAlterPartitionError,
+    #: shared with KAFKA-13916).  Off by default, as in every release before 3.3.0 and so that the ZooKeeper AlterIsr
+    #: presets keep their walks: set it (with kip_497, kip_500 off) to get 3.3's ZooKeeper mode (preset alter-isr-kafka-14140).
+    kafka_14140: bool = False
 
     # --- bounds and budgets (engines stop offering actions past them) -----
     max_records: int = 6
@@ -378,6 +385,7 @@ LATER_FIELDS = ("kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partiti
                 "max_preferred_elections", "max_delete_records", "max_retention_runs", "retention_records", "kafka_5634", "kafka_9491", "kafka_2143",
                 "old_message_format_partitions", "initial_partitions", "max_partition_creations", "max_topic_deletions")
 LATER_FIELDS += ("delayed_fetch", "fetch_max_wait_ms", "max_reassignments")
+LATER_FIELDS += ("kafka_14140",)
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(ModelConfig)}
 
 
@@ -741,6 +749,18 @@ PRESETS: dict[str, Preset] = {
                "an acknowledged write a consumer may have read.", "Partition.isFollowerInSync, KRaft",
                also_breaks=("hw_within_isr", "committed_prefix", "follower_hw_committed", "acked_durability",
                             "consumer_safety", "controller_isr_entry_condition")),
+        Preset("no-kafka-14140", _ALTER_ISR.replace(kafka_10706=True), "zk_isr_joins_live",
+               "KAFKA-14140 off (ZooKeeper mode with AlterIsr before 3.3.0; alter-isr with KAFKA-10706, 2.8.0): neither the leader "
+               "nor the controller checks that a broker joining an ISR is alive. A follower whose ZooKeeper session "
+               "expired while it was out of the ISR (so the controller's broker change bumps no leader epoch) goes on "
+               "fetching, catches up, and the leader's AlterIsr adds it to the ISR the controller writes, though the "
+               "controller holds it dead (no election will pick it, yet acks=all counts it).",
+               "KAFKA-14140, KIP-841 (ZooKeeper mode)"),
+        Preset("alter-isr-kafka-14140", _ALTER_ISR.replace(kafka_10706=True, kafka_14140=True), "pass",
+               "no-kafka-14140 with the fix (3.3.0's ZooKeeper mode; followers still truncate with "
+               "OffsetsForLeaderEpoch): the leader proposes only a follower its metadata "
+               "cache holds alive, and the controller answers INELIGIBLE_REPLICA to an ISR naming a broker it holds dead "
+               "or shutting down; the leader then reverts to its committed ISR.", "3.3.0 (ZooKeeper mode), KAFKA-14140"),
         Preset("log-start-offset", _LOG_START, "pass",
                "kafka-2.4 where log start offsets move: DeleteRecords to the HW at the leader (Partition.deleteRecordsOnLeader) "
                "and size retention on every replica (Log.deleteOldSegments, one record per segment), followers taking the "
@@ -802,6 +822,15 @@ def _liveness_breaks(p: Preset) -> Preset:
 KRAFT_PENDING_RESET = ("leader_isr_covers_controller_isr", "committed_prefix", "isr_entry_condition", "hw_within_isr")
 
 
+def _kip_841_zk_breaks(p: Preset) -> Preset:
+    """A ZooKeeper-mode AlterIsr preset without KAFKA-14140 (every release before 3.3.0, and the presets that keep their
+    walks) also breaks zk_isr_joins_live: a follower the controller holds dead rejoins an ISR (no-kafka-14140)."""
+    c = p.config
+    if c.kip_500 or not c.kip_497 or c.kafka_14140 or "zk_isr_joins_live" in p.breaks:
+        return p
+    return dataclasses.replace(p, also_breaks=p.also_breaks + ("zk_isr_joins_live",))
+
+
 def _kraft_breaks(p: Preset) -> Preset:
     """A KRaft preset also breaks what the pending-reset race breaks (KRAFT_PENDING_RESET)."""
     if not p.config.kip_500:
@@ -810,7 +839,7 @@ def _kraft_breaks(p: Preset) -> Preset:
     return dataclasses.replace(p, also_breaks=p.also_breaks + extra) if extra else p
 
 
-PRESETS = {name: _kraft_breaks(_liveness_breaks(p)) for name, p in PRESETS.items()}
+PRESETS = {name: _kip_841_zk_breaks(_kraft_breaks(_liveness_breaks(p))) for name, p in PRESETS.items()}
 
 DEFAULT_PRESET = "kafka-2.4"
 

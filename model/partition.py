@@ -215,7 +215,7 @@ def handle_alter_isr_response(cfg: ModelConfig, s: ClusterState, br: Broker, p: 
     if type(part) is not Partition or part.isr != item.isr or part.pending_isr != item.pending:
         return False                             # isrState != proposedIsrState: the response is out of date
     if result.error != E.NONE:
-        if cfg.kafka_13916 and result.error == E.INELIGIBLE_REPLICA:
+        if kip_841(cfg) and result.error == E.INELIGIBLE_REPLICA:
             # handleAlterPartitionError (Kafka 3.3.0, KIP-841): the controller says it applied nothing and the partition
             # epoch is right, so the partition goes back to its last committed state
             br.partition_mut(p).pending_isr = None
@@ -248,14 +248,24 @@ def retriable_alter_isr_error(error: str) -> bool:
                          E.INVALID_UPDATE_VERSION, E.INVALID_REQUEST, E.NEW_LEADER_ELECTED)
 
 
+def kip_841(cfg: ModelConfig) -> bool:
+    """Whether KIP-841's eligibility rules are in (Kafka 3.3.0): KAFKA-13916 in KRaft, KAFKA-14140 in ZooKeeper mode
+    with AlterIsr.  Both share Partition.isReplicaIsrEligible and handleAlterPartitionError's revert on
+    INELIGIBLE_REPLICA."""
+    return cfg.kafka_13916 if cfg.kip_500 else cfg.kip_497 and cfg.kafka_14140
+
+
 def is_replica_isr_eligible(cfg: ModelConfig, br: Broker, r: Replica) -> bool:
     """Partition.isReplicaIsrEligible (Kafka 3.3.0, KIP-841; 3.5.0, KIP-903): in KRaft, a follower the metadata cache
     holds fenced, unregistered or in controlled shutdown does not join the ISR, nor (KIP-903) one whose last Fetch
-    carried another broker epoch than the cache's (always eligible before KAFKA-13916 and in the ZooKeeper era)."""
-    if not (cfg.kip_500 and cfg.kafka_13916):
+    carried another broker epoch than the cache's; in ZooKeeper mode (KAFKA-14140) one the cache does not hold alive
+    (always eligible before KAFKA-13916 / KAFKA-14140, and on the 2.4 path)."""
+    if not kip_841(cfg):
         return True
     md = br.metadata
     follower = r.broker_id
+    if not cfg.kip_500:
+        return follower in md.alive_brokers      # ZkMetadataCache.hasAliveBroker: shutting down still counts alive
     if follower not in md.alive_brokers or follower in md.shutting_down:
         return False
     if not cfg.kip_903:
