@@ -149,6 +149,17 @@ class ModelConfig:
     #: shared with KAFKA-13916).  Off by default, as in every release before 3.3.0 and so that the ZooKeeper AlterIsr
     #: presets keep their walks: set it (with kip_497, kip_500 off) to get 3.3's ZooKeeper mode (preset alter-isr-kafka-14140).
     kafka_14140: bool = False
+    #: KAFKA-15221 (3.7.0, apache/kafka#14053): Partition.updateFollowerFetchState updates the replica's fetch state under
+    #: the partition's read lock, so no fetch lands between maybeExpandIsr's check and prepareIsrExpand, and the
+    #: AlterPartition carries the broker epoch of the replica state that was checked.  Before (3.5.x, 3.6.x) a fetch of
+    #: the follower's new incarnation could land there: the request then named its new broker epoch for a replica that
+    #: is not caught up.  Matters only with ``isr_expand_window``.
+    kafka_15221: bool = True
+    #: The leader's ISR expansion in two steps: a follower's fetch decides it (maybeExpandIsr's checks), and
+    #: ``PrepareIsrExpand`` builds the AlterPartition in a later step, as Kafka before KAFKA-15221 let a fetch land
+    #: between them.  Off by default (the engines then draw what they drew before); set it with kip_500 to explore
+    #: KAFKA-15221 (preset no-kafka-15221).  With kafka_15221 the check and the request stay one step.
+    isr_expand_window: bool = False
 
     # --- bounds and budgets (engines stop offering actions past them) -----
     max_records: int = 6
@@ -270,6 +281,8 @@ class ModelConfig:
             errors.append("isr_expiration_phase_ms must give one phase per broker")
         if any(p < 0 for p in self.isr_expiration_phase_ms):
             errors.append("isr_expiration_phase_ms must be >= 0")
+        if self.isr_expand_window and not self.kip_500:
+            errors.append("isr_expand_window (KAFKA-15221's race) needs kip_500: the broker epochs of KIP-903 are KRaft's")
         if self.kip_500 and not self.kip_497:
             errors.append("kip_500 (KRaft) needs kip_497: ISR changes go to the quorum controller as AlterPartition")
         if self.broker_heartbeat_interval_ms < 1 or self.broker_session_timeout_ms <= self.broker_heartbeat_interval_ms:
@@ -385,7 +398,7 @@ LATER_FIELDS = ("kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partiti
                 "max_preferred_elections", "max_delete_records", "max_retention_runs", "retention_records", "kafka_5634", "kafka_9491", "kafka_2143",
                 "old_message_format_partitions", "initial_partitions", "max_partition_creations", "max_topic_deletions")
 LATER_FIELDS += ("delayed_fetch", "fetch_max_wait_ms", "max_reassignments")
-LATER_FIELDS += ("kafka_14140",)
+LATER_FIELDS += ("kafka_14140", "kafka_15221", "isr_expand_window")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(ModelConfig)}
 
 
@@ -749,6 +762,23 @@ PRESETS: dict[str, Preset] = {
                "an acknowledged write a consumer may have read.", "Partition.isFollowerInSync, KRaft",
                also_breaks=("hw_within_isr", "committed_prefix", "follower_hw_committed", "acked_durability",
                             "consumer_safety", "controller_isr_entry_condition")),
+        Preset("no-kafka-15221", _KRAFT_37.replace(max_disk_wipes=1, eligible_leader_replicas=True,
+                                                isr_expand_window=True, kafka_15221=False), "isr_entry_condition",
+               "KAFKA-15221 off (3.5.x and 3.6.x; on kafka-4.1-disk-wipe, whose last-replica-standing loss the ELR "
+               "closes, with the leader's expansion in two steps): a caught-up follower's fetch makes the leader "
+               "decide an ISR expansion; before it builds the AlterPartition the follower's broker stops, its disk is "
+               "replaced, it registers again, is unfenced and fetches from the leader with its new broker epoch and an "
+               "empty log. prepareIsrExpand reads that new state: the request names the new broker epoch, which the "
+               "controller's KIP-903 check accepts, for a replica below the HW.",
+               "KAFKA-15221, apache/kafka#14053 (3.7.0)",
+               also_breaks=("controller_isr_entry_condition", "hw_within_isr", "committed_prefix", "acked_durability",
+                            "consumer_safety", "follower_hw_committed")),
+        Preset("kafka-4.1-isr-expand-window", _KRAFT_37.replace(max_disk_wipes=1, eligible_leader_replicas=True,
+                                                             isr_expand_window=True), "pass",
+               "no-kafka-15221 with the fix (3.7.0 and later): the fetch-state update waits for the partition's lock, so "
+               "the expansion's check and its AlterPartition read the same replica state (one step); a rebooted "
+               "follower's fetch comes before the check (and fails it) or after the request (whose old broker epoch "
+               "the controller refuses).", "4.1.0, KAFKA-15221"),
         Preset("no-kafka-14140", _ALTER_ISR.replace(kafka_10706=True), "zk_isr_joins_live",
                "KAFKA-14140 off (ZooKeeper mode with AlterIsr before 3.3.0; alter-isr with KAFKA-10706, 2.8.0): neither the leader "
                "nor the controller checks that a broker joining an ISR is alive. A follower whose ZooKeeper session "

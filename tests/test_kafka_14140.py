@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from conftest import drive
 from isrlab.model import actions as A, errors as E
 from isrlab.model.config import ModelConfig, preset
 from isrlab.model.step import initial_state, step
@@ -14,12 +15,6 @@ SCENARIO = Path(__file__).resolve().parent / "scenarios" / "39a-kafka-14140-off-
 OFF, ON = preset("no-kafka-14140").config, preset("alter-isr-kafka-14140").config
 
 
-def _run(cfg, actions):
-    s = initial_state(cfg)
-    for a in actions:
-        s = step(cfg, s, a)
-        assert s is not None, a
-    return s
 
 
 def _actions():
@@ -39,7 +34,7 @@ def test_flag_is_off_by_default_and_the_pair_differs_only_by_it():
 
 def test_without_the_fix_the_leader_proposes_a_dead_follower_and_the_controller_writes_it():
     acts = _actions()
-    pre = _run(OFF, acts[:-1])
+    pre = drive(OFF, initial_state(OFF), *acts[:-1])
     assert pre.brokers[2].partitions[0].pending_isr.replicas == (1,)
     post = step(OFF, pre, acts[-1])
     assert post.zk.partition_states[0].isr == (1, 2)
@@ -50,7 +45,7 @@ def test_without_the_fix_the_leader_proposes_a_dead_follower_and_the_controller_
 
 def test_with_the_fix_the_leader_does_not_propose_a_follower_its_cache_holds_dead():
     acts = _actions()
-    s = _run(ON, acts[:-1])
+    s = drive(ON, initial_state(ON), *acts[:-1])
     assert 1 not in s.brokers[2].metadata.alive_brokers
     assert s.brokers[2].partitions[0].pending_isr is None and s.brokers[2].alter_isr_unsent == ()
     assert step(ON, s, acts[-1]) is None                     # no AlterIsr to send
@@ -59,7 +54,7 @@ def test_with_the_fix_the_leader_does_not_propose_a_follower_its_cache_holds_dea
 def test_the_controller_answers_ineligible_replica_and_the_leader_reverts():
     # the leader's proposal of 39a (made without the leader-side check), then the 3.3.0 controller's check alone
     acts = _actions()
-    s = _run(OFF, acts[:-1])
+    s = drive(OFF, initial_state(OFF), *acts[:-1])
     s = step(ON, s, acts[-1])
     resp = s.brokers[2].alter_isr_inflight.response
     assert resp.error == E.NONE and resp.partitions[0].error == E.INELIGIBLE_REPLICA
@@ -74,7 +69,7 @@ def test_a_stale_partition_epoch_is_answered_invalid_update_version_before_ineli
     from isrlab.model.controller import process_alter_isr
     from isrlab.model.requests import AlterIsrPartition, AlterIsrRequestData
     acts = _actions()
-    s = _run(OFF, acts[:-1])
+    s = drive(OFF, initial_state(OFF), *acts[:-1])
     req = AlterIsrRequestData(2, s.brokers[2].broker_epoch, (AlterIsrPartition(0, 0, (1, 2), 7, ()),))
     s2 = s._clone(object()) if hasattr(s, "_clone") else s
     out = process_alter_isr(ON, s2, 2, req)
