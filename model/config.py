@@ -763,13 +763,16 @@ PRESETS: dict[str, Preset] = {
                also_breaks=("hw_within_isr", "committed_prefix", "follower_hw_committed", "acked_durability",
                             "consumer_safety", "controller_isr_entry_condition")),
         Preset("no-kafka-15221", _KRAFT_37.replace(max_disk_wipes=1, eligible_leader_replicas=True,
-                                                isr_expand_window=True, kafka_15221=False), "isr_entry_condition",
+                                                isr_expand_window=True, kafka_15221=False),
+               "isr_entry_condition",
                "KAFKA-15221 off (3.5.x and 3.6.x; on kafka-4.1-disk-wipe, whose last-replica-standing loss the ELR "
                "closes, with the leader's expansion in two steps): a caught-up follower's fetch makes the leader "
                "decide an ISR expansion; before it builds the AlterPartition the follower's broker stops, its disk is "
                "replaced, it registers again, is unfenced and fetches from the leader with its new broker epoch and an "
                "empty log. prepareIsrExpand reads that new state: the request names the new broker epoch, which the "
-               "controller's KIP-903 check accepts, for a replica below the HW.",
+               "controller's KIP-903 check accepts, for a replica below the HW: the leader's maximal ISR counts it at "
+               "once (isr_entry_condition, which every KRaft preset's pending-reset race breaks too), the controller's "
+               "ISR once the answer comes (controller_isr_entry_condition, which tells this bug apart).",
                "KAFKA-15221, apache/kafka#14053 (3.7.0)",
                also_breaks=("controller_isr_entry_condition", "hw_within_isr", "committed_prefix", "acked_durability",
                             "consumer_safety", "follower_hw_committed")),
