@@ -771,8 +771,9 @@ PRESETS: dict[str, Preset] = {
                "replaced, it registers again, is unfenced and fetches from the leader with its new broker epoch and an "
                "empty log. prepareIsrExpand reads that new state: the request names the new broker epoch, which the "
                "controller's KIP-903 check accepts, for a replica below the HW: the leader's maximal ISR counts it at "
-               "once (isr_entry_condition, which every KRaft preset's pending-reset race breaks too), the controller's "
-               "ISR once the answer comes (controller_isr_entry_condition, which tells this bug apart).",
+               "once (isr_entry_condition), the controller's ISR once the request is handled "
+               "(controller_isr_entry_condition). Every KRaft preset's pending-reset race breaks both as well "
+               "(KRAFT_PENDING_RESET); the archived trace and scenarios 38a/38b show this race itself.",
                "KAFKA-15221, apache/kafka#14053 (3.7.0)",
                also_breaks=("controller_isr_entry_condition", "hw_within_isr", "committed_prefix", "acked_durability",
                             "consumer_safety", "follower_hw_committed")),
