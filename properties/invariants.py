@@ -1135,11 +1135,12 @@ def zk_isr_joins_live(cfg, pre: ClusterState, a, post: ClusterState):
     return None
 
 
-def _replayed(md, records, n: int):
+def _replayed(md, records, n: int, n_partitions: int):
     """A broker's metadata cache after replaying ``records`` on top of ``md`` (broker_metadata's replay, Kafka 3.5.0)."""
     from ..model.broker_metadata import _replay
     from ..model.state import Broker
     br = Broker(-1)
+    br.partitions = (None,) * n_partitions
     br.metadata = md
     for rec in records:
         _replay(br, rec, n, {})
@@ -1169,10 +1170,10 @@ def metadata_log_matching(cfg, pre: ClusterState, a, post: ClusterState):
             return {"broker": br1.broker_id, "problem": "applied offset outside the log's batches",
                     "metadata_offset": off, "log_length": len(log)}
         if br0.alive and br0.broker_epoch == br1.broker_epoch and br0.metadata_offset <= off:
-            want = _replayed(br0.metadata, log[br0.metadata_offset:off], n)      # the records applied by this step
+            want = _replayed(br0.metadata, log[br0.metadata_offset:off], n, len(q1.partitions))   # applied by this step
         else:
             from ..model.state import MetadataCache
-            want = _replayed(MetadataCache(), log[:off], n)                      # a new incarnation: from the start
+            want = _replayed(MetadataCache(), log[:off], n, len(q1.partitions))  # a new incarnation: from the start
         if want != br1.metadata:
             return {"broker": br1.broker_id, "problem": "metadata cache is not the replay of the applied records",
                     "metadata_offset": off, "log_length": len(log)}
