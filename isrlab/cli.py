@@ -109,7 +109,7 @@ def presets(as_json: bool) -> None:
              "unclean_leader_election", "min_insync_replicas", "replica_lag_time_max_ms",
              "crash_loses_unflushed_data", "kafka_10706", "offsets_for_leader_epoch_in_flight", "kafka_7786",
              "fetch_from_follower", "replica_selector", "kip_500", "kafka_13916", "kafka_15021", "kafka_15583",
-             "eligible_leader_replicas", "isr_join_requires_hw", "kip_903", "delayed_fetch", "kafka_5634", "kafka_9491",
+             "eligible_leader_replicas", "isr_join_requires_hw", "kip_903", "kafka_14140", "kafka_15221", "isr_expand_window", "delayed_fetch", "kafka_5634", "kafka_9491",
              "kafka_2143", "old_message_format_partitions", "max_delete_records", "max_retention_runs",
              "controlled_shutdown_enable", "auto_leader_rebalance_enable", "max_preferred_elections",
              "max_topic_deletions", "max_partition_creations", "max_reassignments", "max_disk_wipes")

@@ -410,6 +410,15 @@ class ControllerProcessReassignmentIsrChange:
     partition: int
 
 
+@dataclass(frozen=True, slots=True)
+class PrepareIsrExpand:
+    """Leader ``broker`` goes on with an ISR expansion of ``partition`` that a follower's fetch decided
+    (Partition.maybeExpandIsr's prepareIsrExpand), building the AlterPartition from the replica state of this step: the
+    second half of the leader's expansion when the model splits it (``isr_expand_window``, before KAFKA-15221)."""
+    broker: int
+    partition: int
+
+
 Action = Union[
     ElectController, ControllerProcessBrokerChange, ControllerProcessIsrChangeNotification, ControllerResign,
     DeliverControlRequest, Produce, ConsumerFetch, FetchRequest, FetchResponse, OffsetsForLeaderEpoch,
@@ -425,6 +434,7 @@ Action = Union[
     ControllerProcessStopReplicaResponse,
     ConsumerFetchWait, DelayedFetchExpire,
     ReassignPartitions, ControllerProcessPartitionReassignment, ControllerProcessReassignmentIsrChange,
+    PrepareIsrExpand,
 ]
 
 #: Every action class, in the documented order of ``enabled_actions``.

@@ -142,6 +142,24 @@ class ModelConfig:
     #: The leader's "follower LEO >= HW" condition for ISR entry (Partition.isFollowerInSync).  No JIRA: off is a
     #: mutant, as the TLA+ specification switches its ``\* CHECK`` off (an ISR join without the HW).
     isr_join_requires_hw: bool = True
+    #: KAFKA-14140 (3.3.0), KIP-841's ZooKeeper-mode twin: with AlterIsr, the leader proposes only a follower its
+    #: metadata cache holds alive (Partition.isReplicaIsrEligible's ZkMetadataCache.hasAliveBroker) and the controller
+    #: answers INELIGIBLE_REPLICA to an ISR naming a broker outside its live, not-shutting-down brokers
+    #: (KafkaController.processAlterPartition); the leader then reverts to its committed ISR (handleAlterPartitionError,
+    #: shared with KAFKA-13916).  Off by default, as in every release before 3.3.0 and so that the ZooKeeper AlterIsr
+    #: presets keep their walks: set it (with kip_497, kip_500 off) to get 3.3's ZooKeeper mode (preset alter-isr-kafka-14140).
+    kafka_14140: bool = False
+    #: KAFKA-15221 (3.7.0, apache/kafka#14053): Partition.updateFollowerFetchState updates the replica's fetch state under
+    #: the partition's read lock, so no fetch lands between maybeExpandIsr's check and prepareIsrExpand, and the
+    #: AlterPartition carries the broker epoch of the replica state that was checked.  Before (3.5.x, 3.6.x) a fetch of
+    #: the follower's new incarnation could land there: the request then named its new broker epoch for a replica that
+    #: is not caught up.  Matters only with ``isr_expand_window``.
+    kafka_15221: bool = True
+    #: The leader's ISR expansion in two steps: a follower's fetch decides it (maybeExpandIsr's checks), and
+    #: ``PrepareIsrExpand`` builds the AlterPartition in a later step, as Kafka before KAFKA-15221 let a fetch land
+    #: between them.  Off by default (the engines then draw what they drew before); set it with kip_500 to explore
+    #: KAFKA-15221 (preset no-kafka-15221).  With kafka_15221 the check and the request stay one step.
+    isr_expand_window: bool = False
 
     # --- bounds and budgets (engines stop offering actions past them) -----
     max_records: int = 6
@@ -266,6 +284,8 @@ class ModelConfig:
             errors.append("isr_expiration_phase_ms must give one phase per broker")
         if any(p < 0 for p in self.isr_expiration_phase_ms):
             errors.append("isr_expiration_phase_ms must be >= 0")
+        if self.isr_expand_window and not self.kip_500:
+            errors.append("isr_expand_window (KAFKA-15221's race) needs kip_500: the broker epochs of KIP-903 are KRaft's")
         if self.kip_500 and not self.kip_497:
             errors.append("kip_500 (KRaft) needs kip_497: ISR changes go to the quorum controller as AlterPartition")
         if self.broker_heartbeat_interval_ms < 1 or self.broker_session_timeout_ms <= self.broker_heartbeat_interval_ms:
@@ -381,6 +401,7 @@ LATER_FIELDS = ("kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partiti
                 "max_preferred_elections", "max_delete_records", "max_retention_runs", "retention_records", "kafka_5634", "kafka_9491", "kafka_2143",
                 "old_message_format_partitions", "initial_partitions", "max_partition_creations", "max_topic_deletions")
 LATER_FIELDS += ("delayed_fetch", "fetch_max_wait_ms", "max_reassignments")
+LATER_FIELDS += ("kafka_14140", "kafka_15221", "isr_expand_window")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(ModelConfig)}
 
 
@@ -744,6 +765,39 @@ PRESETS: dict[str, Preset] = {
                "an acknowledged write a consumer may have read.", "Partition.isFollowerInSync, KRaft",
                also_breaks=("hw_within_isr", "committed_prefix", "follower_hw_committed", "acked_durability",
                             "consumer_safety", "controller_isr_entry_condition")),
+        Preset("no-kafka-15221", _KRAFT_37.replace(max_disk_wipes=1, eligible_leader_replicas=True,
+                                                isr_expand_window=True, kafka_15221=False),
+               "isr_entry_condition",
+               "KAFKA-15221 off (3.5.x and 3.6.x; on kafka-4.1-disk-wipe, whose last-replica-standing loss the ELR "
+               "closes, with the leader's expansion in two steps): a caught-up follower's fetch makes the leader "
+               "decide an ISR expansion; before it builds the AlterPartition the follower's broker stops, its disk is "
+               "replaced, it registers again, is unfenced and fetches from the leader with its new broker epoch and an "
+               "empty log. prepareIsrExpand reads that new state: the request names the new broker epoch, which the "
+               "controller's KIP-903 check accepts, for a replica below the HW: the leader's maximal ISR counts it at "
+               "once (isr_entry_condition), the controller's ISR once the request is handled "
+               "(controller_isr_entry_condition). Every KRaft preset's pending-reset race breaks both as well "
+               "(KRAFT_PENDING_RESET); the archived trace and scenarios 38a/38b show this race itself.",
+               "KAFKA-15221, apache/kafka#14053 (3.7.0)",
+               also_breaks=("controller_isr_entry_condition", "hw_within_isr", "committed_prefix", "acked_durability",
+                            "consumer_safety", "follower_hw_committed")),
+        Preset("kafka-4.1-isr-expand-window", _KRAFT_37.replace(max_disk_wipes=1, eligible_leader_replicas=True,
+                                                             isr_expand_window=True), "pass",
+               "no-kafka-15221 with the fix (3.7.0 and later): the fetch-state update waits for the partition's lock, so "
+               "the expansion's check and its AlterPartition read the same replica state (one step); a rebooted "
+               "follower's fetch comes before the check (and fails it) or after the request (whose old broker epoch "
+               "the controller refuses).", "4.1.0, KAFKA-15221"),
+        Preset("no-kafka-14140", _ALTER_ISR.replace(kafka_10706=True), "zk_isr_joins_live",
+               "KAFKA-14140 off (ZooKeeper mode with AlterIsr before 3.3.0; alter-isr with KAFKA-10706, 2.8.0): neither the leader "
+               "nor the controller checks that a broker joining an ISR is alive. A follower whose ZooKeeper session "
+               "expired while it was out of the ISR (so the controller's broker change bumps no leader epoch) goes on "
+               "fetching, catches up, and the leader's AlterIsr adds it to the ISR the controller writes, though the "
+               "controller holds it dead (no election will pick it, yet acks=all counts it).",
+               "KAFKA-14140, KIP-841 (ZooKeeper mode)"),
+        Preset("alter-isr-kafka-14140", _ALTER_ISR.replace(kafka_10706=True, kafka_14140=True), "pass",
+               "no-kafka-14140 with the fix (3.3.0's ZooKeeper mode; followers still truncate with "
+               "OffsetsForLeaderEpoch): the leader proposes only a follower its metadata "
+               "cache holds alive, and the controller answers INELIGIBLE_REPLICA to an ISR naming a broker it holds dead "
+               "or shutting down; the leader then reverts to its committed ISR.", "3.3.0 (ZooKeeper mode), KAFKA-14140"),
         Preset("log-start-offset", _LOG_START, "pass",
                "kafka-2.4 where log start offsets move: DeleteRecords to the HW at the leader (Partition.deleteRecordsOnLeader) "
                "and size retention on every replica (Log.deleteOldSegments, one record per segment), followers taking the "
@@ -815,6 +869,15 @@ def _liveness_breaks(p: Preset) -> Preset:
 KRAFT_PENDING_RESET = ("leader_isr_covers_controller_isr", "committed_prefix", "isr_entry_condition", "hw_within_isr")
 
 
+def _kip_841_zk_breaks(p: Preset) -> Preset:
+    """A ZooKeeper-mode AlterIsr preset without KAFKA-14140 (every release before 3.3.0, and the presets that keep their
+    walks) also breaks zk_isr_joins_live: a follower the controller holds dead rejoins an ISR (no-kafka-14140)."""
+    c = p.config
+    if c.kip_500 or not c.kip_497 or c.kafka_14140 or "zk_isr_joins_live" in p.breaks:
+        return p
+    return dataclasses.replace(p, also_breaks=p.also_breaks + ("zk_isr_joins_live",))
+
+
 def _kraft_breaks(p: Preset) -> Preset:
     """A KRaft preset also breaks what the pending-reset race breaks (KRAFT_PENDING_RESET)."""
     if not p.config.kip_500:
@@ -823,7 +886,7 @@ def _kraft_breaks(p: Preset) -> Preset:
     return dataclasses.replace(p, also_breaks=p.also_breaks + extra) if extra else p
 
 
-PRESETS = {name: _kraft_breaks(_liveness_breaks(p)) for name, p in PRESETS.items()}
+PRESETS = {name: _kip_841_zk_breaks(_kraft_breaks(_liveness_breaks(p))) for name, p in PRESETS.items()}
 
 DEFAULT_PRESET = "kafka-2.4"
 

@@ -422,7 +422,8 @@ def process_isr_change_notification(cfg: ModelConfig, s: ClusterState, c: Contro
 
 
 def process_alter_isr(cfg: ModelConfig, s: ClusterState, b: int, req) -> AlterIsrResponseData:
-    """KafkaController.processAlterIsr (Kafka 2.7.0, K9): fence by leader epoch and zkVersion, write ZK, UpdateMetadata."""
+    """KafkaController.processAlterIsr (Kafka 2.7.0, K9; 3.3.0's INELIGIBLE_REPLICA, KAFKA-14140): fence by leader epoch
+    and zkVersion, write ZK, UpdateMetadata."""
     c = s.controller_on(b)
     if c is None or not s.zk.sessions[b]:
         # !isActive.  A zombie (its session gone) would block on ZooKeeper, then fail; either way the leader
@@ -444,6 +445,11 @@ def process_alter_isr(cfg: ModelConfig, s: ClusterState, b: int, req) -> AlterIs
         elif (broker, item.leader_epoch, tuple(item.new_isr)) == (st.leader, st.leader_epoch, st.isr):
             # LeaderAndIsr.equalsIgnoreZk: already in place; answered with the current state, nothing written
             results.append(AlterIsrPartitionResult(p, E.NONE, st.leader, st.leader_epoch, st.isr, st.zk_version))
+        elif cfg.kafka_14140 and any(not c.is_live(r) or r in c.shutting_down for r in item.new_isr) and not (
+                cfg.partition_epoch_check and st.zk_version != item.zk_version):
+            # KafkaController.processAlterPartition (Kafka 3.3.0, KAFKA-14140): an ISR naming a broker outside
+            # liveBrokerIds (live, not shutting down) is refused, after the partition-epoch check (INVALID_UPDATE_VERSION)
+            results.append(AlterIsrPartitionResult(p, E.INELIGIBLE_REPLICA))
         else:
             if cfg.kafka_6082 and s.zk.controller_epoch_zk_version != c.epoch_zk_version:
                 # updateLeaderAndIsr's check on /controller_epoch fails: ControllerMovedException, which

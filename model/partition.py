@@ -60,6 +60,8 @@ def update_assignment_and_isr(part: Partition, local_id: int, assignment: tuple,
     part.isr = tuple(sorted(isr))
     if part.pending_isr is not None:
         part.pending_isr = None                  # isrState = CommittedIsr(isr) (Kafka 2.7.0)
+    if part.expand_checked >= 0:
+        part.expand_checked = -1                 # an undecided expansion goes with the old state (model/README.md)
 
 
 def is_leader(br: Broker, part: Partition) -> bool:
@@ -71,6 +73,8 @@ def is_leader(br: Broker, part: Partition) -> bool:
 def maybe_increment_leader_hw(cfg: ModelConfig, br: Broker, p: int, now: int) -> bool:
     """Partition.maybeIncrementLeaderHW (Kafka 2.4.0 / 2.7.0, HW1-HW3): min LEO over the maximal ISR and recently caught-up replicas."""
     part = br.partitions[p]
+    if part.expand_checked >= 0:
+        return False                             # waits for leaderIsrUpdateLock, held by maybeExpandIsr (PrepareIsrExpand)
     log = br.logs[p]
     new_hw = log.log_end_offset
     isr = part.isr
@@ -156,7 +160,7 @@ def maybe_shrink_isr(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, now:
 def _maybe_shrink_isr_with_alter_isr(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, now: int) -> bool:
     """Partition.maybeShrinkIsr / shrinkIsrWithAlterIsr (Kafka 2.7.0, SH7; KAFKA-13091 3.1.0): propose, commit nothing."""
     part = br.partitions[p]
-    if part.pending_isr is not None:
+    if part.pending_isr is not None or part.expand_checked >= 0:
         return False                             # getOutOfSyncReplicas is empty while an update is in flight
     out = out_of_sync_replicas(cfg, br, part, now)
     if not out:
@@ -215,7 +219,7 @@ def handle_alter_isr_response(cfg: ModelConfig, s: ClusterState, br: Broker, p: 
     if type(part) is not Partition or part.isr != item.isr or part.pending_isr != item.pending:
         return False                             # isrState != proposedIsrState: the response is out of date
     if result.error != E.NONE:
-        if cfg.kafka_13916 and result.error == E.INELIGIBLE_REPLICA:
+        if kip_841(cfg) and result.error == E.INELIGIBLE_REPLICA:
             # handleAlterPartitionError (Kafka 3.3.0, KIP-841): the controller says it applied nothing and the partition
             # epoch is right, so the partition goes back to its last committed state
             br.partition_mut(p).pending_isr = None
@@ -248,14 +252,24 @@ def retriable_alter_isr_error(error: str) -> bool:
                          E.INVALID_UPDATE_VERSION, E.INVALID_REQUEST, E.NEW_LEADER_ELECTED)
 
 
+def kip_841(cfg: ModelConfig) -> bool:
+    """Whether KIP-841's eligibility rules are in (Kafka 3.3.0): KAFKA-13916 in KRaft, KAFKA-14140 in ZooKeeper mode
+    with AlterIsr.  Both share Partition.isReplicaIsrEligible and handleAlterPartitionError's revert on
+    INELIGIBLE_REPLICA."""
+    return cfg.kafka_13916 if cfg.kip_500 else cfg.kip_497 and cfg.kafka_14140
+
+
 def is_replica_isr_eligible(cfg: ModelConfig, br: Broker, r: Replica) -> bool:
     """Partition.isReplicaIsrEligible (Kafka 3.3.0, KIP-841; 3.5.0, KIP-903): in KRaft, a follower the metadata cache
     holds fenced, unregistered or in controlled shutdown does not join the ISR, nor (KIP-903) one whose last Fetch
-    carried another broker epoch than the cache's (always eligible before KAFKA-13916 and in the ZooKeeper era)."""
-    if not (cfg.kip_500 and cfg.kafka_13916):
+    carried another broker epoch than the cache's; in ZooKeeper mode (KAFKA-14140) one the cache does not hold alive
+    (always eligible before KAFKA-13916 / KAFKA-14140, and on the 2.4 path)."""
+    if not kip_841(cfg):
         return True
     md = br.metadata
     follower = r.broker_id
+    if not cfg.kip_500:
+        return follower in md.alive_brokers      # ZkMetadataCache.hasAliveBroker: shutting down still counts alive
     if follower not in md.alive_brokers or follower in md.shutting_down:
         return False
     if not cfg.kip_903:
@@ -280,16 +294,33 @@ def maybe_expand_isr(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, foll
     part = br.partitions[p]
     if not is_leader(br, part) or follower in part.isr:
         return False
-    if cfg.kip_497 and part.pending_isr is not None:
+    if cfg.kip_497 and (part.pending_isr is not None or part.expand_checked >= 0):
         return False                             # canAddReplicaToIsr: not while an update is in flight (2.7.0)
     r = part.remote(follower)
     if r is None or not is_replica_isr_eligible(cfg, br, r) or not is_follower_in_sync(cfg, r, part, br.logs[p]):
+        return False
+    if cfg.isr_expand_window and not cfg.kafka_15221:
+        # 3.5.0 / 3.6.0: the write-locked needsExpandIsr has passed; prepareIsrExpand reads the replica state again,
+        # and a fetch may update it in between (Replica.updateFetchState takes no partition lock before KAFKA-15221)
+        br.partition_mut(p).expand_checked = follower
         return False
     if cfg.kip_497:
         # expandIsrWithAlterIsr (2.7.0, EX6): PendingExpandIsr, the new member counted in the HW at once
         send_alter_isr_request(cfg, s, br, p, PendingIsr(True, (follower,)))
         return False
     return update_isr(cfg, s, br, p, part.isr + (follower,))
+
+
+def prepare_isr_expand(cfg: ModelConfig, s: ClusterState, br: Broker, p: int) -> None:
+    """Partition.prepareIsrExpand / addBrokerEpochToIsr (Kafka 3.5.0 and 3.6.0, before KAFKA-15221): the expansion
+    maybeExpandIsr decided, with each ISR member's broker epoch read from the replica state now; then the threads
+    that waited for the lock (HW increments) go on."""
+    part = br.partition_mut(p)
+    follower = part.expand_checked
+    part.expand_checked = -1
+    send_alter_isr_request(cfg, s, br, p, PendingIsr(True, (follower,)))
+    if maybe_increment_leader_hw(cfg, br, p, s.now):
+        delayed.try_complete_delayed_produce(cfg, s, br, p)
 
 
 def update_follower_fetch_state(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, follower: int,

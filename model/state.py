@@ -369,6 +369,9 @@ class Partition(Node):
     controller_epoch: int = 0
     remote_replicas: tuple = ()          # Replica per remote id, AR order
     pending_isr: PendingIsr | None = None  # isrState (KIP-497): None is CommittedIsr(isr)
+    #: a maybeExpandIsr call has decided to add this follower and not built its AlterPartition yet (only with
+    #: ``isr_expand_window`` before KAFKA-15221: ``PrepareIsrExpand`` builds it); -1 none
+    expand_checked: int = -1
 
     def maximal_isr(self) -> tuple:
         """IsrState.maximalIsr (Kafka 2.7.0): the committed ISR plus a pending expansion's new member."""

@@ -44,7 +44,8 @@ from .replica_manager import fetch_messages_with_wait, fetch_waiting
 from .reassignment import (admin_reassign_partitions, assignment_of, handle_partition_reassignment_isr_change,
                            handle_zk_partition_reassignment, is_being_reassigned, is_reassignment_complete,
                            parse_replicas, reassignment_targets)
-from .state import (FETCHING, TRUNCATING, Broker, ClusterState, Ghost, ZooKeeper)
+from .partition import prepare_isr_expand
+from .state import (FETCHING, TRUNCATING, Broker, ClusterState, Ghost, Partition, ZooKeeper)
 from .topics import (can_create_partitions, can_create_topic, can_delete_topic, create_partitions, create_topic,
                      delete_topic, initial_assignment, process_stop_replica_response, process_topic_change,
                      process_topic_deletion, topic_change_pending)
@@ -125,6 +126,15 @@ def g_deliver(cfg, s, a) -> bool:
 
 def _bp(s, a) -> bool:
     return 0 <= a.broker < len(s.brokers) and 0 <= a.partition < len(s.zk.assignment)
+
+
+def g_prepare_isr_expand(cfg, s, a) -> bool:
+    """A live leader whose maybeExpandIsr decided an expansion it has not built yet (``isr_expand_window``)."""
+    if not _bp(s, a):
+        return False
+    br = s.brokers[a.broker]
+    part = br.partitions[a.partition]
+    return br.alive and type(part) is Partition and part.expand_checked >= 0 and part.leader == a.broker
 
 
 def g_produce(cfg, s, a) -> bool:
@@ -579,6 +589,10 @@ def e_alter_isr_request(cfg, s, a):
     send_alter_isr(cfg, s, a.broker)
 
 
+def e_prepare_isr_expand(cfg, s, a):
+    prepare_isr_expand(cfg, s, s.broker_mut(a.broker), a.partition)
+
+
 def e_alter_isr_response(cfg, s, a):
     receive_alter_isr_response(cfg, s, a.broker)
 
@@ -927,6 +941,7 @@ RULES = {
                                                _controllers(A.ControllerProcessPartitionReassignment)),
     A.ControllerProcessReassignmentIsrChange: (g_reassignment_isr_change, e_reassignment_isr_change,
                                                c_reassignment_isr_change),
+    A.PrepareIsrExpand: (g_prepare_isr_expand, e_prepare_isr_expand, _per_bp(A.PrepareIsrExpand)),
 }
 assert tuple(RULES) == A.ACTION_TYPES
 
@@ -1003,6 +1018,7 @@ class _Tables:
                                              for b in range(nb))
         self.consumer_fetch_wait = tuple(tuple(a for p in range(np_) for a in consumer_fetch_waits(cfg, b, p))
                                          for b in range(nb))
+        self.prepare_isr_expand = tuple(tuple(A.PrepareIsrExpand(b, p) for p in range(np_)) for b in range(nb))
         self.tick_sizes = tuple(sorted(set(cfg.tick_ms)))
         self.ticks: dict = {}
 
@@ -1260,6 +1276,16 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
         _delayed_fetch_groups(s, kinds, T, group)
     if cfg.max_reassignments and not kraft:
         _reassignment_groups(cfg, s, kinds, T, group)
+    if cfg.isr_expand_window and (every or A.PrepareIsrExpand in kinds):
+        g = []
+        for br in brokers:
+            if br.alive:
+                row = T.prepare_isr_expand[br.broker_id]
+                for p, part in enumerate(br.partitions):
+                    if type(part) is Partition and part.expand_checked >= 0 and part.leader == br.broker_id:
+                        g.append(row[p])
+        if g:
+            group(g)
     return groups
 
 
@@ -1499,6 +1525,7 @@ _KIND_GATES = {
     A.ReassignPartitions: lambda cfg: cfg.max_reassignments > 0,       # an admin's reassignments, within a budget
     A.ControllerProcessPartitionReassignment: lambda cfg: cfg.max_reassignments > 0,
     A.ControllerProcessReassignmentIsrChange: lambda cfg: cfg.max_reassignments > 0,
+    A.PrepareIsrExpand: lambda cfg: cfg.isr_expand_window,              # KAFKA-15221's window, on request
 }
 
 
@@ -1514,7 +1541,7 @@ ZK_ONLY = frozenset({A.ElectController, A.ControllerProcessBrokerChange, A.Contr
                      A.ControllerProcessStopReplicaResponse})
 #: ``ControlledShutdown`` is of both eras (KRaft's heartbeats, the ZooKeeper era's request to the controller).
 KRAFT_ONLY = frozenset({A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker, A.HeartbeatsLost, A.DiskWipe,
-                        A.ControllerFailover})
+                        A.ControllerFailover, A.PrepareIsrExpand})
 ZK_ONLY = ZK_ONLY | {A.ReassignPartitions, A.ControllerProcessPartitionReassignment,
                      A.ControllerProcessReassignmentIsrChange}
 

@@ -254,6 +254,19 @@ _SENTENCES = {
 }
 
 
+# issue 19: KAFKA-14140 and the metadata log
+_SENTENCES.update({
+    "zk_isr_joins_live": lambda f, cfg: (
+        f"controller {f['controller']} wrote partition {f['partition']}'s ISR {f['isr_before']} -> {f['isr_after']} "
+        f"for leader {f['leader']} (epoch {f['leader_epoch']}) although it holds broker {f['broker']} "
+        f"{'shutting down' if f['shutting_down'] else 'dead'}: a broker it does not count live joined an ISR "
+        f"(KAFKA-14140's checks are off)"),
+    "metadata_log_matching": lambda f, cfg: (
+        (f"broker {f['broker']}'s " if "broker" in f else "the quorum's ")
+        + f"metadata went wrong: {f['problem']} (applied offset {f.get('metadata_offset', '-')}, log length "
+        f"{f.get('log_length', f.get('length_after'))}): brokers no longer replay a prefix of the controller's log"),
+})
+
 def loss_sentence(loss) -> str:
     """One sentence for a documented loss (``replay.Loss``): the unclean election and exactly the records it lost."""
     f = loss.facts

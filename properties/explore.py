@@ -104,7 +104,7 @@ concrete ``ElectController(b)``, ``ControllerProcessBrokerChange(c)``,
 ``ControllerProcessIsrChangeNotification(c)``, ``ControllerResign(c)``,
 ``DeliverControlRequest(c, b)``, ``FetchRequest(b, p)``, ``FetchResponse(b, p)``,
 ``OffsetsForLeaderEpoch(b, p)`` (or its request and response), ``AlterIsrRequest(b)``, ``AlterIsrResponse(b)``, ``IsrExpiration(b)``, ``IsrChangePropagation(b)``,
-``HighWatermarkCheckpoint(b)``, ``DelayedProduceExpire(b, r)`` and ``ZkReconnect(b)`` -- and the
+``HighWatermarkCheckpoint(b)``, ``DelayedProduceExpire(b, r)``, ``ZkReconnect(b)`` and ``PrepareIsrExpand(b, p)`` -- and the
 clock (``Tick``, as one class: time diverges) that is enabled continuously from some point on is
 eventually taken; so is ``ZkSessionExpire(b)`` of a *dead* broker (ZooKeeper expires a session whose
 process stopped heartbeating, after zookeeper.session.timeout.ms: without it a crashed controller
@@ -390,6 +390,7 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
                 parts.append((2, ordered(part.assigned_replicas), ids(part.isr), lid(part.leader), part.leader_epoch,
                               part.leader_epoch_start_offset, ver(part.zk_version, p),
                               part.controller_epoch, None if pend is None else (pend.expand, ids(pend.replicas)),
+                              lid(part.expand_checked) if part.expand_checked >= 0 else -1,
                               tuple([(lid(r.broker_id), r.log_end_offset, r.log_start_offset,
                                       r.last_fetch_leader_log_end_offset, past(r.last_fetch_time_ms, h_lag, y_lag),
                                       past(r.last_caught_up_time_ms, h_lag, y_lag), r.broker_epoch)
@@ -609,6 +610,7 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
             return -2, ()
         return (intern_part((part.assigned_replicas, part.isr, part.leader, part.leader_epoch,
                              part.leader_epoch_start_offset, part.controller_epoch, part.pending_isr,
+                             part.expand_checked,
                              tuple([(r.broker_id, r.log_end_offset, r.log_start_offset,
                                      r.last_fetch_leader_log_end_offset, r.broker_epoch)
                                     for r in part.remote_replicas]))),
@@ -1299,6 +1301,7 @@ FAIR_KINDS = frozenset({
     A.AutoLeaderRebalance,
     A.Tick, A.ControllerProcessTopicDeletion, A.ControllerProcessTopicChange, A.ControllerProcessStopReplicaResponse,
     A.DelayedFetchExpire, A.ControllerProcessPartitionReassignment, A.ControllerProcessReassignmentIsrChange,
+    A.PrepareIsrExpand,
 })
 
 

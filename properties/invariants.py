@@ -1111,6 +1111,88 @@ CATALOGUE: tuple[Invariant, ...] = (
               "PartitionLeaderElectionAlgorithms.offlinePartitionLeaderElection", reads=LOSSES),
 )
 
+
+# --------------------------------------------------------------------------- issue 19: KAFKA-14140, the metadata log
+def zk_isr_joins_live(cfg, pre: ClusterState, a, post: ClusterState):
+    """INV zk_isr_joins_live (KIP-841 in ZooKeeper mode, KAFKA-14140): an ISR the ZooKeeper-era controller writes for an
+    AlterIsr (leader and leader epoch unchanged) adds only brokers its context holds live and not shutting down."""
+    if post.quorum is not None or not cfg.kip_497 or pre.controllers is post.controllers:
+        return None
+    before = {c.broker_id: c for c in pre.controllers}
+    for c1 in post.controllers:
+        c0 = before.get(c1.broker_id)
+        if c0 is None or c0.partition_states is c1.partition_states:
+            continue
+        for p, (st0, st1) in enumerate(zip(c0.partition_states, c1.partition_states)):
+            if st0 is None or st1 is None or st0 is st1 or st0.leader != st1.leader \
+                    or st0.leader_epoch != st1.leader_epoch:
+                continue
+            for f in sorted(set(st1.isr) - set(st0.isr)):
+                if not c1.is_live(f) or f in c1.shutting_down:
+                    return {"controller": c1.broker_id, "partition": p, "broker": f, "leader": st1.leader,
+                            "leader_epoch": st1.leader_epoch, "isr_before": list(st0.isr), "isr_after": list(st1.isr),
+                            "shutting_down": f in c1.shutting_down}
+    return None
+
+
+def _replayed(md, records, n: int, n_partitions: int):
+    """A broker's metadata cache after replaying ``records`` on top of ``md`` (broker_metadata's replay, Kafka 3.5.0)."""
+    from ..model.broker_metadata import _replay
+    from ..model.state import Broker
+    br = Broker(-1)
+    br.partitions = (None,) * n_partitions
+    br.metadata = md
+    for rec in records:
+        _replay(br, rec, n, {})
+    return br.metadata
+
+
+def metadata_log_matching(cfg, pre: ClusterState, a, post: ClusterState):
+    """INV metadata_log_matching (Vanlightly/kafka-tlaplus MetadataLogMatchingProperty): the quorum's metadata log only
+    grows, and the records each live broker has applied are a prefix of it ending at a batch boundary, its metadata cache
+    being exactly their replay (so any two brokers agree on the records both applied)."""
+    q0, q1 = pre.quorum, post.quorum
+    if q1 is None:
+        return None
+    log = q1.log
+    if q0.log is not log and log[:len(q0.log)] != q0.log:
+        return {"problem": "the metadata log changed below its end", "length_before": len(q0.log),
+                "length_after": len(log)}
+    if pre.brokers is post.brokers:
+        return None
+    n = len(post.brokers)
+    for br0, br1 in zip(pre.brokers, post.brokers):
+        if br0 is br1 or not br1.alive or (br0.metadata is br1.metadata
+                                           and br0.metadata_offset == br1.metadata_offset):
+            continue
+        off = br1.metadata_offset
+        if off > len(log) or (off and off not in q1.batch_ends):
+            return {"broker": br1.broker_id, "problem": "applied offset outside the log's batches",
+                    "metadata_offset": off, "log_length": len(log)}
+        if br0.alive and br0.broker_epoch == br1.broker_epoch and br0.metadata_offset <= off:
+            want = _replayed(br0.metadata, log[br0.metadata_offset:off], n, len(q1.partitions))   # applied by this step
+        else:
+            from ..model.state import MetadataCache
+            want = _replayed(MetadataCache(), log[:off], n, len(q1.partitions))  # a new incarnation: from the start
+        if want != br1.metadata:
+            return {"broker": br1.broker_id, "problem": "metadata cache is not the replay of the applied records",
+                    "metadata_offset": off, "log_length": len(log)}
+    return None
+
+
+CATALOGUE += (
+    Invariant("zk_isr_joins_live", ALWAYS, STEP, zk_isr_joins_live,
+              "an AlterIsr the ZooKeeper-era controller writes adds to an ISR only brokers it holds live and not "
+              "shutting down",
+              "KafkaController.processAlterPartition, Partition.isReplicaIsrEligible (KAFKA-14140, KIP-841, Kafka "
+              "3.3.0)", reads=ZK_STATES),
+    Invariant("metadata_log_matching", ALWAYS, STEP, metadata_log_matching,
+              "the metadata log only grows, and every live broker's metadata cache is the replay of a prefix of it "
+              "ending at a batch boundary",
+              "Vanlightly/kafka-tlaplus MetadataLogMatchingProperty; BrokerMetadataListener / MetadataLoader "
+              "(Kafka 3.5.0)"),
+)
+
 BY_NAME = {inv.name: inv for inv in CATALOGUE}
 
 
@@ -1278,6 +1360,75 @@ LIVENESS: tuple[Liveness, ...] = (
              "a leadership change or its timeout)",
              "DelayedProduce.tryComplete / onExpiration, ReplicaManager.appendRecords (Kafka 2.4.0)",
              produce_completes_bad),
+)
+
+
+# --------------------------------------------------------------------------- issue 19: KRaft liveness
+def eventually_unfenced_bad(cfg, s, p) -> bool:
+    """"C and not G" of eventually_unfenced: a live KRaft broker that is not shutting down and whose registration is
+    its own incarnation's is fenced at the controller.  A broker property: stated on partition 0 only."""
+    q = s.quorum
+    if q is None or p != 0:
+        return False
+    for br in s.brokers:
+        reg = q.registrations[br.broker_id]
+        if br.alive and not br.want_shutdown and reg is not None and reg.fenced and reg.epoch == br.broker_epoch:
+            return True
+    return False
+
+
+def metadata_converges_bad(cfg, s, p) -> bool:
+    """"C and not G" of metadata_converges: a live KRaft broker has not applied the whole metadata log.  Stated on
+    partition 0 only."""
+    q = s.quorum
+    if q is None or p != 0:
+        return False
+    end = len(q.log)
+    return any(br.alive and br.metadata_offset < end for br in s.brokers)
+
+
+def acked_fully_replicated_bad(cfg, s, p) -> bool:
+    """"C and not G" of acked_fully_replicated: the live leader of the controller's current leader epoch holds a
+    record acknowledged to acks=all at its offset, and a live member of that leader's ISR lacks it there (a record
+    below a log start was deleted on purpose)."""
+    g = s.ghost
+    if not g.acked:
+        return False
+    led = _zk_leader_of(s, p)
+    if led is None:
+        return False
+    br, part, log = led
+    for rid, offset, _epoch, _b, pp in g.acked:
+        if pp != p:
+            continue
+        entry = log.entry_at(offset)
+        if entry is None or entry[0] != rid:
+            continue                             # not the leader's (lost, or deleted): the safety invariants' concern
+        for f in part.isr:
+            fb = s.brokers[f]
+            if f == br.broker_id or not fb.alive:
+                continue
+            flog = fb.logs[p]
+            if flog is not None and offset < flog.log_start_offset:
+                continue
+            fe = None if flog is None else flog.entry_at(offset)
+            if fe is None or fe[0] != rid:
+                return True
+    return False
+
+
+LIVENESS += (
+    Liveness("eventually_unfenced", "L-h", "a live broker that heartbeats and is not shutting down is eventually "
+             "unfenced",
+             "Vanlightly/kafka-tlaplus EventuallyUnfenced; BrokerHeartbeatManager.calculateNextBrokerState, "
+             "ReplicationControlManager.handleBrokerUnfenced (Kafka 3.5.0)", eventually_unfenced_bad),
+    Liveness("metadata_converges", "L-i", "every live broker eventually applies the whole metadata log",
+             "Vanlightly/kafka-tlaplus EventuallyMetadataConverges; BrokerMetadataListener / MetadataLoader "
+             "(Kafka 3.5.0)", metadata_converges_bad),
+    Liveness("acked_fully_replicated", "L-j", "a record acknowledged to acks=all that the current leader holds is "
+             "eventually held by every live member of its ISR",
+             "Vanlightly/kafka-tlaplus EventuallyAcknowledgedValueFullyReplicated; "
+             "AbstractFetcherThread.processFetchRequest (Kafka 2.4.0)", acked_fully_replicated_bad),
 )
 
 

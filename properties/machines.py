@@ -360,8 +360,10 @@ DELAYED_FETCH_KINDS = (A.ConsumerFetchWait, A.DelayedFetchExpire)
 #: Likewise partition reassignment, only over a config with a reassignment budget (``max_reassignments``).
 REASSIGNMENT_KINDS = (A.ReassignPartitions, A.ControllerProcessPartitionReassignment,
                       A.ControllerProcessReassignmentIsrChange)
+#: Likewise the second half of a split ISR expansion, only over a config that splits it (``isr_expand_window``).
+EXPAND_WINDOW_KINDS = (A.PrepareIsrExpand,)
 GATED_KINDS = (ALTER_ISR_KINDS + OBSERVATION_KINDS + EPOCH_ROUND_KINDS + KRAFT_KINDS + LEADERSHIP_KINDS + LOG_START_KINDS
-               + TOPIC_KINDS + DELAYED_FETCH_KINDS + REASSIGNMENT_KINDS)
+               + TOPIC_KINDS + DELAYED_FETCH_KINDS + REASSIGNMENT_KINDS + EXPAND_WINDOW_KINDS)
 
 for _kind in A.ACTION_TYPES:
     if _kind not in GATED_KINDS:
@@ -499,7 +501,8 @@ def machine_for(cfg: ModelConfig, invariants=CATALOGUE, *, name: str = "IsrMachi
         attrs["settle_kinds"] = SETTLE_KINDS + extra
     for kind in rule_kinds(cfg):
         if kind in OBSERVATION_KINDS or kind in EPOCH_ROUND_KINDS or kind in KRAFT_KINDS or kind in LEADERSHIP_KINDS \
-                or kind in LOG_START_KINDS or kind in TOPIC_KINDS or kind in DELAYED_FETCH_KINDS or kind in REASSIGNMENT_KINDS:
+                or kind in LOG_START_KINDS or kind in TOPIC_KINDS or kind in DELAYED_FETCH_KINDS or kind in REASSIGNMENT_KINDS \
+                or kind in EXPAND_WINDOW_KINDS:
             attrs[rule_name(kind)] = _kind_rule(kind)
     settle_more = tuple(k for k in LEADERSHIP_SETTLE_KINDS + TOPIC_SETTLE_KINDS if k in rule_kinds(cfg))
     if settle_more:

@@ -123,6 +123,12 @@ def action_words(cfg, s, a) -> str:
         return f"broker {a.broker} sends AlterIsr ({what or 'nothing'})"
     if t is A.AlterIsrResponse:
         return f"broker {a.broker} receives the AlterIsr response"
+    if t is A.PrepareIsrExpand:
+        part = s.brokers[a.broker].partitions[a.partition]
+        f = getattr(part, "expand_checked", -1)
+        r = part.remote(f) if f >= 0 else None
+        epoch = "" if r is None else f" with its broker epoch {r.broker_epoch} as the fetches left it"
+        return f"leader {a.broker} builds the ISR expansion by broker {f} it decided{epoch}{_p(cfg, a.partition)}"
     if t is A.IsrExpiration:
         return f"broker {a.broker} runs isr-expiration"
     if t is A.IsrChangePropagation:

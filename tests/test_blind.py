@@ -103,6 +103,8 @@ def _changed(cfg: ModelConfig, name: str) -> ModelConfig:
         new = value + 1
     if name == "kip_500" and new and not cfg.kip_497:
         return cfg.replace(kip_500=True, kip_497=True)   # KRaft needs AlterPartition: the twin claims both
+    if name == "isr_expand_window" and new and not cfg.kip_500:
+        return cfg.replace(isr_expand_window=True, kip_500=True, kip_497=True)   # a KRaft window: the twin claims all
     return cfg.replace(**{name: new})
 
 

@@ -52,7 +52,7 @@ def _fixed_name(trace) -> str:
         if c.crash_loses_unflushed_data:
             return "kafka-4.1-lossy-crash"
         if c.max_disk_wipes:
-            return "kafka-4.1-disk-wipe"
+            return "kafka-4.1-isr-expand-window" if c.isr_expand_window else "kafka-4.1-disk-wipe"
         if c.min_insync_replicas == 2:
             return "kafka-4.1-min-isr-2"
         return "kafka-4.1" if c.eligible_leader_replicas else "kafka-4.0"
@@ -62,11 +62,13 @@ def _fixed_name(trace) -> str:
         return "truncate-on-fetch"
     if trace.config.offsets_for_leader_epoch_in_flight:
         return "epoch-requests-in-flight"
+    if trace.config.kip_497 and trace.config.kafka_10706:
+        return "alter-isr-kafka-14140"   # no-kafka-14140's base: alter-isr with KAFKA-10706
     return "alter-isr" if trace.config.kip_497 else "kafka-2.4"
 
 
 #: the actions a KRaft fix may leave out of a counterexample's replay (see test_counterexample_is_gone_on_kafka_2_4)
-_KRAFT_FIX_ENDS = (A.MetadataApply, A.AlterIsrRequest, A.AlterIsrResponse)
+_KRAFT_FIX_ENDS = (A.MetadataApply, A.AlterIsrRequest, A.AlterIsrResponse, A.PrepareIsrExpand)
 
 
 def _fixed(trace):
@@ -124,7 +126,11 @@ def test_the_archive_and_its_fixes_as_plugin_items(tmp_path):
         elif trace.config.kip_500:
             # a KRaft fix changes what the leader proposes or what the controller writes (_KRAFT_FIX_ENDS)
             assert message is None or re.match(r"the trace does not replay: action \d+: (MetadataApply|AlterIsrRequest|"
-                                               r"AlterIsrResponse)\(", message), (n, message)
+                                               r"AlterIsrResponse|PrepareIsrExpand)\(", message), (n, message)
+        elif trace.config.kip_497 and not trace.config.kafka_14140 and _fixed_name(trace) == "alter-isr-kafka-14140":
+            # with KAFKA-14140 the leader proposes no dead follower: its AlterIsr is never sent
+            assert message is None or re.match(r"the trace does not replay: action \d+: AlterIsrRequest\(", message), \
+                (n, message)
         else:
             assert message is None, (n, message)
 
@@ -201,7 +207,8 @@ def test_counterexample_is_gone_on_kafka_2_4(path):
                          "crash_loses_unflushed_data", "kafka_12686", "kafka_12751", "kafka_13091",
                          "partition_epoch_check", "kafka_13141", "kafka_14704", "kafka_7786", "kafka_13916",
                          "kafka_15021", "kafka_15583", "isr_join_requires_hw", "eligible_leader_replicas", "kip_903",
-                         "kafka_5634", "kafka_9491", "kafka_2143", "old_message_format_partitions"}, differing
+                         "kafka_5634", "kafka_9491", "kafka_2143", "old_message_format_partitions", "kafka_14140",
+                         "kafka_15221"}, differing
     if PRESETS[trace.preset].expected == "pass":
         return   # a break of a preset expected to pass (KRAFT_PENDING_RESET, a model finding): no fix to replay it on
     s = initial_state(fixed)
@@ -211,6 +218,11 @@ def test_counterexample_is_gone_on_kafka_2_4(path):
             # KIP-841 leaves the fenced replica unproposed, the ELR makes the controller write other records: the
             # replay ends at the first proposal or record the fixed model does not have, the invariant held so far
             assert type(a) in _KRAFT_FIX_ENDS, f"{a} is not enabled on {_fixed_name(trace)}"
+            assert first_violation(fixed, trace.actions[:i], trace.violated) is None
+            return
+        if after is None and trace.config.kip_497 and not trace.config.kafka_14140 and fixed.kafka_14140:
+            # KAFKA-14140: the leader proposes no follower its metadata cache holds dead, so no AlterIsr goes out
+            assert type(a).__name__ == "AlterIsrRequest", f"{a} is not enabled on {_fixed_name(trace)}"
             assert first_violation(fixed, trace.actions[:i], trace.violated) is None
             return
         if after is None and not trace.config.kafka_5634:

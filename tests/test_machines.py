@@ -113,9 +113,9 @@ def test_unflushed_single_replica_mutant_loses_an_acked_record():
 
 # --------------------------------------------------------------------------- (c) only enabled actions
 def test_one_rule_per_action_kind_and_a_single_invariant():
-    from isrlab.properties.machines import (DELAYED_FETCH_KINDS, EPOCH_ROUND_KINDS, GATED_KINDS, KRAFT_KINDS,
-                                            LEADERSHIP_KINDS, LOG_START_KINDS, REASSIGNMENT_KINDS, TOPIC_KINDS,
-                                            rule_kinds)
+    from isrlab.properties.machines import (DELAYED_FETCH_KINDS, EPOCH_ROUND_KINDS, EXPAND_WINDOW_KINDS, GATED_KINDS,
+                                            KRAFT_KINDS, LEADERSHIP_KINDS, LOG_START_KINDS, REASSIGNMENT_KINDS,
+                                            TOPIC_KINDS, rule_kinds)
 
     Machine = machine_for(preset("kafka-2.4").config)
     setup = Machine.setup_state()
@@ -129,7 +129,7 @@ def test_one_rule_per_action_kind_and_a_single_invariant():
     assert sorted(r.function.__name__ for r in machine_for(cfg).setup_state().rules) == sorted(
         rule_name(k) for k in A.ACTION_TYPES if k not in EPOCH_ROUND_KINDS and k not in KRAFT_KINDS
         and k not in LEADERSHIP_KINDS and k not in LOG_START_KINDS and k not in TOPIC_KINDS
-        and k not in DELAYED_FETCH_KINDS and k not in REASSIGNMENT_KINDS) == sorted(
+        and k not in DELAYED_FETCH_KINDS and k not in REASSIGNMENT_KINDS and k not in EXPAND_WINDOW_KINDS) == sorted(
         rule_name(k) for k in rule_kinds(cfg))
     topics = preset("topic-lifecycle").config                          # topics at run time: their six kinds too
     assert set(rule_kinds(topics)) == set(rule_kinds(preset("kafka-2.4").config)) | set(TOPIC_KINDS)
@@ -391,8 +391,10 @@ def test_every_breaking_preset_the_machine_misses_is_named():
     # a loaded machine: too slow for the suite; kafka-2.7 measures the same bug.
     # no-kafka-7786: a liveness headline, found by the machine's teardown settle only; not measured yet.
     # no-kip-903: not found by the guided search either (tests/test_fuzz.py's NOT_FOUND_YET).
+    # no-kafka-14140, no-kafka-15221 (issue 19): not measured for the machine yet (the walker finds the first in about
+    # a second; the second needs a whole reboot inside the leader's expansion, see benchmarks/RESULTS.md).
     out_of_reach = {"no-kip-320", "no-kafka-7164", "no-kafka-7415", "no-kafka-12686", "kafka-2.8", "no-kafka-7786",
-                    "no-kip-903"}
+                    "no-kip-903", "no-kafka-14140", "no-kafka-15221"}
     breaking = {n for n, p in PRESETS.items() if p.expected != "pass"}
     assert breaking == set(MACHINE_FINDS) | out_of_reach
 

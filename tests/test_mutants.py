@@ -714,6 +714,82 @@ def mut_no_kip_903(monkeypatch):
     return CFG_DISK_WIPE.replace(kip_903=False)
 
 
+# --- issue 19: KAFKA-14140 and the metadata log ------------------------------------------------------------------
+CFG_KIP_841_ZK = preset("alter-isr-kafka-14140").config
+
+
+def mut_no_kafka_14140(monkeypatch):
+    """KAFKA-14140 off (ZooKeeper mode before 3.3.0): neither the leader nor the controller checks that a broker joining
+    an ISR is alive."""
+    return CFG_KIP_841_ZK.replace(kafka_14140=False)
+
+
+#: A guided search's trace under the mutant (seed 5 of 1,500 extensions), cut down by hand to 28 actions that the
+#: fixed model replays too: the leader (broker 1), whose metadata cache still holds broker 2 alive, proposes it; the
+#: new controller 0 holds it dead (its session expired at step 22).
+_DEAD_FOLLOWER_PROPOSED = [
+    {"type": "ElectController", "broker": 2},
+    {"type": "BrokerCrash", "broker": 2, "clean": True},
+    {"type": "ElectController", "broker": 1},
+    {"type": "DeliverControlRequest", "controller": 1, "broker": 1},
+    {"type": "DeliverControlRequest", "controller": 1, "broker": 1},
+    {"type": "DeliverControlRequest", "controller": 1, "broker": 1},
+    {"type": "DeliverControlRequest", "controller": 1, "broker": 1},
+    {"type": "ZkSessionExpire", "broker": 0},
+    {"type": "ControllerProcessBrokerChange", "controller": 1},
+    {"type": "BrokerRestart", "broker": 2},
+    {"type": "ControllerProcessBrokerChange", "controller": 1},
+    {"type": "DeliverControlRequest", "controller": 1, "broker": 2},
+    {"type": "DeliverControlRequest", "controller": 1, "broker": 1},
+    {"type": "DeliverControlRequest", "controller": 1, "broker": 1},
+    {"type": "BrokerCrash", "broker": 0, "clean": False},
+    {"type": "DeliverControlRequest", "controller": 1, "broker": 2},
+    {"type": "OffsetsForLeaderEpoch", "broker": 2, "partition": 0},
+    {"type": "BrokerRestart", "broker": 0},
+    {"type": "ZkDeleteController", "controller": 1},
+    {"type": "ElectController", "broker": 2},
+    {"type": "DeliverControlRequest", "controller": 2, "broker": 1},
+    {"type": "ZkSessionExpire", "broker": 2},
+    {"type": "FetchRequest", "broker": 2, "partition": 0},
+    {"type": "AlterIsrRequest", "broker": 1},
+    {"type": "ElectController", "broker": 0},
+    {"type": "DeliverControlRequest", "controller": 0, "broker": 1},
+    {"type": "AlterIsrResponse", "broker": 1},
+    {"type": "AlterIsrRequest", "broker": 1}
+]
+
+
+def t_dead_follower_proposed() -> list:
+    return [A.action_from_json(a) for a in _DEAD_FOLLOWER_PROPOSED]
+
+
+def mut_replay_skips_fence(monkeypatch):
+    """A broker's replay of the metadata log leaves a FenceBrokerRecord out of its metadata cache (the fenced broker
+    stays alive there)."""
+    from isrlab.model import step as step_module
+    from isrlab.model.state import FenceBrokerRecord, MetadataCache
+
+    real = step_module.apply_next_record
+
+    def apply_next_record(cfg, s, b):
+        start = s.brokers[b].metadata_offset
+        real(cfg, s, b)
+        br = s.broker_mut(b)
+        for rec in s.quorum.log[start:br.metadata_offset]:
+            if type(rec) is FenceBrokerRecord:
+                md = br.metadata
+                br.metadata = MetadataCache(tuple(sorted(set(md.alive_brokers) | {rec.broker_id})), md.partitions,
+                                            md.controller_id, md.broker_epochs,
+                                            tuple(x for x in md.fenced if x != rec.broker_id), md.shutting_down)
+
+    monkeypatch.setattr(step_module, "apply_next_record", apply_next_record)
+    return None
+
+
+def t_kraft_broker_fenced_and_replayed() -> list:
+    """Broker 0 replays the formed cluster's records; broker 1 loses its session and is fenced; broker 0 replays that."""
+    return [A.MetadataApply(0)] * 4 + [A.HeartbeatsLost(1), A.FenceStaleBroker(1), A.MetadataApply(0)]
+
 CASES = (
     Case("controller_isr_entry_condition", mut_no_kip_903, fixture("controller_isr_entry_condition"),
          {"follower": 2, "follower_log_end_offset": 0, "high_watermark": 1}, CFG_DISK_WIPE),
@@ -811,6 +887,10 @@ CASES = (
          {"controller": 1, "broker": 1, "delivered_leader_epoch": 2, "still_queued_leader_epoch": 0}),
     Case("caught_up_time_sound", registry("caught-up-one-behind"), fixture("caught_up_time_sound"),
          {"follower": 2, "fetch_offset": 0, "leader_log_end_offset": 1, "caught_up_after": 1000001}),
+    Case("zk_isr_joins_live", mut_no_kafka_14140, t_dead_follower_proposed,
+         {"controller": 0, "broker": 2, "leader": 1, "shutting_down": False}, CFG_KIP_841_ZK),
+    Case("metadata_log_matching", mut_replay_skips_fence, t_kraft_broker_fenced_and_replayed,
+         {"broker": 0, "problem": "metadata cache is not the replay of the applied records"}, CFG_KRAFT),
 )
 
 

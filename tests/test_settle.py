@@ -15,7 +15,7 @@ from isrlab.model import alter_isr, fetcher
 from isrlab.model.config import preset
 from isrlab.model.state import FETCHING
 from isrlab.model.step import initial_state, step
-from isrlab.properties.invariants import LIVENESS
+from isrlab.properties.invariants import CATALOGUE, LIVENESS
 from isrlab.properties.replay import replay
 from isrlab.properties.settle import settle, settle_bound
 from isrlab.properties.shrink import shrink
@@ -116,7 +116,9 @@ def test_walks_and_searches_of_a_passing_preset_settle():
     names = tuple(lv.name for lv in LIVENESS)
     for seed in range(30):
         assert walk(KAFKA_24, seed, 120, liveness=names).violation is None
-    r = search(ALTER_ISR, 0, 60, liveness=names)
+    # alter-isr (3.1.0's ZooKeeper mode) lacks KAFKA-14140 (3.3.0): zk_isr_joins_live, its one known break, is left out
+    safety = tuple(inv for inv in CATALOGUE if inv.name not in preset("alter-isr").breaks)
+    r = search(ALTER_ISR, 0, 60, invariants=safety, liveness=names)
     assert r.violation is None and r.steps > 0
 
 
