@@ -278,3 +278,25 @@ def loss_sentence(loss) -> str:
             f"{f['partition']} in epoch {f['leader_epoch']}{taken} lost {records}, acknowledged or read in an older "
             f"epoch (step {loss.step}); unclean.leader.election.enable trades them for availability, every other "
             f"record is still checked.")
+
+# issue 21: invariants the rule mutants showed missing
+_SENTENCES.update({
+    "epoch_cache_trimmed": lambda f, cfg: (
+        f"broker {f['broker']}'s log of partition {f['partition']} ends at {f['log_end_offset']}"
+        + ("" if f['log_end_offset_before'] is None or f['log_end_offset_before'] <= f['log_end_offset']
+           else f" after a truncation from {f['log_end_offset_before']}")
+        + f" but its epoch cache {f['epoch_cache']} still names an epoch starting there or later: the follower would "
+          f"answer OffsetsForLeaderEpoch for records it no longer has (truncateFromEnd was skipped)"),
+    "out_of_range_only_outside_log": lambda f, cfg: (
+        f"leader {f['leader']} answered follower {f['follower']}'s fetch at offset {f['fetch_offset']} "
+        f"OFFSET_OUT_OF_RANGE though its log spans [{f['log_start_offset']}, {f['log_end_offset']}]: a follower "
+        f"within the leader's log is sent to reset its offset"),
+    "leader_epoch_start_bound": lambda f, cfg: (
+        f"broker {f['leader']} leads partition {f['partition']} in epoch {f['leader_epoch']} with its leader epoch "
+        f"start offset at {f['leader_epoch_start_offset']}, below where its epoch cache starts that epoch "
+        f"({f['epoch_cache_start']}): a follower missing the records in between can join the ISR (KAFKA-7128's check "
+        f"is judged against the wrong offset)"),
+    "crashed_broker_forgets": lambda f, cfg: (
+        f"broker {f['broker']} stopped but kept its process's {', '.join(f['kept'])} ({f['delayed_produces']} parked "
+        f"produce and {f['delayed_fetches']} parked fetch requests): a later incarnation could answer or act on them"),
+})

@@ -1193,6 +1193,96 @@ CATALOGUE += (
               "(Kafka 3.5.0)"),
 )
 
+
+# --------------------------------------------------------------------------- issue 21: what the rule mutants showed missing
+def epoch_cache_trimmed(cfg, pre: ClusterState, a, post: ClusterState):
+    """INV epoch_cache_trimmed (LeaderEpochFileCache.truncateFromEnd): no live replica's epoch cache holds an entry
+    starting past its LEO, and a step that truncates a log leaves no entry at or past the new LEO."""
+    for br0, br1 in zip(pre.brokers, post.brokers):
+        if br0 is br1 or br0.logs is br1.logs or not (br0.alive and br1.alive):
+            continue
+        for p, (l0, l1) in enumerate(zip(br0.logs, br1.logs)):
+            if l0 is l1 or l1 is None or not l1.epoch_cache:
+                continue
+            leo = l1.log_end_offset
+            truncated = l0 is not None and leo < l0.log_end_offset
+            start = l1.epoch_cache[-1][1]
+            if start > leo or (truncated and start >= leo):
+                return {"broker": br1.broker_id, "partition": p, "log_end_offset": leo,
+                        "log_end_offset_before": None if l0 is None else l0.log_end_offset,
+                        "epoch_cache": [list(e) for e in l1.epoch_cache]}
+    return None
+
+
+def out_of_range_only_outside_log(cfg, pre: ClusterState, a, post: ClusterState):
+    """INV out_of_range_only_outside_log (FE5): a leader answers a follower's fetch OFFSET_OUT_OF_RANGE only for an
+    offset below its log start or above its LEO."""
+    if type(a) is not A.FetchRequest:
+        return None
+    f0 = pre.brokers[a.broker].fetchers[a.partition]
+    f1 = post.brokers[a.broker].fetchers[a.partition]
+    resp = None if f1 is None else f1.inflight
+    if resp is None or resp.error != E.OFFSET_OUT_OF_RANGE or f0 is None:
+        return None
+    log = pre.brokers[f0.leader].logs[a.partition]
+    if log is not None and log.log_start_offset <= resp.fetch_offset <= log.log_end_offset:
+        return {"leader": f0.leader, "follower": a.broker, "partition": a.partition, "fetch_offset": resp.fetch_offset,
+                "log_start_offset": log.log_start_offset, "log_end_offset": log.log_end_offset}
+    return None
+
+
+def leader_epoch_start_bound(cfg, s: ClusterState):
+    """INV leader_epoch_start_bound (M4-M5): a leader's leader-epoch start offset is at or past where its epoch starts
+    in its epoch cache: both are its LEO when it became leader (later, if a controller re-sent the same epoch to the
+    restarted broker: makeLeader takes its LEO again, the cache keeps the epoch's first offset)."""
+    for p in range(len(s.zk.assignment)):
+        for br, part in _leaders(s, p):
+            log = br.logs[p]
+            start = part.leader_epoch_start_offset
+            for epoch, offset in log.epoch_cache:
+                if epoch == part.leader_epoch:
+                    # truncateFromStart (DeleteRecords, retention) moves the epoch's entry up to the log start
+                    if max(start, log.log_start_offset) < offset:
+                        return {"leader": br.broker_id, "partition": p, "leader_epoch": epoch,
+                                "leader_epoch_start_offset": start, "epoch_cache_start": offset,
+                                "log_end_offset": log.log_end_offset}
+                    break
+    return None
+
+
+def crashed_broker_forgets(cfg, pre: ClusterState, a, post: ClusterState):
+    """INV crashed_broker_forgets: a broker that stops keeps none of its process's memory: no parked produce or fetch,
+    no Partition, no fetcher, nothing a later incarnation could answer or act on."""
+    for br0, br1 in zip(pre.brokers, post.brokers):
+        if br0 is br1 or not br0.alive or br1.alive:
+            continue
+        kept = [name for name, v in (("delayed_produces", br1.delayed_produces), ("delayed_fetches", br1.delayed_fetches),
+                                     ("partitions", any(x is not None for x in br1.partitions)),
+                                     ("fetchers", any(x is not None for x in br1.fetchers))) if v]
+        if kept:
+            return {"broker": br1.broker_id, "kept": kept,
+                    "delayed_produces": len(br1.delayed_produces), "delayed_fetches": len(br1.delayed_fetches)}
+    return None
+
+
+CATALOGUE += (
+    Invariant("epoch_cache_trimmed", ALWAYS, STEP, epoch_cache_trimmed,
+              "no epoch-cache entry starts past its log's LEO, and a truncation leaves none at or past the new LEO",
+              "Log.truncateTo / LeaderEpochFileCache.truncateFromEnd (Kafka 2.4.0)", reads=ALIVE | LOGS),
+    Invariant("out_of_range_only_outside_log", ALWAYS, STEP, out_of_range_only_outside_log,
+              "a follower's fetch is answered OFFSET_OUT_OF_RANGE only for an offset outside [log start, LEO]",
+              "Log.read / ReplicaManager.readFromLocalLog (Kafka 2.4.0); FE5"),
+    Invariant("leader_epoch_start_bound", ALWAYS, STATE, leader_epoch_start_bound,
+              "a leader's leader-epoch start offset is at or past its epoch's start in its epoch cache",
+              "Partition.makeLeader leaderEpochStartOffsetOpt and maybeAssignEpochStartOffset (Kafka 2.4.0, "
+              "KAFKA-7415); M4-M5", reads=ALIVE | PARTITIONS | LOGS),
+    Invariant("crashed_broker_forgets", ALWAYS, STEP, crashed_broker_forgets,
+              "a broker that stops keeps no parked request, Partition or fetcher of its process",
+              "KafkaServer.shutdown / process exit: ReplicaManager, purgatories and fetchers are in memory "
+              "(Kafka 2.4.0)", reads=ALIVE),
+)
+
+
 BY_NAME = {inv.name: inv for inv in CATALOGUE}
 
 
@@ -1531,3 +1621,4 @@ def documented_losses(cfg, s: ClusterState) -> list:
         if facts is not None:
             out.append((inv.name, facts))
     return out
+

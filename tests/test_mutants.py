@@ -891,6 +891,15 @@ CASES = (
          {"controller": 0, "broker": 2, "leader": 1, "shutting_down": False}, CFG_KIP_841_ZK),
     Case("metadata_log_matching", mut_replay_skips_fence, t_kraft_broker_fenced_and_replayed,
          {"broker": 0, "problem": "metadata cache is not the replay of the applied records"}, CFG_KRAFT),
+    # issue 21: invariants the registry's surviving mutants showed missing
+    Case("epoch_cache_trimmed", registry("truncate-keeps-epoch-cache"), fixture("epoch_cache_trimmed"),
+         {"broker": 2, "log_end_offset": 0, "log_end_offset_before": 1, "epoch_cache": [[0, 0]]}),
+    Case("out_of_range_only_outside_log", registry("fetch-at-leo-out-of-range"), fixture("out_of_range_only_outside_log"),
+         {"leader": 0, "follower": 2, "fetch_offset": 0, "log_end_offset": 0}),
+    Case("leader_epoch_start_bound", registry("epoch-start-from-hw"), fixture("leader_epoch_start_bound"),
+         {"leader": 2, "leader_epoch": 3, "leader_epoch_start_offset": 0, "epoch_cache_start": 1}),
+    Case("crashed_broker_forgets", registry("crash-keeps-delayed-produce"), fixture("crashed_broker_forgets"),
+         {"broker": 0, "kept": ["delayed_produces"], "delayed_produces": 1}),
 )
 
 
