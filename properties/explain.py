@@ -296,6 +296,10 @@ _SENTENCES.update({
         f"start offset at {f['leader_epoch_start_offset']}, below where its epoch cache starts that epoch "
         f"({f['epoch_cache_start']}): a follower missing the records in between can join the ISR (KAFKA-7128's check "
         f"is judged against the wrong offset)"),
+    "follower_fetches_current_epoch": lambda f, cfg: (
+        f"broker {f['broker']} follows leader {f['leader']} of partition {f['partition']} in epoch {f['leader_epoch']} "
+        f"but its fetcher still fetches from {f['fetching_from']} in epoch {f['fetch_leader_epoch']}: makeFollower "
+        f"skipped the fetcher's restart (and its truncation round), so the leader fences every fetch"),
     "crashed_broker_forgets": lambda f, cfg: (
         f"broker {f['broker']} stopped but kept its process's {', '.join(f['kept'])} ({f['delayed_produces']} parked "
         f"produce and {f['delayed_fetches']} parked fetch requests): a later incarnation could answer or act on them"),

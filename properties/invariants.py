@@ -1266,6 +1266,26 @@ def crashed_broker_forgets(cfg, pre: ClusterState, a, post: ClusterState):
     return None
 
 
+def follower_fetches_current_epoch(cfg, pre: ClusterState, a, post: ClusterState):
+    """INV follower_fetches_current_epoch (F5-F6, KIP-320): once a LeaderAndIsr has made a broker a follower, its fetcher
+    for the partition fetches from the Partition's leader in the Partition's leader epoch (makeFollower restarts the
+    fetcher unless leader and epoch are both unchanged)."""
+    if not cfg.kip_320:
+        return None                              # before KIP-320 a fetcher may keep an epoch-older state (KAFKA-7164)
+    for br0, br1 in zip(pre.brokers, post.brokers):
+        if br0 is br1 or br0.partitions is br1.partitions or not br1.alive:
+            continue
+        b = br1.broker_id
+        for p, part in enumerate(br1.partitions):
+            f = br1.fetchers[p]
+            if f is None or type(part) is not Partition or part.leader == b or part.leader < 0:
+                continue
+            if f.leader != part.leader or f.leader_epoch != part.leader_epoch:
+                return {"broker": b, "partition": p, "leader": part.leader, "leader_epoch": part.leader_epoch,
+                        "fetching_from": f.leader, "fetch_leader_epoch": f.leader_epoch}
+    return None
+
+
 CATALOGUE += (
     Invariant("epoch_cache_trimmed", ALWAYS, STEP, epoch_cache_trimmed,
               "no epoch-cache entry starts past its log's LEO, and a truncation leaves none at or past the new LEO",
@@ -1277,6 +1297,10 @@ CATALOGUE += (
               "a leader's leader-epoch start offset is at or past its epoch's start in its epoch cache",
               "Partition.makeLeader leaderEpochStartOffsetOpt and maybeAssignEpochStartOffset (Kafka 2.4.0, "
               "KAFKA-7415); M4-M5", reads=ALIVE | PARTITIONS | LOGS),
+    Invariant("follower_fetches_current_epoch", ALWAYS, STEP, follower_fetches_current_epoch,
+              "a follower's fetcher fetches from its Partition's leader in its Partition's leader epoch",
+              "Partition.makeFollower / ReplicaManager.makeFollowers (Kafka 2.4.0, KIP-320); F5-F6",
+              reads=ALIVE | PARTITIONS),
     Invariant("crashed_broker_forgets", ALWAYS, STEP, crashed_broker_forgets,
               "a broker that stops keeps no parked request, Partition or fetcher of its process",
               "KafkaServer.shutdown / process exit: ReplicaManager, purgatories and fetchers are in memory "

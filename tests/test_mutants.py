@@ -900,6 +900,9 @@ CASES = (
          {"leader": 2, "leader_epoch": 3, "leader_epoch_start_offset": 0, "epoch_cache_start": 1}),
     Case("crashed_broker_forgets", registry("crash-keeps-delayed-produce"), fixture("crashed_broker_forgets"),
          {"broker": 0, "kept": ["delayed_produces"], "delayed_produces": 1}),
+    Case("follower_fetches_current_epoch", registry("follower-same-leader-no-truncation"),
+         fixture("follower_fetches_current_epoch"),
+         {"broker": 1, "leader": 0, "leader_epoch": 1, "fetching_from": 0, "fetch_leader_epoch": 0}),
 )
 
 
