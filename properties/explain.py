@@ -300,6 +300,10 @@ _SENTENCES.update({
         f"broker {f['broker']} follows leader {f['leader']} of partition {f['partition']} in epoch {f['leader_epoch']} "
         f"but its fetcher still fetches from {f['fetching_from']} in epoch {f['fetch_leader_epoch']}: makeFollower "
         f"skipped the fetcher's restart (and its truncation round), so the leader fences every fetch"),
+    "controller_in_own_session": lambda f, cfg: (
+        f"broker {f['broker']} registered again with a new ZooKeeper session (broker epoch {f['broker_epoch_before']} "
+        f"-> {f['broker_epoch_after']}) while its controller of epoch {f['controller_epoch']} stayed: a controller of "
+        f"the expired session goes on acting with the new one"),
     "crashed_broker_forgets": lambda f, cfg: (
         f"broker {f['broker']} stopped but kept its process's {', '.join(f['kept'])} ({f['delayed_produces']} parked "
         f"produce and {f['delayed_fetches']} parked fetch requests): a later incarnation could answer or act on them"),

@@ -1286,6 +1286,20 @@ def follower_fetches_current_epoch(cfg, pre: ClusterState, a, post: ClusterState
     return None
 
 
+def controller_in_own_session(cfg, pre: ClusterState, a, post: ClusterState):
+    """INV controller_in_own_session: a ZooKeeper-era controller acts only with the session it was elected in; when
+    its broker creates a new session (a new registration), the controller of the old one has resigned."""
+    z0, z1 = pre.zk, post.zk
+    if z0 is z1 or z0.registrations is z1.registrations or not pre.controllers:
+        return None
+    for b, (r0, r1) in enumerate(zip(z0.registrations, z1.registrations)):
+        if r1 != r0 and r1 >= 0:
+            c0, c1 = pre.controller_on(b), post.controller_on(b)
+            if c0 is not None and c1 is not None and c1.epoch == c0.epoch:
+                return {"broker": b, "controller_epoch": c1.epoch, "broker_epoch_before": r0, "broker_epoch_after": r1}
+    return None
+
+
 CATALOGUE += (
     Invariant("epoch_cache_trimmed", ALWAYS, STEP, epoch_cache_trimmed,
               "no epoch-cache entry starts past its log's LEO, and a truncation leaves none at or past the new LEO",
@@ -1301,6 +1315,11 @@ CATALOGUE += (
               "a follower's fetcher fetches from its Partition's leader in its Partition's leader epoch",
               "Partition.makeFollower / ReplicaManager.makeFollowers (Kafka 2.4.0, KIP-320); F5-F6",
               reads=ALIVE | PARTITIONS),
+    Invariant("controller_in_own_session", ALWAYS, STEP, controller_in_own_session,
+              "a controller does not outlive the ZooKeeper session it was elected in: a new registration of its broker "
+              "finds it resigned",
+              "KafkaController's StateChangeHandler.beforeInitializingSession: the Expire event's onControllerResignation "
+              "runs before the new session exists (Kafka 2.4.0)"),
     Invariant("crashed_broker_forgets", ALWAYS, STEP, crashed_broker_forgets,
               "a broker that stops keeps no parked request, Partition or fetcher of its process",
               "KafkaServer.shutdown / process exit: ReplicaManager, purgatories and fetchers are in memory "

@@ -903,6 +903,8 @@ CASES = (
     Case("follower_fetches_current_epoch", registry("follower-same-leader-no-truncation"),
          fixture("follower_fetches_current_epoch"),
          {"broker": 1, "leader": 0, "leader_epoch": 1, "fetching_from": 0, "fetch_leader_epoch": 0}),
+    Case("controller_in_own_session", registry("reconnect-keeps-controller"), fixture("controller_in_own_session"),
+         {"broker": 0, "controller_epoch": 1, "broker_epoch_before": -1, "broker_epoch_after": 4}),
 )
 
 
