@@ -499,8 +499,9 @@ def pending_isr_in_flight(cfg, s: ClusterState):
 
 def isr_propagation_bound(cfg, s: ClusterState):
     """INV isr_propagation_bound (1.13): an ISR change is written to isr_change_notification by the first of two
-    deadlines, 5000+2500 ms after the last change or 60000+2500 ms after the last propagation: the task propagates
-    as soon as either condition holds (while the broker's session is alive)."""
+    deadlines, 5000+2500 ms after the last change or 60000+2500 ms after the last propagation (and no sooner than
+    2500 ms after the change): the task propagates as soon as either condition holds (while the broker's session is
+    alive)."""
     zk, g, now = s.zk, s.ghost, s.now
     slack = cfg.isr_propagation_interval_ms + cfg.scheduler_jitter_ms
     for br in s.brokers:
@@ -509,7 +510,9 @@ def isr_propagation_bound(cfg, s: ClusterState):
             continue
         since = g.session_since[b]
         quiet_deadline = max(br.last_isr_change_ms, since) + cfg.isr_change_blackout_ms + slack
-        max_deadline = max(br.last_isr_propagation_ms, since) + cfg.isr_change_max_delay_ms + slack
+        # 60 s after the last propagation, but not before the change itself: the first task run after it
+        max_deadline = max(max(br.last_isr_propagation_ms, since) + cfg.isr_change_max_delay_ms,
+                           br.last_isr_change_ms) + slack
         if now > quiet_deadline or now > max_deadline:
             return {"broker": b, "now": now, "pending": list(br.isr_change_set),
                     "last_isr_change_ms": br.last_isr_change_ms,
