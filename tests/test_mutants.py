@@ -703,6 +703,13 @@ def registry(name: str) -> Callable:
     return mut
 
 
+def t_produce_expires_at_leader_without_session() -> list:
+    """An acks=all produce parks at leader 0, whose ZooKeeper session then expires: with no follower fetching, its ISR
+    shrink cannot reach ZooKeeper, the HW stays and after 30 s the produce expires (REQUEST_TIMED_OUT)."""
+    b = Builder().up(0).ready(1, 2).produce(0, acks=-1).do(A.ZkSessionExpire(0))
+    return b.advance(CFG.produce_timeout_ms + 1000).tasks().actions
+
+
 def fixture(invariant: str) -> Callable:
     """The actions of tests/fixtures/mutants/<invariant>.json: a guided search's trace under the registry mutant
     its provenance names, shrunk; the unmutated model passes it."""
@@ -903,6 +910,8 @@ CASES = (
     Case("follower_fetches_current_epoch", registry("follower-same-leader-no-truncation"),
          fixture("follower_fetches_current_epoch"),
          {"broker": 1, "leader": 0, "leader_epoch": 1, "fetching_from": 0, "fetch_leader_epoch": 0}),
+    Case("acked_below_hw", registry("expired-produce-acked"), t_produce_expires_at_leader_without_session,
+         {"record": 1, "offset": 0, "leader": 0, "high_watermark": 0, "held": [1, 0]}),
     Case("controller_in_own_session", registry("reconnect-keeps-controller"), fixture("controller_in_own_session"),
          {"broker": 0, "controller_epoch": 1, "broker_epoch_before": -1, "broker_epoch_after": 4}),
 )
