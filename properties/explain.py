@@ -292,10 +292,17 @@ _SENTENCES.update({
         f"OFFSET_OUT_OF_RANGE though its log spans [{f['log_start_offset']}, {f['log_end_offset']}]: a follower "
         f"within the leader's log is sent to reset its offset"),
     "leader_epoch_start_bound": lambda f, cfg: (
-        f"broker {f['leader']} leads partition {f['partition']} in epoch {f['leader_epoch']} with its leader epoch "
-        f"start offset at {f['leader_epoch_start_offset']}, below where its epoch cache starts that epoch "
-        f"({f['epoch_cache_start']}): a follower missing the records in between can join the ISR (KAFKA-7128's check "
-        f"is judged against the wrong offset)"),
+        f"broker {f['leader']} leads partition {f['partition']} in epoch {f['leader_epoch']} "
+        + (f"but its epoch cache has no entry for that epoch (LEO {f['log_end_offset']}): a follower asking "
+           f"OffsetsForLeaderEpoch is answered from an older epoch (KAFKA-7415's assignment is missing)"
+           if f['epoch_cache_start'] is None else
+           f"with its leader epoch start offset at {f['leader_epoch_start_offset']}, below where its epoch cache starts "
+           f"that epoch ({f['epoch_cache_start']}): a follower missing the records in between can join the ISR "
+           f"(KAFKA-7128's check is judged against the wrong offset)")),
+    "fetch_epoch_fenced": lambda f, cfg: (
+        f"leader {f['leader']} (epoch {f['leader_epoch']}) answered follower {f['follower']}'s fetch in epoch "
+        f"{f['fetch_leader_epoch']} with {f['error']} instead of {f['expected']}: a follower of another leader epoch "
+        f"was served (KIP-320's fencing is skipped)"),
     "follower_fetches_current_epoch": lambda f, cfg: (
         f"broker {f['broker']} follows leader {f['leader']} of partition {f['partition']} in epoch {f['leader_epoch']} "
         f"but its fetcher still fetches from {f['fetching_from']} in epoch {f['fetch_leader_epoch']}: makeFollower "

@@ -1236,21 +1236,22 @@ def out_of_range_only_outside_log(cfg, pre: ClusterState, a, post: ClusterState)
 
 
 def leader_epoch_start_bound(cfg, s: ClusterState):
-    """INV leader_epoch_start_bound (M4-M5): a leader's leader-epoch start offset is at or past where its epoch starts
-    in its epoch cache: both are its LEO when it became leader (later, if a controller re-sent the same epoch to the
-    restarted broker: makeLeader takes its LEO again, the cache keeps the epoch's first offset)."""
+    """INV leader_epoch_start_bound (M4-M5): a leader's epoch cache holds its leader epoch (KAFKA-7415), starting at or
+    below its leader-epoch start offset: both are its LEO when it became leader (the start is later if a controller
+    re-sent the same epoch to the restarted broker: makeLeader takes its LEO again, the cache keeps the first offset)."""
     for p in range(len(s.zk.assignment)):
         for br, part in _leaders(s, p):
             log = br.logs[p]
             start = part.leader_epoch_start_offset
-            for epoch, offset in log.epoch_cache:
-                if epoch == part.leader_epoch:
-                    # truncateFromStart (DeleteRecords, retention) moves the epoch's entry up to the log start
-                    if max(start, log.log_start_offset) < offset:
-                        return {"leader": br.broker_id, "partition": p, "leader_epoch": epoch,
-                                "leader_epoch_start_offset": start, "epoch_cache_start": offset,
-                                "log_end_offset": log.log_end_offset}
-                    break
+            offset = next((o for e, o in log.epoch_cache if e == part.leader_epoch), None)
+            if offset is None:
+                if not (cfg.kafka_7415 and cfg.records_have_epochs(p)):
+                    continue      # before KAFKA-7415 the epoch is assigned at the leader's first append
+            elif max(start, log.log_start_offset) >= offset:
+                continue          # truncateFromStart (DeleteRecords, retention) moves the entry up to the log start
+            return {"leader": br.broker_id, "partition": p, "leader_epoch": part.leader_epoch,
+                    "leader_epoch_start_offset": start, "epoch_cache_start": offset,
+                    "log_end_offset": log.log_end_offset}
     return None
 
 
@@ -1303,6 +1304,26 @@ def controller_in_own_session(cfg, pre: ClusterState, a, post: ClusterState):
     return None
 
 
+def fetch_epoch_fenced(cfg, pre: ClusterState, a, post: ClusterState):
+    """INV fetch_epoch_fenced (FE3, KIP-320): a leader answers a follower's fetch that carries an older leader epoch than
+    its Partition's FENCED_LEADER_EPOCH, and one that carries a newer epoch UNKNOWN_LEADER_EPOCH."""
+    if type(a) is not A.FetchRequest or not cfg.kip_320:
+        return None
+    f0 = pre.brokers[a.broker].fetchers[a.partition]
+    f1 = post.brokers[a.broker].fetchers[a.partition]
+    resp = None if f1 is None else f1.inflight
+    if resp is None or f0 is None:
+        return None
+    part = pre.brokers[f0.leader].partitions[a.partition]
+    if type(part) is not Partition or part.leader_epoch == f0.leader_epoch:
+        return None
+    want = E.FENCED_LEADER_EPOCH if part.leader_epoch > f0.leader_epoch else E.UNKNOWN_LEADER_EPOCH
+    if resp.error != want:
+        return {"leader": f0.leader, "follower": a.broker, "partition": a.partition, "fetch_leader_epoch":
+                f0.leader_epoch, "leader_epoch": part.leader_epoch, "error": resp.error, "expected": want}
+    return None
+
+
 CATALOGUE += (
     Invariant("epoch_cache_trimmed", ALWAYS, STEP, epoch_cache_trimmed,
               "no epoch-cache entry starts past its log's LEO, and a truncation leaves none at or past the new LEO",
@@ -1310,8 +1331,12 @@ CATALOGUE += (
     Invariant("out_of_range_only_outside_log", ALWAYS, STEP, out_of_range_only_outside_log,
               "a follower's fetch is answered OFFSET_OUT_OF_RANGE only for an offset outside [log start, LEO]",
               "Log.read / ReplicaManager.readFromLocalLog (Kafka 2.4.0); FE5"),
+    Invariant("fetch_epoch_fenced", ALWAYS, STEP, fetch_epoch_fenced,
+              "a follower's fetch in an older leader epoch than the leader's is answered FENCED_LEADER_EPOCH, in a newer "
+              "one UNKNOWN_LEADER_EPOCH", "Partition.readRecords / localLogWithEpochOrException (Kafka 2.4.0, KIP-320); "
+              "FE3"),
     Invariant("leader_epoch_start_bound", ALWAYS, STATE, leader_epoch_start_bound,
-              "a leader's leader-epoch start offset is at or past its epoch's start in its epoch cache",
+              "a leader's epoch cache holds its leader epoch, starting at or below its leader-epoch start offset",
               "Partition.makeLeader leaderEpochStartOffsetOpt and maybeAssignEpochStartOffset (Kafka 2.4.0, "
               "KAFKA-7415); M4-M5", reads=ALIVE | PARTITIONS | LOGS),
     Invariant("follower_fetches_current_epoch", ALWAYS, STEP, follower_fetches_current_epoch,

@@ -910,6 +910,8 @@ CASES = (
     Case("follower_fetches_current_epoch", registry("follower-same-leader-no-truncation"),
          fixture("follower_fetches_current_epoch"),
          {"broker": 1, "leader": 0, "leader_epoch": 1, "fetching_from": 0, "fetch_leader_epoch": 0}),
+    Case("fetch_epoch_fenced", registry("fetch-not-fenced"), fixture("fetch_epoch_fenced"),
+         {"leader": 0, "follower": 1, "fetch_leader_epoch": 0, "leader_epoch": 2, "expected": "FENCED_LEADER_EPOCH"}),
     Case("acked_below_hw", registry("expired-produce-acked"), t_produce_expires_at_leader_without_session,
          {"record": 1, "offset": 0, "leader": 0, "high_watermark": 0, "held": [1, 0]}),
     Case("controller_in_own_session", registry("reconnect-keeps-controller"), fixture("controller_in_own_session"),
