@@ -1333,8 +1333,8 @@ CATALOGUE += (
               "Log.read / ReplicaManager.readFromLocalLog (Kafka 2.4.0); FE5"),
     Invariant("fetch_epoch_fenced", ALWAYS, STEP, fetch_epoch_fenced,
               "a follower's fetch in an older leader epoch than the leader's is answered FENCED_LEADER_EPOCH, in a newer "
-              "one UNKNOWN_LEADER_EPOCH", "Partition.readRecords / localLogWithEpochOrException (Kafka 2.4.0, KIP-320); "
-              "FE3"),
+              "one UNKNOWN_LEADER_EPOCH", "Partition.checkCurrentLeaderEpoch via localLogWithEpochOrException (Kafka 2.4.0, "
+              "KIP-320); FE3"),
     Invariant("leader_epoch_start_bound", ALWAYS, STATE, leader_epoch_start_bound,
               "a leader's epoch cache holds its leader epoch, starting at or below its leader-epoch start offset",
               "Partition.makeLeader leaderEpochStartOffsetOpt and maybeAssignEpochStartOffset (Kafka 2.4.0, "
