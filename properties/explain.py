@@ -278,3 +278,40 @@ def loss_sentence(loss) -> str:
             f"{f['partition']} in epoch {f['leader_epoch']}{taken} lost {records}, acknowledged or read in an older "
             f"epoch (step {loss.step}); unclean.leader.election.enable trades them for availability, every other "
             f"record is still checked.")
+
+# issue 21: invariants the rule mutants showed missing
+_SENTENCES.update({
+    "epoch_cache_trimmed": lambda f, cfg: (
+        f"broker {f['broker']}'s log of partition {f['partition']} ends at {f['log_end_offset']}"
+        + ("" if f['log_end_offset_before'] is None or f['log_end_offset_before'] <= f['log_end_offset']
+           else f" after a truncation from {f['log_end_offset_before']}")
+        + f" but its epoch cache {f['epoch_cache']} still names an epoch starting there or later: the follower would "
+          f"answer OffsetsForLeaderEpoch for records it no longer has (truncateFromEnd was skipped)"),
+    "out_of_range_only_outside_log": lambda f, cfg: (
+        f"leader {f['leader']} answered follower {f['follower']}'s fetch at offset {f['fetch_offset']} "
+        f"OFFSET_OUT_OF_RANGE though its log spans [{f['log_start_offset']}, {f['log_end_offset']}]: a follower "
+        f"within the leader's log is sent to reset its offset"),
+    "leader_epoch_start_bound": lambda f, cfg: (
+        f"broker {f['leader']} leads partition {f['partition']} in epoch {f['leader_epoch']} "
+        + (f"but its epoch cache has no entry for that epoch (LEO {f['log_end_offset']}): a follower asking "
+           f"OffsetsForLeaderEpoch is answered from an older epoch (KAFKA-7415's assignment is missing)"
+           if f['epoch_cache_start'] is None else
+           f"with its leader epoch start offset at {f['leader_epoch_start_offset']}, below where its epoch cache starts "
+           f"that epoch ({f['epoch_cache_start']}): a follower missing the records in between can join the ISR "
+           f"(KAFKA-7128's check is judged against the wrong offset)")),
+    "fetch_epoch_fenced": lambda f, cfg: (
+        f"leader {f['leader']} (epoch {f['leader_epoch']}) answered follower {f['follower']}'s fetch in epoch "
+        f"{f['fetch_leader_epoch']} with {f['error']} instead of {f['expected']}: a follower of another leader epoch "
+        f"was served (KIP-320's fencing is skipped)"),
+    "follower_fetches_current_epoch": lambda f, cfg: (
+        f"broker {f['broker']} follows leader {f['leader']} of partition {f['partition']} in epoch {f['leader_epoch']} "
+        f"but its fetcher still fetches from {f['fetching_from']} in epoch {f['fetch_leader_epoch']}: makeFollower "
+        f"skipped the fetcher's restart (and its truncation round), so the leader fences every fetch"),
+    "controller_in_own_session": lambda f, cfg: (
+        f"broker {f['broker']} registered again with a new ZooKeeper session (broker epoch {f['broker_epoch_before']} "
+        f"-> {f['broker_epoch_after']}) while its controller of epoch {f['controller_epoch']} stayed: a controller of "
+        f"the expired session goes on acting with the new one"),
+    "crashed_broker_forgets": lambda f, cfg: (
+        f"broker {f['broker']} stopped but kept its process's {', '.join(f['kept'])} ({f['delayed_produces']} parked "
+        f"produce and {f['delayed_fetches']} parked fetch requests): a later incarnation could answer or act on them"),
+})

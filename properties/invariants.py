@@ -498,8 +498,10 @@ def pending_isr_in_flight(cfg, s: ClusterState):
 
 
 def isr_propagation_bound(cfg, s: ClusterState):
-    """INV isr_propagation_bound (1.13): an ISR change is written to isr_change_notification within 5000+2500 ms of
-    the last change, or 60000+2500 ms of the last propagation (while the broker's session is alive)."""
+    """INV isr_propagation_bound (1.13): an ISR change is written to isr_change_notification by the first of two
+    deadlines, 5000+2500 ms after the last change or 60000+2500 ms after the last propagation (and no sooner than
+    2500 ms after the change): the task propagates as soon as either condition holds (while the broker's session is
+    alive)."""
     zk, g, now = s.zk, s.ghost, s.now
     slack = cfg.isr_propagation_interval_ms + cfg.scheduler_jitter_ms
     for br in s.brokers:
@@ -508,8 +510,10 @@ def isr_propagation_bound(cfg, s: ClusterState):
             continue
         since = g.session_since[b]
         quiet_deadline = max(br.last_isr_change_ms, since) + cfg.isr_change_blackout_ms + slack
-        max_deadline = max(br.last_isr_propagation_ms, since) + cfg.isr_change_max_delay_ms + slack
-        if now > quiet_deadline and now > max_deadline:
+        # 60 s after the last propagation, but not before the change itself: the first task run after it
+        max_deadline = max(max(br.last_isr_propagation_ms, since) + cfg.isr_change_max_delay_ms,
+                           br.last_isr_change_ms) + slack
+        if now > quiet_deadline or now > max_deadline:
             return {"broker": b, "now": now, "pending": list(br.isr_change_set),
                     "last_isr_change_ms": br.last_isr_change_ms,
                     "last_isr_propagation_ms": br.last_isr_propagation_ms}
@@ -1029,8 +1033,8 @@ CATALOGUE: tuple[Invariant, ...] = (
               "(Kafka 2.7.0); KAFKA-12686 (3.0.0), KAFKA-12751 (2.7.2); reference L-b",
               reads=ALIVE | PARTITIONS | ZK_STATES | ALTER_ISR),
     Invariant("isr_propagation_bound", ALWAYS, STATE, isr_propagation_bound,
-              "an ISR change reaches isr_change_notification within 5000+2500 ms of the last change or "
-              "60000+2500 ms of the last propagation", "ReplicaManager.maybePropagateIsrChanges (Kafka 2.4.0)"),
+              "an ISR change reaches isr_change_notification by the first of 5000+2500 ms after the last change "
+              "and 60000+2500 ms after the last propagation", "ReplicaManager.maybePropagateIsrChanges (Kafka 2.4.0)"),
     Invariant("leader_isr_covers_controller_isr", ALWAYS, STATE, leader_isr_covers_controller_isr,
               "the leader of the controller's current leader epoch counts every member of the controller's ISR in its "
               "maximal ISR", "Vanlightly/kafka-tlaplus ReplicationQuorumSupersetProperty; Partition.maximalIsr (KIP-497)",
@@ -1192,6 +1196,164 @@ CATALOGUE += (
               "Vanlightly/kafka-tlaplus MetadataLogMatchingProperty; BrokerMetadataListener / MetadataLoader "
               "(Kafka 3.5.0)"),
 )
+
+
+# --------------------------------------------------------------------------- issue 21: what the rule mutants showed missing
+def epoch_cache_trimmed(cfg, pre: ClusterState, a, post: ClusterState):
+    """INV epoch_cache_trimmed (LeaderEpochFileCache.truncateFromEnd): no live replica's epoch cache holds an entry
+    starting past its LEO, and a step that truncates a log leaves no entry at or past the new LEO."""
+    for br0, br1 in zip(pre.brokers, post.brokers):
+        if br0 is br1 or br0.logs is br1.logs or not (br0.alive and br1.alive):
+            continue
+        for p, (l0, l1) in enumerate(zip(br0.logs, br1.logs)):
+            if l0 is l1 or l1 is None or not l1.epoch_cache:
+                continue
+            leo = l1.log_end_offset
+            truncated = l0 is not None and leo < l0.log_end_offset
+            start = l1.epoch_cache[-1][1]
+            if start > leo or (truncated and start >= leo):
+                return {"broker": br1.broker_id, "partition": p, "log_end_offset": leo,
+                        "log_end_offset_before": None if l0 is None else l0.log_end_offset,
+                        "epoch_cache": [list(e) for e in l1.epoch_cache]}
+    return None
+
+
+def out_of_range_only_outside_log(cfg, pre: ClusterState, a, post: ClusterState):
+    """INV out_of_range_only_outside_log (FE5): a leader answers a follower's fetch OFFSET_OUT_OF_RANGE only for an
+    offset below its log start or above its LEO."""
+    if type(a) is not A.FetchRequest:
+        return None
+    f0 = pre.brokers[a.broker].fetchers[a.partition]
+    f1 = post.brokers[a.broker].fetchers[a.partition]
+    resp = None if f1 is None else f1.inflight
+    if resp is None or resp.error != E.OFFSET_OUT_OF_RANGE or f0 is None:
+        return None
+    log = pre.brokers[f0.leader].logs[a.partition]
+    if log is not None and log.log_start_offset <= resp.fetch_offset <= log.log_end_offset:
+        return {"leader": f0.leader, "follower": a.broker, "partition": a.partition, "fetch_offset": resp.fetch_offset,
+                "log_start_offset": log.log_start_offset, "log_end_offset": log.log_end_offset}
+    return None
+
+
+def leader_epoch_start_bound(cfg, s: ClusterState):
+    """INV leader_epoch_start_bound (M4-M5): a leader's epoch cache holds its leader epoch (KAFKA-7415), starting at or
+    below its leader-epoch start offset: both are its LEO when it became leader (the start is later if a controller
+    re-sent the same epoch to the restarted broker: makeLeader takes its LEO again, the cache keeps the first offset)."""
+    for p in range(len(s.zk.assignment)):
+        for br, part in _leaders(s, p):
+            log = br.logs[p]
+            start = part.leader_epoch_start_offset
+            offset = next((o for e, o in log.epoch_cache if e == part.leader_epoch), None)
+            if offset is None:
+                if not (cfg.kafka_7415 and cfg.records_have_epochs(p)):
+                    continue      # before KAFKA-7415 the epoch is assigned at the leader's first append
+            elif max(start, log.log_start_offset) >= offset:
+                continue          # truncateFromStart (DeleteRecords, retention) moves the entry up to the log start
+            return {"leader": br.broker_id, "partition": p, "leader_epoch": part.leader_epoch,
+                    "leader_epoch_start_offset": start, "epoch_cache_start": offset,
+                    "log_end_offset": log.log_end_offset}
+    return None
+
+
+def crashed_broker_forgets(cfg, pre: ClusterState, a, post: ClusterState):
+    """INV crashed_broker_forgets: a broker that stops keeps none of its process's memory: no parked produce or fetch,
+    no Partition, no fetcher, nothing a later incarnation could answer or act on."""
+    for br0, br1 in zip(pre.brokers, post.brokers):
+        if br0 is br1 or not br0.alive or br1.alive:
+            continue
+        kept = [name for name, v in (("delayed_produces", br1.delayed_produces), ("delayed_fetches", br1.delayed_fetches),
+                                     ("partitions", any(x is not None for x in br1.partitions)),
+                                     ("fetchers", any(x is not None for x in br1.fetchers))) if v]
+        if kept:
+            return {"broker": br1.broker_id, "kept": kept,
+                    "delayed_produces": len(br1.delayed_produces), "delayed_fetches": len(br1.delayed_fetches)}
+    return None
+
+
+def follower_fetches_current_epoch(cfg, pre: ClusterState, a, post: ClusterState):
+    """INV follower_fetches_current_epoch (F5-F6, KIP-320): once a LeaderAndIsr has made a broker a follower, its fetcher
+    for the partition fetches from the Partition's leader in the Partition's leader epoch (makeFollower restarts the
+    fetcher unless leader and epoch are both unchanged)."""
+    if not cfg.kip_320:
+        return None                              # before KIP-320 a fetcher may keep an epoch-older state (KAFKA-7164)
+    for br0, br1 in zip(pre.brokers, post.brokers):
+        if br0 is br1 or br0.partitions is br1.partitions or not br1.alive:
+            continue
+        b = br1.broker_id
+        for p, part in enumerate(br1.partitions):
+            f = br1.fetchers[p]
+            if f is None or type(part) is not Partition or part.leader == b or part.leader < 0:
+                continue
+            if f.leader != part.leader or f.leader_epoch != part.leader_epoch:
+                return {"broker": b, "partition": p, "leader": part.leader, "leader_epoch": part.leader_epoch,
+                        "fetching_from": f.leader, "fetch_leader_epoch": f.leader_epoch}
+    return None
+
+
+def controller_in_own_session(cfg, pre: ClusterState, a, post: ClusterState):
+    """INV controller_in_own_session: a ZooKeeper-era controller acts only with the session it was elected in; when
+    its broker creates a new session (a new registration), the controller of the old one has resigned."""
+    z0, z1 = pre.zk, post.zk
+    if z0 is z1 or z0.registrations is z1.registrations or not pre.controllers:
+        return None
+    for b, (r0, r1) in enumerate(zip(z0.registrations, z1.registrations)):
+        if r1 != r0 and r1 >= 0:
+            c0, c1 = pre.controller_on(b), post.controller_on(b)
+            if c0 is not None and c1 is not None and c1.epoch == c0.epoch:
+                return {"broker": b, "controller_epoch": c1.epoch, "broker_epoch_before": r0, "broker_epoch_after": r1}
+    return None
+
+
+def fetch_epoch_fenced(cfg, pre: ClusterState, a, post: ClusterState):
+    """INV fetch_epoch_fenced (FE3, KIP-320): a leader answers a follower's fetch that carries an older leader epoch than
+    its Partition's FENCED_LEADER_EPOCH, and one that carries a newer epoch UNKNOWN_LEADER_EPOCH."""
+    if type(a) is not A.FetchRequest or not cfg.kip_320:
+        return None
+    f0 = pre.brokers[a.broker].fetchers[a.partition]
+    f1 = post.brokers[a.broker].fetchers[a.partition]
+    resp = None if f1 is None else f1.inflight
+    if resp is None or f0 is None:
+        return None
+    part = pre.brokers[f0.leader].partitions[a.partition]
+    if type(part) is not Partition or part.leader_epoch == f0.leader_epoch:
+        return None
+    want = E.FENCED_LEADER_EPOCH if part.leader_epoch > f0.leader_epoch else E.UNKNOWN_LEADER_EPOCH
+    if resp.error != want:
+        return {"leader": f0.leader, "follower": a.broker, "partition": a.partition, "fetch_leader_epoch":
+                f0.leader_epoch, "leader_epoch": part.leader_epoch, "error": resp.error, "expected": want}
+    return None
+
+
+CATALOGUE += (
+    Invariant("epoch_cache_trimmed", ALWAYS, STEP, epoch_cache_trimmed,
+              "no epoch-cache entry starts past its log's LEO, and a truncation leaves none at or past the new LEO",
+              "Log.truncateTo / LeaderEpochFileCache.truncateFromEnd (Kafka 2.4.0)", reads=ALIVE | LOGS),
+    Invariant("out_of_range_only_outside_log", ALWAYS, STEP, out_of_range_only_outside_log,
+              "a follower's fetch is answered OFFSET_OUT_OF_RANGE only for an offset outside [log start, LEO]",
+              "Log.read / ReplicaManager.readFromLocalLog (Kafka 2.4.0); FE5"),
+    Invariant("fetch_epoch_fenced", ALWAYS, STEP, fetch_epoch_fenced,
+              "a follower's fetch in an older leader epoch than the leader's is answered FENCED_LEADER_EPOCH, in a newer "
+              "one UNKNOWN_LEADER_EPOCH", "Partition.checkCurrentLeaderEpoch via localLogWithEpochOrException (Kafka 2.4.0, "
+              "KIP-320); FE3"),
+    Invariant("leader_epoch_start_bound", ALWAYS, STATE, leader_epoch_start_bound,
+              "a leader's epoch cache holds its leader epoch, starting at or below its leader-epoch start offset",
+              "Partition.makeLeader leaderEpochStartOffsetOpt and maybeAssignEpochStartOffset (Kafka 2.4.0, "
+              "KAFKA-7415); M4-M5", reads=ALIVE | PARTITIONS | LOGS),
+    Invariant("follower_fetches_current_epoch", ALWAYS, STEP, follower_fetches_current_epoch,
+              "a follower's fetcher fetches from its Partition's leader in its Partition's leader epoch",
+              "Partition.makeFollower / ReplicaManager.makeFollowers (Kafka 2.4.0, KIP-320); F5-F6",
+              reads=ALIVE | PARTITIONS),
+    Invariant("controller_in_own_session", ALWAYS, STEP, controller_in_own_session,
+              "a controller does not outlive the ZooKeeper session it was elected in: a new registration of its broker "
+              "finds it resigned",
+              "KafkaController's StateChangeHandler.beforeInitializingSession: the Expire event's onControllerResignation "
+              "runs before the new session exists (Kafka 2.4.0)"),
+    Invariant("crashed_broker_forgets", ALWAYS, STEP, crashed_broker_forgets,
+              "a broker that stops keeps no parked request, Partition or fetcher of its process",
+              "KafkaServer.shutdown / process exit: ReplicaManager, purgatories and fetchers are in memory "
+              "(Kafka 2.4.0)", reads=ALIVE),
+)
+
 
 BY_NAME = {inv.name: inv for inv in CATALOGUE}
 
@@ -1531,3 +1693,4 @@ def documented_losses(cfg, s: ClusterState) -> list:
         if facts is not None:
             out.append((inv.name, facts))
     return out
+

@@ -90,7 +90,11 @@ MUTANTS: tuple[Mutant, ...] = (
       "monotonic guard, HW3)"),
     M("hw-lag-window-one-longer", "partition", "off-by-one", "partition", "maybe_increment_leader_hw",
       "now - r.last_caught_up_time_ms <= lag", "now - r.last_caught_up_time_ms <= lag + 1",
-      "a non-ISR replica caught up exactly replica.lag.time.max.ms + 1 ago still holds the HW back"),
+      "a non-ISR replica caught up exactly replica.lag.time.max.ms + 1 ago still holds the HW back",
+      equivalent_reason="every time on kafka-2.4 is the start time plus a multiple of 500 ms (1000 ms ticks cut at "
+                        "task deadlines of 2500, 5000 and 30000 ms periods) and a lastCaughtUpTime is such a time or 0, "
+                        "so now - lastCaughtUpTime is never replica.lag.time.max.ms + 1 and the comparisons agree "
+                        "(no step changed in 25k, benchmarks/mutant_infection.py)"),
     M("shrink-ge", "partition", "off-by-one", "partition", "is_follower_out_of_sync",
       "> max_lag_ms", ">= max_lag_ms",
       "isFollowerOutOfSync removes a follower exactly replica.lag.time.max.ms behind (SH3's strict >)"),
@@ -157,7 +161,11 @@ MUTANTS: tuple[Mutant, ...] = (
     M("follower-fetches-from-lead-hw", "replica manager", "wrong value source", "replica_manager", "start_fetching",
       "fetch = FetchState(ps.leader, ps.leader_epoch, br.logs[p].high_watermark, TRUNCATING)",
       "fetch = FetchState(ps.leader, ps.leader_epoch, br.logs[p].log_end_offset, TRUNCATING)",
-      "makeFollowers starts the fetcher at the log end instead of the HW (InitialFetchState's offset)"),
+      "makeFollowers starts the fetcher at the log end instead of the HW (InitialFetchState's offset)",
+      equivalent_reason="a Truncating fetch state's offset is replaced by the truncated LEO after its round; only FO7 "
+                        "(never run on kafka-2.4, see follower-undefined-keeps-log) and a log without epochs read it, "
+                        "and on kafka-2.4 a log without epoch entries is empty, its HW its LEO (the state differs in 169 "
+                        "of 34k steps, no later step does: benchmarks/mutant_infection.py)"),
     M("follower-keeps-delayed-produce", "replica manager", "missing check", "replica_manager", "start_fetching",
       "    try_complete_delayed_produce(cfg, s, br, p)\n", "",
       "makeFollowers does not complete the produce requests parked on a partition it no longer leads"),
@@ -215,13 +223,21 @@ MUTANTS: tuple[Mutant, ...] = (
     M("follower-keeps-unknown-epoch", "fetcher", "wrong value source", "fetcher", "_offset_truncation_state",
       "        return min(end, leo), True",
       "        return leo, True",
-      "a follower that lacks the leader's epoch keeps its whole log instead of truncating to the leader's end (FO10)"),
+      "a follower that lacks the leader's epoch keeps its whole log instead of truncating to the leader's end (FO10)",
+      equivalent_reason="FO10 needs an answer epoch above every epoch of the follower's cache, but the leader answers "
+                        "the follower's latest epoch with its largest epoch at or below it, and on kafka-2.4 request and "
+                        "answer are one step, so the cache cannot change between them: the branch never runs (no step "
+                        "changed in 33k, benchmarks/mutant_infection.py)"),
     M("follower-undefined-keeps-log", "fetcher", "wrong value source", "fetcher", "_apply_epoch_answer",
       "    if end == UNDEFINED_EPOCH_OFFSET:                                                 # FO7\n"
       "        _finish_truncation(s, f, log, f.fetch_offset)",
       "    if end == UNDEFINED_EPOCH_OFFSET:                                                 # FO7\n"
       "        _finish_truncation(s, f, log, leo)",
-      "when the leader answers UNDEFINED_EPOCH_OFFSET the follower keeps its log instead of truncating to its HW"),
+      "when the leader answers UNDEFINED_EPOCH_OFFSET the follower keeps its log instead of truncating to its HW",
+      equivalent_reason="the leader answers UNDEFINED only to an epoch above all of its own; with KIP-320 it answers "
+                        "only in the follower's fetch epoch, which no epoch of the follower's cache exceeds, and "
+                        "KAFKA-7415 puts that epoch in the leader's cache: FO7 never runs on kafka-2.4 (no step changed "
+                        "in 33k, benchmarks/mutant_infection.py)"),
     M("fetch-without-leader-epoch", "fetcher", "missing check", "fetcher", "send_fetch",
       "current_epoch = f.leader_epoch if cfg.kip_320 else -1", "current_epoch = -1",
       "the follower's fetch carries no current leader epoch (KIP-320 undone on the fetch path)"),
@@ -231,7 +247,11 @@ MUTANTS: tuple[Mutant, ...] = (
       "the fetcher takes its fetch offset from the log end before truncating, not after"),
     M("out-of-range-no-truncation", "fetcher", "wrong comparison", "fetcher", "fetch_offset_and_truncate",
       "if leader_end < log.log_end_offset:", "if leader_end > log.log_end_offset:",
-      "on OFFSET_OUT_OF_RANGE the follower truncates only when the leader's log is longer (FO12 inverted)"),
+      "on OFFSET_OUT_OF_RANGE the follower truncates only when the leader's log is longer (FO12 inverted)",
+      equivalent_reason="no follower gets OFFSET_OUT_OF_RANGE on kafka-2.4: log start offsets stay 0 (no DeleteRecords "
+                        "or retention) and a truncation round leaves the fetch offset at most the leader's LEO, which "
+                        "does not go down within its epoch (no step changed in 18k, benchmarks/mutant_infection.py); "
+                        "on log-start-offset it is killed (controller_isr_entry_condition, 0.4 s)"),
     # ----------------------------------------------------------------------------------------------- log
     M("epoch-cache-keeps-later-offsets", "log", "missing check", "log", "cache_assign",
       " and e[1] < start_offset", "",
@@ -251,14 +271,23 @@ MUTANTS: tuple[Mutant, ...] = (
       "LeaderEpochFileCache.truncateFromEnd keeps an entry that starts exactly at the truncation offset"),
     M("leader-epoch-start-one-late", "log", "off-by-one", "log", "append_as_leader",
       "cache_assign(log.epoch_cache, leader_epoch, first)", "cache_assign(log.epoch_cache, leader_epoch, first + 1)",
-      "Log.appendAsLeader assigns the epoch at the offset after the batch's base offset"),
+      "Log.appendAsLeader assigns the epoch at the offset after the batch's base offset",
+      equivalent_reason="with KAFKA-7415 makeLeader assigns the leader's epoch at its LEO before any append, and a "
+                        "leader's cache keeps ending with it (nothing truncates a leader's cache from the end), so "
+                        "assigning the same epoch at a later offset changes nothing (no step changed in 28k, "
+                        "benchmarks/mutant_infection.py); no-kafka-7415 would show it"),
     M("follower-epoch-start-one-late", "log", "wrong order", "log", "append_as_follower",
       "        cache = cache_assign(cache, epoch, offset)\n        offset += 1\n",
       "        offset += 1\n        cache = cache_assign(cache, epoch, offset)\n",
       "Log.appendAsFollower moves past a batch before assigning its epoch, so each epoch starts one offset late"),
     M("truncate-keeps-hw", "log", "missing check", "log", "truncate_to",
       "    if log.high_watermark > target:\n        log.high_watermark = target\n", "",
-      "Log.truncateTo leaves the HW above the new log end (FO4)"),
+      "Log.truncateTo leaves the HW above the new log end (FO4)",
+      equivalent_reason="on kafka-2.4 no log is truncated below its HW: a follower truncates where it diverges from "
+                        "the leader, and below its HW it holds the leader's records (follower_hw_committed); the "
+                        "truncations that go below (lossy crashes, unclean elections) are off; on crash-loses-unflushed "
+                        "log_offsets kills it in 2.4 s (no step changed in 20k on kafka-2.4, "
+                        "benchmarks/mutant_infection.py)"),
     M("truncate-keeps-epoch-cache", "log", "missing check", "log", "truncate_to",
       "    log.epoch_cache = cache_truncate_from_end(log.epoch_cache, target)\n", "",
       "Log.truncateTo does not truncate the leader-epoch cache with the log"),
@@ -290,7 +319,12 @@ MUTANTS: tuple[Mutant, ...] = (
     M("election-keeps-dead-isr", "controller", "wrong value source", "controller",
       "offline_partition_leader_election",
       "return r, tuple(sorted(x for x in isr if live(x))), False", "return r, tuple(sorted(isr)), False",
-      "offlinePartitionLeaderElection keeps dead replicas in the new ISR"),
+      "offlinePartitionLeaderElection keeps dead replicas in the new ISR",
+      equivalent_reason="every event that runs the offline election moves the dead brokers' replicas to OfflineReplica "
+                        "in the same event (onReplicasBecomeOffline; on failover ReplicaStateMachine.startup), which "
+                        "takes them out of the ISR: the mutant adds one ZooKeeper write, one leader epoch and a "
+                        "LeaderAndIsr whose ISR holds a dead broker until the next, which only holds the HW back (15 "
+                        "changed steps in 18k, none seen by an invariant: benchmarks/mutant_infection.py)"),
     M("election-same-epoch", "controller", "off-by-one", "controller", "trigger_online_partition_state_change",
       "LeaderIsrAndControllerEpoch(leader, st.leader_epoch + 1,", "LeaderIsrAndControllerEpoch(leader, st.leader_epoch,",
       "an offline partition's new leader is elected in the old leader epoch (no epoch bump)"),

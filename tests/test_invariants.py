@@ -237,3 +237,46 @@ def test_incremental_search_finds_the_first_violations_a_full_replay_finds(name)
         if found:
             break
     assert found
+
+
+def test_isr_propagation_bound_counts_a_late_change_from_the_change():
+    """A kafka-2.4 walk whose ISR change comes over 60 s after the broker's last propagation: the change is owed only
+    at the task's next run, not at once (the corrected bound's first version fired at the change's own step)."""
+    cfg = PRESETS["kafka-2.4"].config
+    inv = I.BY_NAME["isr_propagation_bound"]
+    r = walk(cfg, derive_seed(5, 3), 450, invariants=(inv,))
+    assert r.violations == [] and r.steps == 450
+    s, late = initial_state(cfg), 0
+    for a in r.actions:
+        s2 = step(cfg, s, a)
+        late += sum(1 for b0, b1 in zip(s.brokers, s2.brokers) if not b0.isr_change_set and b1.isr_change_set
+                    and s2.now > b1.last_isr_propagation_ms + cfg.isr_change_max_delay_ms)
+        s = s2
+    assert late >= 1      # the walk still reaches the case
+
+
+def test_leader_epoch_start_bound_allows_a_re_sent_epoch():
+    """A controller failover re-sends ZooKeeper's leader epoch to a restarted leader: makeLeader takes its LEO as the
+    epoch's start offset again while the epoch cache keeps the epoch's first offset, so the start may be higher.
+    A search for a leader whose start differs from its cache's finds such a state; the invariant holds along it."""
+    cfg = PRESETS["kafka-2.4"].config
+    inv = I.BY_NAME["leader_epoch_start_bound"]
+
+    def start_differs(cfg, s):
+        for p in range(len(s.zk.assignment)):
+            for br, part in I._leaders(s, p):
+                for epoch, offset in br.logs[p].epoch_cache:
+                    if epoch == part.leader_epoch and offset != part.leader_epoch_start_offset:
+                        return {"offset": offset, "start": part.leader_epoch_start_offset}
+        return None
+
+    differs = I.Invariant("start_differs", I.ALWAYS, I.STATE, start_differs, "", "", reads=inv.reads)
+    r = search(cfg, derive_seed(7, 0), 300, invariants=(differs,))
+    assert r.violations, "the search no longer reaches a re-sent leader epoch"
+    (v, actions), = r.violations
+    assert v.facts["start"] > v.facts["offset"]
+    s = initial_state(cfg)
+    for n, a in enumerate(actions, 1):
+        s2 = step(cfg, s, a)
+        assert I.check_transition(cfg, s, a, s2, n, (inv,)) == []
+        s = s2

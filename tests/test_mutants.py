@@ -703,6 +703,13 @@ def registry(name: str) -> Callable:
     return mut
 
 
+def t_produce_expires_at_leader_without_session() -> list:
+    """An acks=all produce parks at leader 0, whose ZooKeeper session then expires: with no follower fetching, its ISR
+    shrink cannot reach ZooKeeper, the HW stays and after 30 s the produce expires (REQUEST_TIMED_OUT)."""
+    b = Builder().up(0).ready(1, 2).produce(0, acks=-1).do(A.ZkSessionExpire(0))
+    return b.advance(CFG.produce_timeout_ms + 1000).tasks().actions
+
+
 def fixture(invariant: str) -> Callable:
     """The actions of tests/fixtures/mutants/<invariant>.json: a guided search's trace under the registry mutant
     its provenance names, shrunk; the unmutated model passes it."""
@@ -891,6 +898,24 @@ CASES = (
          {"controller": 0, "broker": 2, "leader": 1, "shutting_down": False}, CFG_KIP_841_ZK),
     Case("metadata_log_matching", mut_replay_skips_fence, t_kraft_broker_fenced_and_replayed,
          {"broker": 0, "problem": "metadata cache is not the replay of the applied records"}, CFG_KRAFT),
+    # issue 21: invariants the registry's surviving mutants showed missing
+    Case("epoch_cache_trimmed", registry("truncate-keeps-epoch-cache"), fixture("epoch_cache_trimmed"),
+         {"broker": 2, "log_end_offset": 0, "log_end_offset_before": 1, "epoch_cache": [[0, 0]]}),
+    Case("out_of_range_only_outside_log", registry("fetch-at-leo-out-of-range"), fixture("out_of_range_only_outside_log"),
+         {"leader": 0, "follower": 2, "fetch_offset": 0, "log_end_offset": 0}),
+    Case("leader_epoch_start_bound", registry("epoch-start-from-hw"), fixture("leader_epoch_start_bound"),
+         {"leader": 2, "leader_epoch": 3, "leader_epoch_start_offset": 0, "epoch_cache_start": 1}),
+    Case("crashed_broker_forgets", registry("crash-keeps-delayed-produce"), fixture("crashed_broker_forgets"),
+         {"broker": 0, "kept": ["delayed_produces"], "delayed_produces": 1}),
+    Case("follower_fetches_current_epoch", registry("follower-same-leader-no-truncation"),
+         fixture("follower_fetches_current_epoch"),
+         {"broker": 1, "leader": 0, "leader_epoch": 1, "fetching_from": 0, "fetch_leader_epoch": 0}),
+    Case("fetch_epoch_fenced", registry("fetch-not-fenced"), fixture("fetch_epoch_fenced"),
+         {"leader": 0, "follower": 1, "fetch_leader_epoch": 0, "leader_epoch": 2, "expected": "FENCED_LEADER_EPOCH"}),
+    Case("acked_below_hw", registry("expired-produce-acked"), t_produce_expires_at_leader_without_session,
+         {"record": 1, "offset": 0, "leader": 0, "high_watermark": 0, "held": [1, 0]}),
+    Case("controller_in_own_session", registry("reconnect-keeps-controller"), fixture("controller_in_own_session"),
+         {"broker": 0, "controller_epoch": 1, "broker_epoch_before": -1, "broker_epoch_after": 4}),
 )
 
 
