@@ -180,7 +180,8 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
                                          "holds": lasso is None,
                                          "lasso": None if lasso is None else lasso.to_json()}
             live_failed |= lasso is not None
-    summary["missed_bug"] = missed_bug_text(preset_name, p.expected, res, budget, max_states, max_depth, checked)
+    summary["missed_bug"] = missed_bug_text(preset_name, p.expected, p.breaks, res, budget, max_states, max_depth,
+                                            checked)
     if as_json:
         click.echo(json.dumps(summary, indent=1))
     else:
@@ -239,7 +240,7 @@ def status_text(res, budget, max_states, max_depth, all_violations) -> str:
     return "INCOMPLETE"  # pragma: no cover
 
 
-def missed_bug_text(name: str, expected: str, res, budget, max_states, max_depth, checked) -> str | None:
+def missed_bug_text(name: str, expected: str, known, res, budget, max_states, max_depth, checked) -> str | None:
     """One line when a breaking preset's own bug was not found: not within completed bounds, or the search stopped
     (naming what stopped it) before reaching it; None when found, expected to pass, or not checked."""
     if expected == "pass" or expected in res.found or expected not in {i.name for i in checked}:
@@ -249,8 +250,10 @@ def missed_bug_text(name: str, expected: str, res, budget, max_states, max_depth
         return (f"{name}'s bug ({expected}) is not within these bounds: try larger ones (`isrlab explore --help`), "
                 f"or {fuzz}")
     if res.stop_reason == "violation":
-        return (f"{name}'s bug ({expected}) not reached: the search stopped at the first violation (another "
-                f"invariant); `--invariant {expected}` looks for it alone, or {fuzz}")
+        first = next(iter(res.found))
+        how = "one the preset is known to break as well" if first in known else "another invariant"
+        return (f"{name}'s bug ({expected}) not reached: the search stopped at the first violation, {first} ({how}); "
+                f"`--invariant {expected}` looks for it alone, or {fuzz}")
     why = {"budget": f"--budget {budget:g} s" if budget is not None else "the budget",
            "max_states": f"--max-states {max_states:,}", "max_depth": f"--max-depth {max_depth}"}
     return (f"{name}'s bug ({expected}) not found before {why.get(res.stop_reason, res.stop_reason)} stopped the "

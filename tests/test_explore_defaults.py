@@ -85,10 +85,11 @@ def test_another_invariant_first_points_at_the_preset_bug():
     from isrlab.properties.invariants import SAFETY
 
     res = SimpleNamespace(found={"log_matching": None}, complete=False, stop_reason="violation")
-    text = missed_bug_text("kafka-0.11", "isr_entry_condition", res, None, 10, None, SAFETY)
-    assert "stopped at the first violation" in text and "--invariant isr_entry_condition" in text
+    text = missed_bug_text("kafka-0.11", "isr_entry_condition", ("log_matching",), res, None, 10, None, SAFETY)
+    assert "stopped at the first violation, log_matching (one the preset is known to break" in text
+    assert "--invariant isr_entry_condition" in text
     res.found["isr_entry_condition"] = None
-    assert missed_bug_text("kafka-0.11", "isr_entry_condition", res, None, 10, None, SAFETY) is None
+    assert missed_bug_text("kafka-0.11", "isr_entry_condition", ("log_matching",), res, None, 10, None, SAFETY) is None
     only = tuple(i for i in SAFETY if i.name == "log_matching")   # the preset's invariant not checked: nothing to say
-    assert missed_bug_text("kafka-0.11", "isr_entry_condition", SimpleNamespace(found={}, complete=True,
+    assert missed_bug_text("kafka-0.11", "isr_entry_condition", (), SimpleNamespace(found={}, complete=True,
                            stop_reason=None), None, 10, None, only) is None
