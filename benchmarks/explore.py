@@ -12,7 +12,7 @@ the preset's bug.
 
 All defaults (``--all-defaults --cpu-cap S --results FILE``): the same, one line per preset, each search
 stopped after S CPU seconds; each preset's result is added to FILE (JSON) as soon as it is measured, and a
-preset already in FILE is not run again (resumable).  ``--table-from FILE`` prints the README's table.
+preset already in FILE is not run again (resumable).  ``--table-from FILE...`` prints the README's table.
 
 Cross-engine: for each preset expected to break, the explorer's minimal (BFS-shortest) trace length
 against the walker-found shrunk trace archived in counterexamples/ (shrink.py's output).
@@ -166,15 +166,22 @@ def _bounds_words(b: dict) -> str:
     return ", ".join(words) or "none"
 
 
-def table(results: str) -> None:
-    """The README's table from an ``--all-defaults`` results file."""
-    with open(results) as fh:
-        rows = json.load(fh)
+def table(results: list) -> None:
+    """The README's table from ``--all-defaults`` results files (a preset in a later file replaces an earlier one),
+    and the presets none of them measured."""
+    by_name = {}
+    for path in results:
+        with open(path) as fh:
+            by_name.update({r["preset"]: r for r in json.load(fh)})
+    rows = [by_name[k] for k in sorted(by_name)]
     print("| preset | expects | bounds beyond the generic ones | result | states (stored) | CPU s |")
     print("|---|---|---|---|---|---|")
     for r in rows:
         print(f"| `{r['preset']}` | `{r['expected']}` | {_bounds_words(r['bounds'])} | {verdict(r)} | "
               f"{r['states']:,} ({r['stored']:,}) | {r['cpu_s']} |")
+    missing = sorted(set(PRESETS) - set(by_name))
+    if missing:
+        print("\nNot measured: " + ", ".join(f"`{n}`" for n in missing))
 
 
 def cross_engine(max_states: int, folder: str) -> None:
@@ -229,7 +236,8 @@ def main() -> None:
                     help="every preset's default search, one line each, results kept in --results (resumable)")
     ap.add_argument("--cpu-cap", type=float, default=300.0, help="CPU seconds per preset in --all-defaults")
     ap.add_argument("--results", default="explore-defaults.json", help="JSON file of --all-defaults results")
-    ap.add_argument("--table-from", metavar="FILE", help="print the README table of an --all-defaults results file")
+    ap.add_argument("--table-from", metavar="FILE", nargs="+",
+                    help="print the README table of --all-defaults results files (later ones win)")
     args = ap.parse_args()
     if args.table_from:
         table(args.table_from)
