@@ -26,7 +26,7 @@ import json
 import os
 import time
 
-from isrlab.model.config import EXPLORE_BOUNDS, PRESETS, explore_bounds, preset
+from isrlab.model.config import EXPLORE_BOUNDS, EXPLORE_DEFAULTS, PRESETS, explore_bounds, preset
 from isrlab.properties.budget import Deadline
 from isrlab.model.trace import load_trace
 from isrlab.properties.explore import TASK_KINDS, bounded_config, explore, search_args
@@ -132,6 +132,9 @@ def verdict(row: dict) -> str:
         return f"found `{f['invariant']}` ({f['length']} actions; {tag})"
     if row["complete"]:
         return "complete, no violation" + ("" if row["expected"] == "pass" else " -- its bug NOT within the bounds")
+    if row["stop_reason"] == "max_states":
+        cap = row["bounds"].get("max_states", EXPLORE_DEFAULTS["max_states"])
+        return f"stopped by max_states ({cap:,} stored), no violation"
     return f"stopped by {row['stop_reason']}, no violation"
 
 

@@ -72,9 +72,10 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
 
     Checks every safety invariant on every state and transition; on a violation prints and archives the
     shortest trace to it (a minimal counterexample) and exits 1. Bounds not given are the preset's
-    (every preset's allow a crash and a session expiration; with them a passing preset is explored to
-    completion and a breaking preset's bug is found). The result says what stopped a search that did not
-    complete: a violation, --budget, --max-states or --max-depth. Progress goes to stderr.
+    (they allow a crash or a session expiration; the README's table says which presets' searches
+    complete or find their bug with them). The result says what stopped a search that did not
+    complete: a violation, --budget, --max-states or --max-depth; a line says when a breaking
+    preset's own bug was not found. Progress goes to stderr.
 
     Example (KAFKA-7128, about 25 s on one core): isrlab explore --preset kafka-0.11
     """

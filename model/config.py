@@ -900,9 +900,9 @@ def preset(name: str) -> Preset:
 
 # --------------------------------------------------------------------------- explore bounds
 #: ``isrlab explore``'s bounds when an option is not given (keys are the command's options).  Every preset's
-#: bounds allow a broker crash and a ZooKeeper session expiration, so leaders change; a preset expected to pass
-#: is explored to completion within them, and a breaking preset's bugs are found within its own
-#: (``EXPLORE_BOUNDS``; figures in the README and benchmarks/RESULTS.md).  ``without`` leaves action kinds out
+#: bounds allow a broker crash or a session expiration, so leaders change (unless ``EXPLORE_WHY_NO_FAULT`` says why
+#: not); a breaking preset's entry gives bounds chosen by measurement to reach its bug (which presets' searches
+#: complete or find it: the README's table and benchmarks/explore_defaults.json).  ``without`` leaves action kinds out
 #: (a swarm-style restriction: what is found is real, and minimal among traces without them); ``eager_tasks``
 #: runs a due scheduled task before anything else.
 EXPLORE_DEFAULTS = {"brokers": 2, "max_records": 1, "max_epoch": 1, "max_crashes": 1, "max_expirations": 1,
