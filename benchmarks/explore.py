@@ -10,6 +10,10 @@ Defaults (``--defaults``): every preset explored with the bounds ``isrlab explor
 option is given (``model.config.explore_bounds``): time, states, and whether the search completed or found
 the preset's bug.
 
+All defaults (``--all-defaults --cpu-cap S --results FILE``): the same, one line per preset, each search
+stopped after S CPU seconds; each preset's result is added to FILE (JSON) as soon as it is measured, and a
+preset already in FILE is not run again (resumable).  ``--table-from FILE...`` prints the README's table.
+
 Cross-engine: for each preset expected to break, the explorer's minimal (BFS-shortest) trace length
 against the walker-found shrunk trace archived in counterexamples/ (shrink.py's output).
 """
@@ -18,9 +22,12 @@ from __future__ import annotations
 
 import argparse
 import glob
+import json
 import os
+import time
 
-from isrlab.model.config import PRESETS, explore_bounds, preset
+from isrlab.model.config import EXPLORE_BOUNDS, EXPLORE_DEFAULTS, PRESETS, explore_bounds, preset
+from isrlab.properties.budget import Deadline
 from isrlab.model.trace import load_trace
 from isrlab.properties.explore import TASK_KINDS, bounded_config, explore, search_args
 from isrlab.properties.invariants import BY_NAME
@@ -97,6 +104,89 @@ def defaults(only=None, max_states=None) -> None:
               f"{r.depth}, {r.seconds:.1f} s wall, {r.cpu_seconds:.1f} s CPU: {verdict}", flush=True)
 
 
+def measure_default(name: str, cpu_cap: float | None) -> dict:
+    """One preset's default search (``isrlab explore --preset name`` with no option), stopped after ``cpu_cap``
+    CPU seconds of this process: what it found or why it stopped, states, CPU and wall seconds."""
+    p = PRESETS[name]
+    cfg, kw = search_args(p.config, explore_bounds(name))
+    cpu0 = time.process_time()
+    r = explore(cfg, should_stop=Deadline(cpu_cap, clock=time.process_time), **kw)
+    row = {"preset": name, "expected": p.expected, "bounds": EXPLORE_BOUNDS.get(name, {}), "states": r.visited,
+           "stored": r.distinct_states, "depth": r.depth, "cpu_s": round(time.process_time() - cpu0, 1),
+           "wall_s": round(r.seconds, 1), "complete": r.complete, "stop_reason": r.stop_reason, "found": None}
+    if r.found:
+        inv, f = next(iter(r.found.items()))
+        row["found"] = {"invariant": inv, "length": len(f.actions), "expected": inv == p.expected,
+                        "known": inv in p.breaks}
+    if row["stop_reason"] == "budget":
+        row["stop_reason"] = f"cpu cap {cpu_cap:g} s"
+    return row
+
+
+def verdict(row: dict) -> str:
+    """A measured default search's result in words (the README table's and the benchmark line's)."""
+    f = row["found"]
+    if f is not None:
+        tag = ("the preset's bug" if f["expected"] else "known to the preset" if f["known"]
+               else "NOT known to the preset")
+        return f"found `{f['invariant']}` ({f['length']} actions; {tag})"
+    if row["complete"]:
+        return "complete, no violation" + ("" if row["expected"] == "pass" else " -- its bug NOT within the bounds")
+    if row["stop_reason"] == "max_states":
+        cap = row["bounds"].get("max_states", EXPLORE_DEFAULTS["max_states"])
+        return f"stopped by max_states ({cap:,} stored), no violation"
+    return f"stopped by {row['stop_reason']}, no violation"
+
+
+def all_defaults(results: str, cpu_cap: float, only=None) -> None:
+    """Every preset's default search, one at a time, each result added to ``results`` as soon as measured."""
+    done = {}
+    if os.path.exists(results):
+        with open(results) as fh:
+            done = {r["preset"]: r for r in json.load(fh)}
+    for name in sorted(PRESETS, key=lambda n: (PRESETS[n].expected == "pass", n)):   # breaking presets first
+        if (only and name not in only) or name in done:
+            continue
+        print(_load(), flush=True)
+        row = measure_default(name, cpu_cap)
+        done[name] = row
+        with open(results + ".tmp", "w") as fh:
+            json.dump([done[k] for k in sorted(done)], fh, indent=1)
+        os.replace(results + ".tmp", results)
+        print(f"{name:<30} expects {row['expected']:<32} {row['states']:>10,} states ({row['stored']:,} stored), "
+              f"depth {row['depth']}, {row['wall_s']} s wall, {row['cpu_s']} s CPU: {verdict(row)}", flush=True)
+
+
+def _bounds_words(b: dict) -> str:
+    words = []
+    for k, v in b.items():
+        if k == "max_time":
+            words.append("no time bound" if v is None else f"{v:,} ms of model time")
+        elif k == "without":
+            words.append("without " + (", ".join(x for x in v if x != "ConsumerFetch") or "nothing more"))
+        else:
+            words.append(f"{k.removeprefix('max_')} {v}")
+    return ", ".join(words) or "none"
+
+
+def table(results: list) -> None:
+    """The README's table from ``--all-defaults`` results files (a preset in a later file replaces an earlier one),
+    and the presets none of them measured."""
+    by_name = {}
+    for path in results:
+        with open(path) as fh:
+            by_name.update({r["preset"]: r for r in json.load(fh)})
+    rows = [by_name[k] for k in sorted(by_name)]
+    print("| preset | expects | bounds beyond the generic ones | result | states (stored) | CPU s |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| `{r['preset']}` | `{r['expected']}` | {_bounds_words(r['bounds'])} | {verdict(r)} | "
+              f"{r['states']:,} ({r['stored']:,}) | {r['cpu_s']} |")
+    missing = sorted(set(PRESETS) - set(by_name))
+    if missing:
+        print("\nNot measured: " + ", ".join(f"`{n}`" for n in missing))
+
+
 def cross_engine(max_states: int, folder: str) -> None:
     for name in sorted(PRESETS):
         p = PRESETS[name]
@@ -145,7 +235,19 @@ def main() -> None:
     ap.add_argument("--skip-throughput", action="store_true")
     ap.add_argument("--preset", action="append", help="only these presets in the completion and defaults tables")
     ap.add_argument("--defaults", action="store_true", help="only the table of every preset's default search")
+    ap.add_argument("--all-defaults", action="store_true",
+                    help="every preset's default search, one line each, results kept in --results (resumable)")
+    ap.add_argument("--cpu-cap", type=float, default=300.0, help="CPU seconds per preset in --all-defaults")
+    ap.add_argument("--results", default="explore-defaults.json", help="JSON file of --all-defaults results")
+    ap.add_argument("--table-from", metavar="FILE", nargs="+",
+                    help="print the README table of --all-defaults results files (later ones win)")
     args = ap.parse_args()
+    if args.table_from:
+        table(args.table_from)
+        return
+    if args.all_defaults:
+        all_defaults(args.results, args.cpu_cap, args.preset)
+        return
     if args.defaults:
         defaults(args.preset)
         return

@@ -72,9 +72,10 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
 
     Checks every safety invariant on every state and transition; on a violation prints and archives the
     shortest trace to it (a minimal counterexample) and exits 1. Bounds not given are the preset's
-    (every preset's allow a crash and a session expiration; with them a passing preset is explored to
-    completion and a breaking preset's bug is found). The result says what stopped a search that did not
-    complete: a violation, --budget, --max-states or --max-depth. Progress goes to stderr.
+    (they allow a crash or a session expiration; the README's table says which presets' searches
+    complete or find their bug with them). The result says what stopped a search that did not
+    complete: a violation, --budget, --max-states or --max-depth; a line says when a breaking
+    preset's own bug was not found. Progress goes to stderr.
 
     Example (KAFKA-7128, about 25 s on one core): isrlab explore --preset kafka-0.11
     """
@@ -180,6 +181,8 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
                                          "holds": lasso is None,
                                          "lasso": None if lasso is None else lasso.to_json()}
             live_failed |= lasso is not None
+    summary["missed_bug"] = missed_bug_text(preset_name, p.expected, p.breaks, res, budget, max_states, max_depth,
+                                            checked)
     if as_json:
         click.echo(json.dumps(summary, indent=1))
     else:
@@ -216,6 +219,8 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
         if not res.found:
             where = "" if res.complete else " in the states searched before the search stopped"
             click.echo(f"no violation{where} (preset expects: {p.expected})")
+        if summary["missed_bug"]:
+            click.echo(summary["missed_bug"])
     sys.exit(EXIT_VIOLATION if (res.found or live_failed) else EXIT_OK)
 
 
@@ -234,6 +239,26 @@ def status_text(res, budget, max_states, max_depth, all_violations) -> str:
     if res.stop_reason == "max_depth":
         return f"INCOMPLETE: states at --max-depth {max_depth} not expanded"
     return "INCOMPLETE"  # pragma: no cover
+
+
+def missed_bug_text(name: str, expected: str, known, res, budget, max_states, max_depth, checked) -> str | None:
+    """One line when a breaking preset's own bug was not found: not within completed bounds, or the search stopped
+    (naming what stopped it) before reaching it; None when found, expected to pass, or not checked."""
+    if expected == "pass" or expected in res.found or expected not in {i.name for i in checked}:
+        return None
+    fuzz = f"`isrlab fuzz --preset {name}` searches further"
+    if res.complete:
+        return (f"{name}'s bug ({expected}) is not within these bounds: try larger ones (`isrlab explore --help`), "
+                f"or {fuzz}")
+    if res.stop_reason == "violation":
+        first = next(iter(res.found))
+        how = "one the preset is known to break as well" if first in known else "another invariant"
+        return (f"{name}'s bug ({expected}) not reached: the search stopped at the first violation, {first} ({how}); "
+                f"`--invariant {expected}` looks for it alone, or {fuzz}")
+    why = {"budget": f"--budget {budget:g} s" if budget is not None else "the budget",
+           "max_states": f"--max-states {max_states:,}", "max_depth": f"--max-depth {max_depth}"}
+    return (f"{name}'s bug ({expected}) not found before {why.get(res.stop_reason, res.stop_reason)} stopped the "
+            f"search: raise it, or {fuzz}")
 
 
 def describe_bounds(cfg, b: dict) -> str:

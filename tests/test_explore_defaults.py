@@ -1,0 +1,95 @@
+"""Every preset's default ``isrlab explore`` bounds (model.config.explore_bounds) and what the command says when a
+breaking preset's own bug is not found within them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from isrlab.explore_cmd import explore as explore_cmd
+from isrlab.model.actions import ACTION_BY_NAME
+from isrlab.model.config import EXPLORE_BOUNDS, EXPLORE_DEFAULTS, EXPLORE_WHY_NO_FAULT, PRESETS, explore_bounds
+from isrlab.properties.explore import search_args
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_default_bounds_are_valid_and_allow_a_fault(name):
+    """Each preset's bounds make a search (every key, values in range, known action kinds), and allow a broker
+    crash or a session expiration (so its leaders can change) unless EXPLORE_WHY_NO_FAULT says why not."""
+    b = explore_bounds(name)
+    assert set(b) == set(EXPLORE_DEFAULTS) and set(EXPLORE_BOUNDS.get(name, {})) <= set(EXPLORE_DEFAULTS)
+    assert 1 <= b["brokers"] <= 6 and b["max_controller_epoch"] >= 1 and b["max_states"] >= 1
+    for k in ("max_records", "max_epoch", "max_crashes", "max_expirations", "max_isr_changes"):
+        assert isinstance(b[k], int) and b[k] >= 0, k
+    assert b["max_time"] is None or b["max_time"] >= 0
+    assert b["acks"] and set(b["acks"]) <= {-1, 0, 1}
+    assert all(k in ACTION_BY_NAME for k in b["without"])
+    cfg, kw = search_args(PRESETS[name].config, b)
+    assert cfg.n_brokers == b["brokers"] and kw["max_states"] == b["max_states"]
+    if name in EXPLORE_WHY_NO_FAULT:
+        assert b["max_crashes"] == 0 and b["max_expirations"] == 0, "a stale reason: its bounds allow a fault"
+        assert EXPLORE_WHY_NO_FAULT[name].strip()
+    else:
+        assert b["max_crashes"] >= 1 or b["max_expirations"] >= 1
+
+
+@pytest.mark.unit
+def test_every_reason_names_a_preset_with_its_own_bounds():
+    assert set(EXPLORE_WHY_NO_FAULT) <= set(EXPLORE_BOUNDS)
+
+
+def _run(*args):
+    return CliRunner().invoke(explore_cmd, ["--no-archive", "--quiet", *args])
+
+
+@pytest.mark.scenario
+def test_a_bug_outside_completed_bounds_is_said_in_one_line():
+    """no-kafka-6082 needs a second controller epoch: with one (and one broker) the search completes, clean."""
+    r = _run("--preset", "no-kafka-6082", "--brokers", "1", "--max-controller-epoch", "1")
+    assert r.exit_code == 0, r.output
+    assert "complete: every state within the bounds checked" in r.stdout and "INCOMPLETE" not in r.stdout
+    line = [x for x in r.stdout.splitlines() if "is not within these bounds" in x]
+    assert len(line) == 1 and "stale_controller_write_refused" in line[0]
+    assert "isrlab fuzz --preset no-kafka-6082" in line[0]
+
+
+@pytest.mark.scenario
+def test_a_search_stopped_before_the_bug_names_the_limit():
+    r = _run("--preset", "no-kafka-6082", "--max-states", "50")
+    assert r.exit_code == 0, r.output
+    assert "INCOMPLETE: stopped by --max-states 50" in r.stdout
+    assert "not found before --max-states 50 stopped the search" in r.stdout
+    j = json.loads(_run("--preset", "no-kafka-6082", "--max-states", "50", "--json").stdout)
+    assert j["stop_reason"] == "max_states" and "--max-states 50" in j["missed_bug"]
+
+
+@pytest.mark.scenario
+def test_a_found_bug_and_a_passing_preset_get_no_such_line():
+    r = _run("--preset", "no-kafka-6082", "--json")   # its default bounds find it
+    j = json.loads(r.stdout)
+    assert r.exit_code == 1 and j["stop_reason"] == "violation" and j["missed_bug"] is None
+    assert [v["invariant"] for v in j["violations"]] == ["stale_controller_write_refused"]
+    j = json.loads(_run("--preset", "kafka-2.4", "--brokers", "1", "--json").stdout)
+    assert j["complete"] and j["missed_bug"] is None
+
+
+@pytest.mark.unit
+def test_another_invariant_first_points_at_the_preset_bug():
+    """A search stopped at a violation of an invariant other than the preset's says how to look for its own."""
+    from types import SimpleNamespace
+
+    from isrlab.explore_cmd import missed_bug_text
+    from isrlab.properties.invariants import SAFETY
+
+    res = SimpleNamespace(found={"log_matching": None}, complete=False, stop_reason="violation")
+    text = missed_bug_text("kafka-0.11", "isr_entry_condition", ("log_matching",), res, None, 10, None, SAFETY)
+    assert "stopped at the first violation, log_matching (one the preset is known to break" in text
+    assert "--invariant isr_entry_condition" in text
+    res.found["isr_entry_condition"] = None
+    assert missed_bug_text("kafka-0.11", "isr_entry_condition", ("log_matching",), res, None, 10, None, SAFETY) is None
+    only = tuple(i for i in SAFETY if i.name == "log_matching")   # the preset's invariant not checked: nothing to say
+    assert missed_bug_text("kafka-0.11", "isr_entry_condition", (), SimpleNamespace(found={}, complete=True,
+                           stop_reason=None), None, 10, None, only) is None
