@@ -848,9 +848,13 @@ PRESETS: dict[str, Preset] = {
 def _liveness_breaks(p: Preset) -> Preset:
     """The liveness properties a preset's missing fixes break (found by the settling phase, properties/settle.py):
     KAFKA-10706's truncation loop (KIP-279 with KAFKA-7415's empty epochs), a leader that never learns it leads
-    without KIP-380 or KAFKA-6082, an AlterIsr that never completes without KAFKA-12686."""
+    without KIP-380 or KAFKA-6082, an AlterIsr that never completes without KAFKA-12686, and an acknowledged record
+    never held by every ISR member where an ISR member's log diverges below the HW (log_matching, committed_prefix):
+    no truncation reaches below the HW, so the follower keeps its other record."""
     c = p.config
     extra = []
+    if {"log_matching", "committed_prefix"} & set(p.breaks):
+        extra.append("acked_fully_replicated")
     if c.truncation == "kip279" and c.kafka_7415 and not c.kafka_10706:
         extra += ["truncation_completes", "isr_follower_catches_up"]
     if not c.kip_380 or not c.kafka_6082:
