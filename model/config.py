@@ -850,17 +850,11 @@ def _liveness_breaks(p: Preset) -> Preset:
     KAFKA-10706's truncation loop (KIP-279 with KAFKA-7415's empty epochs), a leader that never learns it leads
     without KIP-380 or KAFKA-6082, an AlterIsr that never completes without KAFKA-12686, and an acknowledged record
     never held by every ISR member where an ISR member's log diverges below the HW (log_matching, committed_prefix):
-    no truncation reaches below the HW, so the follower keeps its other record; and the rules KIP-320 and KAFKA-7415
-    state (a follower fetches in its leader's epoch and is fenced otherwise; a new leader caches its epoch at once)."""
+    no truncation reaches below the HW, so the follower keeps its other record."""
     c = p.config
     extra = []
     if {"log_matching", "committed_prefix"} & set(p.breaks):
         extra.append("acked_fully_replicated")
-    # the properties a fix states, which a preset without it does not keep (the catalogue reads no fix flag)
-    if not c.kip_320:
-        extra += ["follower_fetches_current_epoch", "fetch_epoch_fenced"]     # KIP-320 (KAFKA-7164 before it)
-    if not c.kafka_7415:
-        extra.append("leader_epoch_start_bound")                            # the epoch cached only at an append
     if c.truncation == "kip279" and c.kafka_7415 and not c.kafka_10706:
         extra += ["truncation_completes", "isr_follower_catches_up"]
     if not c.kip_380 or not c.kafka_6082:

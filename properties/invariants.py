@@ -1236,7 +1236,7 @@ def out_of_range_only_outside_log(cfg, pre: ClusterState, a, post: ClusterState)
 
 
 def leader_epoch_start_bound(cfg, s: ClusterState):
-    """INV leader_epoch_start_bound (M4-M5): a leader's epoch cache holds its leader epoch (KAFKA-7415), starting at or
+    """INV leader_epoch_start_bound (M4-M5): where a leader's epoch cache holds its leader epoch, the epoch starts at or
     below its leader-epoch start offset: both are its LEO when it became leader (the start is later if a controller
     re-sent the same epoch to the restarted broker: makeLeader takes its LEO again, the cache keeps the first offset)."""
     for p in range(len(s.zk.assignment)):
@@ -1245,8 +1245,7 @@ def leader_epoch_start_bound(cfg, s: ClusterState):
             start = part.leader_epoch_start_offset
             offset = next((o for e, o in log.epoch_cache if e == part.leader_epoch), None)
             if offset is None:
-                if not cfg.records_have_epochs(p):
-                    continue      # a partition on a pre-0.11 message format keeps no epochs
+                continue          # no entry yet: before KAFKA-7415 the epoch is cached at the first append
             elif max(start, log.log_start_offset) >= offset:
                 continue          # truncateFromStart (DeleteRecords, retention) moves the entry up to the log start
             return {"leader": br.broker_id, "partition": p, "leader_epoch": part.leader_epoch,
@@ -1274,6 +1273,8 @@ def follower_fetches_current_epoch(cfg, pre: ClusterState, a, post: ClusterState
     """INV follower_fetches_current_epoch (F5-F6, KIP-320): once a LeaderAndIsr has made a broker a follower, its fetcher
     for the partition fetches from the Partition's leader in the Partition's leader epoch (makeFollower restarts the
     fetcher unless leader and epoch are both unchanged)."""
+    if not cfg.kip_320:
+        return None                              # before KIP-320 a fetcher may keep an epoch-older state (KAFKA-7164)
     for br0, br1 in zip(pre.brokers, post.brokers):
         if br0 is br1 or br0.partitions is br1.partitions or not br1.alive:
             continue
@@ -1305,7 +1306,7 @@ def controller_in_own_session(cfg, pre: ClusterState, a, post: ClusterState):
 def fetch_epoch_fenced(cfg, pre: ClusterState, a, post: ClusterState):
     """INV fetch_epoch_fenced (FE3, KIP-320): a leader answers a follower's fetch that carries an older leader epoch than
     its Partition's FENCED_LEADER_EPOCH, and one that carries a newer epoch UNKNOWN_LEADER_EPOCH."""
-    if type(a) is not A.FetchRequest:
+    if type(a) is not A.FetchRequest or not cfg.kip_320:
         return None
     f0 = pre.brokers[a.broker].fetchers[a.partition]
     f1 = post.brokers[a.broker].fetchers[a.partition]
