@@ -293,12 +293,9 @@ _SENTENCES.update({
         f"within the leader's log is sent to reset its offset"),
     "leader_epoch_start_bound": lambda f, cfg: (
         f"broker {f['leader']} leads partition {f['partition']} in epoch {f['leader_epoch']} "
-        + (f"but its epoch cache has no entry for that epoch (LEO {f['log_end_offset']}): a follower asking "
-           f"OffsetsForLeaderEpoch is answered from an older epoch (KAFKA-7415's assignment is missing)"
-           if f['epoch_cache_start'] is None else
-           f"with its leader epoch start offset at {f['leader_epoch_start_offset']}, below where its epoch cache starts "
-           f"that epoch ({f['epoch_cache_start']}): a follower missing the records in between can join the ISR "
-           f"(KAFKA-7128's check is judged against the wrong offset)")),
+        f"with its leader epoch start offset at {f['leader_epoch_start_offset']}, below where its epoch cache starts "
+        f"that epoch ({f['epoch_cache_start']}): a follower missing the records in between can join the ISR "
+        f"(KAFKA-7128's check is judged against the wrong offset)"),
     "fetch_epoch_fenced": lambda f, cfg: (
         f"leader {f['leader']} (epoch {f['leader_epoch']}) answered follower {f['follower']}'s fetch in epoch "
         f"{f['fetch_leader_epoch']} with {f['error']} instead of {f['expected']}: a follower of another leader epoch "

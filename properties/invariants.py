@@ -657,14 +657,23 @@ def stale_controller_write_refused(cfg, pre: ClusterState, a, post: ClusterState
     return None
 
 
-def fetch_fencing(cfg, pre: ClusterState, a, post: ClusterState):
-    """INV fetch_fencing (I8, KAFKA-8400): a follower fetch answered with an error leaves the leader's view of it unchanged."""
+def _fetch_answer(pre: ClusterState, a, post: ClusterState):
+    """The fetcher before a FetchRequest step and the leader's answer it holds after, or None for another step."""
     if type(a) is not A.FetchRequest:
         return None
-    f = pre.brokers[a.broker].fetchers[a.partition]
-    resp = post.brokers[a.broker].fetchers[a.partition].inflight
-    if resp is None or resp.error == E.NONE:
+    f0 = pre.brokers[a.broker].fetchers[a.partition]
+    f1 = post.brokers[a.broker].fetchers[a.partition]
+    if f0 is None or f1 is None or f1.inflight is None:
         return None
+    return f0, f1.inflight
+
+
+def fetch_fencing(cfg, pre: ClusterState, a, post: ClusterState):
+    """INV fetch_fencing (I8, KAFKA-8400): a follower fetch answered with an error leaves the leader's view of it unchanged."""
+    answer = _fetch_answer(pre, a, post)
+    if answer is None or answer[1].error == E.NONE:
+        return None
+    f, resp = answer
     p0 = pre.brokers[f.leader].partitions[a.partition]
     p1 = post.brokers[f.leader].partitions[a.partition]
     if type(p0) is Partition and type(p1) is Partition:
@@ -1221,13 +1230,10 @@ def epoch_cache_trimmed(cfg, pre: ClusterState, a, post: ClusterState):
 def out_of_range_only_outside_log(cfg, pre: ClusterState, a, post: ClusterState):
     """INV out_of_range_only_outside_log (FE5): a leader answers a follower's fetch OFFSET_OUT_OF_RANGE only for an
     offset below its log start or above its LEO."""
-    if type(a) is not A.FetchRequest:
+    answer = _fetch_answer(pre, a, post)
+    if answer is None or answer[1].error != E.OFFSET_OUT_OF_RANGE:
         return None
-    f0 = pre.brokers[a.broker].fetchers[a.partition]
-    f1 = post.brokers[a.broker].fetchers[a.partition]
-    resp = None if f1 is None else f1.inflight
-    if resp is None or resp.error != E.OFFSET_OUT_OF_RANGE or f0 is None:
-        return None
+    f0, resp = answer
     log = pre.brokers[f0.leader].logs[a.partition]
     if log is not None and log.log_start_offset <= resp.fetch_offset <= log.log_end_offset:
         return {"leader": f0.leader, "follower": a.broker, "partition": a.partition, "fetch_offset": resp.fetch_offset,
@@ -1244,10 +1250,10 @@ def leader_epoch_start_bound(cfg, s: ClusterState):
             log = br.logs[p]
             start = part.leader_epoch_start_offset
             offset = next((o for e, o in log.epoch_cache if e == part.leader_epoch), None)
-            if offset is None:
-                continue          # no entry yet: before KAFKA-7415 the epoch is cached at the first append
-            elif max(start, log.log_start_offset) >= offset:
-                continue          # truncateFromStart (DeleteRecords, retention) moves the entry up to the log start
+            # no entry yet (before KAFKA-7415 the epoch is cached at the first append), or at or below the start
+            # (truncateFromStart, for DeleteRecords and retention, moves the entry up to the log start)
+            if offset is None or max(start, log.log_start_offset) >= offset:
+                continue
             return {"leader": br.broker_id, "partition": p, "leader_epoch": part.leader_epoch,
                     "leader_epoch_start_offset": start, "epoch_cache_start": offset,
                     "log_end_offset": log.log_end_offset}
@@ -1306,13 +1312,10 @@ def controller_in_own_session(cfg, pre: ClusterState, a, post: ClusterState):
 def fetch_epoch_fenced(cfg, pre: ClusterState, a, post: ClusterState):
     """INV fetch_epoch_fenced (FE3, KIP-320): a leader answers a follower's fetch that carries an older leader epoch than
     its Partition's FENCED_LEADER_EPOCH, and one that carries a newer epoch UNKNOWN_LEADER_EPOCH."""
-    if type(a) is not A.FetchRequest or not cfg.kip_320:
+    answer = _fetch_answer(pre, a, post) if cfg.kip_320 else None    # before KIP-320 a fetch carries no epoch
+    if answer is None:
         return None
-    f0 = pre.brokers[a.broker].fetchers[a.partition]
-    f1 = post.brokers[a.broker].fetchers[a.partition]
-    resp = None if f1 is None else f1.inflight
-    if resp is None or f0 is None:
-        return None
+    f0, resp = answer
     part = pre.brokers[f0.leader].partitions[a.partition]
     if type(part) is not Partition or part.leader_epoch == f0.leader_epoch:
         return None
@@ -1335,7 +1338,7 @@ CATALOGUE += (
               "one UNKNOWN_LEADER_EPOCH", "Partition.checkCurrentLeaderEpoch via localLogWithEpochOrException (Kafka 2.4.0, "
               "KIP-320); FE3"),
     Invariant("leader_epoch_start_bound", ALWAYS, STATE, leader_epoch_start_bound,
-              "a leader's epoch cache holds its leader epoch, starting at or below its leader-epoch start offset",
+              "where a leader's epoch cache holds its leader epoch, it starts at or below its leader-epoch start offset",
               "Partition.makeLeader leaderEpochStartOffsetOpt and maybeAssignEpochStartOffset (Kafka 2.4.0, "
               "KAFKA-7415); M4-M5", reads=ALIVE | PARTITIONS | LOGS),
     Invariant("follower_fetches_current_epoch", ALWAYS, STEP, follower_fetches_current_epoch,
