@@ -28,7 +28,7 @@ import time
 
 from isrlab.model.config import EXPLORE_BOUNDS, EXPLORE_DEFAULTS, PRESETS, explore_bounds, preset
 from isrlab.properties.budget import Deadline
-from isrlab.model.trace import load_trace
+from isrlab.model.trace import load_trace, write_atomic
 from isrlab.properties.explore import TASK_KINDS, bounded_config, explore, search_args
 from isrlab.properties.invariants import BY_NAME
 
@@ -150,9 +150,7 @@ def all_defaults(results: str, cpu_cap: float, only=None) -> None:
         print(_load(), flush=True)
         row = measure_default(name, cpu_cap)
         done[name] = row
-        with open(results + ".tmp", "w") as fh:
-            json.dump([done[k] for k in sorted(done)], fh, indent=1)
-        os.replace(results + ".tmp", results)
+        write_atomic(results, json.dumps([done[k] for k in sorted(done)], indent=1))
         print(f"{name:<30} expects {row['expected']:<32} {row['states']:>10,} states ({row['stored']:,} stored), "
               f"depth {row['depth']}, {row['wall_s']} s wall, {row['cpu_s']} s CPU: {verdict(row)}", flush=True)
 
