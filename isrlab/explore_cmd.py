@@ -29,8 +29,8 @@ def _bounds_help(name: str) -> str:
               help=_bounds_help("Largest partition leader epoch (transitions writing a larger one are pruned)."))
 @click.option("--max-crashes", type=Count(0, 1000), default=None, help=_bounds_help("Broker crashes."))
 @click.option("--max-expirations", type=Count(0, 1000), default=None,
-              help=_bounds_help("ZooKeeper session expirations of live brokers."))
-@click.option("--max-controller-epoch", type=Count(1, 1000), default=None, help=_bounds_help("Controller elections."))
+              help=_bounds_help("ZooKeeper session expirations of live brokers (KRaft: lost heartbeats)."))
+@click.option("--max-controller-epoch", type=Count(1, 1000), default=None, help=_bounds_help("Controller elections (KRaft: 1 + controller failovers)."))
 @click.option("--max-isr-changes", type=Count(0, 1000), default=None,
               help=_bounds_help("Leader ISR writes (shrinks + expansions)."))
 @click.option("--max-depth", type=Count(0, 10 ** 6), default=None, help="Stop at this BFS depth.")
@@ -57,6 +57,11 @@ def _bounds_help(name: str) -> str:
 @click.option("--invariant", "invariants", multiple=True, type=INVARIANT, metavar="NAME",
               help="Check only these invariants (repeatable).")
 @click.option("--all-violations", is_flag=True, help="Go on after a violation: the shortest trace of each invariant.")
+@click.option("--continue-past", "continue_past", multiple=True, metavar="NAME",
+              help="Invariants whose violations do not stop the search (repeatable; `--continue-past none` for "
+                   "none): each one's shortest trace is kept and the search goes on past it, like TLC's -continue. "
+                   "(default: those the preset is known to break besides its own bug, so a known violation does "
+                   "not hide the bug or end a passing preset's search)")
 @click.option("--liveness", is_flag=True, help="Keep the state graph and check the liveness properties (SCCs).")
 @click.option("--out", default="campaigns/explore/counterexamples", show_default=True,
               type=click.Path(file_okay=False),
@@ -67,7 +72,8 @@ def _bounds_help(name: str) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expirations, max_controller_epoch,
             max_isr_changes, max_depth, max_time, no_time_bound, max_states, budget, acks, without, eager_tasks,
-            no_compress, symmetry, invariants, all_violations, liveness, out, no_archive, quiet, as_json) -> None:
+            no_compress, symmetry, invariants, all_violations, continue_past, liveness, out, no_archive, quiet,
+            as_json) -> None:
     """Breadth-first search of every reachable state of a preset within explicit bounds.
 
     Checks every safety invariant on every state and transition; on a violation prints and archives the
@@ -118,6 +124,16 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
     if bad:
         raise InputError(f"unknown invariant(s) {', '.join(bad)} (known: {', '.join(i.name for i in SAFETY)})")
     checked = tuple(BY_NAME[n] for n in invariants) if invariants else SAFETY
+    if continue_past:
+        go_on = () if [c.lower() for c in continue_past] == ["none"] else tuple(continue_past)
+        bad = [n for n in go_on if n not in BY_NAME or BY_NAME[n] not in SAFETY]
+        if bad:
+            raise InputError(f"unknown invariant(s) {', '.join(bad)} for --continue-past "
+                             f"(known: {', '.join(i.name for i in SAFETY)}, or none)")
+    elif invariants:
+        go_on = ()   # the invariants asked for are the search's goal
+    else:
+        go_on = default_continue_past(p)
     if liveness and max_time is not None:
         raise InputError("--liveness needs time to diverge: drop --max-time")
     deadline = Deadline(budget)  # the whole command's budget: the search, and the --symmetry comparison
@@ -126,7 +142,7 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
         res = run_explore(cfg, max_leader_epoch=max_epoch, max_isr_changes=max_isr_changes, max_depth=max_depth,
                           max_time_ms=max_time, eager_tasks=eager_tasks, without=without, invariants=checked, symmetry=symmetry,
                           stop_at_first=not all_violations, keep_graph=liveness, max_states=max_states,
-                          progress=progress, should_stop=deadline, compress=not no_compress)
+                          progress=progress, should_stop=deadline, compress=not no_compress, go_on_past=go_on)
     except ExplorerError as e:
         raise InputError(str(e)) from None
     finally:
@@ -135,7 +151,7 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
     summary = {"preset": preset_name, "expected": p.expected, "config": cfg.to_json(),
                "bounds": {"max_leader_epoch": max_epoch, "max_isr_changes": max_isr_changes, "max_depth": max_depth,
                           "max_time_ms": max_time, "max_states": max_states, "eager_tasks": eager_tasks, "without": sorted(without)},
-               "bounds_from_preset": from_preset,
+               "bounds_from_preset": from_preset, "continue_past": list(go_on),
                "symmetry": symmetry, "distinct_states": res.distinct_states, "chain_states": res.chain_states,
                "compressed": res.compressed, "transitions": res.transitions,
                "pruned": res.pruned, "depth": res.depth, "complete": res.complete, "stop_reason": res.stop_reason,
@@ -147,7 +163,7 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
         full = run_explore(cfg, max_leader_epoch=max_epoch, max_isr_changes=max_isr_changes, max_depth=max_depth,
                            max_time_ms=max_time, eager_tasks=eager_tasks, without=without, invariants=checked,
                            stop_at_first=not all_violations, max_states=max_states, should_stop=deadline,
-                           compress=not no_compress)
+                           compress=not no_compress, go_on_past=go_on)
         if full.stopped_by_budget:
             summary["stopped_by_budget"] = True
         else:
@@ -182,7 +198,7 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
                                          "lasso": None if lasso is None else lasso.to_json()}
             live_failed |= lasso is not None
     summary["missed_bug"] = missed_bug_text(preset_name, p.expected, p.breaks, res, budget, max_states, max_depth,
-                                            checked)
+                                            checked, go_on)
     if as_json:
         click.echo(json.dumps(summary, indent=1))
     else:
@@ -191,14 +207,18 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
         click.echo(f"{preset_name}: {res.visited:,} states ({res.distinct_states:,} stored, {res.chain_states:,} "
                    f"stepped through in chains), {res.transitions:,} transitions ({res.pruned:,} pruned), depth "
                    f"{res.depth}, {res.seconds:.1f} s ({summary['states_per_second']:,} states/s), "
-                   f"{status_text(res, budget, max_states, max_depth, all_violations)}")
+                   f"{status_text(res, budget, max_states, max_depth, all_violations, go_on)}")
+        if go_on:
+            click.echo(f"going on past violations of {', '.join(go_on)} (known to the preset; "
+                       f"`--continue-past none` stops at the first violation of any invariant)")
         if symmetry and "symmetry_reduction" not in summary:
             click.echo("symmetry: reduction not measured (stopped by --budget)")
         elif symmetry:
             click.echo(f"symmetry: {summary['states_without_symmetry']:,} states without, reduction x"
                        f"{summary['symmetry_reduction']}")
         for item in summary["violations"]:
-            click.echo(f"VIOLATION {item['invariant']}: minimal trace of {item['length']} actions")
+            past = " (known to the preset; the search went on past it)" if item["invariant"] in go_on else ""
+            click.echo(f"VIOLATION {item['invariant']}: minimal trace of {item['length']} actions{past}")
             click.echo(item["explanation"])
             if "trace_file" in item:
                 verb = "archived as" if item["newly_archived"] else "already archived as"
@@ -224,9 +244,20 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
     sys.exit(EXIT_VIOLATION if (res.found or live_failed) else EXIT_OK)
 
 
-def status_text(res, budget, max_states, max_depth, all_violations) -> str:
+def default_continue_past(p) -> tuple:
+    """The safety invariants the preset ``p`` is known to break besides its own bug (``Preset.also_breaks``): the
+    violations a default search goes on past, so that a known, shorter one neither hides the preset's bug nor ends
+    a passing preset's search."""
+    from .properties.invariants import BY_NAME, SAFETY
+
+    return tuple(n for n in p.also_breaks if n != p.expected and n in BY_NAME and BY_NAME[n] in SAFETY)
+
+
+def status_text(res, budget, max_states, max_depth, all_violations, go_on=()) -> str:
     """How the search ended, naming the bound or limit that stopped one that is not complete."""
     if res.complete:
+        if res.found and all(n in go_on for n in res.found):
+            return "complete: every state within the bounds checked, only violations known to the preset found"
         return "complete: every state within the bounds checked" + (
             ", violations found" if res.found else "")
     if res.stop_reason == "violation":
@@ -241,7 +272,8 @@ def status_text(res, budget, max_states, max_depth, all_violations) -> str:
     return "INCOMPLETE"  # pragma: no cover
 
 
-def missed_bug_text(name: str, expected: str, known, res, budget, max_states, max_depth, checked) -> str | None:
+def missed_bug_text(name: str, expected: str, known, res, budget, max_states, max_depth, checked,
+                    go_on=()) -> str | None:
     """One line when a breaking preset's own bug was not found: not within completed bounds, or the search stopped
     (naming what stopped it) before reaching it; None when found, expected to pass, or not checked."""
     if expected == "pass" or expected in res.found or expected not in {i.name for i in checked}:
@@ -251,7 +283,7 @@ def missed_bug_text(name: str, expected: str, known, res, budget, max_states, ma
         return (f"{name}'s bug ({expected}) is not within these bounds: try larger ones (`isrlab explore --help`), "
                 f"or {fuzz}")
     if res.stop_reason == "violation":
-        first = next(iter(res.found))
+        first = next(n for n in res.found if n not in go_on)
         how = "one the preset is known to break as well" if first in known else "another invariant"
         return (f"{name}'s bug ({expected}) not reached: the search stopped at the first violation, {first} ({how}); "
                 f"`--invariant {expected}` looks for it alone, or {fuzz}")

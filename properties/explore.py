@@ -834,7 +834,8 @@ def _check_symmetric(cfg: ModelConfig) -> None:
 def bounded_config(cfg: ModelConfig, brokers: int | None = None, max_records: int | None = None,
                    max_crashes: int | None = None, max_session_expirations: int | None = None,
                    max_controller_epoch: int | None = None) -> ModelConfig:
-    """cfg with the explorer's bounds applied (brokers also caps the replication factor)."""
+    """cfg with the explorer's bounds applied (brokers also caps the replication factor; with KRaft the controller
+    epochs bound the controller failovers, and the session expirations the brokers' lost heartbeats)."""
     changes = {}
     if brokers is not None:
         changes.update(n_brokers=brokers, replication_factor=min(cfg.replication_factor, brokers))
@@ -847,6 +848,10 @@ def bounded_config(cfg: ModelConfig, brokers: int | None = None, max_records: in
                         ("max_controller_epoch", max_controller_epoch)):
         if value is not None:
             changes[name] = value
+    if max_controller_epoch is not None and A.ControllerFailover in action_kinds(cfg):
+        # a quorum controller (KRaft) has no controller epoch in ZooKeeper: it moves by ControllerFailover, one
+        # per epoch after the first (as a ZooKeeper controller's moves each take an election)
+        changes["max_controller_moves"] = max(0, max_controller_epoch - 1)
     return cfg.replace(**changes) if changes else cfg
 
 
@@ -967,7 +972,8 @@ class ExploreResult:
 def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_changes: int | None = None,
             max_depth: int | None = None, max_time_ms: int | None = None, eager_tasks: bool = False, without=(),
             invariants=SAFETY, symmetry: bool = False, stop_at_first: bool = True, keep_graph: bool = False,
-            max_states: int | None = None, progress=None, should_stop=None, compress: bool = True) -> ExploreResult:
+            max_states: int | None = None, progress=None, should_stop=None, compress: bool = True,
+            go_on_past=frozenset()) -> ExploreResult:
     """Breadth-first search of every state reachable from ``initial_state(cfg)`` within the bounds.
 
     Parameters
@@ -984,6 +990,9 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
     invariants : the ALWAYS invariants to check (state ones on every new state, step ones on every transition).
     symmetry : deduplicate up to renaming brokers.
     stop_at_first : stop at the first violation (else record the first violation of each invariant and go on).
+    go_on_past : names of invariants whose violations do not stop the search (TLC's ``-continue``, per invariant):
+        the shortest trace of each is recorded, that invariant is no longer checked, and the search goes on through
+        the violating state, so a violation already known does not hide a longer one behind it.
     keep_graph : keep the representative states and every edge (for ``graph``, liveness and coverage).
     max_states : stop (incomplete) after this many distinct states.
     progress : called as ``progress(result)`` every ``PROGRESS_EVERY`` stored states (the caller decides what to
@@ -1012,14 +1021,16 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
     gc.disable()
     try:
         return _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eager_tasks, without, invariants,
-                        symmetry, stop_at_first, keep_graph, max_states, progress, should_stop, compress)
+                        symmetry, stop_at_first, keep_graph, max_states, progress, should_stop, compress,
+                        frozenset(go_on_past))
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
 def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eager_tasks, without, invariants, symmetry,
-             stop_at_first, keep_graph, max_states, progress, should_stop=None, compress=True) -> ExploreResult:
+             stop_at_first, keep_graph, max_states, progress, should_stop=None, compress=True,
+             go_on_past=frozenset()) -> ExploreResult:
     without = frozenset(A.ACTION_BY_NAME[w] if isinstance(w, str) else w for w in without)
     t0 = time.perf_counter()
     c0 = time.process_time()
@@ -1050,26 +1061,30 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
     n_inv = len(invariants)
 
     def note(inv_name, facts, sid, actions):
-        # the shortest trace of each invariant; with stop_at_first only the shortest violations at all
+        # the shortest trace of each invariant; with stop_at_first only the shortest violations at all of the
+        # invariants that stop the search (those in go_on_past are kept whatever their length)
         old = found.get(inv_name)
         if old is not None and len(old.actions) <= len(actions):
             return
-        if stop_at_first and found:
-            best = min(len(f.actions) for f in found.values())
-            if best < len(actions):
-                return
-            if best > len(actions):
-                found.clear()
+        if stop_at_first and inv_name not in go_on_past:
+            stops = [len(f.actions) for n, f in found.items() if n not in go_on_past]
+            if stops:
+                best = min(stops)
+                if best < len(actions):
+                    return
+                if best > len(actions):
+                    for n in [n for n in found if n not in go_on_past]:
+                        del found[n]
         found[inv_name] = Found(Violation(inv_name, len(actions), facts), sid, actions)
 
     def enough(d) -> bool:
         """Whether no violation still to be found (all of them at depth > d) can be shorter than those found."""
+        if stop_at_first:
+            stops = [len(f.actions) for n, f in found.items() if n not in go_on_past]
+            return bool(stops) and max(stops) <= d + 1
         if not found:
             return False
-        longest = max(len(f.actions) for f in found.values())
-        if stop_at_first:
-            return longest <= d + 1
-        return len(found) == n_inv and longest <= d + 1
+        return len(found) == n_inv and max(len(f.actions) for f in found.values()) <= d + 1
 
     def check_state(t, changed):
         """The state invariants on t, whose predecessor held every invariant not yet found: True if one fails."""
@@ -1104,7 +1119,9 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
     # (ids are numbered in discovery order, depths never decrease along it); with chains, Dijkstra's order.
     heap = [(0, 0)]
     states_by_id = {0: (s0, None)}  # frontier states (and their actions, if known), dropped once expanded
-    stopped = bool(found) and stop_at_first
+    stopped = stop_at_first and any(n not in go_on_past for n in found)
+    if stopped:
+        res.stop_reason = "violation"
     complete = not stopped
     edges = res.edges
     parent, via, depths = res.parent, res.via, res.depths
@@ -1123,6 +1140,7 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
             continue   # a stale entry: i was reached again by a shorter path, or already expanded
         if enough(d):
             stopped = True
+            res.stop_reason = "violation"
             break
         s, acts = states_by_id.pop(i)
         if max_depth is not None and d >= max_depth:
@@ -1226,6 +1244,7 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
                 edges.append((i, j, a))
             if enough(d):
                 stopped = True
+                res.stop_reason = "violation"
                 break
         if max_states is not None and len(parent) >= max_states:
             stopped = True
@@ -1238,9 +1257,7 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
             res.cpu_seconds = time.process_time() - c0
             progress(res)
     res.complete = complete and not stopped and not states_by_id
-    if found:
-        res.stop_reason = "violation" if stopped else res.stop_reason
-    elif res.complete:
+    if res.complete:
         res.stop_reason = None
     elif stopped and not res.stop_reason:
         res.stop_reason = "max_states"

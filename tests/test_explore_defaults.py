@@ -93,3 +93,81 @@ def test_another_invariant_first_points_at_the_preset_bug():
     only = tuple(i for i in SAFETY if i.name == "log_matching")   # the preset's invariant not checked: nothing to say
     assert missed_bug_text("kafka-0.11", "isr_entry_condition", (), SimpleNamespace(found={}, complete=True,
                            stop_reason=None), None, 10, None, only) is None
+
+
+# --------------------------------------------------------------------------- going on past known violations
+@pytest.mark.scenario
+def test_a_default_search_goes_on_past_the_presets_known_violations():
+    """By default the search goes on past what the preset is known to break besides its own bug; `--continue-past`
+    replaces that list (`none`: stop at the first violation of anything); `--invariant` searches for its own."""
+    from isrlab.explore_cmd import default_continue_past
+
+    p = PRESETS["no-kafka-2143"]
+    assert p.also_breaks and p.expected not in default_continue_past(p)
+    j = json.loads(_run("--preset", "no-kafka-2143", "--max-states", "50", "--json").stdout)
+    assert j["continue_past"] == list(default_continue_past(p))
+    assert set(j["continue_past"]) <= set(p.also_breaks)
+    j = json.loads(_run("--preset", "no-kafka-2143", "--max-states", "50", "--continue-past", "none", "--json").stdout)
+    assert j["continue_past"] == []
+    j = json.loads(_run("--preset", "no-kafka-2143", "--max-states", "50", "--invariant", "hw_within_isr",
+                        "--json").stdout)
+    assert j["continue_past"] == []
+    assert default_continue_past(PRESETS["kafka-2.4"]) == ()
+    r = _run("--preset", "kafka-2.4", "--continue-past", "no_such_invariant")
+    assert r.exit_code == 2 and "no_such_invariant" in r.output and "Traceback" not in r.output
+
+
+@pytest.mark.unit
+def test_a_search_ended_by_known_violations_only_says_so():
+    from types import SimpleNamespace
+
+    from isrlab.explore_cmd import missed_bug_text, status_text
+    from isrlab.properties.invariants import SAFETY
+
+    res = SimpleNamespace(found={"hw_within_isr": None}, complete=True, stop_reason=None)
+    assert "only violations known to the preset" in status_text(res, None, 10, None, False, ("hw_within_isr",))
+    assert "violations found" in status_text(res, None, 10, None, False, ())
+    text = missed_bug_text("old-message-format", "acked_durability", ("hw_within_isr",), res, None, 10, None, SAFETY,
+                           ("hw_within_isr",))
+    assert "is not within these bounds" in text
+    res = SimpleNamespace(found={"hw_within_isr": None, "log_matching": None}, complete=False, stop_reason="violation")
+    text = missed_bug_text("old-message-format", "acked_durability", ("hw_within_isr",), res, None, 10, None, SAFETY,
+                           ("hw_within_isr",))
+    assert "the first violation, log_matching (another invariant)" in text
+
+
+@pytest.mark.unit
+def test_going_on_past_a_violation_records_it_and_completes_the_search():
+    """An invariant in go_on_past keeps its shortest trace but does not stop the search, which then visits what the
+    all-violations search visits; without it the search stops at that violation."""
+    from isrlab.properties.explore import bounded_config, explore
+
+    cfg = bounded_config(PRESETS["crash-loses-unflushed"].config, 1, 1, 1, 0, 2).replace(produce_acks=(-1,))
+    kw = dict(max_leader_epoch=1, max_isr_changes=0, max_time_ms=2500, eager_tasks=True, without=("ConsumerFetch",))
+    every = explore(cfg, **kw, stop_at_first=False)
+    first = explore(cfg, **kw)
+    past = explore(cfg, **kw, go_on_past={"acked_durability"})
+    assert first.stop_reason == "violation" and not first.complete
+    assert every.complete and past.complete and past.stop_reason is None
+    assert past.distinct_states == every.distinct_states > first.distinct_states
+    lengths = {n: len(f.actions) for n, f in first.found.items()}
+    assert lengths == {n: len(f.actions) for n, f in past.found.items()} == {"acked_durability": 15}
+
+
+@pytest.mark.slow
+def test_the_default_search_finds_no_kafka_2143s_bug_behind_a_known_violation():
+    """no-kafka-2143's default search meets hw_within_isr (known to the preset) first, goes on, and stops at its own
+    bug, committed_prefix, with a longer trace that replays to that violation at its last step."""
+    from isrlab.explore_cmd import default_continue_past
+    from isrlab.properties.explore import explore
+    from isrlab.properties.shrink import first_violation
+
+    p = PRESETS["no-kafka-2143"]
+    cfg, kw = search_args(p.config, explore_bounds(p.name))
+    r = explore(cfg, go_on_past=default_continue_past(p), **kw)
+    assert r.stop_reason == "violation" and "hw_within_isr" in r.found and p.expected in r.found
+    known, own = r.found["hw_within_isr"].actions, r.found[p.expected].actions
+    assert len(known) < len(own)
+    for name, acts in (("hw_within_isr", known), (p.expected, own)):
+        hit = first_violation(cfg, acts, name)
+        assert hit is not None and hit[0] == len(acts)
