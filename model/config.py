@@ -930,6 +930,10 @@ EXPLORE_BOUNDS: dict[str, dict] = {
     "kafka-2.8": {"max_crashes": 0, "max_expirations": 0, "max_epoch": 0, "max_time": None},
     # KAFKA-14704: a diverging follower (two records, one per leader) takes the leader's HW before it truncates
     "kafka-3.3": {"max_records": 2, "max_expirations": 0, "max_isr_changes": 0},
+    # KAFKA-13141: two records, one per leader, and the leader records the diverging follower's fetch offset
+    "no-kafka-13141": {"max_records": 2, "max_crashes": 0},
+    # KAFKA-14704 in ZooKeeper mode: the same two records, the follower takes the HW before truncating
+    "no-kafka-14704": {"max_records": 2, "max_crashes": 0},
     # the walker's shortest traces need 3 brokers, 2 records, two session expirations and leader epochs up to 2: a
     # search that does not end in minutes, so these stop at max_states and say so (the fuzzer finds them)
     "no-kafka-7415": {"brokers": 3, "max_records": 2, "max_crashes": 0, "max_expirations": 2, "max_epoch": 2,

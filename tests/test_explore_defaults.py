@@ -171,3 +171,22 @@ def test_the_default_search_finds_no_kafka_2143s_bug_behind_a_known_violation():
     for name, acts in (("hw_within_isr", known), (p.expected, own)):
         hit = first_violation(cfg, acts, name)
         assert hit is not None and hit[0] == len(acts)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["crash-loses-unflushed", "no-kafka-6082", "no-kafka-15583", "no-kafka-13916",
+                                  "no-kafka-13141", "no-kafka-14704", "kafka-2.7"])
+def test_a_fast_default_search_finds_its_presets_bug(name):
+    """The breaking presets whose default search takes seconds (the README's table): it stops at the preset's own
+    bug, whatever known violations it went on past, and the trace replays to it at its last step."""
+    from isrlab.explore_cmd import default_continue_past
+    from isrlab.properties.explore import explore
+    from isrlab.properties.shrink import first_violation
+
+    p = PRESETS[name]
+    cfg, kw = search_args(p.config, explore_bounds(name))
+    r = explore(cfg, go_on_past=default_continue_past(p), **kw)
+    assert r.stop_reason == "violation" and p.expected in r.found, (r.stop_reason, list(r.found))
+    acts = r.found[p.expected].actions
+    hit = first_violation(cfg, acts, p.expected)
+    assert hit is not None and hit[0] == len(acts)
