@@ -85,7 +85,8 @@ left in the frontier can give a shorter violation.  Partial-order reduction of i
 not done (not yet argued sound against the step invariants, which read pairs of states).
 
 Bounds: ``max_records``, ``max_crashes``, ``max_session_expirations`` and ``max_controller_epoch``
-are the model's own budgets (``ModelConfig``); ``max_leader_epoch`` prunes every transition that
+are the model's own budgets (``ModelConfig``; with a quorum controller the expirations are lost heartbeats and the
+controller epochs bound its failovers, ``bounded_config``); ``max_leader_epoch`` prunes every transition that
 writes a partition leader epoch above it (stateright's ``within_boundary``); ``max_time_ms`` prunes every
 clock tick past that many ms after the start (the time left then joins the key, and timestamps too young
 to reach any threshold before the deadline, or due after it, are merged: ``young_limits``); ``max_depth``

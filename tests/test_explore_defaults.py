@@ -190,3 +190,25 @@ def test_a_fast_default_search_finds_its_presets_bug(name):
     acts = r.found[p.expected].actions
     hit = first_violation(cfg, acts, p.expected)
     assert hit is not None and hit[0] == len(acts)
+
+
+@pytest.mark.unit
+def test_the_explorers_no_kip_380_trace_breaks_without_kip_380_only():
+    """The explorer's 22-action trace on no-kip-380 (a restarted broker takes a deposed controller's LeaderAndIsr),
+    kept with its search's bounded configuration (2 brokers): it replays to hw_within_isr, a break the preset lists;
+    with KIP-380 on, the same actions replay clean."""
+    import os
+
+    from isrlab.model.step import initial_state, step
+    from isrlab.model.trace import load_trace
+    from isrlab.properties.shrink import first_violation
+
+    t = load_trace(os.path.join(os.path.dirname(__file__), "fixtures", "no-kip-380-hw_within_isr-explore-minimal.json"))
+    assert "hw_within_isr" in PRESETS["no-kip-380"].breaks and not t.config.kip_380
+    assert first_violation(t.config, t.actions, "hw_within_isr")[0] == len(t.actions)
+    fixed = t.config.replace(kip_380=True)
+    s = initial_state(fixed)
+    for a in t.actions:
+        s = step(fixed, s, a)
+        assert s is not None
+    assert first_violation(fixed, t.actions, "hw_within_isr") is None
