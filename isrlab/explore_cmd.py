@@ -30,7 +30,8 @@ def _bounds_help(name: str) -> str:
 @click.option("--max-crashes", type=Count(0, 1000), default=None, help=_bounds_help("Broker crashes."))
 @click.option("--max-expirations", type=Count(0, 1000), default=None,
               help=_bounds_help("ZooKeeper session expirations of live brokers (KRaft: lost heartbeats)."))
-@click.option("--max-controller-epoch", type=Count(1, 1000), default=None, help=_bounds_help("Controller elections (KRaft: 1 + controller failovers)."))
+@click.option("--max-controller-epoch", type=Count(1, 1000), default=None,
+              help=_bounds_help("Controller elections (KRaft: 1 + controller failovers)."))
 @click.option("--max-isr-changes", type=Count(0, 1000), default=None,
               help=_bounds_help("Leader ISR writes (shrinks + expansions)."))
 @click.option("--max-depth", type=Count(0, 10 ** 6), default=None, help="Stop at this BFS depth.")
@@ -120,16 +121,18 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
     unknown = [w for w in without if w not in ACTION_BY_NAME]
     if unknown:
         raise InputError(f"unknown action kind(s) {', '.join(unknown)}")
-    bad = [n for n in invariants if n not in BY_NAME or BY_NAME[n] not in SAFETY]
-    if bad:
-        raise InputError(f"unknown invariant(s) {', '.join(bad)} (known: {', '.join(i.name for i in SAFETY)})")
+
+    def check_safety(names, option, also=""):
+        bad = [n for n in names if n not in BY_NAME or BY_NAME[n] not in SAFETY]
+        if bad:
+            raise InputError(f"unknown invariant(s) {', '.join(bad)}{option} "
+                             f"(known: {', '.join(i.name for i in SAFETY)}{also})")
+
+    check_safety(invariants, "")
     checked = tuple(BY_NAME[n] for n in invariants) if invariants else SAFETY
     if continue_past:
         go_on = () if [c.lower() for c in continue_past] == ["none"] else tuple(continue_past)
-        bad = [n for n in go_on if n not in BY_NAME or BY_NAME[n] not in SAFETY]
-        if bad:
-            raise InputError(f"unknown invariant(s) {', '.join(bad)} for --continue-past "
-                             f"(known: {', '.join(i.name for i in SAFETY)}, or none)")
+        check_safety(go_on, " for --continue-past", ", or none")
     elif invariants:
         go_on = ()   # the invariants asked for are the search's goal
     else:

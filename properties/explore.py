@@ -1080,11 +1080,11 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
 
     def enough(d) -> bool:
         """Whether no violation still to be found (all of them at depth > d) can be shorter than those found."""
+        if not found:
+            return False   # the common case: asked after every transition
         if stop_at_first:
             stops = [len(f.actions) for n, f in found.items() if n not in go_on_past]
             return bool(stops) and max(stops) <= d + 1
-        if not found:
-            return False
         return len(found) == n_inv and max(len(f.actions) for f in found.values()) <= d + 1
 
     def check_state(t, changed):
