@@ -34,6 +34,9 @@ def _bounds_help(name: str) -> str:
               help=_bounds_help("Controller elections (KRaft: 1 + controller failovers)."))
 @click.option("--max-isr-changes", type=Count(0, 1000), default=None,
               help=_bounds_help("Leader ISR writes (shrinks + expansions)."))
+@click.option("--max-queue", type=Count(0, 1000), default=None,
+              help=_bounds_help("Control requests a ZooKeeper-era controller may hold queued for one broker "
+                                "(transitions leaving more are pruned; none: no bound)."))
 @click.option("--max-depth", type=Count(0, 10 ** 6), default=None, help="Stop at this BFS depth.")
 @click.option("--max-time", "max_time", type=Count(0, 10 ** 12), default=None,
               help=_bounds_help("Model time bound in ms from the start: no clock tick past it (a bound, so the search "
@@ -72,7 +75,7 @@ def _bounds_help(name: str) -> str:
 @click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expirations, max_controller_epoch,
-            max_isr_changes, max_depth, max_time, no_time_bound, max_states, budget, acks, without, eager_tasks,
+            max_isr_changes, max_queue, max_depth, max_time, no_time_bound, max_states, budget, acks, without, eager_tasks,
             no_compress, symmetry, invariants, all_violations, continue_past, liveness, out, no_archive, quiet,
             as_json) -> None:
     """Breadth-first search of every reachable state of a preset within explicit bounds.
@@ -102,7 +105,7 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
         check_output_folder(out, "--out")
     given = {"brokers": brokers, "max_records": max_records, "max_epoch": max_epoch, "max_crashes": max_crashes,
              "max_expirations": max_expirations, "max_controller_epoch": max_controller_epoch,
-             "max_isr_changes": max_isr_changes, "max_time": max_time, "max_states": max_states,
+             "max_isr_changes": max_isr_changes, "max_time": max_time, "max_states": max_states, "max_queue": max_queue,
              "acks": tuple(int(a) for a in acks) or None, "eager_tasks": eager_tasks,
              "without": (() if [w.lower() for w in without] == ["none"] else tuple(without)) if without else None}
     defaults = {**explore_bounds(preset_name), **USER_BOUNDS.get(preset_name, {})}
@@ -143,6 +146,7 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
     progress = None if quiet else Progress(preset_name)
     try:
         res = run_explore(cfg, max_leader_epoch=max_epoch, max_isr_changes=max_isr_changes, max_depth=max_depth,
+                          max_queue=b["max_queue"],
                           max_time_ms=max_time, eager_tasks=eager_tasks, without=without, invariants=checked, symmetry=symmetry,
                           stop_at_first=not all_violations, keep_graph=liveness, max_states=max_states,
                           progress=progress, should_stop=deadline, compress=not no_compress, go_on_past=go_on)
@@ -153,6 +157,7 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
             progress.close()
     summary = {"preset": preset_name, "expected": p.expected, "config": cfg.to_json(),
                "bounds": {"max_leader_epoch": max_epoch, "max_isr_changes": max_isr_changes, "max_depth": max_depth,
+                          "max_queue": b["max_queue"],
                           "max_time_ms": max_time, "max_states": max_states, "eager_tasks": eager_tasks, "without": sorted(without)},
                "bounds_from_preset": from_preset, "continue_past": list(go_on),
                "symmetry": symmetry, "distinct_states": res.distinct_states, "chain_states": res.chain_states,
@@ -164,6 +169,7 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
                "kinds": res.kinds, "violations": []}
     if symmetry and not res.stopped_by_budget:
         full = run_explore(cfg, max_leader_epoch=max_epoch, max_isr_changes=max_isr_changes, max_depth=max_depth,
+                           max_queue=b["max_queue"],
                            max_time_ms=max_time, eager_tasks=eager_tasks, without=without, invariants=checked,
                            stop_at_first=not all_violations, max_states=max_states, should_stop=deadline,
                            compress=not no_compress, go_on_past=go_on)
@@ -303,7 +309,8 @@ def describe_bounds(cfg, b: dict) -> str:
             f"{b['max_expirations']} expirations, controller epochs <= {b['max_controller_epoch']}, leader epochs <= "
             f"{b['max_epoch']}, ISR changes <= {b['max_isr_changes']}, {t}, acks {','.join(map(str, b['acks']))}, "
             f"{'eager' if b['eager_tasks'] else 'interleaved'} tasks, without {','.join(b['without']) or 'nothing'}, "
-            f"max {b['max_states']:,} states")
+            f"max {b['max_states']:,} states" + ("" if b.get("max_queue") is None else
+                                                 f", control requests queued per broker <= {b['max_queue']}"))
 
 
 class Progress:

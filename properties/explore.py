@@ -87,7 +87,10 @@ not done (not yet argued sound against the step invariants, which read pairs of 
 Bounds: ``max_records``, ``max_crashes``, ``max_session_expirations`` and ``max_controller_epoch``
 are the model's own budgets (``ModelConfig``; with a quorum controller the expirations are lost heartbeats and the
 controller epochs bound its failovers, ``bounded_config``); ``max_leader_epoch`` prunes every transition that
-writes a partition leader epoch above it (stateright's ``within_boundary``); ``max_time_ms`` prunes every
+writes a partition leader epoch above it (stateright's ``within_boundary``), ``max_queue`` every transition that
+leaves a ZooKeeper-era controller more control requests queued for one broker (a message-count bound, as in TLA+
+specs: a leader whose AlterIsr is refused retries on its next fetch, and every answer queues an UpdateMetadata, so
+without delivery the queue grows for ever); ``max_time_ms`` prunes every
 clock tick past that many ms after the start (the time left then joins the key, and timestamps too young
 to reach any threshold before the deadline, or due after it, are merged: ``young_limits``); ``max_depth``
 stops the search at a depth (the result then says ``complete=False``).  Why a time bound: without one the
@@ -219,6 +222,19 @@ TASK_KINDS = (A.IsrExpiration, A.IsrChangePropagation, A.HighWatermarkCheckpoint
 _EAGER_KINDS: dict = {}
 
 
+def _task_may_be_due(s) -> bool:
+    """False only when no scheduled task (TASK_KINDS) is enabled in ``s``: the due-time half of each task's
+    enabling condition in ``enabled_groups``, so that most states skip the search for a due task."""
+    now = s.now
+    for br in s.brokers:
+        if br.alive and (now >= br.next_isr_expiration_ms or 0 <= br.next_isr_propagation_ms <= now
+                         or (br.hw_checkpoint_started and now >= br.next_hw_checkpoint_ms)
+                         or any(now >= d.deadline_ms for d in br.delayed_produces)
+                         or any(now >= d.deadline_ms for d in br.delayed_fetches)):
+            return True
+    return any(0 <= c.next_rebalance_ms <= now for c in s.controllers)
+
+
 def explorer_actions(cfg: ModelConfig, s, eager_tasks: bool = False, without=frozenset()) -> tuple:
     """``enabled_actions`` with the clock abstraction: one tick, to the next moment something can fire.
 
@@ -226,7 +242,7 @@ def explorer_actions(cfg: ModelConfig, s, eager_tasks: bool = False, without=fro
     so every task runs at the start of its instant (a reduction; see the module docstring).
     ``without``: action classes left out (as a swarm run does).
     """
-    if eager_tasks:   # the due tasks alone first (the same first task as in the full list: same order)
+    if eager_tasks and _task_may_be_due(s):   # the due tasks alone first (the same first task as in the full list)
         for a in enabled_actions(cfg, s, _EAGER_KINDS[without] if without in _EAGER_KINDS else
                                  _EAGER_KINDS.setdefault(without, frozenset(TASK_KINDS) - without)):
             return (a,)
@@ -863,12 +879,18 @@ def search_args(cfg: ModelConfig, b: dict) -> tuple:
     cfg = bounded_config(cfg, b["brokers"], b["max_records"], b["max_crashes"], b["max_expirations"],
                          b["max_controller_epoch"]).replace(produce_acks=tuple(sorted(set(b["acks"]))))
     return cfg, dict(max_leader_epoch=b["max_epoch"], max_isr_changes=b["max_isr_changes"], max_time_ms=b["max_time"],
+                     max_queue=b["max_queue"],
                      max_states=b["max_states"], eager_tasks=b["eager_tasks"], without=tuple(b["without"]))
 
 
-def _out_of_bounds(s, max_leader_epoch, max_isr_changes) -> bool:
+def _out_of_bounds(s, max_leader_epoch, max_isr_changes, max_queue=None) -> bool:
     if max_isr_changes is not None and s.ghost.isr_shrinks + s.ghost.isr_expands > max_isr_changes:
         return True
+    if max_queue is not None:
+        for c in s.controllers:
+            for q in c.queues:
+                if len(q) > max_queue:
+                    return True
     if max_leader_epoch is None:
         return False
     for st in s.controller_partition_states():
@@ -897,6 +919,7 @@ class ExploreResult:
     max_time_ms: int | None = None
     eager_tasks: bool = False
     without: tuple = ()
+    max_queue: int | None = None  # control requests queued for one broker
     distinct_states: int = 0
     transitions: int = 0
     pruned: int = 0               # transitions that left the bounds
@@ -974,7 +997,7 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
             max_depth: int | None = None, max_time_ms: int | None = None, eager_tasks: bool = False, without=(),
             invariants=SAFETY, symmetry: bool = False, stop_at_first: bool = True, keep_graph: bool = False,
             max_states: int | None = None, progress=None, should_stop=None, compress: bool = True,
-            go_on_past=frozenset()) -> ExploreResult:
+            go_on_past=frozenset(), max_queue: int | None = None) -> ExploreResult:
     """Breadth-first search of every state reachable from ``initial_state(cfg)`` within the bounds.
 
     Parameters
@@ -982,6 +1005,8 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
     cfg : the model configuration, budgets included (see ``bounded_config``).
     max_leader_epoch : prune transitions writing a partition leader epoch above this (None: no bound).
     max_isr_changes : prune transitions making a leader's ISR writes (shrinks + expansions) exceed this.
+    max_queue : prune transitions leaving more than this many control requests queued by a ZooKeeper-era controller
+        for one broker (None: no bound).
     max_depth : expand no state at this depth (None: no bound).
     max_time_ms : prune every clock tick past this many ms after the start (None: no bound).  A bound like the
         others (the result is complete within it); the time left is then part of the state key.  ``check_liveness``
@@ -1023,7 +1048,7 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
     try:
         return _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eager_tasks, without, invariants,
                         symmetry, stop_at_first, keep_graph, max_states, progress, should_stop, compress,
-                        frozenset(go_on_past))
+                        frozenset(go_on_past), max_queue)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -1031,7 +1056,7 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
 
 def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eager_tasks, without, invariants, symmetry,
              stop_at_first, keep_graph, max_states, progress, should_stop=None, compress=True,
-             go_on_past=frozenset()) -> ExploreResult:
+             go_on_past=frozenset(), max_queue=None) -> ExploreResult:
     without = frozenset(A.ACTION_BY_NAME[w] if isinstance(w, str) else w for w in without)
     t0 = time.perf_counter()
     c0 = time.process_time()
@@ -1047,7 +1072,7 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
     compress = compress and not keep_graph   # the graph's edges and fairness are per concrete state
 
     res = ExploreResult(cfg, symmetry, max_leader_epoch, max_depth, max_isr_changes, max_time_ms, eager_tasks,
-                        tuple(sorted(k.__name__ for k in without)), compressed=compress)
+                        tuple(sorted(k.__name__ for k in without)), compressed=compress, max_queue=max_queue)
     seen = {key(s0): 0}
     res.parent.append(-1)
     res.via.append(None)
@@ -1155,7 +1180,7 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
             res.transitions += 1
             kname = type(a).__name__
             kinds[kname] = kinds.get(kname, 0) + 1
-            if _out_of_bounds(t, max_leader_epoch, max_isr_changes) or (deadline is not None and t.now > deadline):
+            if _out_of_bounds(t, max_leader_epoch, max_isr_changes, max_queue) or (deadline is not None and t.now > deadline):
                 res.pruned += 1
                 if edges is not None:
                     edges.append((i, -1, a))
@@ -1185,7 +1210,7 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
                 kname = type(b).__name__
                 kinds[kname] = kinds.get(kname, 0) + 1
                 res.chain_states += 1
-                if _out_of_bounds(u, max_leader_epoch, max_isr_changes) or (deadline is not None and u.now > deadline):
+                if _out_of_bounds(u, max_leader_epoch, max_isr_changes, max_queue) or (deadline is not None and u.now > deadline):
                     res.pruned += 1
                     t = None   # a dead end: t is checked, its one transition leaves the bounds
                     break

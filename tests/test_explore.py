@@ -512,8 +512,15 @@ def test_every_preset_has_explore_bounds_with_faults():
     for name, p in PRESETS.items():
         b = explore_bounds(name)
         assert set(b) == set(EXPLORE_DEFAULTS)
-        if p.expected == "pass":   # completed with a crash and (ZooKeeper) an expiration: leaders change
-            assert b["max_crashes"] >= 1 and (b["max_expirations"] >= 1 or p.config.kip_500)
+        if p.expected == "pass":   # completed with a crash (leaders change), most ZooKeeper ones with an expiration
+            assert b["max_crashes"] >= 1
+            assert b["max_expirations"] >= 1 or p.config.kip_500 or name in NO_EXPIRATION_PASSING, name
+
+
+#: passing ZooKeeper-era presets whose default search has a crash and no session expiration: their operator's or
+#: admin's actions on top of kafka-2.4 multiply the interleavings, and with an expiration too none completed in
+#: 150 CPU s (benchmarks/RESULTS.md, ninth session)
+NO_EXPIRATION_PASSING = {"leader-moves", "log-start-offset", "reassignment", "topic-lifecycle"}
 
 
 @pytest.mark.scenario
@@ -600,3 +607,55 @@ def _walk_states(cfg, campaign_seed: int, runs: int, steps: int) -> list:
             s = step(cfg, s, a)
             states.append(s)
     return states
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("name", ["kafka-2.4", "leader-moves", "delayed-fetch", "kafka-3.7", "log-start-offset"])
+def test_a_state_said_to_have_no_due_task_has_none(name):
+    """The eager search's shortcut (``_task_may_be_due``) may answer True too often, never False wrongly: over the
+    states of seeded walks, whenever it says no task is due, no scheduled task is enabled."""
+    import random
+
+    from isrlab.properties.explore import TASK_KINDS, _task_may_be_due
+
+    cfg = preset(name).config
+    rng = random.Random(7)
+    said_no = said_yes = 0
+    for _ in range(12):
+        s = initial_state(cfg)
+        for _ in range(150):
+            due = enabled_actions(cfg, s, frozenset(TASK_KINDS))
+            if _task_may_be_due(s):
+                said_yes += 1
+            else:
+                said_no += 1
+                assert not due, (name, due)
+            acts = enabled_actions(cfg, s)
+            if not acts:
+                break
+            s = step(cfg, s, acts[rng.randrange(len(acts))])
+    assert said_no > 0 and said_yes > 0
+
+
+@pytest.mark.unit
+def test_max_queue_prunes_the_transitions_that_queue_more_control_requests():
+    """--max-queue N: no state kept holds more than N control requests queued for one broker, the transitions that
+    would are counted as pruned, and the bound is a restriction of the unbounded search (fewer states)."""
+    from isrlab.properties.explore import search_args
+    from isrlab.model.config import explore_bounds
+
+    cfg, kw = search_args(preset("kafka-2.4").config, {**explore_bounds("kafka-2.4"), "max_records": 0,
+                                                         "max_crashes": 0})
+    kw.pop("max_queue")
+    free = explore(cfg, **kw, keep_graph=True)
+    bounded = explore(cfg, **kw, keep_graph=True, max_queue=1)
+    assert free.complete and bounded.complete
+    assert max(len(q) for s in free.states for c in s.controllers for q in c.queues) > 1
+    assert all(len(q) <= 1 for s in bounded.states for c in s.controllers for q in c.queues)
+    assert bounded.pruned > 0 and bounded.distinct_states < free.distinct_states
+    r = CliRunner().invoke(explore_cmd, ["--preset", "kafka-2.4", "--max-records", "0", "--max-crashes", "0",
+                                         "--max-queue", "1", "--no-archive", "--quiet", "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["bounds"]["max_queue"] == 1
+    assert out["distinct_states"] + out["chain_states"] == bounded.distinct_states

@@ -192,6 +192,22 @@ def test_a_fast_default_search_finds_its_presets_bug(name):
     assert hit is not None and hit[0] == len(acts)
 
 
+@pytest.mark.slow
+def test_log_start_offsets_default_search_completes_without_a_violation():
+    """A passing preset whose default search takes seconds (the README's table): it completes, every state within its
+    bounds checked (a crash among them, so leaders move), and finds nothing beyond the violations the preset lists."""
+    from isrlab.explore_cmd import default_continue_past
+    from isrlab.properties.explore import explore
+
+    p = PRESETS["log-start-offset"]
+    cfg, kw = search_args(p.config, explore_bounds(p.name))
+    assert cfg.max_crashes >= 1
+    r = explore(cfg, go_on_past=default_continue_past(p), **kw)
+    assert r.complete and r.stop_reason is None, r.stop_reason
+    assert set(r.found) <= set(default_continue_past(p))
+    assert r.kinds.get("BrokerCrash", 0) > 0
+
+
 @pytest.mark.unit
 def test_the_explorers_no_kip_380_trace_breaks_without_kip_380_only():
     """The explorer's 22-action trace on no-kip-380 (a restarted broker takes a deposed controller's LeaderAndIsr),
