@@ -82,7 +82,8 @@ same states and finds the same violations with the same shortest lengths (tested
 To keep traces shortest the frontier is taken in order of depth in actions (a heap; without chains this is BFS's FIFO
 order exactly), a state met again by a shorter chain takes that path, and ``stop_at_first`` stops only when nothing
 left in the frontier can give a shorter violation.  Partial-order reduction of independent fetches and deliveries is
-not done (not yet argued sound against the step invariants, which read pairs of states).
+not done: ample sets must be invisible to the properties checked, and every action writes state some invariant reads
+(a LEO, a HW, an ISR, an epoch, a metadata cache; the step invariants compare a state with its successor).
 
 Bounds: ``max_records``, ``max_crashes``, ``max_session_expirations`` and ``max_controller_epoch``
 are the model's own budgets (``ModelConfig``; with a quorum controller the expirations are lost heartbeats and the
@@ -1191,9 +1192,12 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
             dd = d + 1
             bad = check_step(s, a, t, changed)
             t_acts = None
+            k = key(t) if compress else None
+            j = seen.get(k) if compress else None
             # Chain compression: a successor with exactly one action of its own (and no violation) is stepped
-            # through without being stored; the chain's actions label the edge to the state it ends in.
-            while compress and not bad and (max_depth is None or dd < max_depth) and len(path) < chain_cap:
+            # through without being stored; the chain's actions label the edge to the state it ends in.  A successor
+            # already stored is not a chain's start (its successors are or will be expanded from it).
+            while compress and j is None and not bad and (max_depth is None or dd < max_depth) and len(path) < chain_cap:
                 t_acts = explorer_actions(cfg, t, eager_tasks, without)
                 if len(t_acts) != 1 or type(t_acts[0]) is Tick:
                     break   # a clock tick ends a chain, so a cycle of single-successor states meets the seen set
@@ -1219,11 +1223,12 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
                 path.append(b)
                 dd += 1
                 bad = check_step(t, b, u, changed)
-                t, t_acts = u, None
+                t, t_acts, k = u, None, None
             if t is None:
                 continue
-            k = key(t)
-            j = seen.get(k)
+            if k is None:
+                k = key(t)
+                j = seen.get(k)
             if pending_step:
                 jj = len(parent) if j is None else j   # the post state is recorded so the trace can be replayed
                 tr = res.trace_to(i) + path
