@@ -208,6 +208,25 @@ def test_log_start_offsets_default_search_completes_without_a_violation():
     assert r.kinds.get("BrokerCrash", 0) > 0
 
 
+@pytest.mark.slow
+def test_the_queue_bound_that_completes_kafka_14140s_fix_still_finds_the_bug_without_it():
+    """alter-isr-kafka-14140's default search bounds the controller's queues (its refused AlterIsr retries queue
+    UpdateMetadata for ever); no-kafka-14140 searched within the very same bounds still meets KAFKA-14140."""
+    from isrlab.explore_cmd import default_continue_past
+    from isrlab.properties.explore import explore
+    from isrlab.properties.shrink import first_violation
+
+    bounds = explore_bounds("alter-isr-kafka-14140")
+    assert bounds["max_queue"] is not None and explore_bounds("no-kafka-14140")["max_queue"] is None
+    p = PRESETS["no-kafka-14140"]
+    cfg, kw = search_args(p.config, bounds)
+    r = explore(cfg, go_on_past=default_continue_past(p), **kw)
+    assert r.stop_reason == "violation" and p.expected in r.found, (r.stop_reason, list(r.found))
+    acts = r.found[p.expected].actions
+    hit = first_violation(cfg, acts, p.expected)
+    assert hit is not None and hit[0] == len(acts)
+
+
 @pytest.mark.unit
 def test_the_explorers_no_kip_380_trace_breaks_without_kip_380_only():
     """The explorer's 22-action trace on no-kip-380 (a restarted broker takes a deposed controller's LeaderAndIsr),
