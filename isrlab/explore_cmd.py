@@ -115,7 +115,7 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
     from_preset = sorted(k for k, v in given.items() if v is None and k in defaults)
     try:
         p = preset(preset_name)
-        cfg, _kw = search_args(p.config, b)
+        cfg, search_kw = search_args(p.config, b)   # the bounds as explore's keyword arguments
     except ConfigError as e:
         raise InputError(str(e)) from None
     without = tuple(b["without"])
@@ -145,11 +145,9 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
     deadline = Deadline(budget)  # the whole command's budget: the search, and the --symmetry comparison
     progress = None if quiet else Progress(preset_name)
     try:
-        res = run_explore(cfg, max_leader_epoch=max_epoch, max_isr_changes=max_isr_changes, max_depth=max_depth,
-                          max_queue=b["max_queue"],
-                          max_time_ms=max_time, eager_tasks=eager_tasks, without=without, invariants=checked, symmetry=symmetry,
-                          stop_at_first=not all_violations, keep_graph=liveness, max_states=max_states,
-                          progress=progress, should_stop=deadline, compress=not no_compress, go_on_past=go_on)
+        res = run_explore(cfg, **search_kw, max_depth=max_depth, invariants=checked, symmetry=symmetry,
+                          stop_at_first=not all_violations, keep_graph=liveness, progress=progress,
+                          should_stop=deadline, compress=not no_compress, go_on_past=go_on)
     except ExplorerError as e:
         raise InputError(str(e)) from None
     finally:
@@ -168,11 +166,9 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
                "states_per_second": round(res.states_per_second),
                "kinds": res.kinds, "violations": []}
     if symmetry and not res.stopped_by_budget:
-        full = run_explore(cfg, max_leader_epoch=max_epoch, max_isr_changes=max_isr_changes, max_depth=max_depth,
-                           max_queue=b["max_queue"],
-                           max_time_ms=max_time, eager_tasks=eager_tasks, without=without, invariants=checked,
-                           stop_at_first=not all_violations, max_states=max_states, should_stop=deadline,
-                           compress=not no_compress, go_on_past=go_on)
+        full = run_explore(cfg, **search_kw, max_depth=max_depth, invariants=checked,
+                           stop_at_first=not all_violations, should_stop=deadline, compress=not no_compress,
+                           go_on_past=go_on)
         if full.stopped_by_budget:
             summary["stopped_by_budget"] = True
         else:
@@ -309,7 +305,7 @@ def describe_bounds(cfg, b: dict) -> str:
             f"{b['max_expirations']} expirations, controller epochs <= {b['max_controller_epoch']}, leader epochs <= "
             f"{b['max_epoch']}, ISR changes <= {b['max_isr_changes']}, {t}, acks {','.join(map(str, b['acks']))}, "
             f"{'eager' if b['eager_tasks'] else 'interleaved'} tasks, without {','.join(b['without']) or 'nothing'}, "
-            f"max {b['max_states']:,} states" + ("" if b.get("max_queue") is None else
+            f"max {b['max_states']:,} states" + ("" if b["max_queue"] is None else
                                                  f", control requests queued per broker <= {b['max_queue']}"))
 
 

@@ -1192,8 +1192,8 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
             dd = d + 1
             bad = check_step(s, a, t, changed)
             t_acts = None
-            k = key(t) if compress else None
-            j = seen.get(k) if compress else None
+            k = key(t)
+            j = seen.get(k)
             # Chain compression: a successor with exactly one action of its own (and no violation) is stepped
             # through without being stored; the chain's actions label the edge to the state it ends in.  A successor
             # already stored is not a chain's start (its successors are or will be expanded from it).
