@@ -1103,6 +1103,8 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
                     for n in [n for n in found if n not in go_on_past]:
                         del found[n]
         found[inv_name] = Found(Violation(inv_name, len(actions), facts), sid, actions)
+        state_plan.clear()
+        step_plan.clear()
 
     def enough(d) -> bool:
         """Whether no violation still to be found (all of them at depth > d) can be shorter than those found."""
@@ -1113,12 +1115,23 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
             return bool(stops) and max(stops) <= d + 1
         return len(found) == n_inv and max(len(f.actions) for f in found.values()) <= d + 1
 
+    # Which invariants a transition must check depends only on the parts it changed (a small bit mask) and on which
+    # invariants are already found: the lists are built once per mask and dropped whenever ``found`` changes.
+    state_plan: dict = {}
+    step_plan: dict = {}
+
+    def plan(checks, memo, changed) -> tuple:
+        out = memo[changed] = tuple(inv for inv in checks if inv.name not in found
+                                    and (inv.reads is None or inv.reads & changed))
+        return out
+
     def check_state(t, changed):
         """The state invariants on t, whose predecessor held every invariant not yet found: True if one fails."""
+        invs = state_plan.get(changed)
+        if invs is None:
+            invs = plan(state_checks, state_plan, changed)
         bad = False
-        for inv in state_checks:
-            if inv.name in found or (inv.reads is not None and not inv.reads & changed):
-                continue
+        for inv in invs:
             facts = inv.check(cfg, t)
             if facts is not None:
                 pending.append((inv.name, facts))
@@ -1126,10 +1139,11 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
         return bad
 
     def check_step(s, a, t, changed) -> bool:
+        invs = step_plan.get(changed)
+        if invs is None:
+            invs = plan(step_checks, step_plan, changed)
         bad = False
-        for inv in step_checks:
-            if inv.name in found or (inv.reads is not None and not inv.reads & changed):
-                continue
+        for inv in invs:
             facts = inv.check(cfg, s, a, t)
             if facts is not None:
                 pending_step.append((inv.name, facts))
