@@ -247,3 +247,34 @@ def test_the_explorers_no_kip_380_trace_breaks_without_kip_380_only():
         s = step(fixed, s, a)
         assert s is not None
     assert first_violation(fixed, t.actions, "hw_within_isr") is None
+
+
+@pytest.mark.unit
+def test_kraft_no_partition_epoch_checks_bug_is_within_its_default_bounds():
+    """The explorer's 24-action trace on kraft-no-partition-epoch-check, found by its default search (about 630 CPU s,
+    benchmarks/RESULTS.md), kept as a fixture: every action is one the default search offers in its state (eager
+    tasks, kinds left out), no step leaves the bounds, and it ends in the preset's bug, which the partition-epoch
+    check (the fix) prevents on the same actions."""
+    import os
+
+    from isrlab.model.actions import ACTION_BY_NAME as KINDS
+    from isrlab.model.step import initial_state, step
+    from isrlab.model.trace import load_trace
+    from isrlab.properties.explore import _out_of_bounds, explorer_actions
+    from isrlab.properties.shrink import first_violation
+
+    name = "kraft-no-partition-epoch-check"
+    p = PRESETS[name]
+    t = load_trace(os.path.join(os.path.dirname(__file__), "fixtures",
+                                f"{name}-{p.expected}-explore-minimal.json"))
+    cfg, kw = search_args(p.config, explore_bounds(name))
+    assert t.config == cfg
+    without = frozenset(KINDS[k] for k in kw["without"])
+    s = initial_state(cfg)
+    for a in t.actions:
+        assert a in explorer_actions(cfg, s, kw["eager_tasks"], without), a
+        s = step(cfg, s, a)
+        assert not _out_of_bounds(s, kw["max_leader_epoch"], kw["max_isr_changes"], kw["max_queue"])
+        assert s.now - cfg.start_time_ms <= kw["max_time_ms"]
+    assert first_violation(cfg, t.actions, p.expected)[0] == len(t.actions)
+    assert first_violation(cfg.replace(partition_epoch_check=True), t.actions, p.expected) is None
