@@ -249,12 +249,18 @@ def test_the_explorers_no_kip_380_trace_breaks_without_kip_380_only():
     assert first_violation(fixed, t.actions, "hw_within_isr") is None
 
 
+#: breaking presets whose default search takes minutes: the fix each one's bug is checked against (the flag values of
+#: the release it is fixed in)
+SLOW_DEFAULT_FINDS = {"kraft-no-partition-epoch-check": {"partition_epoch_check": True},
+                      "old-message-format": {"old_message_format_partitions": ()}}
+
+
 @pytest.mark.unit
-def test_kraft_no_partition_epoch_checks_bug_is_within_its_default_bounds():
-    """The explorer's 24-action trace on kraft-no-partition-epoch-check, found by its default search (about 630 CPU s,
-    benchmarks/RESULTS.md), kept as a fixture: every action is one the default search offers in its state (eager
-    tasks, kinds left out), no step leaves the bounds, and it ends in the preset's bug, which the partition-epoch
-    check (the fix) prevents on the same actions."""
+@pytest.mark.parametrize("name", sorted(SLOW_DEFAULT_FINDS))
+def test_a_slow_default_searchs_trace_is_within_its_bounds(name):
+    """The trace a breaking preset's default search found in minutes (benchmarks/RESULTS.md, tenth session), kept as
+    a fixture: every action is one the default search offers in its state (eager tasks, kinds left out), no step
+    leaves the bounds, it ends in the preset's bug, and the same actions with the fix break nothing."""
     import os
 
     from isrlab.model.actions import ACTION_BY_NAME as KINDS
@@ -263,10 +269,8 @@ def test_kraft_no_partition_epoch_checks_bug_is_within_its_default_bounds():
     from isrlab.properties.explore import _out_of_bounds, explorer_actions
     from isrlab.properties.shrink import first_violation
 
-    name = "kraft-no-partition-epoch-check"
     p = PRESETS[name]
-    t = load_trace(os.path.join(os.path.dirname(__file__), "fixtures",
-                                f"{name}-{p.expected}-explore-minimal.json"))
+    t = load_trace(os.path.join(os.path.dirname(__file__), "fixtures", f"{name}-{p.expected}-explore-minimal.json"))
     cfg, kw = search_args(p.config, explore_bounds(name))
     assert t.config == cfg
     without = frozenset(KINDS[k] for k in kw["without"])
@@ -277,4 +281,4 @@ def test_kraft_no_partition_epoch_checks_bug_is_within_its_default_bounds():
         assert not _out_of_bounds(s, kw["max_leader_epoch"], kw["max_isr_changes"], kw["max_queue"])
         assert s.now - cfg.start_time_ms <= kw["max_time_ms"]
     assert first_violation(cfg, t.actions, p.expected)[0] == len(t.actions)
-    assert first_violation(cfg.replace(partition_epoch_check=True), t.actions, p.expected) is None
+    assert first_violation(cfg.replace(**SLOW_DEFAULT_FINDS[name]), t.actions, p.expected) is None
