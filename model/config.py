@@ -969,6 +969,9 @@ EXPLORE_BOUNDS: dict[str, dict] = {
     # disk empty and is elected again (20 actions at 2 brokers); the fix's preset (kafka-4.1-disk-wipe) breaks nothing
     # on the same actions
     "kafka-3.7-disk-wipe": {"max_expirations": 2, "max_epoch": 2},
+    # KIP-966's motivation: the follower shuts down, the leader loses its heartbeats and crashes, losing its unflushed
+    # record, and is elected again from the ISR it never left (25 actions); with the fix (kafka-4.1-lossy-crash) clean
+    "kafka-3.7-lossy-crash": {"max_expirations": 1, "max_epoch": 2},
     "log-start-offset": {"max_expirations": 0},
     "reassignment": {"max_expirations": 0},
     "topic-lifecycle": {"max_expirations": 0},

@@ -253,7 +253,8 @@ def test_the_explorers_no_kip_380_trace_breaks_without_kip_380_only():
 #: the release it is fixed in)
 SLOW_DEFAULT_FINDS = {"kraft-no-partition-epoch-check": {"partition_epoch_check": True},
                       "old-message-format": {"old_message_format_partitions": ()},
-                      "kafka-3.7-disk-wipe": {"eligible_leader_replicas": True}}
+                      "kafka-3.7-disk-wipe": {"eligible_leader_replicas": True},
+                      "kafka-3.7-lossy-crash": {"eligible_leader_replicas": True}}
 
 
 @pytest.mark.unit
