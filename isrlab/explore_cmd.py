@@ -119,8 +119,7 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
     except ConfigError as e:
         raise InputError(str(e)) from None
     without = tuple(b["without"])
-    max_epoch, max_isr_changes, max_time, max_states = b["max_epoch"], b["max_isr_changes"], b["max_time"], b["max_states"]
-    eager_tasks = b["eager_tasks"]
+    max_time, max_states = b["max_time"], b["max_states"]
     unknown = [w for w in without if w not in ACTION_BY_NAME]
     if unknown:
         raise InputError(f"unknown action kind(s) {', '.join(unknown)}")
@@ -154,9 +153,7 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
         if progress is not None:
             progress.close()
     summary = {"preset": preset_name, "expected": p.expected, "config": cfg.to_json(),
-               "bounds": {"max_leader_epoch": max_epoch, "max_isr_changes": max_isr_changes, "max_depth": max_depth,
-                          "max_queue": b["max_queue"],
-                          "max_time_ms": max_time, "max_states": max_states, "eager_tasks": eager_tasks, "without": sorted(without)},
+               "bounds": {**search_kw, "max_depth": max_depth, "without": sorted(without)},
                "bounds_from_preset": from_preset, "continue_past": list(go_on),
                "symmetry": symmetry, "distinct_states": res.distinct_states, "chain_states": res.chain_states,
                "compressed": res.compressed, "transitions": res.transitions,
