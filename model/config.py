@@ -972,6 +972,14 @@ EXPLORE_BOUNDS: dict[str, dict] = {
     # KIP-966's motivation: the follower shuts down, the leader loses its heartbeats and crashes, losing its unflushed
     # record, and is elected again from the ISR it never left (25 actions); with the fix (kafka-4.1-lossy-crash) clean
     "kafka-3.7-lossy-crash": {"max_expirations": 1, "max_epoch": 2},
+    # KAFKA-14139's race at 2 brokers: the follower, caught up, is proposed for the ISR; before the AlterPartition goes
+    # out it shuts down twice (the second time 2 s later, when its heartbeat is due), comes back empty and registers
+    # again; no leader change (32 actions)
+    "no-kip-903": {"max_crashes": 2, "max_epoch": 0, "max_time": 2000},
+    # KAFKA-15221's race at 2 brokers: a lost heartbeat takes the follower out of the ISR; back and caught up, its
+    # fetch makes the leader decide an expansion, and before the leader builds the request the follower shuts down
+    # (2 s later), comes back empty and fetches with its new broker epoch; no leader change (31 actions)
+    "no-kafka-15221": {"max_expirations": 1, "max_epoch": 0, "max_time": 2000},
     "log-start-offset": {"max_expirations": 0},
     "reassignment": {"max_expirations": 0},
     "topic-lifecycle": {"max_expirations": 0},

@@ -254,7 +254,9 @@ def test_the_explorers_no_kip_380_trace_breaks_without_kip_380_only():
 SLOW_DEFAULT_FINDS = {"kraft-no-partition-epoch-check": {"partition_epoch_check": True},
                       "old-message-format": {"old_message_format_partitions": ()},
                       "kafka-3.7-disk-wipe": {"eligible_leader_replicas": True},
-                      "kafka-3.7-lossy-crash": {"eligible_leader_replicas": True}}
+                      "kafka-3.7-lossy-crash": {"eligible_leader_replicas": True},
+                      "no-kip-903": {"kip_903": True},
+                      "no-kafka-15221": {"kafka_15221": True}}
 
 
 @pytest.mark.unit
