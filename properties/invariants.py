@@ -120,6 +120,8 @@ def changes(pre: ClusterState, post: ClusterState) -> int:
             bits |= ZK_STATES                        # the partition states, and the assignment (topics, reassignment)
         if z0.controller_epoch != z1.controller_epoch:
             bits |= EPOCHS
+        if z0.delete_topics != z1.delete_topics:
+            bits |= ZK_STATES                        # a topic queued for deletion, or no longer (topic_gone)
     g0, g1 = pre.ghost, post.ghost
     if g0 is not g1:
         if g0.acked is not g1.acked:
@@ -127,7 +129,7 @@ def changes(pre: ClusterState, post: ClusterState) -> int:
         if g0.consumed is not g1.consumed:
             bits |= CONSUMED
         if g0.deleted_partitions is not g1.deleted_partitions:
-            bits |= ACKED | CONSUMED                 # a topic deleted: its records are no longer checked
+            bits |= ACKED | CONSUMED | ZK_STATES     # a topic deleted: its records are no longer checked
         if g0.leaders is not g1.leaders:
             bits |= LEADERS
         if g0.unclean is not g1.unclean or g0.unclean_losses is not g1.unclean_losses \
@@ -373,11 +375,17 @@ def log_matching(cfg, s: ClusterState):
 def hw_within_isr(cfg, s: ClusterState):
     """INV hw_within_isr: a leader's HW is at most the LEO of every member of its maximal ISR (the committed ISR
     plus a pending expansion, KIP-497; the ISR itself before 2.7); no lossy crash, and a leader an unclean election
-    deposed is not held to it (its ISR members follow the unclean leader: what it counted committed is lost)."""
+    deposed is not held to it (its ISR members follow the unclean leader: what it counted committed is lost).  Nor is
+    a partition of a topic queued for deletion (``topic_gone``): StopReplica deletes its replicas while the controller
+    sends its leader no LeaderAndIsr (ReplicaStateMachine, OfflineReplica, Kafka 2.4.0), and a new controller's
+    failover LeaderAndIsr may re-create a deleted replica empty, so its leader's ISR names replicas the admin's
+    request is emptying."""
     g = s.ghost
     if g.lossy_crashes:
         return None
     for p in range(len(s.zk.assignment)):
+        if topic_gone(s, p):
+            continue
         for br, part in _leaders(s, p):
             if g.unclean and _deposed_by_unclean_election(g, p, part.leader_epoch):
                 continue      # its ISR members follow the unclean leader: what it counted committed is a documented loss

@@ -223,3 +223,23 @@ def test_bad_configs_get_one_line_errors():
         preset("kafka-3.7").config.replace(max_topic_deletions=1)
     with pytest.raises(StartError, match="initial_partitions must be -1"):
         initial_state(CFG.replace(initial_partitions=1), {"brokers": []})
+
+
+def test_a_replica_re_created_empty_during_a_deletion_is_no_hw_within_isr_violation():
+    """At 2 brokers (found by the guided search, shrunk): the deletion's StopReplica empties broker 1's replica, the
+    leader is told nothing (no LeaderAndIsr for a topic queued for deletion), and a new controller's failover
+    LeaderAndIsr re-creates the replica empty.  The leader's ISR then names a replica below its HW, as in Kafka 2.4;
+    hw_within_isr leaves partitions of a topic queued for deletion out (topic_gone)."""
+    from isrlab.properties.explore import bounded_config
+    from isrlab.properties.invariants import hw_within_isr
+
+    cfg = bounded_config(preset("topic-lifecycle").config, 2)
+    d = A.DeliverControlRequest
+    s = _run(cfg, initial_state(cfg), A.ElectController(1), d(1, 0), d(1, 0), A.ZkDeleteController(1), A.DeleteTopic(),
+             A.ElectController(0), A.ControllerResign(1), d(0, 1), d(0, 1), d(0, 1), d(0, 1), A.Produce(0, 0, -1),
+             A.OffsetsForLeaderEpoch(1, 0), A.FetchRequest(1, 0), A.FetchResponse(1, 0), A.FetchRequest(1, 0), d(0, 1),
+             A.ZkSessionExpire(0), A.ElectController(1), d(0, 1), d(1, 1), d(1, 1))
+    leader = s.brokers[0]
+    assert s.zk.delete_topics and leader.partitions[0].leader == 0 and 1 in leader.partitions[0].isr
+    assert s.brokers[1].logs[0].log_end_offset == 0 < leader.logs[0].high_watermark == 1
+    assert hw_within_isr(cfg, s) is None
