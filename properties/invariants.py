@@ -129,7 +129,7 @@ def changes(pre: ClusterState, post: ClusterState) -> int:
         if g0.consumed is not g1.consumed:
             bits |= CONSUMED
         if g0.deleted_partitions is not g1.deleted_partitions:
-            bits |= ACKED | CONSUMED | ZK_STATES     # a topic deleted: its records are no longer checked
+            bits |= ACKED | CONSUMED                 # a topic deleted (with the assignment: ZK_STATES above)
         if g0.leaders is not g1.leaders:
             bits |= LEADERS
         if g0.unclean is not g1.unclean or g0.unclean_losses is not g1.unclean_losses \
