@@ -67,6 +67,10 @@ def _bounds_help(name: str) -> str:
                    "(default: those the preset is known to break besides its own bug, so a known violation does "
                    "not hide the bug or end a passing preset's search)")
 @click.option("--liveness", is_flag=True, help="Keep the state graph and check the liveness properties (SCCs).")
+@click.option("--settle-every", "settle_every", type=Count(0, 10 ** 6), default=None,
+              help=_bounds_help("Check liveness on a sample: settle every N-th stored state as the fuzzers settle a "
+                                "run's end (no more faults, a fair schedule) and report a property still pending "
+                                "after it; 0: none. Works within any bounds, at about 8 ms per settled state."))
 @click.option("--out", default="campaigns/explore/counterexamples", show_default=True,
               type=click.Path(file_okay=False),
               help="Folder the shortest counterexample is archived in (untracked, like a campaign's; `isrlab "
@@ -76,8 +80,8 @@ def _bounds_help(name: str) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expirations, max_controller_epoch,
             max_isr_changes, max_queue, max_depth, max_time, no_time_bound, max_states, budget, acks, without, eager_tasks,
-            no_compress, symmetry, invariants, all_violations, continue_past, liveness, out, no_archive, quiet,
-            as_json) -> None:
+            no_compress, symmetry, invariants, all_violations, continue_past, liveness, settle_every, out, no_archive,
+            quiet, as_json) -> None:
     """Breadth-first search of every reachable state of a preset within explicit bounds.
 
     Checks every safety invariant on every state and transition; on a violation prints and archives the
@@ -96,7 +100,7 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
     from .properties.budget import Deadline
     from .properties.explore import (ExplorerError, LIVENESS, check_liveness, coverage, explore as run_explore,
                                      search_args)
-    from .properties.invariants import BY_NAME, SAFETY
+    from .properties.invariants import BY_NAME, SAFETY, Violation
     from .properties.replay import replay as run_replay
     from .inputs import check_output_folder
     from .userpresets import EXPLORE as USER_BOUNDS
@@ -106,7 +110,7 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
     given = {"brokers": brokers, "max_records": max_records, "max_epoch": max_epoch, "max_crashes": max_crashes,
              "max_expirations": max_expirations, "max_controller_epoch": max_controller_epoch,
              "max_isr_changes": max_isr_changes, "max_time": max_time, "max_states": max_states, "max_queue": max_queue,
-             "acks": tuple(int(a) for a in acks) or None, "eager_tasks": eager_tasks,
+             "acks": tuple(int(a) for a in acks) or None, "eager_tasks": eager_tasks, "settle_every": settle_every,
              "without": (() if [w.lower() for w in without] == ["none"] else tuple(without)) if without else None}
     defaults = {**explore_bounds(preset_name), **USER_BOUNDS.get(preset_name, {})}
     b = {k: defaults[k] if v is None else v for k, v in given.items()}
@@ -171,15 +175,26 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
         else:
             summary["states_without_symmetry"] = full.distinct_states
             summary["symmetry_reduction"] = round(full.distinct_states / res.distinct_states, 3)
+    summary["settled_states"] = res.settled
     for name, f in res.found.items():
-        trace = Trace(config=cfg, actions=list(f.actions), expect="violation", violated=name, preset=preset_name,
-                      provenance={"engine": "explore", "bounds": summary["bounds"], "minimal": True,
-                                  "distinct_states": res.distinct_states})
-        rr = run_replay(trace)
-        v = next((x for x in rr.violations if x.invariant == name), f.violation)
-        trace.violation = v.to_json()
-        trace.explanation = sentence(cfg, trace.actions, v)
-        item = {"invariant": name, "length": len(f.actions), "violation": v.to_json(),
+        sampled = name in LIVENESS   # found by settling a sample of the states: the path to one, not the shortest
+        provenance = {"engine": "explore", "bounds": summary["bounds"], "minimal": not sampled,
+                      "distinct_states": res.distinct_states}
+        if sampled:
+            # as a fuzzer's: the prefix, then the settling steps that show the cluster stuck (``settle_from``)
+            from .archive import counterexample
+
+            trace = counterexample(preset_name, cfg, f.actions, name, provenance, len(f.actions)).trace
+            v = Violation(**trace.violation)
+        else:
+            trace = Trace(config=cfg, actions=list(f.actions), expect="violation", violated=name, preset=preset_name,
+                          provenance=provenance)
+            rr = run_replay(trace)
+            v = next((x for x in rr.violations if x.invariant == name), f.violation)
+            trace.violation = v.to_json()
+            trace.explanation = sentence(cfg, trace.actions, v)
+        item = {"invariant": name, "liveness": sampled, "length": len(trace.actions),
+                "settle_from": trace.provenance.get("settle_from"), "violation": v.to_json(),
                 "explanation": trace.explanation, "actions": trace.to_json()["actions"]}
         if not no_archive:
             from .archive import archive_counterexample
@@ -200,7 +215,8 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
                                          "lasso": None if lasso is None else lasso.to_json()}
             live_failed |= lasso is not None
     summary["missed_bug"] = missed_bug_text(preset_name, p.expected, p.breaks, res, budget, max_states, max_depth,
-                                            checked, go_on)
+                                            checked, go_on, b["settle_every"] > 0 or liveness,
+                                            {n for n, r in (summary.get("liveness") or {}).items() if not r["holds"]})
     if as_json:
         click.echo(json.dumps(summary, indent=1))
     else:
@@ -220,7 +236,12 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
                        f"{summary['symmetry_reduction']}")
         for item in summary["violations"]:
             past = " (known to the preset; the search went on past it)" if item["invariant"] in go_on else ""
-            click.echo(f"VIOLATION {item['invariant']}: minimal trace of {item['length']} actions{past}")
+            if item["liveness"]:
+                click.echo(f"VIOLATION {item['invariant']} (liveness): the cluster does not settle after "
+                           f"{item['settle_from']} actions (the path to the first sampled state that does not "
+                           f"settle), then {item['length'] - item['settle_from']} settling steps")
+            else:
+                click.echo(f"VIOLATION {item['invariant']}: minimal trace of {item['length']} actions{past}")
             click.echo(item["explanation"])
             if "trace_file" in item:
                 verb = "archived as" if item["newly_archived"] else "already archived as"
@@ -275,10 +296,20 @@ def status_text(res, budget, max_states, max_depth, all_violations, go_on=()) ->
 
 
 def missed_bug_text(name: str, expected: str, known, res, budget, max_states, max_depth, checked,
-                    go_on=()) -> str | None:
+                    go_on=(), settling=False, lassos=frozenset()) -> str | None:
     """One line when a breaking preset's own bug was not found: not within completed bounds, or the search stopped
-    (naming what stopped it) before reaching it; None when found, expected to pass, or not checked."""
-    if expected == "pass" or expected in res.found or expected not in {i.name for i in checked}:
+    (naming what stopped it) before reaching it, or (a liveness bug) no liveness check was asked for; None when
+    found, expected to pass, or a safety invariant not checked.  ``settling``: the search settled a sample of its
+    states (``--settle-every``) or checked the graph's lassos (``--liveness``; ``lassos`` names those that failed)."""
+    from .properties.invariants import LIVENESS_BY_NAME
+
+    if expected == "pass" or expected in res.found or expected in lassos:
+        return None
+    if expected in LIVENESS_BY_NAME:
+        if not settling:
+            return (f"{name}'s bug ({expected}) is a liveness property, which this search did not check: "
+                    f"`--settle-every 8` settles a sample of the states, `--liveness` checks the whole graph")
+    elif expected not in {i.name for i in checked}:
         return None
     fuzz = f"`isrlab fuzz --preset {name}` searches further"
     if res.complete:
@@ -303,7 +334,8 @@ def describe_bounds(cfg, b: dict) -> str:
             f"{b['max_epoch']}, ISR changes <= {b['max_isr_changes']}, {t}, acks {','.join(map(str, b['acks']))}, "
             f"{'eager' if b['eager_tasks'] else 'interleaved'} tasks, without {','.join(b['without']) or 'nothing'}, "
             f"max {b['max_states']:,} states" + ("" if b["max_queue"] is None else
-                                                 f", control requests queued per broker <= {b['max_queue']}"))
+                                                 f", control requests queued per broker <= {b['max_queue']}")
+            + (f", liveness settled on every {b['settle_every']}th stored state" if b["settle_every"] else ""))
 
 
 class Progress:

@@ -917,7 +917,7 @@ def preset(name: str) -> Preset:
 #: runs a due scheduled task before anything else.
 EXPLORE_DEFAULTS = {"brokers": 2, "max_records": 1, "max_epoch": 1, "max_crashes": 1, "max_expirations": 1,
                     "max_controller_epoch": 1, "max_isr_changes": 1, "max_time": 0, "max_states": 3_000_000,
-                    "max_queue": None,
+                    "max_queue": None, "settle_every": 0,
                     "acks": (-1,), "eager_tasks": True, "without": ("ConsumerFetch",)}
 
 #: per preset: the bounds that differ from EXPLORE_DEFAULTS (data, read by ``explore_bounds``).

@@ -880,7 +880,7 @@ def search_args(cfg: ModelConfig, b: dict) -> tuple:
     cfg = bounded_config(cfg, b["brokers"], b["max_records"], b["max_crashes"], b["max_expirations"],
                          b["max_controller_epoch"]).replace(produce_acks=tuple(sorted(set(b["acks"]))))
     return cfg, dict(max_leader_epoch=b["max_epoch"], max_isr_changes=b["max_isr_changes"], max_time_ms=b["max_time"],
-                     max_queue=b["max_queue"],
+                     max_queue=b["max_queue"], settle_every=b["settle_every"],
                      max_states=b["max_states"], eager_tasks=b["eager_tasks"], without=tuple(b["without"]))
 
 
@@ -940,6 +940,7 @@ class ExploreResult:
     witnesses: frozenset = frozenset()
     compressed: bool = False      # chains of single-successor states stepped through, not stored
     chain_states: int = 0         # states stepped through inside chains (not stored, not counted above)
+    settled: int = 0              # stored states the liveness sample settled (``settle_every``)
     queue: int = 0                # states found and not yet expanded
     cpu_seconds: float = 0.0      # this process's CPU time (the figure a loaded machine does not inflate)
     #: why a search that is not complete stopped: "violation", "budget", "max_states", "max_depth"; None if complete
@@ -998,7 +999,8 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
             max_depth: int | None = None, max_time_ms: int | None = None, eager_tasks: bool = False, without=(),
             invariants=SAFETY, symmetry: bool = False, stop_at_first: bool = True, keep_graph: bool = False,
             max_states: int | None = None, progress=None, should_stop=None, compress: bool = True,
-            go_on_past=frozenset(), max_queue: int | None = None) -> ExploreResult:
+            go_on_past=frozenset(), max_queue: int | None = None, settle_every: int = 0,
+            liveness=()) -> ExploreResult:
     """Breadth-first search of every state reachable from ``initial_state(cfg)`` within the bounds.
 
     Parameters
@@ -1030,6 +1032,13 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
         shortest: the frontier is expanded in order of depth in actions (Dijkstra's order on chain lengths), a state
         reached again by a shorter path takes that path, and the search stops only when nothing left can be
         shorter than the violation found.
+    settle_every : check liveness on a sample: every ``settle_every``-th stored state (by discovery order, so the
+        sample is deterministic) is settled as the fuzzers settle a run's end (``properties.settle``: no more faults,
+        a fair schedule of the system's own actions), and a property still pending after it is a violation whose
+        trace is the path to that state (the shortest to it, not the shortest violation: a sample).  0: no settling.
+        It works within any bounds, time bound included, where ``check_liveness``'s lassos need the whole graph
+        without one; the price is about 8 ms per settled state (benchmarks/RESULTS.md).
+    liveness : names of the liveness properties the settling checks (empty: all of ``invariants.LIVENESS``).
     should_stop : asked between two state expansions once ``budget.CHECK_EVERY`` transitions have been taken
         since it was last asked (a wall-clock ``budget.Deadline``): True stops the search there, incomplete,
         with ``stopped_by_budget`` set; what was searched before is what an unbounded search does first.
@@ -1049,7 +1058,7 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
     try:
         return _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eager_tasks, without, invariants,
                         symmetry, stop_at_first, keep_graph, max_states, progress, should_stop, compress,
-                        frozenset(go_on_past), max_queue)
+                        frozenset(go_on_past), max_queue, settle_every, tuple(liveness))
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -1057,7 +1066,13 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
 
 def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eager_tasks, without, invariants, symmetry,
              stop_at_first, keep_graph, max_states, progress, should_stop=None, compress=True,
-             go_on_past=frozenset(), max_queue=None) -> ExploreResult:
+             go_on_past=frozenset(), max_queue=None, settle_every=0, liveness=()) -> ExploreResult:
+    if settle_every:
+        from .settle import settle
+    unknown = [n for n in liveness if n not in LIVENESS]
+    if settle_every < 0 or unknown:
+        raise ExplorerError(f"settle_every must be >= 0 (got {settle_every})" if settle_every < 0 else
+                            f"unknown liveness property {unknown[0]} (known: {', '.join(LIVENESS)})")
     without = frozenset(A.ACTION_BY_NAME[w] if isinstance(w, str) else w for w in without)
     t0 = time.perf_counter()
     c0 = time.process_time()
@@ -1270,6 +1285,13 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
                     for name, facts in pending:
                         note(name, facts, j, tr)
                     pending.clear()
+                elif settle_every and j % settle_every == 0:
+                    r = settle(cfg, t, dd, liveness or None)
+                    res.settled += 1
+                    if r.violations:
+                        tr = res.trace_to(j)
+                        for v in r.violations:
+                            note(v.invariant, v.facts, j, tr)
             elif dd < depths[j] and j in states_by_id:
                 # reached again by a shorter path (only through a chain): the shorter one is kept, with its state
                 parent[j] = i
