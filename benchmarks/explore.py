@@ -26,12 +26,12 @@ import json
 import os
 import time
 
-from isrlab.model.config import EXPLORE_BOUNDS, EXPLORE_DEFAULTS, PRESETS, explore_bounds, preset
+from isrlab.model.config import EXPLORE_BOUNDS, EXPLORE_DEFAULTS, EXPLORE_KRAFT_DEFAULTS, PRESETS, explore_bounds, preset
 from isrlab.properties.budget import Deadline
 from isrlab.model.trace import load_trace, write_atomic
 from isrlab.explore_cmd import default_continue_past
 from isrlab.properties.explore import TASK_KINDS, bounded_config, explore, search_args
-from isrlab.properties.invariants import BY_NAME
+from isrlab.properties.invariants import BY_NAME, LIVENESS_BY_NAME as LIVENESS
 
 #: correct presets explored to completion: (brokers, records, crashes, expirations, controller epochs, max leader
 #: epoch, ISR writes, model-time bound in ms, kinds left out besides ConsumerFetch).  Tiers per preset: the clock
@@ -123,7 +123,7 @@ def measure_default(name: str, cpu_cap: float | None) -> dict:
     if stops:
         inv, f = stops[0]
         row["found"] = {"invariant": inv, "length": len(f.actions), "expected": inv == p.expected,
-                        "known": inv in p.breaks}
+                        "known": inv in p.breaks, "liveness": inv in LIVENESS}
     if row["stop_reason"] == "budget":
         row["stop_reason"] = f"cpu cap {cpu_cap:g} s"
     return row
@@ -137,6 +137,8 @@ def verdict(row: dict) -> str:
     if f is not None:
         tag = ("the preset's bug" if f["expected"] else "known to the preset" if f["known"]
                else "NOT known to the preset")
+        if f.get("liveness"):
+            return f"found `{f['invariant']}` (liveness: does not settle after {f['length']} actions; {tag}){past}"
         return f"found `{f['invariant']}` ({f['length']} actions; {tag}){past}"
     if row["complete"]:
         return ("complete, " + ("only known violations" if known else "no violation")
@@ -164,11 +166,17 @@ def all_defaults(results: str, cpu_cap: float, only=None) -> None:
               f"depth {row['depth']}, {row['wall_s']} s wall, {row['cpu_s']} s CPU: {verdict(row)}", flush=True)
 
 
+def _norm(v):
+    return list(v) if isinstance(v, tuple) else v
+
+
 def _bounds_words(b: dict) -> str:
     words = []
     for k, v in b.items():
         if k == "max_time":
             words.append("no time bound" if v is None else f"{v:,} ms of model time")
+        elif k == "settle_every":
+            words.append(f"liveness settled on every {v}th stored state" if v else "no liveness settling")
         elif k == "without":
             words.append("without " + (", ".join(x for x in v if x != "ConsumerFetch") or "nothing more"))
         else:
@@ -184,10 +192,15 @@ def table(results: list) -> None:
         with open(path) as fh:
             by_name.update({r["preset"]: r for r in json.load(fh)})
     rows = [by_name[k] for k in sorted(by_name)]
-    print("| preset | expects | bounds beyond the generic ones | result | states (stored) | CPU s |")
+    print("| preset | expects | bounds beyond its era's generic ones | result | states (stored) | CPU s |")
     print("|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| `{r['preset']}` | `{r['expected']}` | {_bounds_words(r['bounds'])} | {verdict(r)} | "
+        # a row keeps the bounds that differ from EXPLORE_DEFAULTS; its words, those that differ from its era's
+        full = {**EXPLORE_DEFAULTS, **r["bounds"]}
+        era = EXPLORE_KRAFT_DEFAULTS if r["preset"] in PRESETS and PRESETS[r["preset"]].config.kip_500 else {}
+        generic = {**EXPLORE_DEFAULTS, **era}
+        words = _bounds_words({k: v for k, v in full.items() if _norm(generic[k]) != _norm(v)})
+        print(f"| `{r['preset']}` | `{r['expected']}` | {words} | {verdict(r)} | "
               f"{r['states']:,} ({r['stored']:,}) | {r['cpu_s']} |")
     missing = sorted(set(PRESETS) - set(by_name))
     if missing:

@@ -70,7 +70,8 @@ def _bounds_help(name: str) -> str:
 @click.option("--settle-every", "settle_every", type=Count(0, 10 ** 6), default=None,
               help=_bounds_help("Check liveness on a sample: settle every N-th stored state as the fuzzers settle a "
                                 "run's end (no more faults, a fair schedule) and report a property still pending "
-                                "after it; 0: none. Works within any bounds, at about 8 ms per settled state."))
+                                "after it; 0: none. Works within any bounds; each settled state costs a settling phase of "
+                                "hundreds of steps."))
 @click.option("--out", default="campaigns/explore/counterexamples", show_default=True,
               type=click.Path(file_okay=False),
               help="Folder the shortest counterexample is archived in (untracked, like a campaign's; `isrlab "
@@ -199,6 +200,7 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
         if not no_archive:
             from .archive import archive_counterexample
 
+            trace.description = f"found by isrlab explore --preset {preset_name}"
             path, written = archive_counterexample(out, preset_name, trace)
             item.update(trace_file=path, newly_archived=written)
         summary["violations"].append(item)

@@ -980,6 +980,12 @@ EXPLORE_BOUNDS: dict[str, dict] = {
     # fetch makes the leader decide an expansion, and before the leader builds the request the follower shuts down
     # (2 s later), comes back empty and fetches with its new broker epoch; no leader change (31 actions)
     "no-kafka-15221": {"max_expirations": 1, "max_epoch": 0, "max_time": 2000},
+    # KAFKA-7786's stall is a liveness bug: the search settles every 8th stored state (``settle_every``) as the fuzzers
+    # settle a run's end. Two session expirations and a second controller, no record or crash: the follower's
+    # OffsetsForLeaderEpoch request of the old epoch is answered after the new LeaderAndIsr (18 actions, then it
+    # never settles)
+    "no-kafka-7786": {"max_records": 0, "max_crashes": 0, "max_expirations": 2, "max_epoch": 2,
+                      "max_controller_epoch": 2, "settle_every": 8},
     "log-start-offset": {"max_expirations": 0},
     "reassignment": {"max_expirations": 0},
     "topic-lifecycle": {"max_expirations": 0},

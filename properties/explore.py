@@ -1037,7 +1037,7 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
         a fair schedule of the system's own actions), and a property still pending after it is a violation whose
         trace is the path to that state (the shortest to it, not the shortest violation: a sample).  0: no settling.
         It works within any bounds, time bound included, where ``check_liveness``'s lassos need the whole graph
-        without one; the price is about 8 ms per settled state (benchmarks/RESULTS.md).
+        without one; the price is a settling phase (up to ``settle.settle_bound`` steps) per sampled state.
     liveness : names of the liveness properties the settling checks (empty: all of ``invariants.LIVENESS``).
     should_stop : asked between two state expansions once ``budget.CHECK_EVERY`` transitions have been taken
         since it was last asked (a wall-clock ``budget.Deadline``): True stops the search there, incomplete,

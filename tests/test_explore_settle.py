@@ -101,6 +101,7 @@ def test_the_command_archives_a_liveness_violation_as_a_fuzzer_does(monkeypatch,
     t = load_trace(item["trace_file"])
     assert t.provenance["settle_from"] == item["settle_from"] and t.provenance["minimal"] is False
     assert len(t.actions) == item["length"] and "did not settle" in t.explanation
+    assert t.description == "found by isrlab explore --preset alter-isr"
     assert replay(t).matches_expectation
     text = _cli(*SMALL_ARGS, "--settle-every", "4", "--invariant", "isr_well_formed", "--no-archive").stdout
     assert "VIOLATION alter_isr_completes (liveness): the cluster does not settle after" in text
@@ -119,3 +120,34 @@ def test_a_liveness_bug_not_checked_is_said_in_one_line():
 def test_a_negative_sample_rate_is_bad_input():
     r = _cli(*SMALL_ARGS, "--settle-every", "-1", "--no-archive")
     assert r.exit_code == 2 and "settle-every" in r.output
+@pytest.mark.unit
+def test_no_kafka_7786s_default_search_trace_is_within_its_bounds():
+    """The trace no-kafka-7786's default search found (benchmarks/RESULTS.md, twelfth session), kept as a fixture: its
+    prefix is actions the default search offers within its bounds, the cluster does not settle after it, and with
+    KAFKA-7786's fix (epoch-requests-in-flight) the same actions settle."""
+    from isrlab.model.actions import ACTION_BY_NAME as KINDS
+    from isrlab.properties.explore import _out_of_bounds, explorer_actions
+
+    name = "no-kafka-7786"
+    p = PRESETS[name]
+    t = load_trace(os.path.join(os.path.dirname(__file__), "fixtures", f"{name}-{p.expected}-explore-sampled.json"))
+    b = explore_bounds(name)
+    cfg, kw = search_args(p.config, b)
+    assert t.config == cfg and b["settle_every"] > 0
+    prefix = t.actions[:t.provenance["settle_from"]]
+    without = frozenset(KINDS[k] for k in kw["without"])
+    s = initial_state(cfg)
+    deadline = None if kw["max_time_ms"] is None else s.now + kw["max_time_ms"]
+    for a in prefix:
+        assert a in explorer_actions(cfg, s, kw["eager_tasks"], without), a
+        s = step(cfg, s, a)
+        assert not _out_of_bounds(s, kw["max_leader_epoch"], kw["max_isr_changes"], kw["max_queue"])
+        assert deadline is None or s.now <= deadline
+    r = settle(cfg, s, len(prefix), (p.expected,))
+    assert not r.settled and r.violations[0].invariant == p.expected
+    assert replay(t).matches_expectation
+    fixed = cfg.replace(kafka_7786=True)
+    assert PRESETS["epoch-requests-in-flight"].config.replace(**{k: getattr(cfg, k) for k in (
+        "n_brokers", "replication_factor", "max_records", "max_crashes", "max_session_expirations",
+        "max_controller_epoch", "produce_acks")}) == fixed
+    assert settle(fixed, _end(fixed, prefix), names=(p.expected,)).settled
