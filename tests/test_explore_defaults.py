@@ -25,6 +25,7 @@ def test_default_bounds_are_valid_and_allow_a_fault(name):
     for k in ("max_records", "max_epoch", "max_crashes", "max_expirations", "max_isr_changes"):
         assert isinstance(b[k], int) and b[k] >= 0, k
     assert b["max_time"] is None or b["max_time"] >= 0
+    assert isinstance(b["settle_every"], int) and b["settle_every"] >= 0
     assert b["acks"] and set(b["acks"]) <= {-1, 0, 1}
     assert all(k in ACTION_BY_NAME for k in b["without"])
     cfg, kw = search_args(PRESETS[name].config, b)
