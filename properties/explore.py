@@ -6,7 +6,8 @@ every safety invariant of the catalogue is checked on every state and every tran
 violation comes with the *shortest* trace to it (breadth-first order: no shorter trace exists
 within the bounds and the abstractions below, so it is the yardstick for ``shrink.py``).  The
 state graph is then kept in networkx for liveness (strongly connected components), coverage and
-shortest paths.
+shortest paths.  Without the graph, ``settle_every`` checks liveness on a sample of the stored states, by the
+fuzzers' settling phase (``properties.settle``): within any bounds, at a settling phase's cost per sampled state.
 
 Dedup: by ``state_key``, a hashable tuple of plain ints, strings and tuples built by hand from
 the state records (about 10x cheaper than ``encode.fingerprint``'s canonical JSON, which is still
