@@ -1616,6 +1616,7 @@ def _for_existing(pending: Callable) -> Callable:
     def bad(cfg, s, p) -> bool:
         return not topic_gone(s, p) and pending(cfg, s, p)
     bad.__name__, bad.__doc__ = pending.__name__, pending.__doc__
+    bad.unscoped = pending   # for callers that check topic_gone once for every property (settle._pending)
     return bad
 
 

@@ -35,7 +35,7 @@ from ..model.config import ModelConfig
 from ..model.state import FetchState, Partition
 from ..model.step import action_kinds, enabled_groups, step
 from .explore import FAIR_KINDS
-from .invariants import LIVENESS, LIVENESS_BY_NAME, Violation
+from .invariants import LIVENESS, LIVENESS_BY_NAME, Violation, topic_gone
 
 __all__ = ["Settled", "settle", "settle_bound", "settled_facts", "settle_after_run", "STABLE_ROUNDS", "PERPETUAL"]
 
@@ -102,8 +102,10 @@ def _fair_actions(s, groups) -> list:
 
 
 def _pending(cfg, s, props) -> list:
-    """(property, partition) for every liveness property pending ("C and not G") in s."""
-    return [(lv, p) for lv in props for p in range(cfg.n_partitions) if lv.pending(cfg, s, p)]
+    """(property, partition) for every liveness property pending ("C and not G") in s, in the order of ``props``
+    then partitions; a partition whose topic is gone is pending nothing (``topic_gone``, asked once per partition)."""
+    live = [p for p in range(cfg.n_partitions) if not topic_gone(s, p)]
+    return [(lv, p) for lv in props for p in live if lv.pending.unscoped(cfg, s, p)]
 
 
 def _no_controller_possible(cfg, s) -> bool:
