@@ -12,6 +12,7 @@ import os
 
 import pytest
 from click.testing import CliRunner
+from conftest import drive
 
 from isrlab.explore_cmd import explore as explore_cmd
 from isrlab.model import alter_isr
@@ -36,11 +37,7 @@ def _never_commits(cfg, s, br, p, item, result):
 
 
 def _end(cfg, actions):
-    s = initial_state(cfg)
-    for a in actions:
-        s = step(cfg, s, a)
-        assert s is not None
-    return s
+    return drive(cfg, initial_state(cfg), *actions)
 
 
 @pytest.mark.unit

@@ -9,12 +9,13 @@ never commits (an ISR change that never completes).
 from __future__ import annotations
 
 import pytest
+from conftest import drive
 
 from isrlab.model import actions as A
 from isrlab.model import alter_isr, fetcher
 from isrlab.model.config import preset
 from isrlab.model.state import FETCHING
-from isrlab.model.step import initial_state, step
+from isrlab.model.step import initial_state
 from isrlab.properties.invariants import CATALOGUE, LIVENESS
 from isrlab.properties.replay import replay
 from isrlab.properties.settle import settle, settle_bound
@@ -28,11 +29,7 @@ ALTER_ISR = preset("alter-isr").config
 
 
 def _run(cfg, actions):
-    s = initial_state(cfg)
-    for a in actions:
-        s = step(cfg, s, a)
-        assert s is not None
-    return s
+    return drive(cfg, initial_state(cfg), *actions)
 
 
 #: controller 0 elected, every request delivered: broker 0 leads epoch 0, followers 1 and 2 truncating (KIP-279)
