@@ -24,8 +24,10 @@ from test_kraft import _fetch_round
 
 P = 0
 ROOT = Path(__file__).resolve().parent.parent
-#: the archived no-kip-903 counterexample: its last action is the leader's AlterPartition adding broker 2
+#: the archived no-kip-903 counterexamples: the hand-written scenario (HAND, whose last action is leader 0's
+#: AlterPartition adding broker 2, read step by step below) and the fuzzer's
 ARCHIVED = sorted((ROOT / "counterexamples").glob("*-no-kip-903-controller_isr_entry_condition-*.json"))
+HAND = ROOT / "counterexamples" / "2026-11-25-no-kip-903-controller_isr_entry_condition-780b27948f78.json"
 FIXED = preset("kafka-4.1-disk-wipe").config
 BROKEN = preset("no-kip-903").config
 
@@ -46,11 +48,14 @@ def formed(cfg):
     return s
 
 
-def test_the_counterexample_is_archived():
-    assert len(ARCHIVED) == 1, ARCHIVED
-    trace = load_trace(str(ARCHIVED[0]))
-    assert trace.preset == "no-kip-903" and trace.violated == "controller_isr_entry_condition"
-    assert type(trace.actions[-1]) is A.AlterIsrRequest and trace.actions[-1].broker == 0
+def test_the_counterexamples_are_archived():
+    """Each ends with the leader's AlterPartition: the controller admits the empty replica as it handles it."""
+    assert HAND in ARCHIVED and len(ARCHIVED) >= 2, ARCHIVED
+    for path in ARCHIVED:
+        trace = load_trace(str(path))
+        assert trace.preset == "no-kip-903" and trace.violated == "controller_isr_entry_condition"
+        assert type(trace.actions[-1]) is A.AlterIsrRequest
+    assert load_trace(str(HAND)).actions[-1].broker == 0
 
 
 @pytest.mark.parametrize("name, stored", [("kafka-3.6", True), ("kafka-3.3", False)])
@@ -69,7 +74,7 @@ def test_a_fetch_records_the_followers_broker_epoch(name, stored):
 def test_the_controller_refuses_a_stale_incarnation():
     """The leader's proposal names broker 2 with the epoch of its fetches before the wipe; the controller holds the new
     registration and answers INELIGIBLE_REPLICA; the ISR stays as it was."""
-    actions = load_trace(str(ARCHIVED[0])).actions
+    actions = load_trace(str(HAND)).actions
     pre, s = replay(FIXED, actions)
     item = pre.brokers[0].alter_isr_unsent[0].request
     assert item.new_isr == (0, 1, 2)
@@ -83,7 +88,7 @@ def test_the_controller_refuses_a_stale_incarnation():
 
 
 def test_without_kip_903_the_empty_replica_joins():
-    actions = load_trace(str(ARCHIVED[0])).actions
+    actions = load_trace(str(HAND)).actions
     pre, s = replay(BROKEN, actions)
     assert pre.brokers[0].alter_isr_unsent[0].request.isr_epochs == ()
     assert s.quorum.partitions[P].isr == (0, 1, 2)
@@ -97,7 +102,7 @@ def test_the_leader_checks_the_stored_epoch_against_its_cache():
     """Partition.isReplicaIsrEligible (3.5.0): once the leader has replayed broker 2's new registration, the epoch of
     its last fetch (the old incarnation's) no longer matches and broker 2 is not eligible; a fetch from the new
     incarnation makes it eligible again; without KIP-903 only fencing and shutdown count."""
-    actions = load_trace(str(ARCHIVED[0])).actions
+    actions = load_trace(str(HAND)).actions
     pre, _ = replay(FIXED, actions[:-1])
     br = pre.brokers[0]
     r = br.partitions[P].remote(2)
