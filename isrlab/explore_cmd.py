@@ -57,9 +57,9 @@ def _bounds_help(name: str) -> str:
               help=_bounds_help("Run due scheduled tasks before anything else (reduction)."))
 @click.option("--no-compress", is_flag=True, help="Store every state, also those with a single successor "
               "(compression steps through them; it is off anyway with --liveness).")
-@click.option("--symmetry", is_flag=True, help="Deduplicate up to renaming brokers; report the reduction factor (brokers are "
-              "interchangeable only where the replica assignment does not tell them apart: with every broker "
-              "hosting a replica, as in every preset's default bounds, it is 1).")
+@click.option("--symmetry", is_flag=True, help="Deduplicate up to renaming brokers; report the reduction factor "
+              "(brokers are interchangeable only where the replica assignment does not tell them apart: with every "
+              "broker hosting a replica, as in every preset's default bounds, it is 1).")
 @click.option("--invariant", "invariants", multiple=True, type=INVARIANT, metavar="NAME",
               help="Check only these invariants (repeatable).")
 @click.option("--all-violations", is_flag=True, help="Go on after a violation: the shortest trace of each invariant.")

@@ -10,6 +10,7 @@ on an empty disk joins the ISR on its previous incarnation's fetches.
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,12 @@ def replay(cfg, actions):
     return pre, s
 
 
+@cache
+def hand_actions() -> tuple:
+    """HAND's actions, read once for the tests that replay them."""
+    return tuple(load_trace(str(HAND)).actions)
+
+
 def formed(cfg):
     s = initial_state(cfg)
     while any(br.metadata_offset < len(s.quorum.log) for br in s.brokers):
@@ -55,7 +62,8 @@ def test_the_counterexamples_are_archived():
         trace = load_trace(str(path))
         assert trace.preset == "no-kip-903" and trace.violated == "controller_isr_entry_condition"
         assert type(trace.actions[-1]) is A.AlterIsrRequest
-    assert load_trace(str(HAND)).actions[-1].broker == 0
+        if path == HAND:
+            assert trace.actions[-1].broker == 0
 
 
 @pytest.mark.parametrize("name, stored", [("kafka-3.6", True), ("kafka-3.3", False)])
@@ -74,7 +82,7 @@ def test_a_fetch_records_the_followers_broker_epoch(name, stored):
 def test_the_controller_refuses_a_stale_incarnation():
     """The leader's proposal names broker 2 with the epoch of its fetches before the wipe; the controller holds the new
     registration and answers INELIGIBLE_REPLICA; the ISR stays as it was."""
-    actions = load_trace(str(HAND)).actions
+    actions = hand_actions()
     pre, s = replay(FIXED, actions)
     item = pre.brokers[0].alter_isr_unsent[0].request
     assert item.new_isr == (0, 1, 2)
@@ -88,7 +96,7 @@ def test_the_controller_refuses_a_stale_incarnation():
 
 
 def test_without_kip_903_the_empty_replica_joins():
-    actions = load_trace(str(HAND)).actions
+    actions = hand_actions()
     pre, s = replay(BROKEN, actions)
     assert pre.brokers[0].alter_isr_unsent[0].request.isr_epochs == ()
     assert s.quorum.partitions[P].isr == (0, 1, 2)
@@ -102,7 +110,7 @@ def test_the_leader_checks_the_stored_epoch_against_its_cache():
     """Partition.isReplicaIsrEligible (3.5.0): once the leader has replayed broker 2's new registration, the epoch of
     its last fetch (the old incarnation's) no longer matches and broker 2 is not eligible; a fetch from the new
     incarnation makes it eligible again; without KIP-903 only fencing and shutdown count."""
-    actions = load_trace(str(HAND)).actions
+    actions = hand_actions()
     pre, _ = replay(FIXED, actions[:-1])
     br = pre.brokers[0]
     r = br.partitions[P].remote(2)
