@@ -94,7 +94,7 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
     complete: a violation, --budget, --max-states or --max-depth; a line says when a breaking
     preset's own bug was not found. Progress goes to stderr.
 
-    Example (KAFKA-7128, about 25 s on one core): isrlab explore --preset kafka-0.11
+    Example (KAFKA-7128; the README gives each preset's time): isrlab explore --preset kafka-0.11
     """
     from .model.actions import ACTION_BY_NAME
     from .model.config import ConfigError, explore_bounds, preset

@@ -2,8 +2,8 @@
 
 The model's transition function is pure: ``step(cfg, s, a)`` never changes
 ``s``.  Frozen dataclasses would make that structural, but ``dataclasses.replace``
-costs about 2.5 us per call and a step touches several records, which would
-cap the model well below the 20k steps/s the engines need.  Instead the state
+is slow and a step touches several records, which would cap the model well
+below the speed the engines need (benchmarks/RESULTS.md).  Instead the state
 records are slotted dataclasses that are *copied on write*: a step first takes
 a shallow copy of the cluster carrying a fresh write token, and any record it
 wants to change is cloned once (``_clone``) and re-linked into its (already
@@ -68,8 +68,8 @@ def record(cls):
 def _clone_function(cls):
     """``_clone`` written out field by field for ``cls``, as dataclasses writes ``__init__``.
 
-    The loop in ``Node._clone`` costs about 3.2 us on a 17-field Broker; this straight-line copy
-    about 0.3 us, and a step clones three records on average.  The source is built only from the
+    The loop in ``Node._clone`` is an order of magnitude slower than this straight-line copy, and a
+    step clones several records (benchmarks/RESULTS.md).  The source is built only from the
     class's own field names (Python identifiers checked by dataclasses), never from input.
     """
     body = "".join(f"    new.{name} = self.{name}\n" for name in cls._FIELDS)
@@ -91,7 +91,7 @@ def memo_by_identity(cache: dict, obj, build):
     """``build(obj)``, made once per object and kept in ``cache`` (id(obj) -> (obj, value)).
 
     For values derived from an immutable object on a hot path (a config's action tables, a tuple of
-    invariants' check plans): hashing a ModelConfig hashes all its fields (about 2.5 us, a tenth of a
+    invariants' check plans): hashing a ModelConfig hashes all its fields (a sizeable share of a
     step), an id is free.  The entry holds ``obj``, so its id is not reused while the entry lives; the
     cache is cleared when it reaches 256 entries.
     """

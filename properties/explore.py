@@ -10,8 +10,8 @@ shortest paths.  Without the graph, ``settle_every`` checks liveness on a sample
 fuzzers' settling phase (``properties.settle``): within any bounds, at a settling phase's cost per sampled state.
 
 Dedup: by ``state_key``, a hashable tuple of plain ints, strings and tuples built by hand from
-the state records (about 10x cheaper than ``encode.fingerprint``'s canonical JSON, which is still
-used to name reported states across processes).  The search itself uses ``fast_keyer``, which
+the state records (far cheaper than ``encode.fingerprint``'s canonical JSON, which is still used to
+name reported states across processes; ``benchmarks/state_keys.py`` measures the three keys).  The search itself uses ``fast_keyer``, which
 partitions states exactly as ``state_key`` does (tested) but hash-conses each record's clock-free
 sub-key to a small int memoised by the record's identity (copy-on-write: a step shares every record
 it does not touch with its parent), so a child's key costs a few dict hits plus the per-state
@@ -76,13 +76,13 @@ explored state is always a concrete model state, so every trace reported replays
   only brokers hosting no replica fold together: with every broker hosting a replica, as in every
   preset's default bounds, the reduction is 1 (measured, benchmarks/RESULTS.md).
 
-Chain compression (on by default, off with ``keep_graph``).  About two thirds of the states a search expands have
+Chain compression (on by default, off with ``keep_graph``).  Most of the states a search expands have
 exactly one successor (with ``eager_tasks``, a due scheduled task is the only action offered).  Such a state is not
 stored: the search steps through it, checking every invariant on it and on its transition, and goes on until a state
 with several successors (or none, or a clock tick as its one action, or a violation), which it stores with the whole
 chain of actions as the label of one edge; ``trace_to`` expands the chains, so every trace still replays step by step.
 Measured, a chain's states have one predecessor each, so no state is stepped through twice, and the search checks the
-same states and finds the same violations with the same shortest lengths (tested), storing about a third of them.
+same states and finds the same violations with the same shortest lengths (tested), storing a fraction of them.
 To keep traces shortest the frontier is taken in order of depth in actions (a heap; without chains this is BFS's FIFO
 order exactly), a state met again by a shorter chain takes that path, and ``stop_at_first`` stops only when nothing
 left in the frontier can give a shorter violation.  Partial-order reduction of independent fetches and deliveries is
@@ -582,7 +582,7 @@ class _Interner:
 def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit: int = 200_000,
                deadline: int | None = None):
     """A function s -> key that partitions states exactly as ``state_key(cfg, s, False, max_isr_changes, deadline)``
-    does (tested), about 5x faster, for the explorer's dedup set.
+    does (tested), faster (``benchmarks/state_keys.py``), for the explorer's dedup set.
 
     How: ``state_key`` rebuilds a nested tuple from every record of every state.  Here each record's
     *clock-free* part (everything but its timestamps and the "is my cached zkVersion ZooKeeper's current

@@ -24,8 +24,8 @@ partition states, the ghost's records...).  States are copy-on-write, so
 ``check_transition(..., incremental=True)`` skips a state invariant whose parts
 did not change (it held on ``pre``; the engines stop or drop an invariant at
 its first failure) and a step invariant likewise (it compares parts that are
-equal).  About two steps in three change none of the parts the state invariants
-read: the walker went from 38k to 55k steps/s with the whole catalogue.
+equal).  Most steps change none of the parts the state invariants read (the
+share and the walker's speed with and without: benchmarks/RESULTS.md).
 ``tests/test_invariants.py`` checks each declaration by swapping the parts an
 invariant does not declare for another state's and comparing its answers.
 
@@ -1643,9 +1643,8 @@ def check_transition(cfg, pre: ClusterState, a, post: ClusterState, step: int,
     parts before and after, so it finds nothing.  With ``incremental`` the caller vouches that every
     state invariant in ``invariants`` held on ``pre`` (the engines check from the initial state and
     stop, or stop checking an invariant, at its first failure); a state invariant whose ``reads``
-    parts are unchanged then holds on ``post`` too and is not run either.  About two steps in three
-    change none of the parts the state invariants read (a tick, a fetch request, a control request
-    delivered to a follower...).
+    parts are unchanged then holds on ``post`` too and is not run either.  Most steps change none of the
+    parts the state invariants read (a tick, a fetch request, a control request delivered to a follower...).
     """
     state_plan, step_plan = _plans(invariants)
     changed = changes(pre, post)

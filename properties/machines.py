@@ -28,7 +28,7 @@ starved by failed draws.  Faults are bounded by the config's budgets
 swarm testing of its own (feature flags drawn per test case switch random
 subsets of rules off), the idea behind the walker's ``swarm_kinds``.  Its cost:
 when every rule that is enabled in a state is switched off, Hypothesis discards
-the test case as invalid (about 4 in 10 test cases on ``kafka-2.4``); those do
+the test case as invalid (a large share on ``kafka-2.4``: benchmarks/RESULTS.md); those do
 not count towards ``max_examples``.
 
 One departure from "every enabled action": with ``focus`` (the default) the
@@ -37,8 +37,7 @@ client kinds leave out requests whose only effect is an error bit in the ghost
 on every live broker from the very first state, so without this they take a
 large share of each test case before a controller exists and the replication
 kinds (which need a controller, delivered LeaderAndIsr requests and a fetcher)
-are starved: on ``kafka-2.4`` ``FetchRequest`` went from 3 of 4,253 applied
-actions (0.07%) to 178 of 11,836 (1.5%), and ``ConsumerFetch`` from 46% to 6%.
+are starved (the shares before and after: benchmarks/RESULTS.md).
 
 Checking.  A single ``@invariant()`` checks the catalogue: ``check_state`` on
 the initial state, then ``check_transition(cfg, pre, a, post, step,
@@ -676,7 +675,7 @@ def run_machine(cfg: ModelConfig, seed: int, max_examples: int = 100, stateful_s
         case seen so far is returned (``stopped_early``).
     shrink_budget_s : float, optional
         Seconds Hypothesis may spend after the first failure (shrinking a stateful failure replays
-        thousands of test cases: 10-100 s here); when spent, the shortest failure so far is returned.
+        thousands of test cases); when spent, the shortest failure so far is returned.
     should_stop : callable, optional
         Asked before every action (a campaign's ``budget.Deadline``): once True, the run stops as for
         ``time_budget_s`` (within one action, plus Hypothesis's own bookkeeping), ``stopped_early`` set.

@@ -25,10 +25,9 @@ combined with Hypothesis's swarm feature flags reject some draws).
 function", so the durable artefact of a failure is the JSON trace the machine
 attaches to it (``properties/machines.py``), not the seed.
 
-Budget: on ``kafka-2.4`` the machine applies about 2,000 actions/s on one core
-(Hypothesis's own bookkeeping dominates the model's), so a ``ci`` machine test
-of 200 x 50 steps takes a few seconds and ``tests/test_machines.py`` stays well
-under a minute on two cores.
+Budget: the machine applies actions far more slowly than the walker (Hypothesis's
+own bookkeeping dominates the model's), so the ``ci`` profile is sized for a
+machine test of a few seconds (the rate: benchmarks/RESULTS.md).
 """
 
 from __future__ import annotations

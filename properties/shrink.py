@@ -53,8 +53,7 @@ runs out or ``max_tests`` candidates have been replayed:
 7. once passes 2-6 change nothing, remove every pair of actions, wherever
    they are (the pairs ending later first), and go back to pass 2 if one
    goes: a trace at the fixpoint is 2-minimal, no single action and no two
-   can be deleted.  It costs about n^2/2 replays of a suffix, so it runs last
-   (0.01-0.3 s on 40-action traces);
+   can be deleted.  It costs about n^2/2 replays of a suffix, so it runs last;
 8. only when asked (``bfs_states`` > 0; ``isrlab shrink``), once passes 2-7
    change nothing: a breadth-first search over the trace's own actions, every
    sequence of them (each any number of times, in any order) shorter than the

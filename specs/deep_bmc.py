@@ -1,8 +1,8 @@
 """Bit-blasted bounded model checking: the smallest k for runs too deep for ``induction.bmc``.
 
 ``induction.bmc`` gives z3 integer unrollings.  With four replicas and the model controller's election
-(``expand_no_epoch_start`` needs both) each extra step costs it about 3x, and depth 7 already exceeded
-a 30 s query limit, while the shortest violation has 10 steps.  ``bmc`` here asks the same question
+(``expand_no_epoch_start`` needs both) each extra step multiplies its cost, and it exceeds the query limit
+before the depth of the shortest violation (the figures: benchmarks/RESULTS.md).  ``bmc`` here asks the same question
 of the same relation (``hw_isr`` with ``bmc=True``, ``n`` replicas, L = 10000, P = 5000, J = 0, the same
 initial state) and answers it exactly; what changes is only how the question is put:
 
