@@ -11,11 +11,12 @@ fuzzers' settling phase (``properties.settle``): within any bounds, at a settlin
 
 Dedup: by ``state_key``, a hashable tuple of plain ints, strings and tuples built by hand from
 the state records (far cheaper than ``encode.fingerprint``'s canonical JSON, which is still used to
-name reported states across processes; ``benchmarks/state_keys.py`` measures the three keys).  The search itself uses ``fast_keyer``, which
-partitions states exactly as ``state_key`` does (tested) but hash-conses each record's clock-free
-sub-key to a small int memoised by the record's identity (copy-on-write: a step shares every record
-it does not touch with its parent), so a child's key costs a few dict hits plus the per-state
-clock-relative fields; its interned ints are numbered in BFS order, so they too are seed-independent.  Python's ``hash`` of a ``str`` is salted per
+name reported states across processes; ``benchmarks/state_keys.py`` measures the three keys).  The
+search itself uses ``fast_keyer``, which partitions states exactly as ``state_key`` does (tested) but
+hash-conses each record's clock-free sub-key to a small int memoised by the record's identity
+(copy-on-write: a step shares every record it does not touch with its parent), so a child's key
+costs a few dict hits plus the per-state clock-relative fields; its interned ints are numbered in
+BFS order, so they too are seed-independent.  Python's ``hash`` of a ``str`` is salted per
 process, but a set's *membership* does not depend on the salt, and nothing here iterates over a
 set or dict whose order could depend on it: the BFS queue is FIFO over ``enabled_actions``'
 documented order, so state numbering, counts, traces and graphs are identical under any
