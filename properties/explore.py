@@ -1,132 +1,12 @@
 """The exhaustive explorer: breadth-first search of every reachable state of a small configuration.
 
-The random engines (the walker, Hypothesis, Spark) sample; this engine enumerates, in the manner
-of TLC and stateright's BFS checker: every state reachable within explicit bounds is visited once,
-every safety invariant of the catalogue is checked on every state and every transition, and a
-violation comes with the *shortest* trace to it (breadth-first order: no shorter trace exists
-within the bounds and the abstractions below, so it is the yardstick for ``shrink.py``).  The
-state graph is then kept in networkx for liveness (strongly connected components), coverage and
-shortest paths.  Without the graph, ``settle_every`` checks liveness on a sample of the stored states, by the
-fuzzers' settling phase (``properties.settle``): within any bounds, at a settling phase's cost per sampled state.
-
-Dedup: by ``state_key``, a hashable tuple of plain ints, strings and tuples built by hand from
-the state records (far cheaper than ``encode.fingerprint``'s canonical JSON, which is still used to
-name reported states across processes; ``benchmarks/state_keys.py`` measures the three keys).  The
-search itself uses ``fast_keyer``, which partitions states exactly as ``state_key`` does (tested) but
-hash-conses each record's clock-free sub-key to a small int memoised by the record's identity
-(copy-on-write: a step shares every record it does not touch with its parent), so a child's key
-costs a few dict hits plus the per-state clock-relative fields; its interned ints are numbered in
-BFS order, so they too are seed-independent.  Python's ``hash`` of a ``str`` is salted per
-process, but a set's *membership* does not depend on the salt, and nothing here iterates over a
-set or dict whose order could depend on it: the BFS queue is FIFO over ``enabled_actions``'
-documented order, so state numbering, counts, traces and graphs are identical under any
-PYTHONHASHSEED (tested).
-
-Abstractions (each a bisimulation on the model's reachable states unless said otherwise; the
-explored state is always a concrete model state, so every trace reported replays through ``step``):
-
-* **Relative, truncated time.**  ``now`` is dropped from the key and every timestamp is stored
-  relative to it.  A past timestamp (``lastCaughtUpTimeMs``, ``lastFetchTimeMs``, the last ISR
-  change/propagation, the ghost's session start) is only ever compared as ``now - t > C`` or
-  ``now - t <= C`` for a configured C (replica.lag.time.max.ms, the 5000 ms blackout, the 60000 ms
-  max delay, plus the 2500 ms propagation slack of the ``isr_propagation_bound`` invariant), or
-  combined by ``max``; so every timestamp older than ``horizon_ms(cfg)`` (the largest such C plus 1)
-  is replaced by one "long ago" value.  Future due times (scheduled tasks, DelayedProduce deadlines)
-  are kept relative to ``now``; -1 sentinels stay as they are.
-* **Clock ticks only to the next moment something can fire.**  ``Tick`` cannot pass a scheduled
-  task's due time or a produce deadline (``step.tick_limit``); the explorer offers exactly one tick
-  per state, to the earliest future due time or deadline (``next_event_ms``), and drops the fixed
-  ``cfg.tick_ms`` sizes (with no live broker, and so nothing scheduled, it offers one tick of the
-  horizon).  With the relative clock this makes the space finite under the budgets: time only
-  takes the values of the scheduler's grid (every preset's periods, timeouts and start time are
-  multiples of 2500 ms).  What this loses: actions that happen strictly *between* two due instants.
-  Every comparison made *at* a due instant (ISR shrink at isr-expiration, the blackout and max-delay
-  rules at isr-change-propagation, checkpoints, produce timeouts) sees a timestamp taken at an
-  instant between two grid points exactly as one taken at the earlier grid point after its tasks,
-  so those behaviours are all kept.  The one rule evaluated at arbitrary instants is the HW's
-  inclusion of a follower *outside* the ISR that caught up recently (``now - lastCaughtUpTimeMs <=
-  replica.lag.time.max.ms`` in ``maybeIncrementLeaderHW``, evaluated on a fetch or produce): the
-  real clock can put two such events lag-epsilon or lag+epsilon apart, the grid only lag or
-  lag+2500.  So the explorer is exact for the grid-timed behaviours and an under-approximation
-  in that window; the walker, which ticks by 1000 ms as well, samples it.
-* **ZooKeeper versions as "current or stale".**  A cached partition-state zkVersion is only ever
-  compared for equality with ZooKeeper's current one, and new versions are fresh, so each cached
-  version is keyed as whether it equals ZooKeeper's (the version number itself grows without
-  bound in ISR shrink/expand cycles).  With KIP-497 a leader also orders versions (an AlterIsr
-  response older than its own is ignored, KAFKA-12751 turns on the equal case), so there every
-  version is keyed relative to ZooKeeper's current one of its partition: a translation, under
-  which every comparison and every new version (current + 1) is kept.
-* **isr_change_notification znodes as the set of partitions they name**: the controller reads
-  only that union and deletes them all; the sequence numbers are dropped.
-* **Ghost counters used only as flags** (ISR shrinks, expands, truncations) are saturated at 1;
-  ghost sets whose order carries no meaning (acked, consumed, leaders) are sorted.
-* **Observations left out.**  ``ghost.responses`` (the last response per request kind) and the record
-  timestamps (``ClusterState.record_timestamps``) are not in the key: no rule reads the first, and the
-  second is read only by ListOffsets by timestamp, whose answer goes only to the first.  So states that
-  differ only there behave alike, and ``ListOffsets`` (when the model offers it), whose only
-  effect is on ``ghost.responses``, is never taken: every such step would be a self-loop.
-* **Symmetry (optional, ``symmetry=True``).**  Broker ids are interchangeable: nothing in the
-  model's rules depends on the numeric order of broker ids, only on the assignment (AR order),
-  which is state and is renamed with everything else.  The key of a state is then the least key
-  over every permutation of broker ids (n! of them), i.e. one representative per orbit.  The
-  catalogue's invariants are symmetric, so the orbit quotient preserves them and BFS depths; the
-  reduction factor is reported.  Refused for configurations that name brokers (racks, per-broker
-  isr-expiration phases).  Tested: the number of orbits among the states of a full exploration
-  equals the number of states a symmetric exploration finds.  A renaming that keeps every partition's
-  assignment (an ordered tuple) keeps each broker in it, so while the assignment stays as it starts
-  only brokers hosting no replica fold together: with every broker hosting a replica, as in every
-  preset's default bounds, the reduction is 1 (measured, benchmarks/RESULTS.md).
-
-Chain compression (on by default, off with ``keep_graph``).  Most of the states a search expands have
-exactly one successor (with ``eager_tasks``, a due scheduled task is the only action offered).  Such a state is not
-stored: the search steps through it, checking every invariant on it and on its transition, and goes on until a state
-with several successors (or none, or a clock tick as its one action, or a violation), which it stores with the whole
-chain of actions as the label of one edge; ``trace_to`` expands the chains, so every trace still replays step by step.
-Measured, a chain's states have one predecessor each, so no state is stepped through twice, and the search checks the
-same states and finds the same violations with the same shortest lengths (tested), storing a fraction of them.
-To keep traces shortest the frontier is taken in order of depth in actions (a heap; without chains this is BFS's FIFO
-order exactly), a state met again by a shorter chain takes that path, and ``stop_at_first`` stops only when nothing
-left in the frontier can give a shorter violation.  Partial-order reduction of independent fetches and deliveries is
-not done: ample sets must be invisible to the properties checked, and every action writes state some invariant reads
-(a LEO, a HW, an ISR, an epoch, a metadata cache; the step invariants compare a state with its successor).
-
-Bounds: ``max_records``, ``max_crashes``, ``max_session_expirations`` and ``max_controller_epoch``
-are the model's own budgets (``ModelConfig``; with a quorum controller the expirations are lost heartbeats and the
-controller epochs bound its failovers, ``bounded_config``); ``max_leader_epoch`` prunes every transition that
-writes a partition leader epoch above it (stateright's ``within_boundary``), ``max_queue`` every transition that
-leaves a ZooKeeper-era controller more control requests queued for one broker (a message-count bound, as in TLA+
-specs: a leader whose AlterIsr is refused retries on its next fetch, and every answer queues an UpdateMetadata, so
-without delivery the queue grows for ever); ``max_time_ms`` prunes every
-clock tick past that many ms after the start (the time left then joins the key, and timestamps too young
-to reach any threshold before the deadline, or due after it, are merged: ``young_limits``); ``max_depth``
-stops the search at a depth (the result then says ``complete=False``).  Why a time bound: without one the
-relative clock keeps a 2-broker, 1-record, fault-free kafka-2.4 search growing to 1.8M states (depth 136),
-each grid step multiplying the combinations of fetch, caught-up, ISR-change and propagation ages.
-
-Liveness (reference section 3, L-a and L-c), on the networkx graph: a property "whenever C holds,
-eventually G holds or C stops holding" fails exactly when some reachable, *fair* cycle stays in
-states where C and not G hold.  We take the subgraph induced by those states, its strongly
-connected components (``networkx.strongly_connected_components``), and report a lasso (the BFS
-path to the component, then a cycle through it) for a component that admits a fair cycle.
-
-Fairness assumption (weak fairness, stated precisely): every *system* action instance -- each
-concrete ``ElectController(b)``, ``ControllerProcessBrokerChange(c)``,
-``ControllerProcessIsrChangeNotification(c)``, ``ControllerResign(c)``,
-``DeliverControlRequest(c, b)``, ``FetchRequest(b, p)``, ``FetchResponse(b, p)``,
-``OffsetsForLeaderEpoch(b, p)`` (or its request and response), ``AlterIsrRequest(b)``, ``AlterIsrResponse(b)``, ``IsrExpiration(b)``, ``IsrChangePropagation(b)``,
-``HighWatermarkCheckpoint(b)``, ``DelayedProduceExpire(b, r)``, ``ZkReconnect(b)`` and ``PrepareIsrExpand(b, p)`` -- and the
-clock (``Tick``, as one class: time diverges) that is enabled continuously from some point on is
-eventually taken; so is ``ZkSessionExpire(b)`` of a *dead* broker (ZooKeeper expires a session whose
-process stopped heartbeating, after zookeeper.session.timeout.ms: without it a crashed controller
-would hold /controller for ever).  Environment actions (``Produce``, ``ConsumerFetch``, ``FlushLog``,
-``BrokerCrash``, ``BrokerRestart``, ``ZkSessionExpire`` of a live broker) are not fair: a client may
-stop, a broker may stay down.  For weak fairness an SCC contains a fair cycle iff every fair class enabled in all
-of its states is taken on some edge inside it (then the cycle through every state and edge is
-fair), so no nested decomposition is needed.  A fair class whose transition leaves the bounds
-(pruned by ``max_leader_epoch``, or an ``ElectController`` blocked only by the controller-epoch
-budget) counts as enabled and never taken inside the component, so the bounds never manufacture a
-liveness failure: a lasso reported is a real fair lasso of the model (modulo the time shift of
-the relative clock), and "holds" means "no fair lasso within the bounds".
+Every state reachable within explicit bounds (the model's budgets, leader epochs, ISR writes, queued control
+requests, model time) is visited once, every safety invariant is checked on every state and transition, and a
+violation comes with the shortest trace to it.  States are deduplicated by a key under abstractions that keep the
+behaviour (relative, truncated time; ticks only to the next due instant; ZooKeeper versions as current or stale),
+single-successor chains are stepped through without being stored, and liveness is checked on the kept graph (fair
+lassos in its strongly connected components) or by settling a sample.  The design, each abstraction's argument and
+the fairness assumption: properties/README.md, "The exhaustive explorer".
 """
 
 from __future__ import annotations
@@ -163,7 +43,7 @@ class ExplorerError(ValueError):
 
 # =========================================================================== time
 def horizon_ms(cfg: ModelConfig) -> int:
-    """Past timestamps older than this many ms are indistinguishable (see the module docstring)."""
+    """Past timestamps older than this many ms are indistinguishable (properties/README.md, "Relative, truncated time")."""
     slack = cfg.isr_propagation_interval_ms + cfg.scheduler_jitter_ms
     return max(cfg.replica_lag_time_max_ms, cfg.isr_change_blackout_ms + slack,
                cfg.isr_change_max_delay_ms + slack) + 1
@@ -245,7 +125,7 @@ def explorer_actions(cfg: ModelConfig, s, eager_tasks: bool = False, without=fro
     """``enabled_actions`` with the clock abstraction: one tick, to the next moment something can fire.
 
     ``eager_tasks``: a due scheduled task (the first in the documented order) is the only action offered,
-    so every task runs at the start of its instant (a reduction; see the module docstring).
+    so every task runs at the start of its instant (a reduction; properties/README.md).
     ``without``: action classes left out (as a swarm run does).
     """
     if eager_tasks and _task_may_be_due(s):   # the due tasks alone first (the same first task as in the full list)
@@ -1019,7 +899,7 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
     max_time_ms : prune every clock tick past this many ms after the start (None: no bound).  A bound like the
         others (the result is complete within it); the time left is then part of the state key.  ``check_liveness``
         refuses such a result: its fairness needs time to diverge.
-    eager_tasks : run a due scheduled task before any other action (a reduction, see the module docstring).
+    eager_tasks : run a due scheduled task before any other action (a reduction, properties/README.md).
     without : action classes (or their names) never taken, e.g. ``("ConsumerFetch",)``.
     invariants : the ALWAYS invariants to check (state ones on every new state, step ones on every transition).
     symmetry : deduplicate up to renaming brokers.

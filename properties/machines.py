@@ -1,71 +1,10 @@
 """Hypothesis rule machines: a thin mutable shell over the pure model (STYLE guideline 8).
 
-``machine_for(cfg)`` builds a ``RuleBasedStateMachine`` class whose only state is
-the model's: ``self.state`` (a frozen ``ClusterState``), the state before the
-last action, and the action list ``self.trace``.  Every rule does the same::
-
-    a = <an enabled action of this rule's kind, drawn from the current state>
-    self.state = step(cfg, self.state, a)
-    self.trace.append(a)
-
-Rules.  One ``@rule`` per action kind (``model.actions.ACTION_TYPES``), named
-after the kind in snake case (``FetchRequest`` -> ``fetch_request``), guarded by
-a named ``@precondition`` (``fetch_request_enabled``) that the kind has an
-enabled action in the current state.  The rule draws its action with
-``data.draw(st.sampled_from(<enabled actions of the kind>))``, so it only ever
-applies an enabled action; ``step`` returning ``None`` would be a bug in the
-shell and raises ``ActionNotEnabled``.  The enabled actions are computed once
-per state (``enabled_groups``: the enabled actions grouped by kind), not once per precondition.
-
-Rule frequency.  Hypothesis picks a rule uniformly among the rules whose
-precondition holds, then the rule picks one of its kind's actions.  That is the
-seeded walker's "kind first, then action" chooser: kinds with many instances
-do not crowd out rare ones, and a kind that is seldom enabled
-(``DelayedProduceExpire``, ``ControllerProcessIsrChangeNotification``,
-``FetchResponse``) gets a full share whenever it is enabled rather than being
-starved by failed draws.  Faults are bounded by the config's budgets
-(``max_crashes``, ``max_session_expirations``), not by weights.  Hypothesis adds
-swarm testing of its own (feature flags drawn per test case switch random
-subsets of rules off), the idea behind the walker's ``swarm_kinds``.  Its cost:
-when every rule that is enabled in a state is switched off, Hypothesis discards
-the test case as invalid (a large share on ``kafka-2.4``: benchmarks/RESULTS.md); those do
-not count towards ``max_examples``.
-
-One departure from "every enabled action": with ``focus`` (the default) the
-client kinds leave out requests whose only effect is an error bit in the ghost
-(see ``_client_request_matters``).  ``Produce`` and ``ConsumerFetch`` are enabled
-on every live broker from the very first state, so without this they take a
-large share of each test case before a controller exists and the replication
-kinds (which need a controller, delivered LeaderAndIsr requests and a fetcher)
-are starved (the shares before and after: benchmarks/RESULTS.md).
-
-Checking.  A single ``@invariant()`` checks the catalogue: ``check_state`` on
-the initial state, then ``check_transition(cfg, pre, a, post, step,
-incremental=True)`` once per step (every step is checked and a violation ends
-the test case, so each invariant held on ``pre``).  A violation raises
-``InvariantViolated``, an ``AssertionError`` with one subclass per invariant
-name (Hypothesis tells failures apart by exception type and location, so each
-invariant's failure is shrunk on its own and shrinking never slides from one
-invariant to another).  The message names the invariant
-and its facts; a note carries the archive-format JSON trace
-(``model.trace.dumps_trace``), which ``trace_from_exception`` recovers and
-``isrlab replay FILE`` replays.
-
-Macro rules.  ``settle_control_plane`` (``settle=True``) runs the control plane
-to quiescence in one rule call.  ``swarm_walk`` (``swarm=True``) walks up to
-``SWARM_STEPS`` actions chosen by the seeded walker's swarm ``Policy`` (its
-subset of kinds, eager controller and fetchers, slow brokers) from a seed that
-Hypothesis draws: one rule call goes as far as a short walk, at the walker's
-cost per step instead of a rule draw per step, and the eager reactions make the
-deep interleavings short.  Both keep every one-kind rule, so nothing becomes
-unreachable; ``run_machine`` adds both by default.  Hypothesis's ``target()`` on
-the walker's progress scores was tried as a further aid and dropped.  The
-figures behind these choices (times per preset, steps/s, what was tried) are in
-benchmarks/RESULTS.md.
-
-``run_machine(cfg, seed, ...)`` runs a machine programmatically (fixed seed, no
-example database, optional wall-clock budget) and returns the violation and the
-failing actions as Hypothesis shrank them.
+``machine_for(cfg)`` builds a ``RuleBasedStateMachine`` with one rule per action kind, each drawing an enabled action
+of its kind and applying ``step``; one ``@invariant()`` checks the catalogue after every step, and a violation raises
+an ``AssertionError`` subclass per invariant whose note carries the archive-format trace.  ``run_machine`` runs one
+programmatically.  Rule frequency, ``focus``, the macro rules and how failures are told apart: properties/README.md,
+"The Hypothesis rule machines".
 """
 
 from __future__ import annotations
@@ -456,8 +395,8 @@ def machine_for(cfg: ModelConfig, invariants=CATALOGUE, *, name: str = "IsrMachi
     name : str
         The class name (Hypothesis prints it in falsifying examples).
     focus : bool
-        Leave out client requests whose only effect is an error bit (see the module docstring);
-        ``False`` offers every enabled action.
+        Leave out client requests whose only effect is an error bit (properties/README.md, "The Hypothesis
+        rule machines"); ``False`` offers every enabled action.
     track_witnesses : bool
         Record the ``sometimes`` witnesses reached, in ``Machine.stats["witnesses"]``.
     provenance : dict, optional

@@ -1,88 +1,11 @@
 """Shrink a failing trace to a short one that still breaks the same invariant.
 
-``first_violation`` replays a list of actions from ``initial_state`` and checks
-one named invariant after every step; ``shrink`` searches for a shorter and
-simpler list of actions for which ``first_violation`` still finds that
-invariant broken.
-
-A candidate is kept only if every action up to the violation is enabled where
-it is applied (``step`` never returns None) and the same invariant fails; the
-candidate is then cut right after its first violation.  Actions after the
-violation are never applied, so they need not be enabled (they are dropped).
-
-Passes, repeated until none changes the trace (a fixpoint), the time budget
-runs out or ``max_tests`` candidates have been replayed:
-
-1. cut the trace right after the first violation (done by every test);
-2. chunk deletion in the manner of delta debugging (ddmin, complements only):
-   remove chunks of n/2, n/4, ..., 1 actions, from the end of the trace
-   towards its start; the last round (chunk size 1) is the usual "remove one
-   action" pass, so a trace at the fixpoint is 1-minimal: deleting any single
-   action leaves some action not enabled or the violation gone;
-3. remove actions that belong together, which chunk deletion misses when
-   they are far apart and removing either alone leaves the other not enabled:
-   a ``FetchRequest`` and the next ``FetchResponse`` of the same
-   broker/partition; an ``AlterIsrRequest`` and the next ``AlterIsrResponse``
-   of the same broker; a ``BrokerCrash`` and the next ``BrokerRestart`` of the
-   same broker (also with the ``ZkSessionExpire`` of that broker in between);
-   a ``ZkSessionExpire`` and the next ``ZkReconnect``/``BrokerRestart`` of the
-   same broker; a ``ZkDeleteController`` and the next ``ControllerResign`` of
-   that controller; an admin's ``DeleteTopic`` (``CreateTopic``,
-   ``CreatePartitions``) and the next ``ControllerProcessTopicDeletion``
-   (``ControllerProcessTopicChange``);
-4. simplify fields: merge adjacent ``Tick``s into one; shrink a ``Tick``'s ms
-   by binary search (smallest ms found that keeps the trace valid and
-   failing); move an enumerated field towards its *canonical* value, the
-   value ``enabled_actions`` lists first: ``BrokerCrash.clean`` True -> False,
-   ``Produce.acks`` towards ``sorted(cfg.produce_acks)[0]`` (-1 by default;
-   acks=-1 is never changed), ``ConsumerFetch.isolation`` and
-   ``ListOffsets.isolation`` towards ``read_uncommitted``, ``ListOffsets``'s
-   timestamp and replica id towards LATEST and the consumer (-1); each only
-   if the trace still fails;
-5. canonical order: swap adjacent actions when the later one sorts first
-   (by the action type's position in ``ACTION_TYPES``, then its fields) and
-   the trace still fails.  Traces that differ only in the order of
-   independent actions tend to shrink to the same result;
-6. once passes 2-5 change nothing, delete one action at a time and leave
-   out every later action that is then no longer enabled (replayed from the
-   state before the deleted one), keeping the result if the invariant still
-   fails: a request whose response then never comes, a restart of a broker
-   that no longer crashed, the deliveries of a controller that was never
-   elected all go with it, which pass 3 covers only for the pairs it names
-   (figures: benchmarks/RESULTS.md);
-7. once passes 2-6 change nothing, remove every pair of actions, wherever
-   they are (the pairs ending later first), and go back to pass 2 if one
-   goes: a trace at the fixpoint is 2-minimal, no single action and no two
-   can be deleted.  It costs about n^2/2 replays of a suffix, so it runs last;
-8. only when asked (``bfs_states`` > 0; ``isrlab shrink``), once passes 2-7
-   change nothing: a breadth-first search over the trace's own actions, every
-   sequence of them (each any number of times, in any order) shorter than the
-   trace, states deduplicated by the explorer's key (``explore.fast_keyer``),
-   stopped after ``bfs_states`` distinct states.  The first failing sequence
-   it meets is the shortest over that alphabet; it replaces the trace and
-   passes 2-7 run again.  Deletion keeps the order of what it keeps, so it
-   cannot find another interleaving of the same events: this pass can.  It
-   costs a few hundred microseconds per state and most traces have more states
-   below their length than a fuzzer's shrink can afford, so the fuzzer's own
-   shrinks leave it off and ``isrlab shrink`` offers it for the traces one keeps.
-
-Termination: a candidate replaces the current trace only if it is strictly
-smaller in the well-founded order (length, sum of field ranks, sum of tick
-sizes, the sequence of action sort keys), so no pass can cycle.
-
-Determinism: no randomness and no clock inside the search; for a given
-(cfg, actions, invariant) the result is always the same unless the time
-budget, ``should_stop`` or ``max_tests`` stops the search early
-(``ShrinkResult.stopped_early``).  They are asked before every candidate and
-every ``budget.CHECK_EVERY`` replayed actions, in every pass, so a stop comes
-within one such stride and the candidates tried before it are those of an
-unbounded shrink.
-
-Speed: ``step`` is pure, so the states of the current best trace are kept
-(``states[i]`` is the state after its first i actions) and a candidate is
-replayed only from the first position where it differs from the best trace,
-and only up to its first violation.  Nothing else is cached: the cache is
-replaced whenever the best trace changes.
+``first_violation`` replays a list of actions and checks one named invariant after every step; ``shrink`` searches
+for a shorter, simpler list for which it still fails: chunk deletion as in delta debugging, removal of actions that
+belong together, simpler fields, a canonical order, deletion with the suffix that depended on it, pair deletion (a
+2-minimal fixpoint) and, on request, a breadth-first search over the trace's own actions.  Deterministic, within a
+time and test budget.  The passes, the order that makes them terminate and the replay cache: properties/README.md,
+"The shrinker".
 """
 
 from __future__ import annotations
@@ -603,7 +526,7 @@ class _Shrinker:
 def shrink(cfg: ModelConfig, actions, invariant_name: str, time_budget_s: float | None = 10.0,
            max_tests: int = DEFAULT_MAX_TESTS, reorder: bool = True, bfs_states: int = 0,
            should_stop=None, start: dict | None = None) -> ShrinkResult:
-    """A shorter, simpler trace on which ``invariant_name`` still fails (see the module docstring).
+    """A shorter, simpler trace on which ``invariant_name`` still fails (the passes: properties/README.md).
 
     ValueError if ``actions`` does not violate the invariant (or applies an action that is not
     enabled before the violation), or the invariant is unknown or a 'sometimes' witness.
