@@ -23,8 +23,9 @@ from isrlab.model.step import initial_state, step
 from isrlab.properties import explore as E
 
 
-def successors(cfg, kw: dict, n: int) -> list:
-    """The first n in-bound successors a breadth-first search generates (duplicates of stored states included)."""
+def successors(cfg, kw: dict, n: int) -> tuple:
+    """(the first n in-bound successors a breadth-first search generates, duplicates of stored states included,
+    the time bound's deadline or None)."""
     s0 = initial_state(cfg)
     deadline = None if kw["max_time_ms"] is None else s0.now + kw["max_time_ms"]
     key = E.fast_keyer(cfg, kw["max_isr_changes"], deadline=deadline)
