@@ -20,6 +20,13 @@ depend only on its spec: a task that Spark reruns after losing an executor
 returns exactly the records of an undisturbed attempt, so no seed is lost and
 none is counted twice.  With a time budget, how many runs a shard completes
 depends on the machine; every record still names its seed.
+
+Ids.  A campaign's id reads when it started (UTC), its seed and a short digest of
+its spec: ``20261129-071500-seed0-3f2a9c``.  ``new_campaign_folder`` creates its
+folder exclusively, with a ``-2``, ``-3``... suffix when two campaigns start in the
+same second with the same spec, so every campaign gets a new folder: re-running a
+campaign never overwrites or merges into an earlier one.  The id is a name only: no
+run's seed or record depends on it.
 """
 
 from __future__ import annotations
@@ -47,7 +54,7 @@ HYPOTHESIS_EXAMPLES = 100
 
 @dataclass(frozen=True)
 class CampaignSpec:
-    """Everything that decides what a campaign runs (and so its identity), nothing about where it runs."""
+    """Everything that decides what a campaign runs (its id's digest), nothing about where or when it runs."""
 
     presets: tuple
     seed: int = 0
@@ -87,6 +94,8 @@ class CampaignSpec:
         if unknown:
             raise ValueError(f"unknown invariant(s) {', '.join(unknown)} "
                              f"(known: {', '.join([i.name for i in SAFETY] + list(LIVENESS_BY_NAME))})")
+        # not a field: no part of the spec's JSON, its equality or the runs; only the default time of its id
+        object.__setattr__(self, "_made_unix", time.time())
 
     @property
     def steps(self) -> int:
@@ -114,10 +123,11 @@ class CampaignSpec:
     def from_json(cls, d: dict) -> "CampaignSpec":
         return cls(**dict(d, presets=tuple(d["presets"]), invariants=tuple(d["invariants"])))
 
-    def campaign_id(self) -> str:
-        """A stable name for the campaign's output folder: re-running the same campaign overwrites it."""
+    def campaign_id(self, started: float | None = None) -> str:
+        """YYYYMMDD-HHMMSS-seed<N>-<spec digest> at UTC ``started`` (default: when the spec was made): sorts by time."""
+        when = time.strftime("%Y%m%d-%H%M%S", time.gmtime(self._made_unix if started is None else started))
         text = json.dumps(self.to_json(), sort_keys=True)
-        return f"seed{self.seed}-{hashlib.blake2b(text.encode(), digest_size=6).hexdigest()}"
+        return f"{when}-seed{self.seed}-{hashlib.blake2b(text.encode(), digest_size=3).hexdigest()}"
 
     def runs_for(self, shard: int) -> int | None:
         """How many runs shard ``shard`` does (None: as many as its budget allows)."""
@@ -129,6 +139,24 @@ class CampaignSpec:
         """One (preset, shard, spec JSON) per task, in a stable order; plain data, cheap to ship."""
         spec = json.dumps(self.to_json(), sort_keys=True)
         return [(name, k, spec) for name in self.presets for k in range(self.shards)]
+
+
+#: suffixes tried after a campaign id's own name is taken (-2 ... -MAX_SUFFIX)
+MAX_SUFFIX = 10_000
+
+
+def new_campaign_folder(out: str, spec: CampaignSpec, started: float | None = None) -> tuple[str, str]:
+    """(id, path) of a campaign folder made under ``out`` with os.mkdir, a -2, -3... suffix if taken: never reused."""
+    os.makedirs(out, exist_ok=True)   # the parent every campaign shares; only the campaign's own folder is exclusive
+    base = spec.campaign_id(started)
+    for n in range(1, MAX_SUFFIX + 1):
+        cid = base if n == 1 else f"{base}-{n}"
+        try:
+            os.mkdir(os.path.join(out, cid))
+        except FileExistsError:
+            continue
+        return cid, os.path.join(out, cid)
+    raise FileExistsError(f"{os.path.join(out, base)} and its suffixes up to -{MAX_SUFFIX} all exist")
 
 
 def run_seed(campaign_seed: int, shard: int, index: int) -> int:
