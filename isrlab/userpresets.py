@@ -6,8 +6,8 @@ Read from ``$ISRLAB_CONFIG``, else ``isrlab.toml`` in the working folder, else t
     [tool.isrlab.presets.my-broker]          # in isrlab.toml: [presets.my-broker]
     base = "kafka-2.4"                       # a built-in preset the flags change
     description = "our fork: followers truncate to the HW"
-    expected = "pass"                        # or the invariant it is known to break
-    also_breaks = []
+    expected = "pass"                        # or the invariant its headline bug breaks first
+    bugs = []                                # the known bugs it is expected to show (isrlab bugs), headline first
     flags = { truncation = "hw", kip_320 = false }
     explore = { max_crashes = 1, max_expirations = 1 }
 
@@ -27,7 +27,7 @@ from .exits import InputError
 EXPLORE_KEYS = {"brokers": int, "max_records": int, "max_epoch": int, "max_crashes": int, "max_expirations": int,
                 "max_controller_epoch": int, "max_isr_changes": int, "max_time": int, "max_states": int, "max_queue": int,
                 "settle_every": int}
-_PRESET_KEYS = {"base", "description", "expected", "also_breaks", "flags", "explore"}
+_PRESET_KEYS = {"base", "description", "expected", "bugs", "flags", "explore"}
 MAX_CONFIG_BYTES = 1 << 20
 
 #: name -> the file a user preset came from (filled by ``load``)
@@ -65,7 +65,8 @@ def _read_toml(path: str) -> dict:
 
 def parse(table: dict, where: str) -> list:
     """Preset objects from a ``presets`` table; InputError on the first problem."""
-    from .model.config import PRESETS, ConfigError, ModelConfig, Preset
+    from .model.bugs import BUGS
+    from .model.config import PRESETS, ConfigError, ModelConfig, Preset, check_preset
     from .properties.invariants import NAMES
 
     if not isinstance(table, dict):
@@ -95,12 +96,14 @@ def parse(table: dict, where: str) -> list:
         except (TypeError, ValueError) as e:
             raise InputError(f"{at}.flags: {e}") from None
         expected = body.get("expected", "pass")
-        also = body.get("also_breaks", [])
-        if not isinstance(also, list) or not all(isinstance(x, str) for x in also):
-            raise InputError(f"{at}.also_breaks must be a list of invariant names")
-        for inv in ([expected] if expected != "pass" else []) + also:
-            if not isinstance(inv, str) or inv not in NAMES:
-                raise InputError(f"{at}: {inv!r} is no invariant of the catalogue (isrlab invariants)")
+        if not isinstance(expected, str) or (expected != "pass" and expected not in NAMES):
+            raise InputError(f"{at}.expected: {expected!r} is no invariant of the catalogue (isrlab invariants)")
+        bugs = body.get("bugs", [])
+        if not isinstance(bugs, list) or not all(isinstance(x, str) for x in bugs):
+            raise InputError(f"{at}.bugs must be a list of known bug ids (isrlab bugs)")
+        unknown_bugs = [b for b in bugs if b not in BUGS]
+        if unknown_bugs:
+            raise InputError(f"{at}.bugs: {', '.join(map(repr, unknown_bugs))} is no known bug (isrlab bugs)")
         description = body.get("description", f"user preset from {os.path.basename(where)}")
         if not isinstance(description, str):
             raise InputError(f"{at}.description must be a string")
@@ -112,8 +115,12 @@ def parse(table: dict, where: str) -> list:
                 raise InputError(f"{at}.explore: unknown bound {key} (known: {', '.join(EXPLORE_KEYS)})")
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 10 ** 9:
                 raise InputError(f"{at}.explore.{key} must be an integer from 0 to 10^9")
-        out.append((Preset(name, cfg, expected, description, reference=f"user ({base_name} + flags)",
-                           also_breaks=tuple(also)), dict(bounds)))
+        p = Preset(name, cfg, expected, description, reference=f"user ({base_name} + flags)", bugs=tuple(bugs))
+        try:
+            check_preset(p)
+        except ConfigError as e:
+            raise InputError(f"{at}: {e}") from None
+        out.append((p, dict(bounds)))
     return out
 
 
@@ -160,7 +167,7 @@ def register_json(presets: list) -> None:
     for d in presets:
         if d["name"] not in PRESETS:
             PRESETS[d["name"]] = Preset(d["name"], ModelConfig.from_json(d["config"]), d["expected"],
-                                        d["description"], d.get("reference", ""), tuple(d.get("also_breaks", ())))
+                                        d["description"], d.get("reference", ""), tuple(d.get("bugs", ())))
 
 
 def to_json(names) -> list:
@@ -169,7 +176,7 @@ def to_json(names) -> list:
 
     return [{"name": n, "config": PRESETS[n].config.to_json(), "expected": PRESETS[n].expected,
              "description": PRESETS[n].description, "reference": PRESETS[n].reference,
-             "also_breaks": list(PRESETS[n].also_breaks)} for n in names if n in SOURCES]
+             "bugs": list(PRESETS[n].bugs)} for n in names if n in SOURCES]
 
 #: the environment variable that carries the driver's user presets to Spark's executors
 ENV = "ISRLAB_USER_PRESETS"

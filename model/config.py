@@ -160,6 +160,12 @@ class ModelConfig:
     #: between them.  Off by default (the engines then draw what they drew before); set it with kip_500 to explore
     #: KAFKA-15221 (preset no-kafka-15221).  With kafka_15221 the check and the request stay one step.
     isr_expand_window: bool = False
+    #: The pending-reset race's fix (a model finding, no JIRA): Partition.makeLeader, handed a partition state at the
+    #: partition epoch it already holds while an ISR change is in flight (partitionState.isInflight), keeps that pending
+    #: state instead of resetting it to the record's committed ISR (updateAssignmentAndIsr).  Off (Kafka 3.3 to 4.1, as
+    #: read at those tags): the equal-epoch record drops the pending expansion, and the HW can pass the joining follower
+    #: that the next record adds to the ISR.  Only with kip_500.
+    make_leader_keeps_pending_isr: bool = False
 
     # --- bounds and budgets (engines stop offering actions past them) -----
     max_records: int = 6
@@ -402,6 +408,7 @@ LATER_FIELDS = ("kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partiti
                 "old_message_format_partitions", "initial_partitions", "max_partition_creations", "max_topic_deletions")
 LATER_FIELDS += ("delayed_fetch", "fetch_max_wait_ms", "max_reassignments")
 LATER_FIELDS += ("kafka_14140", "kafka_15221", "isr_expand_window")
+LATER_FIELDS += ("make_leader_keeps_pending_isr",)
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(ModelConfig)}
 
 
@@ -443,13 +450,26 @@ class Preset:
     description: str
     #: the fix this preset switches off, or the Kafka version it pins.
     reference: str = ""
-    #: other invariants this preset is known to break as well.
-    also_breaks: tuple = ()
+    #: the known bugs (model/bugs.toml ids) a campaign on this preset is expected to find, the headline's first;
+    #: empty for a preset expected to pass.
+    bugs: tuple = ()
+
+    @property
+    def known_bugs(self) -> tuple:
+        """Every known bug the preset's configuration contains (model/bugs.py ``present``), expected or not."""
+        from .bugs import present
+
+        return present(self.config)
 
     @property
     def breaks(self) -> tuple:
-        """Every invariant the preset is expected to break (empty for a preset expected to pass)."""
-        return (() if self.expected == "pass" else (self.expected,)) + tuple(self.also_breaks)
+        """The invariants a violation may break and still be one of the preset's known bugs: its headline first, then
+        what its known bugs may break.  Only a violation a known bug's fix removes counts as that bug
+        (properties/attribution.py); this is what the engines may look past, never an exemption."""
+        out = [] if self.expected == "pass" else [self.expected]
+        for b in self.known_bugs:
+            out += [x for x in b.breaks if x not in out]
+        return tuple(out)
 
 
 _BASE = ModelConfig()
@@ -528,25 +548,18 @@ PRESETS: dict[str, Preset] = {
                "the follower that truncated it is elected (KIP-101 scenario 1). Before that, the ISR member "
                "that truncated below the leader's HW already breaks the committed prefix, and replicas' logs "
                "can diverge (KIP-101 scenario 2: the fuzzer's trace diverges with KIP-320 switched on as well).",
-               "0.10.2.0, KIP-101",
-               also_breaks=("isr_entry_condition", "hw_within_isr", "committed_prefix", "consumer_safety",
-                            "log_matching", "stale_controller_write_refused", "follower_hw_committed",
-                            "leader_isr_covers_controller_isr")),
+               "0.10.2.0, KIP-101"),
         Preset("kafka-0.11", _BASE.replace(truncation="kip101", **_PRE_21), "isr_entry_condition",
                "KIP-101 epochs without KIP-279 and the 2.1 fixes: a follower rejoins the ISR below the new "
                "leader's epoch start offset (KAFKA-7128). After fast leader failovers the logs also diverge "
                "(KIP-279): a follower asking for an epoch its new leader never had is told the start of the "
                "leader's next epoch and keeps records the leader does not have below it. KIP-320 is not in "
                "0.11 either, so KAFKA-6880's divergence and data loss (see no-kip-320) are reachable.",
-               "0.11.0, KAFKA-7128, KIP-279",
-               also_breaks=("log_matching", "committed_prefix", "acked_durability", "consumer_safety",
-                            "hw_within_isr", "stale_controller_write_refused", "follower_hw_committed")),
+               "0.11.0, KAFKA-7128, KIP-279"),
         Preset("kafka-2.0", _BASE.replace(**_PRE_21), "isr_entry_condition",
                "KIP-279 truncation without the 2.1 fixes: a lagging new leader's HW lets a follower rejoin "
                "the ISR without its leader epoch's records (KAFKA-7128). KIP-320 is not in 2.0 either, so "
-               "KAFKA-6880's divergence and data loss (see no-kip-320) are reachable.", "2.0.0, KAFKA-7128",
-               also_breaks=("log_matching", "committed_prefix", "acked_durability", "consumer_safety",
-                            "hw_within_isr", "stale_controller_write_refused", "follower_hw_committed")),
+               "KAFKA-6880's divergence and data loss (see no-kip-320) are reachable.", "2.0.0, KAFKA-7128"),
         Preset("no-kafka-7128", _BASE.replace(kafka_7128=False), "isr_entry_condition",
                "KAFKA-7128 off: a follower rejoins the ISR below the new leader's epoch start offset (only "
                "LEO >= a lagging HW is required). Electing it can lose acknowledged records, but that needs "
@@ -559,14 +572,13 @@ PRESETS: dict[str, Preset] = {
                "broker that still leads an older epoch keeps it in its ISR with an LEO below its HW. That "
                "follower is in ZooKeeper's ISR too: elected later, it loses the acknowledged records it "
                "truncated, which a consumer may have read.",
-               "KAFKA-7415", also_breaks=("committed_prefix", "acked_durability", "consumer_safety")),
+               "KAFKA-7415"),
         Preset("no-kafka-7164", _BASE.replace(kafka_7164=False, kip_320=False), "log_matching",
                "KAFKA-7164 off: a follower that sees a new epoch of the same leader skips truncation and "
                "appends the new epoch's records on top of records the leader truncated. KIP-320, which "
                "subsumes the fix, is off too, so KAFKA-6880's divergence and data loss (see no-kip-320) are "
                "reachable as well.",
-               "KAFKA-7164", also_breaks=("committed_prefix", "acked_durability", "consumer_safety", "hw_within_isr",
-                                          "follower_hw_committed")),
+               "KAFKA-7164"),
         Preset("no-kip-320", _BASE.replace(kip_320=False), "log_matching",
                "KIP-320 off: fetches carry no current leader epoch, so nothing is fenced by epoch. A follower "
                "cut off from the controller (its ZooKeeper session expired) keeps fetching from a broker that "
@@ -576,9 +588,7 @@ PRESETS: dict[str, Preset] = {
                "counts a record that follower does not have, so electing it loses an acknowledged write "
                "(KAFKA-6880's data loss) that a consumer may have read, and when it finally truncates, an "
                "ISR member's LEO is below the leader's HW.",
-               "KIP-320, KAFKA-6880",
-               also_breaks=("committed_prefix", "acked_durability", "consumer_safety", "hw_within_isr",
-                            "follower_hw_committed")),
+               "KIP-320, KAFKA-6880"),
         Preset("no-kafka-6082", _BASE.replace(kafka_6082=False), "stale_controller_write_refused",
                "KAFKA-6082 off: a controller's ZooKeeper writes check only the partition znode's version, not "
                "/controller_epoch's. When /controller is deleted while its controller's session lives (an operator "
@@ -605,8 +615,7 @@ PRESETS: dict[str, Preset] = {
                "tests/fixtures/), a restarted broker whose controller epoch starts again at 0 takes a deposed "
                "controller's stale LeaderAndIsr and leads an older epoch with an ISR member below its HW "
                "(hw_within_isr, then leader_isr_covers_controller_isr and committed_prefix). No fuzzer has met it, so "
-               "the preset keeps its 'pass' headline with these as known breaks.", "KIP-380",
-               also_breaks=("hw_within_isr", "leader_isr_covers_controller_isr", "committed_prefix")),
+               "the preset keeps its 'pass' headline with these as known breaks.", "KIP-380"),
         Preset("unclean-election", _BASE.replace(unclean_leader_election=True), "pass",
                "unclean.leader.election.enable=true: an out-of-sync replica may be elected. The records that "
                "election loses (acknowledged or read in an older epoch, missing from the elected replica's log when "
@@ -623,7 +632,7 @@ PRESETS: dict[str, Preset] = {
                "it. A leader that lost its unflushed suffix and leads again in the same epoch (a controller "
                "failover re-sends the epoch ZooKeeper holds) writes other records at the same offsets under "
                "the same epoch as its followers' copies, so the logs stop matching too.",
-               "KIP-966", also_breaks=("consumer_safety", "log_matching")),
+               "KIP-966"),
         Preset("kafka-2.7", _ALTER_ISR.replace(**_KAFKA_270), "hw_advanced_on_isr_shrink",
                "Kafka 2.7.0 with ZooKeeper: ISR changes go to the controller as AlterIsr (KIP-497), one per "
                "partition in flight, the HW counting a pending expansion (the maximal ISR); "
@@ -631,7 +640,7 @@ PRESETS: dict[str, Preset] = {
                "HW where the removed follower held it (KAFKA-13091), and a LeaderAndIsr that comes while an "
                "AlterIsr is in flight can leave the partition pending for good (KAFKA-12686). Both are liveness "
                "bugs, found as the states they leave behind (see no-kafka-13091 and no-kafka-12686).",
-               "2.7.0, KIP-497", also_breaks=("pending_isr_in_flight",)),
+               "2.7.0, KIP-497"),
         Preset("alter-isr", _ALTER_ISR, "pass",
                "AlterIsr with ZooKeeper and every AlterIsr fix of the ZooKeeper era (KAFKA-12686, KAFKA-12751 "
                "and KAFKA-13091, as in 3.1.0's ZooKeeper mode): the base of the AlterIsr fix-off presets.",
@@ -664,9 +673,7 @@ PRESETS: dict[str, Preset] = {
                "Kafka 2.8.0 with ZooKeeper: kafka-2.7's AlterIsr (none of its fixes: KAFKA-12751 came in 2.8.1) and "
                "truncate on fetch (KAFKA-10554): followers fetch from their LEO with lastFetchedEpoch and truncate "
                "from the leader's divergingEpoch, without KAFKA-13141 (2.8.1) or KAFKA-14704 (3.4.1).",
-               "2.8.0, KAFKA-10554",
-               also_breaks=("pending_isr_in_flight", "committed_prefix", "follower_hw_committed", "hw_within_isr",
-                            "acked_durability", "consumer_safety", "controller_isr_entry_condition")),
+               "2.8.0, KAFKA-10554"),
         Preset("truncate-on-fetch", _TRUNCATE_ON_FETCH, "pass",
                "alter-isr with truncate on fetch (KAFKA-10554, 2.8.0) and its fixes KAFKA-13141 (2.8.1, 3.0.0) and "
                "KAFKA-14704 (3.4.1, 3.5.0), as in 3.5.0's ZooKeeper mode: the base of the truncate-on-fetch fix-off "
@@ -677,8 +684,7 @@ PRESETS: dict[str, Preset] = {
                "the ISR): the HW passes offsets where that follower holds other records, and once it truncates, "
                "its LEO is below the HW. Electing it then loses an acknowledged write that a consumer may have "
                "read, and the other followers' HWs cover records the new leader lacks.",
-               "KAFKA-13141", also_breaks=("follower_hw_committed", "hw_within_isr", "acked_durability",
-                                           "consumer_safety", "controller_isr_entry_condition")),
+               "KAFKA-13141"),
         Preset("no-kafka-14704", _TRUNCATE_ON_FETCH.replace(kafka_14704=False), "follower_hw_committed",
                "KAFKA-14704 off: a follower whose log diverges sets its HW from the leader's diverging response "
                "before it truncates, so its HW covers records the leader does not have (uncommitted records exposed "
@@ -726,14 +732,13 @@ PRESETS: dict[str, Preset] = {
                "kafka-4.1 with min.insync.replicas=2 and KAFKA-15583 off: a leader alone in its ISR advances the HW, "
                "so a replica that left the ISR for the ELR lacks records below it, yet may be elected from the ELR (then a "
                "record a consumer read, or an acknowledged one, is lost).",
-               "KAFKA-15583, KIP-966", also_breaks=("follower_hw_committed", "consumer_safety", "hw_within_isr",
-                                                    "acked_durability")),
+               "KAFKA-15583, KIP-966"),
         Preset("kafka-3.7-lossy-crash", _KRAFT_37.replace(crash_loses_unflushed_data=True, min_insync_replicas=2),
                "acked_durability",
                "kafka-3.7 with min.insync.replicas=2 and crashes that lose the unflushed log suffix: the last replica "
                "standing in the ISR crashes uncleanly, comes back without records acknowledged to acks=all and is "
                "elected from the ISR it never left (KIP-966's motivation; the TLA+ specification's 'last replica "
-               "standing').", "3.7.0, KIP-966 motivation", also_breaks=("consumer_safety",)),
+               "standing').", "3.7.0, KIP-966 motivation"),
         Preset("kafka-4.1-lossy-crash", _KRAFT_37.replace(crash_loses_unflushed_data=True, min_insync_replicas=2,
                                                        eligible_leader_replicas=True), "pass",
                "kafka-4.1 with min.insync.replicas=2 and crashes that lose the unflushed log suffix: a broker that "
@@ -743,8 +748,7 @@ PRESETS: dict[str, Preset] = {
         Preset("kafka-3.7-disk-wipe", _KRAFT_37.replace(max_disk_wipes=1), "acked_durability",
                "kafka-3.7 where a stopped broker's disk may be replaced: when it was the last replica standing in the "
                "ISR it comes back empty, registers, is unfenced and is elected from the ISR it never left, without the "
-               "records acknowledged to acks=all (KIP-966's motivation, a disk failure).", "3.7.0, KIP-966 motivation",
-               also_breaks=("consumer_safety",)),
+               "records acknowledged to acks=all (KIP-966's motivation, a disk failure).", "3.7.0, KIP-966 motivation"),
         Preset("kafka-4.1-disk-wipe", _KRAFT_37.replace(max_disk_wipes=1, eligible_leader_replicas=True), "pass",
                "kafka-4.1 where a stopped broker's disk may be replaced: the empty broker registers without a clean "
                "shutdown epoch, so the controller takes it out of every ISR and ELR first; it is never elected without "
@@ -768,9 +772,7 @@ PRESETS: dict[str, Preset] = {
         Preset("kraft-no-isr-join-hw-check", _KRAFT_37.replace(isr_join_requires_hw=False), "isr_entry_condition",
                "The leader's LEO >= HW condition for ISR entry off (Partition.isFollowerInSync keeps only the epoch start "
                "offset): a follower joins the ISR below the HW; the HW then passes records it lacks, and electing it loses "
-               "an acknowledged write a consumer may have read.", "Partition.isFollowerInSync, KRaft",
-               also_breaks=("hw_within_isr", "committed_prefix", "follower_hw_committed", "acked_durability",
-                            "consumer_safety", "controller_isr_entry_condition")),
+               "an acknowledged write a consumer may have read.", "Partition.isFollowerInSync, KRaft"),
         Preset("no-kafka-15221", _KRAFT_37.replace(max_disk_wipes=1, eligible_leader_replicas=True,
                                                 isr_expand_window=True, kafka_15221=False),
                "isr_entry_condition",
@@ -781,11 +783,9 @@ PRESETS: dict[str, Preset] = {
                "empty log. prepareIsrExpand reads that new state: the request names the new broker epoch, which the "
                "controller's KIP-903 check accepts, for a replica below the HW: the leader's maximal ISR counts it at "
                "once (isr_entry_condition), the controller's ISR once the request is handled "
-               "(controller_isr_entry_condition). Every KRaft preset's pending-reset race breaks both as well "
-               "(KRAFT_PENDING_RESET); the archived trace and scenarios 38a/38b show this race itself.",
-               "KAFKA-15221, apache/kafka#14053 (3.7.0)",
-               also_breaks=("controller_isr_entry_condition", "hw_within_isr", "committed_prefix", "acked_durability",
-                            "consumer_safety", "follower_hw_committed")),
+               "(controller_isr_entry_condition). The pending-reset race (every KRaft preset's) breaks both as well; "
+               "the archived trace and scenarios 38a/38b show this race itself.",
+               "KAFKA-15221, apache/kafka#14053 (3.7.0)"),
         Preset("kafka-4.1-isr-expand-window", _KRAFT_37.replace(max_disk_wipes=1, eligible_leader_replicas=True,
                                                              isr_expand_window=True), "pass",
                "no-kafka-15221 with the fix (3.7.0 and later): the fetch-state update waits for the partition's lock, so "
@@ -815,8 +815,7 @@ PRESETS: dict[str, Preset] = {
                "(0.11.0.0's fetcher thread died on the OffsetOutOfRangeException). KAFKA-9491 (2.4.1) is off too, as in "
                "every release before it: with it, the moved log start would drag the HW past records the followers lack. "
                "Records deleted above the HW may be acknowledged afterwards, from followers' fetches, and lost.",
-               "KAFKA-5634, fixed in 0.11.0.1",
-               also_breaks=("acked_below_hw", "acked_durability", "follower_hw_committed", "follower_keeps_fetching")),
+               "KAFKA-5634, fixed in 0.11.0.1"),
         Preset("no-kafka-9491", _LOG_START.replace(kafka_9491=False), "log_offsets",
                "KAFKA-9491 off (Kafka 2.4.0 as released): a follower whose fetch offset fell below the leader's log start "
                "(DeleteRecords or retention while it lagged) truncates fully and starts at the leader's log start, but "
@@ -828,16 +827,12 @@ PRESETS: dict[str, Preset] = {
                "whole log and fetches from the leader's log start, though it is in the ISR and held every committed "
                "record: an ISR member below the HW (scenarios 37a/37b). The race needs a follower that missed a "
                "leader's truncation (no KIP-320 fencing), so every loss of kafka-0.10.2 (KIP-101) is reachable too, "
-               "and the fuzzer finds those first.", "KAFKA-2143, fixed in 0.9.0.1",
-               also_breaks=("hw_within_isr", "acked_durability", "isr_entry_condition", "consumer_safety",
-                            "log_matching", "stale_controller_write_refused", "follower_hw_committed")),
+               "and the fuzzer finds those first.", "KAFKA-2143, fixed in 0.9.0.1"),
         Preset("old-message-format", _BASE.replace(old_message_format_partitions=(0,)), "acked_durability",
                "kafka-2.4 with the topic on log.message.format.version 0.10 (below 0.11): records carry no leader epoch, "
                "the epoch cache stays empty and followers truncate to their HW when they become followers (2.4.0's "
                "truncateToHighWatermark for partitions without epochs), so KIP-101's scenarios come back: a follower "
-               "truncates an acknowledged record below the leader's HW and is elected.", "2.4.0, KIP-101",
-               also_breaks=("committed_prefix", "hw_within_isr", "consumer_safety", "log_matching",
-                            "follower_hw_committed")),
+               "truncates an acknowledged record below the leader's HW and is elected.", "2.4.0, KIP-101"),
         Preset("topic-lifecycle", _BASE.replace(n_partitions=2, initial_partitions=1, max_partition_creations=1,
                                                 max_topic_deletions=1), "pass",
                "kafka-2.4 with topics at run time: the topic starts with one of its two partitions, an admin may add "
@@ -846,57 +841,54 @@ PRESETS: dict[str, Preset] = {
                "responses as controller events, ReplicaDeletionIneligible and a retry while a replica's broker is "
                "down). The records of a deleted topic go with it; nothing else is lost.",
                "2.4.0, TopicDeletionManager"),
+        Preset("kafka-4.1-pending-reset-fixed", _KRAFT_37.replace(eligible_leader_replicas=True,
+                                                               make_leader_keeps_pending_isr=True), "pass",
+               "kafka-4.1 with the model's fix for the pending-reset race (make_leader_keeps_pending_isr): Partition.makeLeader "
+               "keeps an in-flight ISR change when handed the partition epoch it already holds. Every known bug of the "
+               "catalogue is fixed, so any violation here is a new finding.", "4.1.0, the pending-reset race's fix"),
     )
 }
 
+#: the known bugs (model/bugs.toml) each breaking preset is expected to show, its headline bug first; the other bugs
+#: its configuration contains (``Preset.known_bugs``) may show too, and are attributed, but need not be found.
+_EXPECTED_BUGS = {
+    "no-kafka-7786": ("KAFKA-7786",), "kafka-0.10.2": ("KIP-101",), "kafka-0.11": ("KAFKA-7128",),
+    "kafka-2.0": ("KAFKA-7128",), "no-kafka-7128": ("KAFKA-7128",), "no-kafka-7415": ("KAFKA-7415",),
+    "no-kafka-7164": ("KAFKA-7164",), "no-kip-320": ("KIP-320",), "no-kafka-6082": ("KAFKA-6082",),
+    "crash-loses-unflushed": ("unflushed-crash-loss",), "kafka-2.7": ("KAFKA-13091",),
+    "no-kafka-12686": ("KAFKA-12686",), "no-kafka-13091": ("KAFKA-13091",), "kafka-2.8": ("KAFKA-13091",),
+    "no-kafka-13141": ("KAFKA-13141",), "no-kafka-14704": ("KAFKA-14704",), "kafka-3.3": ("KAFKA-14704",),
+    "no-kafka-13916": ("KAFKA-13916",), "kraft-no-partition-epoch-check": ("partition-epoch-check",),
+    "no-kafka-15583": ("KAFKA-15583",), "kafka-3.7-lossy-crash": ("KIP-966",), "kafka-3.7-disk-wipe": ("KIP-966",),
+    "no-kip-903": ("KIP-903",), "kraft-no-isr-join-hw-check": ("isr-join-hw-check",),
+    "no-kafka-15221": ("KAFKA-15221",), "no-kafka-14140": ("KAFKA-14140",), "no-kafka-5634": ("KAFKA-5634",),
+    "no-kafka-9491": ("KAFKA-9491",), "no-kafka-2143": ("KAFKA-2143",), "old-message-format": ("message-format-v1",),
+}
+PRESETS = {name: dataclasses.replace(p, bugs=_EXPECTED_BUGS.get(name, ())) for name, p in PRESETS.items()}
 
 
-def _liveness_breaks(p: Preset) -> Preset:
-    """The liveness properties a preset's missing fixes break (found by the settling phase, properties/settle.py):
-    KAFKA-10706's truncation loop (KIP-279 with KAFKA-7415's empty epochs), a leader that never learns it leads
-    without KIP-380 or KAFKA-6082, an AlterIsr that never completes without KAFKA-12686, and an acknowledged record
-    never held by every ISR member where an ISR member's log diverges below the HW (log_matching, committed_prefix):
-    no truncation reaches below the HW, so the follower keeps its other record."""
-    c = p.config
-    extra = []
-    if {"log_matching", "committed_prefix"} & set(p.breaks):
-        extra.append("acked_fully_replicated")
-    if c.truncation == "kip279" and c.kafka_7415 and not c.kafka_10706:
-        extra += ["truncation_completes", "isr_follower_catches_up"]
-    if not c.kip_380 or not c.kafka_6082:
-        extra.append("partition_has_leader")
-    if c.kip_497 and not c.kafka_12686:
-        extra.append("alter_isr_completes")
-    extra = [x for x in extra if x not in p.breaks]
-    return dataclasses.replace(p, also_breaks=p.also_breaks + tuple(extra)) if extra else p
+def check_preset(p: Preset) -> None:
+    """ConfigError unless the preset's expectation is consistent with the bug catalogue: a breaking preset names the
+    bugs it is expected to show, each present in its configuration, its headline invariant among the first's breaks;
+    a preset expected to pass names none."""
+    from .bugs import bug
+
+    if p.expected == "pass":
+        if p.bugs:
+            raise ConfigError(f"preset {p.name}: expected to pass, yet it lists bugs {', '.join(p.bugs)}")
+        return
+    if not p.bugs:
+        raise ConfigError(f"preset {p.name}: expects {p.expected} but names no known bug to attribute it to")
+    for b in map(bug, p.bugs):
+        if not b.present_in(p.config):
+            raise ConfigError(f"preset {p.name}: lists {b.id}, which its configuration does not contain "
+                              f"({b.flag} = {getattr(p.config, b.flag)!r})")
+    if p.expected not in bug(p.bugs[0]).breaks:
+        raise ConfigError(f"preset {p.name}: its headline {p.expected} is not among what {p.bugs[0]} may break")
 
 
-#: A model finding in every KRaft preset, fixes all in (not yet reproduced on a Kafka cluster; tests/test_kraft.py
-#: replays it): a leader that replays its own earlier PartitionChangeRecord after the AlterPartition answer that carried
-#: the same partition epoch goes back to that committed ISR (Partition.makeLeader -> updateAssignmentAndIsr, Kafka 3.5.0
-#: to 3.9.0), dropping an ISR expansion it has proposed since; its HW then advances past the joining follower, which the
-#: controller has meanwhile added to the ISR and which the leader takes in from the next record with no LEO check.
-KRAFT_PENDING_RESET = ("leader_isr_covers_controller_isr", "committed_prefix", "isr_entry_condition", "hw_within_isr")
-
-
-def _kip_841_zk_breaks(p: Preset) -> Preset:
-    """A ZooKeeper-mode AlterIsr preset without KAFKA-14140 (every release before 3.3.0, and the presets that keep their
-    walks) also breaks zk_isr_joins_live: a follower the controller holds dead rejoins an ISR (no-kafka-14140)."""
-    c = p.config
-    if c.kip_500 or not c.kip_497 or c.kafka_14140 or "zk_isr_joins_live" in p.breaks:
-        return p
-    return dataclasses.replace(p, also_breaks=p.also_breaks + ("zk_isr_joins_live",))
-
-
-def _kraft_breaks(p: Preset) -> Preset:
-    """A KRaft preset also breaks what the pending-reset race breaks (KRAFT_PENDING_RESET)."""
-    if not p.config.kip_500:
-        return p
-    extra = tuple(x for x in KRAFT_PENDING_RESET if x not in p.breaks)
-    return dataclasses.replace(p, also_breaks=p.also_breaks + extra) if extra else p
-
-
-PRESETS = {name: _kip_841_zk_breaks(_kraft_breaks(_liveness_breaks(p))) for name, p in PRESETS.items()}
+for _p in PRESETS.values():
+    check_preset(_p)
 
 DEFAULT_PRESET = "kafka-2.4"
 

@@ -468,7 +468,8 @@ def make_leader_3x(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, ps, no
     b = br.broker_id
     is_new_leader = part.leader != b
     is_new_epoch = ps.leader_epoch > part.leader_epoch
-    update_assignment_and_isr(part, b, ps.replicas, ps.isr)                       # CommittedPartitionState
+    if not (cfg.make_leader_keeps_pending_isr and keeps_pending_isr(part, ps)):
+        update_assignment_and_isr(part, b, ps.replicas, ps.isr)                   # CommittedPartitionState
     log = create_log_if_not_exists(br, p)
     if is_new_epoch:
         leo = log.log_end_offset
@@ -496,6 +497,12 @@ def make_leader_3x(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, ps, no
         g.leaders = g.leaders + ((p, ps.leader_epoch, b),)
         note_takeover(s, br, p, ps.leader_epoch)
     return is_new_leader
+
+
+def keeps_pending_isr(part: Partition, ps) -> bool:
+    """The pending-reset race's fix (model/README.md): a state at the partition epoch the leader already holds, while an
+    ISR change built on that epoch is in flight, is the committed state the leader has; it keeps the pending change."""
+    return part.pending_isr is not None and ps.zk_version == part.zk_version and ps.leader == part.leader
 
 
 def make_follower_3x(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, ps) -> bool:

@@ -46,6 +46,8 @@ class Trace:
     model_version: str = ""
     #: the cluster the scenario starts from (model/start.py), None for the empty cluster
     start: dict | None = None
+    #: which known bugs the violation is, with the replays under their fixes (properties/attribution.py)
+    attribution: dict | None = None
 
     def to_json(self) -> dict:
         out = {
@@ -63,6 +65,8 @@ class Trace:
             out["violation"] = self.violation
         if self.explanation:
             out["explanation"] = self.explanation
+        if self.attribution is not None:
+            out["attribution"] = self.attribution
         if self.start is not None:
             out["start"] = self.start
         out["actions"] = [action_to_json(a) for a in self.actions]
@@ -167,7 +171,7 @@ def trace_from_json(data) -> Trace:
                  preset=preset_name, description=data.get("description", ""),
                  provenance=data.get("provenance", {}), checks=list(data.get("checks", [])),
                  violation=data.get("violation"), explanation=data.get("explanation", ""),
-                 model_version=data.get("model_version", ""), start=start)
+                 model_version=data.get("model_version", ""), start=start, attribution=data.get("attribution"))
 
 
 def check_start(cfg: ModelConfig, start: dict) -> None:

@@ -154,6 +154,20 @@ def _replay(cfg, is_state: bool, check, s, actions, start: int, states=None, app
     return None
 
 
+def replay_outcome(cfg: ModelConfig, actions, invariant_name: str, start: dict | None = None) -> tuple[str, int | None]:
+    """How ``invariant_name`` fares on ``actions`` under cfg: ("fails", step), ("cut", step) when the action at that
+    1-based step is not enabled before any failure, or ("holds", None)."""
+    inv = _invariant(invariant_name)
+    is_state = _scope(inv)
+    s = initial_state(cfg, start)
+    if is_state and inv.check(cfg, s) is not None:
+        return "fails", 0
+    r = _replay(cfg, is_state, inv.check, s, list(actions), 0)
+    if r is None:
+        return "holds", None
+    return ("cut", r[1]) if r[0] == "disabled" else ("fails", r[0])
+
+
 def _scope(inv):
     """``is_state`` for _replay: True for a state invariant, False for a step invariant, None for a liveness one."""
     return None if inv.scope == SETTLED else inv.scope == STATE
@@ -244,8 +258,11 @@ class _Stop(Exception):
 
 
 class _Shrinker:
-    def __init__(self, cfg, inv, actions, time_budget_s, max_tests, bfs_states=0, should_stop=None, start=None):
+    def __init__(self, cfg, inv, actions, time_budget_s, max_tests, bfs_states=0, should_stop=None, start=None,
+                 keep=None):
         self.cfg = cfg
+        #: keep(actions) -> bool, asked of a smaller candidate before it is adopted (e.g. "still the same bug")
+        self.keep = keep
         self.bfs_states = bfs_states
         self.bfs_searched: list = []   # alphabets (frozensets) already searched, each below a length >= the trace's
         self.inv = inv
@@ -304,6 +321,8 @@ class _Shrinker:
         best trace on its first k actions, and ``new_states`` are its states after them."""
         key = self.order.key(cand)
         if key >= self.best_key:  # only moves that make the trace smaller: no pass can cycle
+            return False
+        if self.keep is not None and not self.keep(cand):
             return False
         self.best, self.best_key, self.facts = cand, key, facts
         self.states = self.states[:k + 1] + new_states
@@ -525,7 +544,7 @@ class _Shrinker:
 
 def shrink(cfg: ModelConfig, actions, invariant_name: str, time_budget_s: float | None = 10.0,
            max_tests: int = DEFAULT_MAX_TESTS, reorder: bool = True, bfs_states: int = 0,
-           should_stop=None, start: dict | None = None) -> ShrinkResult:
+           should_stop=None, start: dict | None = None, keep=None) -> ShrinkResult:
     """A shorter, simpler trace on which ``invariant_name`` still fails (the passes: properties/README.md).
 
     ValueError if ``actions`` does not violate the invariant (or applies an action that is not
@@ -536,13 +555,14 @@ def shrink(cfg: ModelConfig, actions, invariant_name: str, time_budget_s: float 
     and ``stopped_early`` is then set.  Stopped inside the first replay of ``actions``, before it
     reached the violation, the result is ``actions`` unchanged and unchecked, with ``violation`` None.
     ``bfs_states`` > 0 adds pass 8, bounded by that many distinct states.  ``start``: the trace's start
-    (model/start.py), kept by every candidate.
+    (model/start.py), kept by every candidate.  ``keep(candidate) -> bool``, when given, must also hold of every
+    smaller trace adopted (properties/attribution.py keeps a violation's attribution this way).
     """
     actions = list(actions)
     inv = _invariant(invariant_name)
     t0 = time.monotonic()
     try:
-        sh = _Shrinker(cfg, inv, actions, time_budget_s, max_tests, bfs_states, should_stop, start)
+        sh = _Shrinker(cfg, inv, actions, time_budget_s, max_tests, bfs_states, should_stop, start, keep)
     except _Stop:
         return ShrinkResult(actions=actions, original_length=len(actions), shrunk_length=len(actions), tests_run=0,
                             seconds=time.monotonic() - t0, violation=None, stopped_early=True)

@@ -18,6 +18,7 @@ GOOD = """
 base = "kafka-2.4"
 description = "our fork: no KIP-320 fencing"
 expected = "log_matching"
+bugs = ["KIP-320"]
 flags = { kip_320 = false }
 explore = { max_crashes = 1 }
 """
@@ -66,6 +67,9 @@ def test_presets_do_not_leak_between_working_folders(in_tmp, tmp_path_factory, m
     ('[presets."kafka-2.4"]\n', "is a built-in preset"),
     ("[presets.x]\nbase = 'kafka-9'\n", "presets.x.base: 'kafka-9' is not a built-in preset"),
     ("[presets.x]\nexpected = 'nope'\n", "'nope' is no invariant of the catalogue"),
+    ("[presets.x]\nexpected = 'log_matching'\n", "names no known bug to attribute it to"),
+    ("[presets.x]\nexpected = 'log_matching'\nbugs = ['KIP-320']\n", "lists KIP-320, which its configuration does not contain"),
+    ("[presets.x]\nbugs = ['KAFKA-0']\n", "'KAFKA-0' is no known bug"),
     ("[presets.x]\nexplore = { max_crashes = -1 }\n", "presets.x.explore.max_crashes must be an integer"),
     ("[presets.x]\nexplore = { speed = 1 }\n", "unknown bound speed"),
     ("[presets.x]\ncolour = 'red'\n", "unknown key(s) colour"),
