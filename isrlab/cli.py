@@ -95,7 +95,8 @@ def presets(as_json: bool) -> None:
         p = PRESETS[name]
         cfg = p.config.to_json()
         changed = {k: v for k, v in cfg.items() if v != default[k]}
-        rows.append({"name": name, "expected": p.expected, "also_breaks": list(p.also_breaks),
+        rows.append({"name": name, "expected": p.expected, "bugs": list(p.bugs),
+                     "known_bugs": {b.id: list(b.breaks) for b in p.known_bugs if b.id not in p.bugs},
                      "reference": p.reference,
                      "description": p.description, "differs_from_default": changed, "config": cfg,
                      "default": name == DEFAULT_PRESET, "source": SOURCES.get(name, "built-in"),
@@ -122,8 +123,11 @@ def presets(as_json: bool) -> None:
         mark = " (default)" if r["default"] else ""
         click.echo(f"{r['name'] + mark:<26} {r['expected']:<26} {flag_text}")
         click.echo(f"{'':<26} {r['description']}")
-        if r["also_breaks"]:
-            click.echo(f"{'':<26} also breaks: {', '.join(r['also_breaks'])}")
+        if r["bugs"]:
+            click.echo(f"{'':<26} expected bugs: {', '.join(r['bugs'])}")
+        if r["known_bugs"]:
+            click.echo(f"{'':<26} also contains (a violation counts as one only if its fix removes it): "
+                       f"{', '.join(r['known_bugs'])}")
         if r["source"] != "built-in":
             click.echo(f"{'':<26} from {r['source']}")
 
@@ -864,6 +868,33 @@ def invariants(as_json: bool) -> None:
         width = max(len(r["name"]) for r in rows)
         for r in rows:
             click.echo(f"{r['name']:<{width}}  {r['kind']:<9} {r['scope']:<5} {r['statement']}")
+    sys.exit(EXIT_OK)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def bugs(as_json: bool) -> None:
+    """List the known bugs (model/bugs.toml): id, the flag and value that fix it, what it may break, the presets that
+    contain it.
+
+    A violation counts as a known bug only when replaying its trace with that bug's fix removes it (model/README.md).
+
+    Example: isrlab bugs --json
+    """
+    from .model.bugs import BUGS
+    from .model.config import PRESETS
+
+    rows = [dict(b.to_json(), presets=[n for n, p in sorted(PRESETS.items()) if b.present_in(p.config)],
+                 expected_by=[n for n, p in sorted(PRESETS.items()) if b.id in p.bugs]) for b in BUGS.values()]
+    if as_json:
+        click.echo(json.dumps(rows, indent=1))
+    else:
+        width = max(len(r["id"]) for r in rows)
+        for r in rows:
+            click.echo(f"{r['id']:<{width}}  {r['kind']:<7} fixed by {r['flag']}={json.dumps(r['fixed'])} "
+                       f"({r['fixed_in']}): {r['title']}")
+            click.echo(f"{'':<{width}}  may break: {', '.join(r['breaks']) or 'nothing in the catalogue'}; "
+                       f"expected by: {', '.join(r['expected_by']) or 'no preset'}")
     sys.exit(EXIT_OK)
 
 
