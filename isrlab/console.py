@@ -51,18 +51,13 @@ def fold(counterexamples: list) -> list:
     return out
 
 
-def _violated(p: dict) -> str:
-    """The invariants a preset broke in one short cell: the headline first, then how many others."""
-    broken = list(p["violated"])
-    if not broken:
-        return "-"
-    first = p["expected"] if p["expected"] in broken else broken[0]
-    return first + (f" +{len(broken) - 1}" if len(broken) > 1 else "")
-
-
 def _verdict(text: str) -> Text:
-    style = {"ok": "green", "UNEXPECTED": "bold red", "not found": "yellow"}.get(text.split(" ")[0], "")
+    style = {"as": "green", "UNEXPECTED": "bold red", "not": "yellow"}.get(text.split(" ")[0], "")
     return Text(text, style=style)
+
+
+def _unexpected_cell(p: dict) -> str:
+    return ", ".join(u["invariant"] for u in p["unexpected"]) or "-"
 
 
 #: up to this many presets the result lists each in the table; beyond, only those not as expected
@@ -70,45 +65,60 @@ TABLE_ROWS = 12
 
 
 def campaign(summary: dict, out: Console, where: dict, verbose: bool = False) -> None:
-    """Print a campaign's result: verdict and presets, next steps, then the counterexamples and where things are."""
+    """Print a campaign's result: the counterexamples with their attribution, the presets' three lists, the next
+    steps, and the verdict last, so that it is what the screen shows when the run ends."""
     presets = summary["presets"]
     secs = summary.get("seconds", {}).get("total_s") or summary.get("seconds", {}).get("fuzz_s")
-    contradictions = [p["preset"] for p in presets if p["verdict"] == "UNEXPECTED"]
-    missed = [p["preset"] for p in presets if p["verdict"] == "not found"]
-    if contradictions:
-        head = Text(f"NOT AS EXPECTED: {', '.join(contradictions)}", style="bold red")
-    elif missed:
-        head = Text(f"as expected, but not found within the budget: {', '.join(missed)}", style="yellow")
-    else:
-        head = Text("every preset behaved as expected", style="bold green")
-    out.print(Text.assemble(f"campaign {summary['campaign']}: ", head))
-    out.print(f"{summary['runs']:,} runs, {summary['steps']:,} steps"
-              + (f" in {secs:.0f} s" if secs else "")
-              + f" on {summary['master']} ({summary['tasks']} tasks, "
-                f"{summary.get('steps_per_second_in_shards') or 0:,.0f} steps/s while the shards ran)")
+    folded = fold(summary.get("counterexamples", []))
+    if folded:
+        out.print(Text(f"{len(folded)} distinct counterexamples", style="bold")
+                  + Text(f" ({len(summary.get('counterexamples', []))} archived under "
+                         f"{where.get('archive', '')})" if where.get("archive") else ""))
+        for c, count in folded:
+            more = f", and {count - 1} like it" if count > 1 else ""
+            out.print(Text.assemble((f"{c['preset']}", "bold"), ": ", (c["invariant"], "red"),
+                                    f" in {c['shrunk_length']} steps (shrunk from {c['original_length']}){more}"))
+            out.print(f"  {c.get('explanation', '')}", overflow="fold")
+            if c.get("attributed"):
+                style = {"found": "green", "known": "", "unexpected": "bold red"}.get(c.get("kind"), "")
+                out.print(Text(f"  {c.get('kind', '')}: {c['attributed']}", style=style), overflow="fold")
+            out.print(f"  {c['file']}", soft_wrap=True)
+        out.print()
+    if verbose:   # each distinct counterexample's step table, replayed and fitted to this console's width
+        from .model.trace import TraceError, load_trace
+        from .properties.replay import replay
+        from .properties.steptable import render
+
+        for c, _count in folded:
+            out.print(Text(f"{c['preset']}: {c['invariant']}  {c['file']}", style="bold"), soft_wrap=True)
+            try:
+                render(replay(load_trace(c["file"])), out)
+            except (OSError, TraceError) as e:
+                out.print(f"  the trace cannot be read: {e}")
+            out.print()
 
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    for col, kw in (("preset", {}), ("expected", {}), ("runs", {"justify": "right"}),
-                    ("steps", {"justify": "right"}), ("violated", {}), ("verdict", {})):
-        table.add_column(col, **kw)
+    for col, kw in (("preset", {}), ("expected bugs", {}), ("runs", {"justify": "right"}), ("found", {}),
+                    ("not found", {}), ("unexpected", {}), ("known bugs met", {}), ("verdict", {})):
+        table.add_column(col, overflow="fold", **kw)
     # a long campaign lists its presets as expected on one folded line, so the verdict, the presets that need a
     # look and the next steps fit the first screen
-    shown = presets if len(presets) <= TABLE_ROWS else [p for p in presets if p["verdict"] != "ok"]
+    shown = presets if len(presets) <= TABLE_ROWS else [p for p in presets if p["verdict"] != "as expected"]
     for p in shown:
-        table.add_row(p["preset"], p["expected"], f"{p['runs']:,}", f"{p['steps']:,}", _violated(p),
-                      _verdict(p["verdict"]))
+        table.add_row(p["preset"], ", ".join(p.get("expected_bugs", [])) or "-", f"{p['runs']:,}",
+                      ", ".join(p["found"]) or "-", ", ".join(p["not_found"]) or "-", _unexpected_cell(p),
+                      ", ".join(p.get("known", [])) or "-", _verdict(p["verdict"]))
     if shown:
         out.print(table)
     ok = [p["preset"] for p in presets if p not in shown]
     if ok:
         out.print(Text.assemble((f"as expected ({len(ok)}): ", "green"), ", ".join(ok)), overflow="fold")
 
-    folded = fold(summary.get("counterexamples", []))
     out.print()
     out.print(Text("next", style="bold"))
     if folded:
-        headlines = {(p["preset"], p["expected"]) for p in presets}
-        pick = next((c for c, _ in folded if (c["preset"], c["invariant"]) in headlines), folded[0][0])
+        pick = next((c for c, _ in folded if c.get("kind") == "unexpected"),
+                    next((c for c, _ in folded if c.get("kind") == "found"), folded[0][0]))
         first = shlex.quote(pick["file"])
         for what, cmd in (("its steps:", f"isrlab replay --expected {first}"),
                           ("its diagram:", f"isrlab explain {first} --svg cx.svg"),
@@ -118,29 +128,23 @@ def campaign(summary: dict, out: Console, where: dict, verbose: bool = False) ->
         if where.get(key):
             out.print(f"  {what:<31}{where[key]}", soft_wrap=True)
 
-    if folded:
-        out.print()
-        out.print(Text(f"{len(folded)} distinct counterexamples", style="bold")
-                  + Text(f" ({len(summary.get('counterexamples', []))} archived under "
-                         f"{where.get('archive', '')})" if where.get("archive") else ""))
-        for c, count in folded:
-            more = f", and {count - 1} like it" if count > 1 else ""
-            out.print(Text.assemble((f"{c['preset']}", "bold"), ": ", (c["invariant"], "red"),
-                                    f" in {c['shrunk_length']} steps (shrunk from {c['original_length']}){more}"))
-            out.print(f"  {c.get('explanation', '')}", overflow="fold")
-            out.print(f"  {c['file']}", soft_wrap=True)
-    if verbose:   # each distinct counterexample's step table, replayed and fitted to this console's width
-        from .model.trace import TraceError, load_trace
-        from .properties.replay import replay
-        from .properties.steptable import render
-
-        for c, _count in folded:
-            out.print()
-            out.print(Text(f"{c['preset']}: {c['invariant']}  {c['file']}", style="bold"), soft_wrap=True)
-            try:
-                render(replay(load_trace(c["file"])), out)
-            except (OSError, TraceError) as e:
-                out.print(f"  the trace cannot be read: {e}")
+    out.print()
+    unexpected = [p["preset"] for p in presets if p["verdict"] == "UNEXPECTED"]
+    missed = [f"{p['preset']} ({', '.join(p['not_found'])})" for p in presets if p["not_found"]]
+    if unexpected:
+        head = Text(f"UNEXPECTED violations, no known bug's fix removes them: {', '.join(unexpected)}",
+                    style="bold red")
+    elif missed:
+        head = Text(f"not as expected: expected bugs not found within the budget: {', '.join(missed)}",
+                    style="yellow")
+    else:
+        head = Text("as expected: every expected bug found and attributed by its fix; nothing unexpected",
+                    style="bold green")
+    out.print(Text.assemble(f"campaign {summary['campaign']}: ", head), overflow="fold")
+    out.print(f"{summary['runs']:,} runs, {summary['steps']:,} steps"
+              + (f" in {secs:.0f} s" if secs else "")
+              + f" on {summary['master']} ({summary['tasks']} tasks, "
+                f"{summary.get('steps_per_second_in_shards') or 0:,.0f} steps/s while the shards ran)")
 
 
 def _duration(seconds: float) -> str:

@@ -232,16 +232,30 @@ def shrink_candidate(cand: tuple) -> dict:
     from .archive import trace_digest
     from .model.actions import action_from_json, action_to_json
     from .model.config import preset as get_preset
-    from .properties.shrink import shrink
+    from .properties.attribution import shrink_attributed
 
     preset_name, invariant, seed, trace_text, budget = cand
     register_env()
-    cfg = get_preset(preset_name).config
+    p = get_preset(preset_name)
     actions = [action_from_json(a) for a in json.loads(trace_text)]
-    sr = shrink(cfg, actions, invariant, time_budget_s=budget)
+    sr, a = shrink_attributed(p.config, actions, invariant, expected=p.bugs, time_budget_s=budget)
     return {"preset": preset_name, "invariant": invariant, "seed": seed, "original_length": len(actions),
             "actions": json.dumps([action_to_json(a) for a in sr.actions]), "seconds": round(sr.seconds, 3),
-            "complete": not sr.stopped_early, "digest": trace_digest(cfg, sr.actions)}
+            "complete": not sr.stopped_early, "digest": trace_digest(p.config, sr.actions),
+            "attribution": json.dumps(a.to_json())}
+
+
+def attribute_candidate(cand: tuple) -> tuple:
+    """Executor side: the bugs a violating run's (unshrunk) trace is attributed to, as a sorted tuple of ids."""
+    from .model.actions import action_from_json
+    from .model.config import preset as get_preset
+    from .properties.attribution import attribute
+
+    preset_name, invariant, seed, trace_text = cand
+    register_env()
+    p = get_preset(preset_name)
+    a = attribute(p.config, [action_from_json(x) for x in json.loads(trace_text)], invariant, expected=p.bugs)
+    return (preset_name, invariant, seed, trace_text, ",".join(sorted(a.bugs)))
 
 
 # --------------------------------------------------------------------------- storage helpers
@@ -294,6 +308,7 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
 
     from .archive import archive_counterexample, counterexample
     from .model.actions import ACTION_KINDS, action_from_json
+    from .properties.attribution import Attribution, classify, preset_result
     from .model.config import preset as get_preset
     from .model.errors import ALL_ERRORS
 
@@ -361,11 +376,26 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
         F.sum("seconds").alias("seconds")).orderBy("executor").collect()]
     span = shards.agg(F.min("started_unix").alias("a"), F.max("ended_unix").alias("b")).first()
     timings["shards_span_s"] = (span["b"] - span["a"]) if span["a"] is not None else 0.0
-    w = Window.partitionBy("preset", "invariant").orderBy(F.length("trace"), "seed")
-    cands = (violations_df.where(F.col("trace").isNotNull()).withColumn("rank", F.row_number().over(w))
-             .where(F.col("rank") <= shrink_candidates).select("preset", "invariant", "seed", "trace")
-             .orderBy("preset", "invariant", "seed").collect())
     timings["aggregate_s"] = time.monotonic() - t
+
+    # -- attribute every kept violating trace on the cluster (a replay per known bug: milliseconds), then shrink the
+    # shortest of each (preset, invariant, attribution): a known bug's many runs never hide another bug's one
+    t = time.monotonic()
+    kept = (violations_df.where(F.col("trace").isNotNull()).select("preset", "invariant", "seed", "trace")
+            .orderBy("preset", "invariant", "seed").collect())
+    cands = []
+    if kept:
+        sc.setJobDescription(f"isrlab campaign {cid}: attribute {len(kept)} violating runs")
+        log(f"campaign {cid}: attributing {len(kept)} violating runs to known bugs by their fixes")
+        attributed = sc.parallelize([tuple(r) for r in kept], min(len(kept), slots * 4)).map(
+            attribute_candidate).collect()
+        groups: dict[tuple, list] = {}
+        for preset_name, invariant, seed, trace_text, bugs in attributed:
+            groups.setdefault((preset_name, invariant, bugs), []).append((len(trace_text), seed, trace_text))
+        for (preset_name, invariant, _), rows_ in sorted(groups.items()):
+            for _, seed, trace_text in sorted(rows_)[:shrink_candidates]:
+                cands.append({"preset": preset_name, "invariant": invariant, "seed": seed, "trace": trace_text})
+    timings["attribute_s"] = time.monotonic() - t
 
     # -- shrink the candidates on the cluster, deduplicate, explain and archive on the driver
     t = time.monotonic()
@@ -394,8 +424,9 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
         log(f"campaign {cid}: explaining and archiving the shrunk counterexamples")
     distinct: dict[tuple, dict] = {}
     for s in sorted(shrunk, key=lambda x: (x["preset"], x["invariant"], len(json.loads(x["actions"])), x["seed"])):
-        distinct.setdefault((s["invariant"], s["digest"]), s)
+        distinct.setdefault((s["preset"], s["invariant"], s["digest"]), s)
     found = []
+    attributions: dict[str, list] = {}
     for s in distinct.values():
         cfg = get_preset(s["preset"]).config
         actions = [action_from_json(a) for a in json.loads(s["actions"])]
@@ -404,8 +435,14 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
                       "swarm": spec.swarm}
         cx = counterexample(s["preset"], cfg, actions, s["invariant"], provenance, s["original_length"],
                             s["seconds"], s["complete"])
+        attribution = Attribution.from_json(json.loads(s["attribution"]))
+        cx.trace.attribution = attribution.to_json()
+        attributions.setdefault(s["preset"], []).append(attribution)
         path, written = archive_counterexample(archive, s["preset"], cx.trace)
+        kind, credited = classify(get_preset(s["preset"]), attribution)
         found.append({"preset": s["preset"], "invariant": s["invariant"], "run_seed": s["seed"],
+                      "attribution": attribution.to_json(), "attributed": attribution.summary(), "kind": kind,
+                      "bugs": list(credited),
                       "original_length": s["original_length"], "shrunk_length": cx.shrunk_length,
                       "shrink_seconds": s["seconds"], "digest": cx.digest, "file": path, "newly_archived": written,
                       "explanation": cx.trace.explanation})
@@ -419,9 +456,11 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
         broken = sorted({v["invariant"] for v in violations if v["preset"] == name})
         kinds_here = sorted({r["kind"] for r in kind_rows if r["preset"] == name})
         errors_here = sorted({r["error"] for r in error_rows if r["preset"] == name})
-        verdict = preset_verdict(p, broken)
-        presets.append({"preset": name, "expected": p.expected, "runs": row["runs"], "steps": int(row["steps"] or 0),
-                        "violating_runs": row["violating_runs"], "violated": broken, "verdict": verdict,
+        result = preset_result(p, attributions.get(name, []))
+        presets.append({"preset": name, "expected": p.expected, "expected_bugs": list(p.bugs), "runs": row["runs"],
+                        "steps": int(row["steps"] or 0), "violating_runs": row["violating_runs"], "violated": broken,
+                        "verdict": result["verdict"], "found": result["found"], "not_found": result["not_found"],
+                        "unexpected": result["unexpected"], "known": result["known"],
                         "action_kinds": kinds_here, "error_codes": errors_here})
     total_steps = sum(p["steps"] for p in presets)
     for e in executors:
@@ -438,25 +477,16 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
         "action_kinds_covered": sorted({r["kind"] for r in kind_rows}), "action_kinds_total": len(ACTION_KINDS),
         "error_codes_covered": sorted({r["error"] for r in error_rows}), "error_codes_total": len(ALL_ERRORS),
         "counterexamples": found,
-        # a contradiction fails; a known bug not found within the budget is reported, not a contradiction
-        "as_expected": all(p["verdict"] != "UNEXPECTED" for p in presets),
-        "every_bug_found": all(p["verdict"] == "ok" for p in presets),
+        # "as expected" only when every expected bug was found (attributed by its fix) and nothing was unexpected
+        "as_expected": all(p["verdict"] == "as expected" for p in presets),
+        "unexpected": any(p["verdict"] == "UNEXPECTED" for p in presets),
+        "every_bug_found": all(not p["not_found"] for p in presets),
     }
     if is_local_path(root):
         from .model.trace import write_atomic
 
         write_atomic(os.path.join(_local(root), "summary.json"), json.dumps(summary, indent=1) + "\n")
     return CampaignResult(summary, found)
-
-
-def preset_verdict(p, broken) -> str:
-    """"ok" (as expected), "UNEXPECTED" (a passing preset broke, or an invariant it is not known to break), or
-    "not found" (a breaking preset's headline invariant was not violated within the budget)."""
-    if set(broken) - set(p.breaks):
-        return "UNEXPECTED"
-    if p.expected != "pass" and p.expected not in broken:
-        return "not found"
-    return "ok"
 
 
 def summary_lines(summary: dict) -> list[str]:
@@ -480,19 +510,40 @@ def summary_lines(summary: dict) -> list[str]:
     out.append(f"{'executor':<28} {'tasks':>5} {'runs':>7} {'steps':>10} {'steps/s':>9}")
     for e in summary["executors"]:
         out.append(f"{e['executor']:<28} {e['tasks']:>5} {e['runs']:>7} {e['steps']:>10} {e['steps_per_second']:>9}")
-    contradictions = [p["preset"] for p in summary["presets"] if p["verdict"] == "UNEXPECTED"]
-    missed = [p["preset"] for p in summary["presets"] if p["verdict"] == "not found"]
-    if contradictions:
-        out.append(f"NOT AS EXPECTED: {', '.join(contradictions)}")
-    elif missed:
-        out.append(f"no contradiction; not found within the budget: {', '.join(missed)} (a longer --budget)")
-    else:
-        out.append("every preset behaved as expected")
     for c in summary["counterexamples"]:
         verb = "archived as" if c["newly_archived"] else "already archived as"
         out.append(f"{c['preset']}: {c['invariant']} ({c['original_length']} steps shrunk to {c['shrunk_length']}) "
                    f"{verb} {c['file']}")
         out.append(f"  {c['explanation']}")
+        out.append(f"  {c['kind']}: {c['attributed']}")
+    out += verdict_lines(summary)
+    return out
+
+
+def verdict_lines(summary: dict) -> list[str]:
+    """The campaign's verdict, last: per preset the bugs found, not found and the unexpected violations."""
+    out = []
+    for p in summary["presets"]:
+        parts = []
+        if p["found"]:
+            parts.append(f"found {', '.join(p['found'])}")
+        if p["not_found"]:
+            parts.append(f"NOT FOUND {', '.join(p['not_found'])}")
+        if p["known"]:
+            parts.append(f"also met known {', '.join(p['known'])}")
+        for u in p["unexpected"]:
+            parts.append(f"UNEXPECTED {u['invariant']} (no known fix removes it)" if not u["bugs"] else
+                         f"UNEXPECTED {u['invariant']} (removed by the fix of {', '.join(u['bugs'])}, which is not "
+                         f"known to break it)")
+        out.append(f"{p['preset']:<30} {p['verdict']:<12} {'; '.join(parts) or 'no bug expected, none met'}")
+    unexpected = [p["preset"] for p in summary["presets"] if p["verdict"] == "UNEXPECTED"]
+    missed = [p["preset"] for p in summary["presets"] if p["verdict"] == "not found"]
+    if unexpected:
+        out.append(f"UNEXPECTED violations (new findings, or wrong expectations) in: {', '.join(unexpected)}")
+    if missed:
+        out.append(f"expected bugs NOT FOUND within the budget in: {', '.join(missed)} (give them a longer --budget)")
+    if not unexpected and not missed:
+        out.append("as expected: every expected bug found, attributed by its fix, and nothing unexpected")
     return out
 
 
