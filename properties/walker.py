@@ -560,6 +560,8 @@ class SearchResult:
     cells: int = 0
     #: True when ``should_stop`` ended the search before its extensions were done
     stopped: bool = False
+    #: (violation, trace) for the first violation of each invariant that ``go_past`` let the search go past
+    passed: list = field(default_factory=list)
 
 
 #: The guided search settles the state where every SETTLE_EVERY-th extension ends (``search``'s ``liveness``).
@@ -567,7 +569,8 @@ SETTLE_EVERY = 4
 
 
 def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 40, invariants=CATALOGUE,
-           p_restart: float = 0.1, should_stop=None, keep_going: bool = False, liveness=()) -> SearchResult:
+           p_restart: float = 0.1, should_stop=None, keep_going: bool = False, liveness=(),
+           go_past=None) -> SearchResult:
     """Novelty-guided walks over a corpus of saved states, scheduled by cell; deterministic per seed.
 
     Like a coverage-guided fuzzer's corpus: a state whose ``novelty_key`` was never seen is kept
@@ -592,6 +595,11 @@ def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 
 
     ``liveness`` names liveness properties checked by settling the cluster (``properties.settle``) where every
     ``SETTLE_EVERY``-th extension ends; a violation's trace is the extension's followed by the settling steps.
+
+    ``go_past(violation, trace) -> bool``, when given, may let the search go past a safety violation: the caller's
+    judgement (e.g. a known bug, by attribution), blind to this engine.  The extension then ends there, its
+    violating state is not kept, the invariant stays checked, and the first such violation of each invariant is
+    listed in ``passed``, so that a bug met again and again cannot hide another that breaks the same invariant.
 
     Traces are parent pointers (``trace_of``), materialised only for a violation.  Every random
     choice comes from random.Random(seed) in a fixed order, and every dict is keyed by tuples of ints
@@ -626,7 +634,9 @@ def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 
         first, first_trace = found[0] if found else (None, [])
         counts = {k.__name__: n for k, n in by_type.items()}
         return SearchResult(seed, steps, ext_done, len(states), list(first_trace), first, frozenset(seen_witnesses),
-                            counts, errors, list(found), len(cell_members), stopped)
+                            counts, errors, list(found), len(cell_members), stopped, list(passed.values()))
+
+    passed: dict = {}
 
     for ext in range(1, extensions + 1):
         if should_stop is not None and should_stop():
@@ -665,6 +675,12 @@ def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 
             vs = check_transition(cfg, s, a, s2, length, invariants, incremental=True)
             s = s2
             errors |= s.ghost.errors_seen
+            if vs and go_past is not None:
+                tr = trace_of(node)
+                if all(go_past(v, tr) for v in vs):
+                    for v in vs:
+                        passed.setdefault(v.invariant, (v, tr))
+                    break                            # this extension ends; the invariant stays checked
             if vs:
                 found.extend((v, trace_of(node)) for v in vs)
                 invariants = _without(invariants, vs)
