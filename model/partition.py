@@ -502,7 +502,8 @@ def make_leader_3x(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, ps, no
 def keeps_pending_isr(part: Partition, ps) -> bool:
     """The pending-reset race's fix (model/README.md): a state at the partition epoch the leader already holds, while an
     ISR change built on that epoch is in flight, is the committed state the leader has; it keeps the pending change."""
-    return part.pending_isr is not None and ps.zk_version == part.zk_version and ps.leader == part.leader
+    return (part.pending_isr is not None and ps.zk_version == part.zk_version and ps.leader == part.leader
+            and ps.leader_epoch == part.leader_epoch and tuple(ps.replicas) == part.assigned_replicas)
 
 
 def make_follower_3x(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, ps) -> bool:
