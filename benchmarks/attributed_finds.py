@@ -1,0 +1,75 @@
+"""Time to find each breaking preset's own bug, counted only when attributed to it by its fix.
+
+For every preset with expected bugs: N campaign seeds, each an in-process hunt with the guided engine
+(the runs of ``isrlab fuzz --master none``, going past known bugs the preset does not expect) capped at
+--cap seconds; a seed counts as found when a violation is attributed to one of the preset's expected bugs
+(properties/attribution.py), and that violation is then shrunk keeping its attribution.  Prints one row per
+preset: found k/N, median seconds to find (the cap for a miss), median and min shrunk length, and what else
+was met (known bugs gone past, unexpected violations).
+
+    python benchmarks/attributed_finds.py --seeds 5 --cap 60 [--presets A B ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from isrlab.campaign import CampaignSpec, run_one, run_seed
+from isrlab.model.config import PRESETS
+from isrlab.properties.attribution import attribute, classify, shrink_attributed
+from isrlab.properties.budget import Deadline
+
+
+def hunt(name: str, seed: int, cap: float, shrink_budget: float):
+    """(seconds to find or None, shrunk length or None, kinds met) for one campaign seed."""
+    p = PRESETS[name]
+    spec = CampaignSpec(presets=(name,), seed=seed, engine="guided", shards=1, shard_budget_s=cap)
+    t0 = time.monotonic()
+    over = Deadline(cap)
+    met = set()
+    n = 0
+    while not over():
+        r = run_one(spec, name, run_seed(seed, 0, n), should_stop=over, keep_going=False)
+        n += 1
+        for v, actions in r.passed:
+            met.add("known:" + ",".join(attribute(p.config, actions, v.invariant, expected=p.bugs).bugs))
+        if r.violation is None:
+            continue
+        a = attribute(p.config, r.actions, r.violation.invariant, expected=p.bugs)
+        kind, bugs = classify(p, a)
+        if kind == "found":
+            secs = time.monotonic() - t0
+            sr, _ = shrink_attributed(p.config, r.actions, r.violation.invariant, expected=p.bugs,
+                                      time_budget_s=shrink_budget)
+            return secs, len(sr.actions), met
+        met.add(f"{kind}:{r.violation.invariant}:{','.join(a.bugs) or '-'}")
+    return None, None, met
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--first-seed", type=int, default=100)
+    ap.add_argument("--cap", type=float, default=60.0)
+    ap.add_argument("--shrink-budget", type=float, default=20.0)
+    ap.add_argument("--presets", nargs="*", default=sorted(n for n, p in PRESETS.items() if p.bugs))
+    args = ap.parse_args()
+    print(f"{'preset':<32} {'bug':<22} {'found':>6} {'median s':>9} {'shrunk med (min)':>17}  also met")
+    for name in args.presets:
+        times, lengths, met = [], [], set()
+        for k in range(args.seeds):
+            secs, length, m = hunt(name, args.first_seed + k, args.cap, args.shrink_budget)
+            times.append(secs if secs is not None else args.cap)
+            if length is not None:
+                lengths.append(length)
+            met |= m
+        found = len(lengths)
+        shrunk = f"{statistics.median(lengths):g} ({min(lengths)})" if lengths else "-"
+        print(f"{name:<32} {','.join(PRESETS[name].bugs):<22} {found:>3}/{args.seeds:<2} "
+              f"{statistics.median(times):>9.2f} {shrunk:>17}  {'; '.join(sorted(met)) or '-'}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
