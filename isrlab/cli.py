@@ -482,7 +482,16 @@ def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidat
             n_tasks = n_shards * len(spec.presets)
             shard_budget = None if budget is None else max(0.5, budget * min(parallelism, n_tasks) / n_tasks)
             spec = dataclasses.replace(spec, shards=n_shards, shard_budget_s=shard_budget)
-            archive = archive or campaign_archive(out, spec.campaign_id())
+            if is_remote(out):
+                cid = spec.campaign_id()
+            else:   # made here, exclusively: a campaign never writes into another's folder
+                from .campaign import new_campaign_folder
+
+                try:
+                    cid, _ = new_campaign_folder(out, spec)
+                except OSError as e:
+                    raise RunError(f"cannot make the campaign's folder under {out}: {e.strerror or e}") from None
+            archive = archive or campaign_archive(out, cid)
             if not sparkjob.is_loopback_master(master) and sparkjob.is_local_path(out):
                 _log(f"isrlab: note: on a multi-machine cluster --out {out} must be shared storage "
                      f"(hdfs://, s3a://, NFS); a local path keeps each worker's part files on its own disk")
@@ -492,27 +501,27 @@ def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidat
                 from .console import ProgressLine
 
                 result = sparkjob.run_campaign(
-                    spark, spec, out, archive, shrink_candidates, shrink_budget, log=_log,
+                    spark, spec, out, archive, shrink_candidates, shrink_budget, log=_log, cid=cid,
                     line=lambda label, total, unit: ProgressLine(label, total, unit, plain=as_json))
             except Exception as e:  # a job that failed after Spark's retries: no partial table left behind
                 if not is_remote(out):
-                    shutil.rmtree(os.path.join(out, spec.campaign_id(), "_shards_raw"), ignore_errors=True)
+                    shutil.rmtree(os.path.join(out, cid, "_shards_raw"), ignore_errors=True)
                 first = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), type(e).__name__)
                 raise RunError(f"the Spark job failed: {first[:300]}") from None
         finally:
             spark.stop()
-            if not is_remote(out) and os.path.isfile(jvm_log) and os.path.isdir(os.path.join(out, spec.campaign_id())):
-                shutil.copyfile(jvm_log, os.path.join(out, spec.campaign_id(), "spark.log"))
+            if not is_remote(out) and os.path.isfile(jvm_log) and os.path.isdir(os.path.join(out, cid)):
+                shutil.copyfile(jvm_log, os.path.join(out, cid, "spark.log"))
     finally:
         shutil.rmtree(ship_dir, ignore_errors=True)
     if not is_remote(out):
-        _point_latest(out, spec.campaign_id())
+        _point_latest(out, cid)
     summary = result.summary
     summary["seconds"]["session_s"] = round(started, 3)
     summary["seconds"]["total_s"] = round(time.monotonic() - t0, 3)
     where = {"archive": archive}
     if not is_remote(out):
-        folder = os.path.join(out, spec.campaign_id())
+        folder = os.path.join(out, cid)
         where["summary"] = os.path.join(folder, "summary.json")
         where["tables"] = os.path.join(folder, "runs") + os.sep
         try:

@@ -292,7 +292,7 @@ class CampaignResult:
 
 
 def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candidates: int = 1,
-                 shrink_budget_s: float | None = 20.0, log=print, line=None) -> CampaignResult:
+                 shrink_budget_s: float | None = 20.0, log=print, line=None, cid: str | None = None) -> CampaignResult:
     """Run ``spec`` on ``spark``'s cluster; write the tables under ``out``; archive counterexamples in ``archive``.
 
     ``log`` takes a phase's opening line; ``line(label, total, unit)`` makes a phase's progress line
@@ -313,7 +313,7 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
     from .model.errors import ALL_ERRORS
 
     sc = spark.sparkContext
-    cid = spec.campaign_id()
+    cid = spec.campaign_id() if cid is None else cid   # the caller's, when it made the folder itself
     root = _join(out, cid)
     raw_path, runs_path, shards_path = _join(root, "_shards_raw"), _join(root, "runs"), _join(root, "shards")
     tasks = spec.tasks()
