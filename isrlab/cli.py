@@ -900,9 +900,24 @@ def invariants(as_json: bool) -> None:
     sys.exit(EXIT_OK)
 
 
+def bugs_markdown() -> str:
+    """The known-bug catalogue as the Markdown table the README shows (tests/test_readme_bugs.py keeps them equal)."""
+    from .model.bugs import BUGS
+    from .model.config import PRESETS
+
+    lines = ["| bug | kind | fixed by | may break | expected by | what |", "|---|---|---|---|---|---|"]
+    for b in BUGS.values():
+        expected_by = ", ".join(f"`{n}`" for n, p in sorted(PRESETS.items()) if b.id in p.bugs) or "-"
+        breaks = ", ".join(f"`{x}`" for x in b.breaks) or "-"
+        lines.append(f"| {b.id} | {b.kind} | `{b.flag} = {json.dumps(b.fixed)}` ({b.fixed_in}) | {breaks} | "
+                     f"{expected_by} | {b.title} |")
+    return "\n".join(lines) + "\n"
+
+
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def bugs(as_json: bool) -> None:
+@click.option("--markdown", is_flag=True, help="The Markdown table the README shows.")
+def bugs(as_json: bool, markdown: bool) -> None:
     """List the known bugs (model/bugs.toml): id, the flag and value that fix it, what it may break, the presets that
     contain it.
 
@@ -915,7 +930,9 @@ def bugs(as_json: bool) -> None:
 
     rows = [dict(b.to_json(), presets=[n for n, p in sorted(PRESETS.items()) if b.present_in(p.config)],
                  expected_by=[n for n, p in sorted(PRESETS.items()) if b.id in p.bugs]) for b in BUGS.values()]
-    if as_json:
+    if markdown:
+        click.echo(bugs_markdown(), nl=False)
+    elif as_json:
         click.echo(json.dumps(rows, indent=1))
     else:
         width = max(len(r["id"]) for r in rows)
