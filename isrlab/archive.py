@@ -2,7 +2,10 @@
 
 Shared by ``isrlab fuzz`` in-process and by the Spark campaign driver.  A file's
 name ends with a digest of the trace's config and actions, so the same shrunk
-counterexample is archived once however many runs or campaigns find it.
+counterexample is archived once however many runs or campaigns find it, and names
+the invariant its actions break first on replay (not the one that was shrunk: two
+invariants' shrinks may end on the same actions), so the same actions always get
+the same name.
 """
 
 from __future__ import annotations
@@ -34,11 +37,24 @@ def trace_digest(config: ModelConfig, actions, start: dict | None = None) -> str
     return hashlib.blake2b(json.dumps(key, sort_keys=True).encode(), digest_size=6).hexdigest()
 
 
+def first_broken(violations) -> str | None:
+    """The invariant a replay breaks first: the earliest step, ties in the replay's own order (``replay.verdict``'s)."""
+    return min(violations, key=lambda v: v.step).invariant if violations else None
+
+
+def _first_broken_of(trace: Trace) -> str:
+    """``counterexample``'s record of the invariant the trace breaks first, or a replay's answer when it has none."""
+    known = trace.provenance.get("first_broken")
+    if isinstance(known, str) and known:
+        return known
+    return first_broken(replay(trace, with_changes=False).violations) or trace.violated
+
+
 def archive_name(trace: Trace) -> tuple[str, str]:
-    """(file name, digest) of a trace: ``YYYY-MM-DD-<preset>-<invariant>-<digest>.json``."""
+    """(file name, digest) of a trace: ``YYYY-MM-DD-<preset>-<invariant broken first on replay>-<digest>.json``."""
     digest = trace_digest(trace.config, trace.actions, trace.start)
     day = datetime.date.today().isoformat()
-    return f"{day}-{trace.preset}-{trace.violated}-{digest}.json", digest
+    return f"{day}-{trace.preset}-{_first_broken_of(trace)}-{digest}.json", digest
 
 
 def archive_counterexample(out: str, preset_name: str, trace: Trace, keep_name: str | None = None) -> tuple[str, bool]:
@@ -46,12 +62,14 @@ def archive_counterexample(out: str, preset_name: str, trace: Trace, keep_name: 
 
     ``keep_name`` keeps a file's name when it moves between folders (``isrlab promote``).
     """
-    name, digest = archive_name(trace)
-    if keep_name and keep_name.endswith(f"-{digest}.json"):
-        name = keep_name
+    digest = trace_digest(trace.config, trace.actions, trace.start)
     existing = sorted(glob.glob(os.path.join(glob.escape(out), f"*-{digest}.json")))
     if existing:
         return existing[0], False
+    if keep_name and keep_name.endswith(f"-{digest}.json"):
+        name = keep_name
+    else:
+        name, _ = archive_name(trace)
     path = os.path.join(out, name)
     trace.description = trace.description or f"found by isrlab fuzz --preset {preset_name}"
     # the replay command names the archive folder, never a machine's absolute path
@@ -111,6 +129,8 @@ def counterexample(preset_name: str, config: ModelConfig, actions, invariant: st
         result = replay(trace, with_changes=False)
         found = next(x for x in result.violations if x.invariant == invariant)
     trace.violation = found.to_json()
+    # the archive's file name: read from the replay above rather than replaying again (see archive_name)
+    trace.provenance = dict(trace.provenance, first_broken=first_broken(result.violations) or invariant)
     trace.explanation = sentence(config, trace.actions, found, start)
     return Counterexample(trace, trace_digest(config, trace.actions, start), original_length, len(trace.actions),
                           shrink_seconds, shrink_complete)

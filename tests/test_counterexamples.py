@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -31,7 +32,8 @@ def test_counterexample_replays_to_its_violation(path):
     validate_json(data)
     trace = load_trace(str(path))
     m = NAME.match(path.name)
-    assert m and m["preset"] == trace.preset and m["invariant"] == trace.violated, path.name
+    # the invariant in the name: test_file_is_named_by_the_invariant_broken_first_on_replay
+    assert m and m["preset"] == trace.preset, path.name
     assert trace.expect == "violation"
     assert trace.explanation and trace.provenance.get("engine"), "archived files carry their story"
     assert PRESETS[trace.preset].config == trace.config
@@ -236,3 +238,64 @@ def test_counterexample_is_gone_on_kafka_2_4(path):
             return
         s = after
     assert first_violation(fixed, trace.actions, trace.violated) is None
+
+
+#: archived before file names carried the invariant broken first on replay: named by the invariant that was shrunk,
+#: which the replay breaks later (or at the same step, reported after another); kept, as regression tests named already
+NAMED_BY_SHRUNK = {
+    "2026-11-22-crash-loses-unflushed-consumer_safety-258bc0d4d8fe.json",    # acked_durability, the same step
+    "2026-11-22-kafka-0.10.2-acked_durability-571185e4546c.json",            # hw_within_isr, step 18 of 26
+    "2026-11-22-kafka-0.11-hw_within_isr-ea17a070bb6d.json",                 # committed_prefix, step 33 of 39
+    "2026-11-22-no-kafka-7164-log_matching-98a8d906684c.json",               # committed_prefix, step 31 of 32
+    "2026-11-22-no-kafka-7415-acked_durability-3ff30b868a76.json",           # committed_prefix, step 55 of 64
+    "2026-11-22-no-kip-320-acked_durability-93349ea7c374.json",              # committed_prefix, step 31 of 39
+    "2026-11-25-kraft-no-isr-join-hw-check-isr_entry_condition-5c155d949484.json",  # hw_within_isr, the same step
+    "2026-11-25-old-message-format-acked_durability-c69149ddc190.json",      # hw_within_isr, step 26 of 29
+}
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+def test_file_is_named_by_the_invariant_broken_first_on_replay(path):
+    from isrlab.archive import first_broken
+    from isrlab.properties.replay import replay
+
+    trace = load_trace(str(path))
+    first = first_broken(replay(trace, with_changes=False).violations)
+    named = NAME.match(path.name)["invariant"]
+    if path.name in NAMED_BY_SHRUNK:
+        assert named == trace.violated != first, f"{path.name}: no longer named by another invariant than {first}"
+    else:
+        assert named == first, f"{path.name}: its replay breaks {first} first"
+
+
+def test_names_archived_by_the_invariant_shrunk_are_files_of_the_archive():
+    assert NAMED_BY_SHRUNK <= {p.name for p in FILES}
+
+
+def test_the_same_actions_get_one_name_whichever_invariant_was_shrunk(tmp_path, monkeypatch):
+    """kafka-0.11's hw_within_isr trace breaks committed_prefix first (step 33 of 39): archived from either
+    invariant's shrink it is named by committed_prefix, and archived once."""
+    from isrlab import archive
+    from isrlab.archive import archive_counterexample, archive_name, counterexample
+
+    legacy = load_trace(str(ARCHIVE / "2026-11-22-kafka-0.11-hw_within_isr-ea17a070bb6d.json"))
+    cfg, actions = legacy.config, legacy.actions
+    by_hw = counterexample("kafka-0.11", cfg, actions, "hw_within_isr", {"engine": "walk"}, len(actions))
+    by_cp = counterexample("kafka-0.11", cfg, actions, "committed_prefix", {"engine": "walk"}, len(actions))
+    assert by_hw.trace.violated == "hw_within_isr" and by_hw.trace.provenance["first_broken"] == "committed_prefix"
+
+    def no_second_replay(*args, **kwargs):
+        raise AssertionError("archiving replayed the trace again")
+
+    monkeypatch.setattr(archive, "replay", no_second_replay)   # counterexample's replay named it already
+    path, written = archive_counterexample(str(tmp_path / "a"), "kafka-0.11", by_hw.trace)
+    assert written and re.fullmatch(r"\d{4}-\d{2}-\d{2}-kafka-0\.11-committed_prefix-" + by_hw.digest + r"\.json",
+                                    os.path.basename(path)), path
+    again, written = archive_counterexample(str(tmp_path / "a"), "kafka-0.11", by_cp.trace)
+    assert again == path and not written
+    other, _ = archive_counterexample(str(tmp_path / "b"), "kafka-0.11", by_cp.trace)
+    day = len("YYYY-MM-DD")   # the day a file is archived on is no part of what names it
+    assert os.path.basename(other)[day:] == os.path.basename(path)[day:]
+    monkeypatch.undo()
+    name, digest = archive_name(legacy)                        # no record of it: a replay names it
+    assert name[day:] == os.path.basename(path)[day:] and digest == by_hw.digest
