@@ -473,6 +473,7 @@ def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidat
     ship_dir = sparkjob.default_ship_dir()
     # the JVM's own stderr (start-up notices, executor-loss lines) goes to a log file, not the user's screen
     jvm_log = os.path.join(ship_dir, "spark.log")
+    cid = None
     try:
         spark = start_spark(master, "isrlab fuzz", conf_map, ship_dir)
         started = time.monotonic() - t0
@@ -510,7 +511,7 @@ def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidat
                 raise RunError(f"the Spark job failed: {first[:300]}") from None
         finally:
             spark.stop()
-            if not is_remote(out) and os.path.isfile(jvm_log) and os.path.isdir(os.path.join(out, cid)):
+            if not is_remote(out) and cid is not None and os.path.isfile(jvm_log) and os.path.isdir(os.path.join(out, cid)):
                 shutil.copyfile(jvm_log, os.path.join(out, cid, "spark.log"))
     finally:
         shutil.rmtree(ship_dir, ignore_errors=True)
@@ -843,13 +844,14 @@ def campaigns(out: str, as_json: bool) -> None:
     if not rows:
         click.echo(f"no campaigns under {out} (run: isrlab fuzz)")
         sys.exit(EXIT_OK)
-    click.echo(f"{'campaign':<24} {'date (UTC)':<21} {'engine':<8} {'result':<12} {'cx':>3}  presets")
+    w = max([len("campaign")] + [len(r["id"]) for r in rows])
+    click.echo(f"{'campaign':<{w}} {'date (UTC)':<21} {'engine':<8} {'result':<12} {'cx':>3}  presets")
     for r in rows:
         result = "as expected" if r["as_expected"] else "UNEXPECTED" if r["as_expected"] is False else "?"
         presets_text = ", ".join(r["presets"])
         if len(presets_text) > 60:
             presets_text = f"{len(r['presets'])} presets"
-        click.echo(f"{r['id']:<24} {r['date']:<21} {str(r['engine']):<8} {result:<12} {r['counterexamples']:>3}  "
+        click.echo(f"{r['id']:<{w}} {r['date']:<21} {str(r['engine']):<8} {result:<12} {r['counterexamples']:>3}  "
                    f"{presets_text}")
     sys.exit(EXIT_OK)
 

@@ -313,7 +313,10 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
     from .model.errors import ALL_ERRORS
 
     sc = spark.sparkContext
-    cid = spec.campaign_id() if cid is None else cid   # the caller's, when it made the folder itself
+    if cid is None:   # the caller's, when it made the folder itself; else made here, never another campaign's
+        from .campaign import new_campaign_folder
+
+        cid = new_campaign_folder(_local(out), spec)[0] if is_local_path(out) else spec.campaign_id()
     root = _join(out, cid)
     raw_path, runs_path, shards_path = _join(root, "_shards_raw"), _join(root, "runs"), _join(root, "shards")
     tasks = spec.tasks()

@@ -519,9 +519,10 @@ def test_a_long_campaigns_result_fits_the_first_screen():
 
     from isrlab import console
 
-    presets = [dict(preset=f"preset-{i:02d}", expected="pass", runs=2, steps=80_000, violated=[], verdict="ok")
-               for i in range(30)]
-    presets[7].update(expected="log_matching", violated=["committed_prefix"], verdict="not found")
+    presets = [dict(preset=f"preset-{i:02d}", expected="pass", expected_bugs=[], runs=2, steps=80_000, violated=[],
+                    verdict="as expected", found=[], not_found=[], unexpected=[], known=[]) for i in range(30)]
+    presets[7].update(expected="log_matching", expected_bugs=["KIP-320"], violated=["committed_prefix"],
+                      verdict="not found", not_found=["KIP-320"])
     summary = dict(campaign="seed0-x", runs=60, steps=2_400_000, master="local[2]", tasks=60,
                    seconds={"total_s": 170.0}, steps_per_second_in_shards=17_000.0, presets=presets,
                    counterexamples=[])
@@ -531,4 +532,5 @@ def test_a_long_campaigns_result_fits_the_first_screen():
     first = "\n".join(lines[:30])
     assert "preset-07" in first and "not found" in first and "next" in first and "c/summary.json" in first
     assert "as expected (29)" in first and "preset-29" in first
+    assert "not found within the budget" in "\n".join(lines[-5:])   # the verdict last
     assert sum("preset-03" in line for line in lines) == 1       # listed once, in the folded line

@@ -81,8 +81,9 @@ def test_campaign_on_local2_writes_tables_equal_to_the_shards_run_without_spark(
         assert [r["seed"] for r in runs] == [run_seed(0, shard, j) for j in range(spec.runs_for(shard))]
         assert runs == _expected_runs(spec, task)
     verdicts = {p["preset"]: p for p in s["presets"]}
-    assert verdicts["kafka-2.4"]["verdict"] == "ok" and verdicts["kafka-2.4"]["violating_runs"] == 0
+    assert verdicts["kafka-2.4"]["verdict"] == "as expected" and verdicts["kafka-2.4"]["violating_runs"] == 0
     assert verdicts["no-kafka-7128"]["violated"] == ["isr_entry_condition"] and s["as_expected"]
+    assert verdicts["no-kafka-7128"]["found"] == ["KAFKA-7128"] and not verdicts["no-kafka-7128"]["unexpected"]
     assert sum(e["runs"] for e in s["executors"]) == 2002 and all(e["steps_per_second"] > 0 for e in s["executors"])
     shard_rows = spark.read.parquet(os.path.join(root, "shards")).collect()
     assert len(shard_rows) == 4 and all(r["attempt"] == 0 for r in shard_rows)
@@ -96,10 +97,13 @@ def test_campaign_on_local2_writes_tables_equal_to_the_shards_run_without_spark(
     trace = load_trace(cx["file"])
     assert trace.violated == "isr_entry_condition" and trace.provenance["campaign"] == spec.campaign_id()
     assert any(v.invariant == "isr_entry_condition" for v in replay(trace).violations)
+    assert trace.attribution["bugs"] == ["KAFKA-7128"]
 
-    # the same campaign again: the tables are overwritten, the counterexample is not archived twice
+    # the same campaign again: a folder of its own, the first one untouched, the counterexample not archived twice
     again = sparkjob.run_campaign(spark, spec, out, archive, log=lambda m: None)
+    assert again.summary["campaign"] == spec.campaign_id() + "-2"
     assert again.summary["runs"] == 2002 and spark.read.parquet(os.path.join(root, "runs")).count() == 2002
+    assert sorted(os.listdir(root)) == ["runs", "shards", "summary.json"]
     assert not again.summary["counterexamples"][0]["newly_archived"] and len(os.listdir(archive)) == 1
 
 
