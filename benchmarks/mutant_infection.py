@@ -19,18 +19,17 @@ import time
 
 from isrlab.model.config import preset
 from isrlab.properties.budget import Deadline
-from isrlab.properties.mutants import MUTANTS, install, restore
+from isrlab.properties.mutants import MUTANTS, install, restore, suspended
 from isrlab.properties import walker
 
 
 class Probe:
     """Wraps the walker's ``step``: each step runs with the mutant (the one the search goes on with) and, the
-    originals put back for that call, without it; counts the steps whose outcomes differ (the model is pure, a
+    originals put back for that call (``mutants.suspended``), without it; counts the steps whose outcomes differ (the model is pure, a
     step clones what it changes, so both start from the same state)."""
 
     def __init__(self, step_fn, saved):
         self.step, self.saved = step_fn, saved
-        self.mutant = [(holder, attr, getattr(holder, attr)) for holder, attr, _ in saved]
         self.steps = self.infected = 0
         self.first: tuple | None = None      # (seconds since start, step number)
         self.t0 = time.monotonic()
@@ -38,12 +37,8 @@ class Probe:
     def __call__(self, cfg, s, a):
         self.steps += 1
         got = self.step(cfg, s, a)
-        restore(self.saved)
-        try:
+        with suspended(self.saved):
             want = self.step(cfg, s, a)
-        finally:
-            for holder, attr, fn in self.mutant:
-                setattr(holder, attr, fn)
         if got != want:
             self.infected += 1
             if self.first is None:

@@ -4,10 +4,11 @@ Each ``Mutant`` names one function of a model module and one exact snippet of it
 that replaces it.  ``installed(name)`` compiles the changed function from the model's own source
 (``inspect.getsource`` of the module, the function located with ``ast``, decorators included), swaps it
 for the original in its defining module and in every ``isrlab.model`` module that imported it by name,
-and restores the originals on exit.  The rules themselves carry no mutant switch, and a model change
-that removes a snippet fails loudly (``MutantError``) instead of silently running the real model
-(``tests/test_mutate.py`` compiles every mutant).  A mutant is installed by name, so a Spark task
-installs it on its executor from the same registry.
+and restores the originals on exit; ``suspended(saved)`` puts the originals back for one block (the
+benchmark replays a kill's trace on the real model so) and the mutant after it.  The rules themselves
+carry no mutant switch, and a model change that removes a snippet fails loudly (``MutantError``)
+instead of silently running the real model (``tests/test_mutate.py`` compiles every mutant).  A mutant
+is installed by name, so a Spark task installs it on its executor from the same registry.
 
 The registry is split by a fixed rule into a tuning half and a held-out half: ``half(name)`` is
 "held-out" when the first byte of ``blake2b(name)`` is odd, "tuning" when it is even.  A search change
@@ -473,6 +474,19 @@ def restore(saved: list) -> None:
     """Put back the originals ``install`` replaced."""
     for holder, attr, original in reversed(saved):
         setattr(holder, attr, original)
+
+
+@contextlib.contextmanager
+def suspended(saved: list):
+    """Run the block on the real model while a mutant stays installed around it (a replay that compares the two):
+    ``install``'s originals put back, the mutant's functions put back on exit, also on an exception."""
+    mutant = [(holder, attr, vars(holder)[attr]) for holder, attr, _ in saved]
+    restore(saved)
+    try:
+        yield
+    finally:
+        for holder, attr, fn in mutant:
+            setattr(holder, attr, fn)
 
 
 @contextlib.contextmanager
