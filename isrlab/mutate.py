@@ -1,10 +1,16 @@
 """The mutation benchmark: the fuzz engines (and the fast tests) against the registry of rule mutants.
 
 A task is one (mutant, engine, seed): the mutant is installed by name (``properties.mutants``) in the
-process that runs it, in process or on a Spark executor, and the engine hunts with the very loop of
-``isrlab fuzz --master none``: ``campaign.run_one`` on the seeds ``run_seed(seed, 0, n)`` one after
-another, until the first violation, the budget in seconds, or the budget in model steps (checked
-between runs).  A violation is shrunk with the mutant still installed.  Records are plain data; the
+process that runs it, in process or on a Spark executor, and the engine hunts as ``isrlab fuzz --master
+none`` does (``campaign.run_one``'s engine calls) on the seeds ``run_seed(seed, 0, n)`` one after
+another, until a kill, the budget in seconds, or the budget in model steps (checked between runs).
+
+The kill rule: a violation of invariant I on trace T, found on the mutated model, kills the mutant only
+when T replayed on the unmutated model (same config, same start; ``mutants.suspended`` takes the mutant
+out for that replay) does not fail I (``is_kill`` says why a trace the real model cannot run counts).
+A violation the real model shows too is the preset's own, known bug or not: it is counted, not a kill,
+and the engine searches on.  Every invariant is checked on every preset; nothing reads which bugs a
+preset has.  A kill is shrunk with the mutant installed, keeping the rule.  Records are plain data; the
 driver writes them as JSON and Parquet under ``<out>/mutate-<id>/`` and prints one row per mutant.
 
 ``run_tests`` asks the other question: do the fast tests (markers unit and scenario) kill the mutant?
@@ -28,7 +34,8 @@ from .properties.budget import Deadline
 
 #: the columns of a result row, in order (the Parquet schema and the JSON rows)
 ROW_FIELDS = ("mutant", "area", "kind", "half", "engine", "seed", "killed", "invariant", "seconds", "steps", "runs",
-              "original_length", "shrunk_length", "stopped", "error", "equivalent_reason")
+              "original_length", "shrunk_length", "stopped", "error", "equivalent_reason",
+              "unmutated", "unmutated_step", "evidence", "own_violations", "own_invariants")
 TEST_MARKERS = "unit or scenario"
 #: the rule-level test files, run before the rest of the folder (pytest collects a path once), so that with
 #: ``-x`` a mutant they kill stops early; the kill verdict is the same in any order
@@ -78,55 +85,181 @@ class MutateSpec:
         return [(m, e, s, spec) for m in self.mutants for e in self.engines for s in self.seeds]
 
 
-def kill_names(preset_name: str) -> tuple:
-    """The invariants and liveness properties a kill may name: all but those the unmutated preset is known to break
-    (``Preset.breaks``): kafka-2.4's own KAFKA-10706 liveness break says nothing about a mutant."""
-    from .model.config import preset as get_preset
+#: how the unmutated model fares on a kill's trace: it fails the invariant too, holds it, or cannot run the trace
+FAILS, HOLDS, CUT = "fails", "holds", "cut"
+
+
+def kill_candidates() -> tuple:
+    """Every safety invariant and liveness property: a hunt checks all on any preset (its own are told by replay)."""
     from .properties.invariants import LIVENESS_BY_NAME, SAFETY
 
-    known = set(get_preset(preset_name).breaks)
-    return tuple(i.name for i in SAFETY if i.name not in known) + tuple(n for n in LIVENESS_BY_NAME if n not in known)
+    return tuple(i.name for i in SAFETY) + tuple(LIVENESS_BY_NAME)
 
 
-def hunt(spec: MutateSpec, mutant: str, engine: str, seed: int, clock=time.monotonic) -> dict:
-    """One task: install ``mutant``, hunt with ``engine`` from ``seed`` until a violation or a budget; a row."""
+def unmutated_outcome(saved: list, cfg, actions, invariant: str, start: dict | None = None) -> tuple[str, int | None]:
+    """(FAILS, step), (HOLDS, None) or (CUT, step): ``invariant`` on ``actions`` with the mutant ``saved`` out."""
+    from .properties.invariants import LIVENESS_BY_NAME
+    from .properties.shrink import replay_outcome
+
+    with registry.suspended(saved):
+        if invariant in LIVENESS_BY_NAME:
+            return _settled_outcome(cfg, actions, invariant, start)
+        return replay_outcome(cfg, actions, invariant, start)
+
+
+def _settled_outcome(cfg, actions, invariant: str, start: dict | None) -> tuple[str, int | None]:
+    """A liveness property on the real model: the trace as far as it runs, then the real model's own settling."""
+    from .model.step import initial_state, step
+    from .properties.settle import liveness_check
+
+    s = initial_state(cfg, start)
+    cut = None
+    for i, a in enumerate(actions, 1):
+        s2 = step(cfg, s, a)
+        if s2 is None:
+            cut = i
+            break
+        s = s2
+    if liveness_check(invariant)(cfg, s) is not None:
+        return FAILS, len(actions) if cut is None else cut - 1
+    return (HOLDS, None) if cut is None else (CUT, cut)
+
+
+# The kill rule, by the unmutated model's outcome on the violating trace T:
+# - HOLDS kills: the real model runs the same actions from the same start and the invariant holds, so the violation
+#   is the mutant's.
+# - FAILS does not: the real model fails the invariant on T too, so the violation is the preset's own (a known bug or
+#   not) and says nothing about the mutant.
+# - CUT kills: some action of T is not enabled on the real model where T takes it, before the invariant failed there.
+#   Both models started alike and took the same actions, so the mutation changed what the model allows (it enabled an
+#   action the real model forbids, or reached a different state): a real behaviour change, and the violation lies on
+#   a path the real model cannot take.
+# - A liveness trace ends with the settling steps the fair schedule chose from the mutated model's state, not an
+#   engine's choice, so there the real model follows T as far as it can and then settles with its own schedule
+#   (``_settled_outcome``): a cut in the settling steps only says the schedules differ, and a real model that does
+#   not settle there either makes the violation the preset's own.
+def is_kill(outcome: tuple) -> bool:
+    """Whether a mutated model's violation kills the mutant, from ``unmutated_outcome`` of its trace (rule above)."""
+    return outcome[0] != FAILS
+
+
+def evidence(invariant: str, outcome: tuple, length: int, shrunk: int | None = None) -> str:
+    """One line: the kill's invariant, its trace's length, and what the unmutated model does on that trace."""
+    what = (f"the unmutated model holds {invariant} on it" if outcome[0] == HOLDS
+            else f"the unmutated model cannot take action {outcome[1]} of it" if outcome[0] == CUT
+            else f"the unmutated model fails {invariant} on it too (no kill)")
+    kept = f" (shrunk to {shrunk}, which keeps this)" if shrunk is not None and shrunk != length else ""
+    return f"{invariant} on a {length}-action trace{kept}: {what}"
+
+
+class _UnmutatedError(Exception):
+    """The real model raised while a kill's trace was replayed on it: not the mutant's doing."""
+
+
+def _run(cspec: CampaignSpec, preset_name: str, seed: int, should_stop, go_past):
+    """One run as ``campaign.run_one`` makes it, but the guided search goes past what ``go_past`` judges."""
+    # run_one's guided search goes past a violation the preset's known bugs explain (campaign.known_elsewhere); a hunt
+    # judges by the unmutated model instead, and the invariant stays checked for the rest of the run.  Walk and
+    # Hypothesis runs are run_one's own.
+    from .campaign import RunOutcome
+    from .model.config import preset as get_preset
+    from .properties.walker import search
+
+    if cspec.engine != "guided":
+        return run_one(cspec, preset_name, seed, should_stop=should_stop, keep_going=False)
+    r = search(get_preset(preset_name).config, seed, cspec.extensions, cspec.steps, cspec.checked,
+               should_stop=should_stop, keep_going=False, liveness=cspec.liveness, go_past=go_past)
+    return RunOutcome(seed, r.steps, list(r.violations), r.kind_counts, r.witnesses, r.errors_seen, r.stopped,
+                      list(r.passed))
+
+
+def hunt(spec: MutateSpec, mutant: str, engine: str, seed: int, clock=time.monotonic, observe=None) -> dict:
+    """One task: install ``mutant``, hunt with ``engine`` from ``seed`` until a kill (``is_kill``) or a budget."""
+    # A violation the real model shows too is the preset's own: counted in ``own_violations``, and the engine goes on.
+    # The guided search goes past it (``_run``); a walk or Hypothesis run that stopped at it is made again without
+    # checking that invariant (the engines are deterministic per seed, so it is the same run up to there), and the
+    # next run checks every invariant again.  ``observe(actions, invariant, outcome)``, if given, sees every violation
+    # judged, with the mutant installed; it must not raise (an exception under the mutant counts as a model error).
     from .model.config import preset as get_preset
     from .properties.budget import either
     from .properties.shrink import shrink
 
     m = registry.lookup(mutant)
+    cfg = get_preset(spec.preset).config
+    every = kill_candidates()
     row = dict.fromkeys(ROW_FIELDS)
     row.update(mutant=m.name, area=m.area, kind=m.kind, half=m.half, engine=engine, seed=seed, killed=False,
-               runs=0, stopped=False, equivalent_reason=m.equivalent_reason)
-    cspec = CampaignSpec(presets=(spec.preset,), seed=seed, engine=engine, shards=1, runs=None,
-                         shard_budget_s=spec.budget_s or 1.0, invariants=kill_names(spec.preset))
-    steps = runs = 0
+               runs=0, stopped=False, equivalent_reason=m.equivalent_reason, own_violations=0)
+    steps = runs = index = 0
+    own: dict[str, int] = {}
+    judged: dict[tuple, tuple] = {}   # (invariant, trace) -> outcome: each violation judged and counted once
     t0 = clock()
     deadline = Deadline(spec.budget_s, clock)
     over_steps = (lambda: steps >= spec.max_steps) if spec.max_steps is not None else None
     stop = either(deadline, over_steps)
     found = None
-    with registry.installed(mutant):
+    saved = registry.install(mutant)
+
+    def judge(v, actions) -> tuple:
+        """The unmutated model's outcome on a violation's trace, replayed once (reruns meet it again); counts own."""
+        key = (v.invariant, tuple(actions))
+        hit = judged.get(key)
+        if hit is not None:
+            return hit
         try:
-            while not stop():
-                r = run_one(cspec, spec.preset, run_seed(seed, 0, runs), should_stop=deadline, keep_going=False)
-                runs += 1
-                steps += r.steps
-                if r.violation is not None:
-                    found = r
-                    break
+            outcome = unmutated_outcome(saved, cfg, actions, v.invariant)
+        except Exception as e:  # noqa: BLE001 - the real model failing is reported, never a kill
+            raise _UnmutatedError(f"unmutated replay of {v.invariant}: {type(e).__name__}: {str(e)[:140]}") from None
+        judged[key] = outcome
+        if not is_kill(outcome):
+            own[v.invariant] = own.get(v.invariant, 0) + 1
+        if observe is not None:
+            observe(list(actions), v.invariant, outcome)
+        return outcome
+
+    try:
+        try:
+            while found is None and not stop():
+                rseed = run_seed(seed, 0, index)
+                index += 1
+                skip: tuple = ()
+                while found is None:
+                    cspec = CampaignSpec(presets=(spec.preset,), seed=seed, engine=engine, shards=1, runs=None,
+                                         shard_budget_s=spec.budget_s or 1.0,
+                                         invariants=tuple(n for n in every if n not in skip))
+                    r = _run(cspec, spec.preset, rseed, deadline, lambda v, actions: not is_kill(judge(v, actions)))
+                    runs += 1
+                    steps += r.steps
+                    if not r.violations:
+                        break
+                    for v, actions in r.violations:      # found at one step (or one settling): the first kill counts
+                        outcome = judge(v, actions)
+                        if is_kill(outcome):
+                            found = (v, actions, outcome)
+                            break
+                        skip += (v.invariant,)
+                    if found is None and (len(skip) >= len(every) or stop()):
+                        break
+        except _UnmutatedError as e:
+            row["error"] = str(e)
         except Exception as e:  # noqa: BLE001 - a mutant that makes the model itself fail is caught, not fatal
-            row.update(killed=True, invariant=f"model error: {type(e).__name__}", error=str(e)[:200])
-        row.update(seconds=round(clock() - t0, 3), steps=steps, runs=runs)
+            row.update(killed=True, invariant=f"model error: {type(e).__name__}", error=str(e)[:200],
+                       evidence=f"the mutated model raised {type(e).__name__}")
+        row.update(seconds=round(clock() - t0, 3), steps=steps, runs=runs, own_violations=sum(own.values()),
+                   own_invariants=",".join(sorted(own)) or None)
         if found is not None:
-            v = found.violation
-            row.update(killed=True, invariant=v.invariant, original_length=len(found.actions))
+            v, actions, outcome = found
+            row.update(killed=True, invariant=v.invariant, original_length=len(actions), unmutated=outcome[0],
+                       unmutated_step=outcome[1])
             try:
-                sr = shrink(get_preset(spec.preset).config, found.actions, v.invariant,
-                            time_budget_s=spec.shrink_budget_s)
+                sr = shrink(cfg, actions, v.invariant, time_budget_s=spec.shrink_budget_s,
+                            keep=lambda c: is_kill(unmutated_outcome(saved, cfg, c, v.invariant)))
                 row["shrunk_length"] = sr.shrunk_length
             except Exception as e:  # noqa: BLE001 - the kill stands; only its shrunk length is missing
                 row["error"] = f"shrink: {type(e).__name__}: {str(e)[:160]}"
+            row["evidence"] = evidence(v.invariant, outcome, len(actions), row["shrunk_length"])
+    finally:
+        registry.restore(saved)
     row["stopped"] = not row["killed"] and deadline.expired
     return row
 
@@ -145,9 +278,11 @@ def run_in_process(spec: MutateSpec, log=None) -> list[dict]:
         row = run_task(task)
         rows.append(row)
         if log is not None:
-            what = f"killed ({row['invariant']})" if row["killed"] else "survived"
-            log(f"mutate {i}/{len(tasks)}: {row['mutant']} {row['engine']} seed {row['seed']}: {what} "
-                f"in {row['seconds']:.1f} s, {row['steps']:,} steps")
+            own = (f" ({row['own_violations']} the unmutated model shows too, not counted)"
+                   if row["own_violations"] else "")
+            log(f"mutate {i}/{len(tasks)}: {row['mutant']} {row['engine']} seed {row['seed']}: "
+                f"{'killed' if row['killed'] else 'survived'} in {row['seconds']:.1f} s, {row['steps']:,} steps{own}"
+                + (f"; {row['evidence']}" if row["killed"] else ""))
     return rows
 
 
@@ -248,12 +383,18 @@ def per_mutant(rows: list[dict]) -> list[dict]:
         for r in kills:
             invs[r["invariant"]] = invs.get(r["invariant"], 0) + 1
         shrunk = [r["shrunk_length"] for r in kills if r["shrunk_length"] is not None]
+        invariant = max(invs, key=lambda k: (invs[k], k)) if invs else None
+        shortest = min((r for r in kills if r["invariant"] == invariant),
+                       key=lambda r: (r["shrunk_length"] is None, r["shrunk_length"] or 0, r["seed"]), default=None)
         out.append({"mutant": name, "engine": engine, "area": rs[0]["area"], "kind": rs[0]["kind"],
                     "half": rs[0]["half"], "seeds": len(rs), "kills": len(kills), "killed": bool(kills),
-                    "invariant": max(invs, key=lambda k: (invs[k], k)) if invs else None,
+                    "invariant": invariant,
                     "median_seconds": _median([r["seconds"] for r in kills]),
                     "median_steps": _median([r["steps"] for r in kills]),
                     "shrunk_length": min(shrunk) if shrunk else None,
+                    "unmutated": shortest.get("unmutated") if shortest else None,
+                    "evidence": shortest.get("evidence") if shortest else None,
+                    "own_violations": sum(r.get("own_violations") or 0 for r in rs),
                     "equivalent_reason": rs[0]["equivalent_reason"]})
     return out
 
@@ -278,8 +419,16 @@ def summarize(spec: MutateSpec, rows: list[dict], tests: dict | None, seconds: f
     for e in spec.engines:
         times = [x["median_seconds"] for x in entries if x["engine"] == e and x["killed"]]
         by_engine[e]["median_seconds_to_kill"] = _median(times)
+        killed = [r for r in rows if r["engine"] == e and r["killed"]]
+        by_engine[e]["kill_evidence"] = {
+            "unmutated_holds": sum(1 for r in killed if r.get("unmutated") == HOLDS),
+            "unmutated_cut": sum(1 for r in killed if r.get("unmutated") == CUT),
+            "model_error": sum(1 for r in killed if r.get("unmutated") is None),
+            "own_violations_not_counted": sum(r.get("own_violations") or 0 for r in rows if r["engine"] == e)}
     summary = {"id": spec.run_id(), "spec": spec.to_json(), "master": master, "seconds": round(seconds, 3),
                "split_rule": "held-out when the first byte of blake2b(mutant name) is odd, else tuning",
+               "kill_rule": "a violation of I on trace T kills only if T, replayed on the unmutated model from the "
+                            "same start, does not fail I (it holds I, or cannot take some action of T)",
                "engines": by_engine, "mutants": entries, "rows": rows}
     if tests is not None:
         summary["tests"] = {"baseline_failures": tests["baseline_failures"], "paths": tests["paths"],
@@ -303,7 +452,8 @@ def write_outputs(folder: str, summary: dict) -> dict:
                         ("killed", pa.bool_()), ("invariant", pa.string()), ("seconds", pa.float64()),
                         ("steps", pa.int64()), ("runs", pa.int64()), ("original_length", pa.int64()),
                         ("shrunk_length", pa.int64()), ("stopped", pa.bool_()), ("error", pa.string()),
-                        ("equivalent_reason", pa.string())])
+                        ("equivalent_reason", pa.string()), ("unmutated", pa.string()), ("unmutated_step", pa.int64()),
+                        ("evidence", pa.string()), ("own_violations", pa.int64()), ("own_invariants", pa.string())])
     table = pa.Table.from_pylist([{k: r[k] for k in ROW_FIELDS} for r in summary["rows"]], schema=schema)
     tmp = paths["parquet"] + f".tmp-{os.getpid()}"
     pq.write_table(table, tmp)

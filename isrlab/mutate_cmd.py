@@ -91,7 +91,8 @@ def _print(summary: dict, where: dict) -> None:
                 t = c["median_seconds"]
                 row.append(f"{c['invariant']} {t:.1f}s {c['median_steps']:,.0f} st"
                            + (f" ->{c['shrunk_length']}" if c["shrunk_length"] is not None else "")
-                           + (f" {c['kills']}/{c['seeds']}" if c["seeds"] > 1 else ""))
+                           + (f" {c['kills']}/{c['seeds']}" if c["seeds"] > 1 else "")
+                           + {"holds": ", unmutated holds", "cut": ", unmutated cut"}.get(c.get("unmutated"), ""))
             else:
                 row.append("survived")
         if tests:
@@ -107,6 +108,12 @@ def _print(summary: dict, where: dict) -> None:
                   f"{r['held-out']['killed']}/{r['held-out']['non_equivalent']}); "
                   f"median {med if med is None else round(med, 2)} s to a kill; "
                   f"{r['all']['equivalent']} equivalent ({r['all']['killed_equivalent']} of them killed)", soft_wrap=True)
+        k = r.get("kill_evidence")
+        if k:
+            out.print(f"{e}: every kill's trace replayed on the unmutated model: {k['unmutated_holds']} hold the "
+                      f"invariant, {k['unmutated_cut']} cannot be run there, {k['model_error']} mutated-model errors; "
+                      f"{k['own_violations_not_counted']} violations the unmutated model shows too were not counted",
+                      soft_wrap=True)
     if "tests" in summary:
         r = summary["tests"]["rates"]
         out.print(f"fast tests (unit or scenario in {', '.join(summary['tests']['paths'])}): killed {r['all']['killed']}/{r['all']['non_equivalent']} "
@@ -158,9 +165,11 @@ def mutate(preset_name, engines, budget, max_steps, seeds, seed, mutant_names, h
            shrink_budget, with_tests, tests_only, tests_dir, tests_jobs, tests_paths, out, list_only, as_json) -> None:
     """Run the fuzz engines (and, with --tests, the fast tests) against the registry of rule mutants.
 
-    For each mutant and engine: killed or survived, the invariant, seconds and model steps to the first
-    violation, and its shrunk length; a table, summary.json and results.parquet under
-    OUT/mutate-<id>/. Exit 0 whenever the benchmark ran: a surviving mutant is a result.
+    For each mutant and engine: killed or survived, the invariant, seconds and model steps to the kill,
+    and its shrunk length; a table, summary.json and results.parquet under OUT/mutate-<id>/. A
+    violation kills only if its trace, replayed on the unmutated model, does not fail the same
+    invariant; one the unmutated model shows too is counted, not a kill, and the hunt goes on.
+    Exit 0 whenever the benchmark ran: a surviving mutant is a result.
 
     Example: isrlab mutate --engine guided --engine walk --budget 60 --tests
     """

@@ -5,16 +5,25 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from isrlab.cli import main
 from isrlab.model import fetcher, replica_manager, step as stepmod
-from isrlab.mutate import ROW_FIELDS, MutateSpec, _failed_ids, hunt, kill_rates, per_mutant
+from isrlab.model import actions as A
+from isrlab.model.config import preset
+from isrlab.model.trace import load_trace
+from isrlab.mutate import (CUT, FAILS, HOLDS, ROW_FIELDS, MutateSpec, _failed_ids, evidence, hunt, is_kill,
+                           kill_candidates, kill_rates, per_mutant, unmutated_outcome)
 from isrlab.properties import mutants as R
+from isrlab.properties.attribution import attribute, classify
+from isrlab.properties.shrink import replay_outcome
 
 pytestmark = pytest.mark.unit
+
+ARCHIVE = Path(__file__).resolve().parent.parent / "counterexamples"
 
 
 def _model_functions() -> dict:
@@ -179,13 +188,144 @@ def test_cli_list():
     assert [m["name"] for m in json.loads(r.stdout)] == R.names()
 
 
-def test_a_kill_never_names_what_the_unmutated_preset_breaks():
-    """kafka-2.4 breaks truncation_completes itself (KAFKA-10706): a mutant hunt must not count it as a kill."""
-    from isrlab.model.config import preset
-    from isrlab.mutate import kill_names
+def test_a_hunt_checks_every_invariant_whatever_the_preset():
+    """The kill rule reads no preset: every safety invariant and liveness property is checked on every preset."""
     from isrlab.properties.invariants import LIVENESS_BY_NAME, SAFETY
 
-    names = set(kill_names("kafka-2.4"))
-    assert "truncation_completes" not in names and "truncation_completes" in preset("kafka-2.4").breaks
-    assert names == ({i.name for i in SAFETY} | set(LIVENESS_BY_NAME)) - set(preset("kafka-2.4").breaks)
-    assert "acked_durability" in names and "acked_durability" not in kill_names("kafka-0.10.2")
+    assert set(kill_candidates()) == {i.name for i in SAFETY} | set(LIVENESS_BY_NAME)
+    assert "truncation_completes" in kill_candidates() and "acked_durability" in kill_candidates()
+
+
+def test_suspended_runs_the_real_model_and_puts_the_mutant_back():
+    """The unmutated replay inside a hunt: the originals everywhere for the block, the mutant after it (also after an
+    exception), and nothing left behind once the mutant is restored."""
+    before = _model_functions()
+    saved = R.install("consumer-reads-to-leo")
+    try:
+        mutated = _model_functions()
+        assert mutated != before
+        with R.suspended(saved):
+            assert _model_functions() == before
+        assert _model_functions() == mutated
+        with pytest.raises(ZeroDivisionError):
+            with R.suspended(saved):
+                assert _model_functions() == before
+                1 / 0
+        assert _model_functions() == mutated
+    finally:
+        R.restore(saved)
+    assert _model_functions() == before
+
+
+def test_is_kill_reads_the_unmutated_outcome():
+    assert is_kill((HOLDS, None)) and is_kill((CUT, 3)) and not is_kill((FAILS, 7))
+    assert "unmutated model holds log_offsets" in evidence("log_offsets", (HOLDS, None), 40, 4)
+    assert "cannot take action 3" in evidence("log_offsets", (CUT, 3), 40)
+
+
+def test_a_trace_the_unmutated_model_cannot_run_is_cut():
+    """An action the real model does not enable where the trace takes it (a FetchResponse before any request):
+    CUT at that step, which counts as a kill (``is_kill`` argues why)."""
+    cfg = preset("kafka-2.4").config
+    saved = R.install("consumer-reads-to-leo")
+    try:
+        outcome = unmutated_outcome(saved, cfg, [A.FetchResponse(1, 0)], "log_offsets")
+    finally:
+        R.restore(saved)
+    assert outcome == (CUT, 1) and is_kill(outcome)
+
+
+# --------------------------------------------------------------------------- the preset's own violations
+RACE_INVARIANT = "leader_isr_covers_controller_isr"
+#: the pending-reset race put back into the code: makeLeader never keeps a pending ISR change (a test-only mutant)
+RACE_IN_CODE = R.Mutant("pending-reset-race-in-code", "partition", "missing check", "partition", "make_leader_3x",
+                        "cfg.make_leader_keeps_pending_isr and keeps_pending_isr(part, ps)", "False",
+                        "makeLeader replays its own earlier PartitionChangeRecord and drops a pending ISR expansion")
+
+
+def _race_trace() -> list:
+    """The fuzzer's shrunk kafka-3.5 trace of the pending-reset race, ending in a leader_isr_covers_controller_isr
+    violation (32 actions)."""
+    (path,) = ARCHIVE.glob(f"*-kafka-3.5-{RACE_INVARIANT}-*.json")
+    return list(load_trace(str(path)).actions)
+
+
+def test_the_presets_own_violation_is_no_kill_and_the_same_one_in_code_is():
+    """The difference the kill rule makes, on one trace and one invariant.  On kafka-4.1 the pending-reset race is
+    the preset's own (its config has the bug): under a code mutant the trace still fails, but so does the unmutated
+    model, so it is no kill, and attribution names the race.  On kafka-4.1-pending-reset-fixed, the same race put
+    back as a code mutant fails the same invariant on the same trace while the unmutated model holds it: a kill."""
+    actions = _race_trace()
+    own = preset("kafka-4.1")
+    saved = R.install("consumer-reads-to-leo")
+    try:
+        assert replay_outcome(own.config, actions, RACE_INVARIANT)[0] == FAILS
+        outcome = unmutated_outcome(saved, own.config, actions, RACE_INVARIANT)
+    finally:
+        R.restore(saved)
+    assert outcome == (FAILS, len(actions)) and not is_kill(outcome)
+    assert RACE_INVARIANT in own.breaks
+    assert attribute(own.config, actions, RACE_INVARIANT, expected=own.bugs).bugs == ("pending-reset-race",)
+
+    fixed = preset("kafka-4.1-pending-reset-fixed")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(R.BY_NAME, RACE_IN_CODE.name, RACE_IN_CODE)
+        saved = R.install(RACE_IN_CODE.name)
+        try:
+            assert replay_outcome(fixed.config, actions, RACE_INVARIANT) == (FAILS, len(actions))
+            outcome = unmutated_outcome(saved, fixed.config, actions, RACE_INVARIANT)
+        finally:
+            R.restore(saved)
+    assert outcome == (HOLDS, None) and is_kill(outcome)
+
+
+def test_a_violation_the_unmutated_model_shows_too_does_not_kill():
+    """kafka-3.5, where the pending-reset race breaks leader_isr_covers_controller_isr: under a mutant of the consumer's
+    fetch the guided search meets the race first.  The unmutated model fails the same invariant on that trace, so it
+    is no kill (counted as the preset's own, attributed to the race); the search goes past it and the mutant is killed
+    later by its own consumer_safety violation, which the unmutated model holds."""
+    seen = []
+    spec = MutateSpec(preset="kafka-3.5", mutants=("consumer-reads-to-leo",), engines=("guided",), budget_s=None,
+                      max_steps=20_000, shrink_budget_s=2.0)
+    row = hunt(spec, "consumer-reads-to-leo", "guided", 0, observe=lambda a, inv, out: seen.append((a, inv, out)))
+    assert [(inv, out[0]) for _, inv, out in seen] == [(RACE_INVARIANT, FAILS), ("consumer_safety", HOLDS)], seen
+    assert row["own_violations"] == 1 and row["own_invariants"] == RACE_INVARIANT, row
+    assert row["killed"] and row["invariant"] == "consumer_safety" and row["unmutated"] == HOLDS, row
+    assert row["original_length"] == len(seen[1][0]) and "unmutated model holds consumer_safety" in row["evidence"]
+    p = preset("kafka-3.5")
+    race, _, _ = seen[0]
+    assert replay_outcome(p.config, race, RACE_INVARIANT) == (FAILS, len(race))      # the real model, mutant gone
+    assert attribute(p.config, race, RACE_INVARIANT, expected=p.bugs).bugs == ("pending-reset-race",)
+
+
+def test_a_kill_may_name_an_invariant_the_preset_breaks_itself():
+    """kafka-3.3 breaks follower_hw_committed (KAFKA-14704) and committed_prefix (the pending-reset race) itself; the
+    walk meets KAFKA-14704 first (not counted, the search goes on) and then the mutant's own committed_prefix violation,
+    which the unmutated model holds on its trace: a kill that a rule by invariant name would have thrown away."""
+    p = preset("kafka-3.3")
+    assert {"committed_prefix", "follower_hw_committed"} <= set(p.breaks)
+    spec = MutateSpec(preset="kafka-3.3", mutants=("truncation-offset-after-fetch-offset",), engines=("walk",),
+                      budget_s=None, max_steps=30_000, shrink_budget_s=2.0)
+    row = hunt(spec, "truncation-offset-after-fetch-offset", "walk", 0)
+    assert row["own_violations"] >= 1 and "follower_hw_committed" in row["own_invariants"].split(","), row
+    assert row["killed"] and row["invariant"] == "committed_prefix" and row["unmutated"] == HOLDS, row
+    assert "the unmutated model holds committed_prefix" in row["evidence"]
+
+
+def test_a_violation_no_fix_explains_gives_unexpected():
+    """On kafka-4.1-pending-reset-fixed (every known bug fixed) a code mutant is killed, and its violation, attributed
+    while the mutant is applied (the mutated model produced it), is explained by no known fix: UNEXPECTED."""
+    p = preset("kafka-4.1-pending-reset-fixed")
+    got = []
+
+    def observe(actions, invariant, outcome):
+        got.append((attribute(p.config, actions, invariant, expected=p.bugs), outcome))
+
+    spec = MutateSpec(preset=p.name, mutants=("hw-ignores-isr",), engines=("walk",), budget_s=None, max_steps=20_000,
+                      shrink_budget_s=2.0)
+    row = hunt(spec, "hw-ignores-isr", "walk", 0, observe=observe)
+    assert row["killed"] and row["invariant"] == "committed_prefix" and row["unmutated"] == HOLDS, row
+    assert row["own_violations"] == 0 and len(got) == 1
+    a, outcome = got[0]
+    assert a.invariant == "committed_prefix" and outcome == (HOLDS, None)
+    assert a.bugs == () and classify(p, a) == ("unexpected", ()) and "UNEXPECTED" in a.summary()
