@@ -312,3 +312,18 @@ _SENTENCES.update({
         f"broker {f['broker']} stopped but kept its process's {', '.join(f['kept'])} ({f['delayed_produces']} parked "
         f"produce and {f['delayed_fetches']} parked fetch requests): a later incarnation could answer or act on them"),
 })
+
+
+# --------------------------------------------------------------------------- attribution (properties/attribution.py)
+def evidence_line(invariant: str, e) -> str:
+    """One replay behind an attribution, in words: the fixes it had on and what became of the violation."""
+    what = {"removed": f"{invariant} holds throughout",
+            "cut": f"step {e.step}'s action is no longer enabled, {invariant} holding until then",
+            "persists": f"{invariant} still fails" + (f", at step {e.step}" if e.step is not None else ""),
+            "invalid": "no valid configuration"}.get(e.outcome, e.outcome)
+    return f"with {' + '.join(e.fixes)} fixed, {what}"
+
+
+def attribution_lines(a) -> list:
+    """An attribution for people: its summary line (which known bugs, by their fixes), then each replay behind it."""
+    return [a.summary()] + [evidence_line(a.invariant, e) for e in a.evidence]

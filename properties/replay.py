@@ -45,6 +45,10 @@ class ReplayResult:
     check_failures: list = field(default_factory=list)  # one-line messages
     final_state: object = None
     losses: list = field(default_factory=list)          # documented losses (Loss), in step order
+    #: the trace's recorded attribution (``stored_attribution``), and the one computed on this replay for the
+    #: violation it expects (when it records one and that violation occurs): the pair the verdict compares
+    stored_attribution: object = None
+    attribution: object = None
 
     @property
     def outcome(self) -> str:
@@ -56,7 +60,27 @@ class ReplayResult:
             return False
         if self.trace.expect == "pass":
             return not self.violations
-        return any(v.invariant == self.trace.violated for v in self.violations)
+        return (any(v.invariant == self.trace.violated for v in self.violations)
+                and self.attribution_problem is None)
+
+    @property
+    def attribution_problem(self) -> str | None:
+        """Why the trace's recorded attribution no longer holds (one line), or None when it does or none is due."""
+        stored, now, violated = self.stored_attribution, self.attribution, self.trace.violated
+        if stored is None or self.trace.expect == "pass":
+            return None
+        if stored.invariant != violated:
+            return (f"the trace's attribution is of a violation of {stored.invariant}, not of {violated}, the "
+                    f"violation it expects")
+        if now is None or (set(now.bugs), now.joint) == (set(stored.bugs), stored.joint):
+            return None
+        if not now.bugs:
+            return (f"no known fix removes the violation of {violated} any more; the trace attributes it to "
+                    f"{bug_names(stored)}")
+        if not stored.bugs:
+            return (f"the violation of {violated} is now attributed to {bug_names(now)}; the trace says no known "
+                    f"fix removes it (UNEXPECTED)")
+        return f"the violation of {violated} is now attributed to {bug_names(now)}, the trace says {bug_names(stored)}"
 
 
 def verdict(result: ReplayResult) -> tuple[bool, str]:
@@ -64,12 +88,14 @@ def verdict(result: ReplayResult) -> tuple[bool, str]:
 
     The one definition ``isrlab replay --expected`` and the pytest plugin share, over
     ``ReplayResult.matches_expectation``: a trace expecting a violation of X matches when X fails (others may
-    fail too); a trace expecting ``pass`` matches when no invariant fails; every check must hold either way.
-    The message says what broke, at which step, in the explainer's sentence; it is empty when ok.
+    fail too) and, when the trace records an attribution, the one computed on this replay names the same known
+    bugs (``ReplayResult.attribution_problem``); a trace expecting ``pass`` matches when no invariant fails;
+    every check must hold either way.  The message says what broke, at which step, in the explainer's sentence,
+    then the known bugs that violation is attributed to by their fixes; it is empty when ok.
     """
     if result.matches_expectation:
         return True, ""
-    from .explain import sentence
+    from .explain import evidence_line, sentence
 
     trace = result.trace
     problems = [f"check failed: {msg}" for msg in result.check_failures]
@@ -79,17 +105,104 @@ def verdict(result: ReplayResult) -> tuple[bool, str]:
         others = ", ".join(f"{v.invariant} (step {v.step})" for v in result.violations if v is not first)
         if others:
             what += f"\nalso failing: {others}"
+    expected = next((v for v in result.violations if v.invariant == trace.violated), None)
     if trace.expect == "pass":
         if first is not None:
             problems.insert(0, f"expected no violation, but {first.invariant} fails at step {first.step}: {what}")
-    elif not any(v.invariant == trace.violated for v in result.violations):
+    elif expected is None:
         if first is not None:
             problems.insert(0, f"expected a violation of {trace.violated}, which holds; {first.invariant} fails "
                                f"instead at step {first.step}: {what}")
         else:
             problems.insert(0, f"expected a violation of {trace.violated}, but the trace passed: no invariant "
                                f"fails in its {len(trace.actions)} steps")
+    elif result.attribution_problem is not None:
+        problems.insert(0, result.attribution_problem)
+    shown = expected if trace.expect == "violation" and expected is not None else first
+    if shown is not None:
+        a = result.attribution if shown is expected and result.attribution else attribution_of(trace, shown)
+        problems.append(f"attribution: {a.summary()}")
+        if shown is expected and result.attribution_problem is not None and a.evidence:
+            problems.append("replayed " + "; ".join(evidence_line(a.invariant, e) for e in a.evidence))
+    elif result.stored_attribution is not None and trace.expect == "violation":
+        problems.append(f"the trace's attribution: {result.stored_attribution.summary()}")
     return False, "\n".join(problems)
+
+
+def bug_names(a) -> str:
+    """The bugs an Attribution names, as the verdict says them: "A and B", "A + B together", or "no known bug"."""
+    if not a.bugs:
+        return "no known bug"
+    return " + ".join(a.bugs) + " together" if a.joint else " and ".join(a.bugs)
+
+
+def _expected_bugs(trace: Trace) -> tuple:
+    """The bugs the trace's preset expects: attribution admits a setting as a candidate only for those."""
+    from ..model.config import PRESETS
+
+    p = PRESETS.get(trace.preset) if trace.preset else None
+    return p.bugs if p is not None else ()
+
+
+def attribution_of(trace: Trace, v: Violation):
+    """The known bugs violation ``v`` is attributed to today, over the actions up to it, as the fuzzer attributes."""
+    from .attribution import attribute
+
+    return attribute(trace.config, trace.actions[:v.step], v.invariant, step=v.step, start=trace.start,
+                     expected=_expected_bugs(trace))
+
+
+_OUTCOMES = ("persists", "removed", "cut", "invalid")
+
+
+def stored_attribution(trace: Trace):
+    """The trace's recorded Attribution (None if none), checked so that a malformed one is a one-line TraceError."""
+    from ..model.bugs import BUGS
+    from .attribution import Attribution
+    from .invariants import NAMES
+
+    d = trace.attribution
+    if d is None:
+        return None
+
+    def bad(why: str):
+        raise TraceError(f"attribution: {why}")
+
+    def ids(value, where: str) -> tuple:
+        if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+            bad(f"{where} must be a list of bug ids")
+        unknown = [x for x in value if x not in BUGS]
+        if unknown:
+            bad(f"{where} names {unknown[0][:60]!r}, no known bug (isrlab bugs lists them)")
+        if len(set(value)) != len(value):
+            bad(f"{where} names a bug twice")
+        return tuple(value)
+
+    if not isinstance(d, dict):
+        bad("must be an object")
+    missing = [k for k in ("invariant", "step", "bugs", "joint", "evidence") if k not in d]
+    if missing:
+        bad(f"missing {', '.join(missing)}")
+    if not isinstance(d["invariant"], str) or d["invariant"] not in NAMES:
+        bad(f"invariant {str(d['invariant'])[:60]!r} is no invariant of the catalogue")
+    step_ = d["step"]
+    if type(step_) is not int or not 0 <= step_ <= len(trace.actions):
+        bad(f"step must be a step of the trace (0 to {len(trace.actions)})")
+    bugs = ids(d["bugs"], "bugs")
+    if type(d["joint"]) is not bool or (d["joint"] and len(bugs) < 2):
+        bad("joint must be true or false, and true only for two bugs or more")
+    if not isinstance(d["evidence"], list):
+        bad("evidence must be a list")
+    for i, e in enumerate(d["evidence"]):
+        if not isinstance(e, dict) or "fixes" not in e or "outcome" not in e:
+            bad(f"evidence {i + 1} must be an object with fixes and outcome")
+        ids(e["fixes"], f"evidence {i + 1}'s fixes")
+        if e["outcome"] not in _OUTCOMES:
+            bad(f"evidence {i + 1}'s outcome must be one of {', '.join(_OUTCOMES)}")
+        s = e.get("step")
+        if s is not None and (type(s) is not int or s < 0):
+            bad(f"evidence {i + 1}'s step must be a step number or null")
+    return Attribution.from_json(d)
 
 
 def diff_states(before: dict, after: dict) -> list:
@@ -164,7 +277,7 @@ def replay(trace: Trace, invariants=CATALOGUE, with_changes: bool = True, livene
     (``properties.settle``); by default the one the trace's header expects violated, if it is one.
     """
     cfg = trace.config
-    result = ReplayResult(trace)
+    result = ReplayResult(trace, stored_attribution=stored_attribution(trace))
     s = initial_state(cfg, trace.start)
     seen: set[str] = set()
     elections: dict = {}     # (partition, leader epoch) of each unclean election -> its step
@@ -206,4 +319,9 @@ def replay(trace: Trace, invariants=CATALOGUE, with_changes: bool = True, livene
         note(vs)
         if vs and result.steps:
             result.steps[-1].violations = list(result.steps[-1].violations) + vs
+    stored = result.stored_attribution
+    if stored is not None and trace.expect == "violation" and stored.invariant == trace.violated:
+        v = next((v for v in result.violations if v.invariant == trace.violated), None)
+        if v is not None:      # the attribution the recorded one is compared with (ReplayResult.attribution_problem)
+            result.attribution = attribution_of(trace, v)
     return result
