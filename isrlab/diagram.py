@@ -6,9 +6,10 @@ with an arrow (and arrowhead) for each message from sender to receiver and, afte
 broker's cell (role LEO/HW e<epoch> [ISR], the step table's notation) beside its lane where it changed.
 Runs of control-request deliveries from one controller are folded into one row.  The step at which the
 trace's invariant first fails is highlighted; a caption names the invariant and gives the explainer's
-sentence, and a legend explains the notation and the colours.  The diagram is a list of drawing primitives
-rendered to SVG (``to_svg``, hand-written XML) or to PNG by matplotlib (``to_png``).  Both are
-deterministic: no clock, no random, no dict/set order, no PNG metadata.
+sentence (and, when given, the known bugs it is attributed to), and a legend explains the notation and
+the colours.  The diagram is a list of drawing primitives rendered to SVG (``to_svg``, hand-written XML)
+or to PNG by matplotlib (``to_png``).  Both are deterministic: no clock, no random, no dict/set order,
+no PNG metadata.
 """
 
 from __future__ import annotations
@@ -72,17 +73,19 @@ class Diagram:
     violation_step: int | None
     title: str
     caption: str = ""         # the violated invariant and the explainer's sentence
+    attribution: str = ""     # the known bugs the violation is attributed to by their fixes (Attribution.summary)
 
 
 def _lane(b: int) -> str:
     return f"broker {b}"
 
 
-def build(trace, invariants=SAFETY, sentence: str | None = None) -> Diagram:
+def build(trace, invariants=SAFETY, sentence: str | None = None, attribution: str = "") -> Diagram:
     """Replay ``trace`` (a model.trace.Trace) into a Diagram; the first failing step is the violation.
 
     ``sentence`` is the caption's explanation; by default the trace's own, else the explainer's for the
-    first violation of the invariant the trace names."""
+    first violation of the invariant the trace names.  ``attribution``, a line drawn under the caption, says
+    which known bugs the violation is (``Attribution.summary``; none by default, it costs replays)."""
     cfg = trace.config
     n = cfg.n_brokers
     lanes = [CONTROLLER] + [_lane(b) for b in range(n)]
@@ -192,7 +195,8 @@ def build(trace, invariants=SAFETY, sentence: str | None = None) -> Diagram:
             sentence = explain(cfg, trace.actions, first, trace.start)
     caption = (f"Invariant {trace.violated} fails at step {violation_step}. " if trace.violated and violation_step
                else "") + sentence
-    return Diagram(lanes, events, states, violation_step, title, caption)
+    return Diagram(lanes, events, states, violation_step, title, caption,
+                   f"Attribution: {attribution}" if attribution else "")
 
 
 # =========================================================================== layout -> primitives
@@ -244,7 +248,8 @@ def scene(d: Diagram) -> tuple[int, int, list]:
     left = int(max([len(x) for x in labels] + [30]) * CHAR_W) + 30
     width = max(left + LANE_W * len(d.lanes) + 40, int(len(NOTATION) * CHAR_W) + 30)   # the legend fits too
     caption = _wrap(d.caption, (width - 20) / 1.25)   # 11 px type, with room for wider monospace faces
-    top = TOP_PAD + 16 * len(caption) + 24
+    attribution = _wrap(d.attribution, (width - 20) / 1.25)
+    top = TOP_PAD + 16 * (len(caption) + len(attribution)) + 24
     body_end = top + ROW_H * (len(rows) + 1)
     legend_rows = (len(KIND_WORDS) + 2) // 3 + 4
     height = body_end + 18 * legend_rows + 20
@@ -253,6 +258,9 @@ def scene(d: Diagram) -> tuple[int, int, list]:
     for k, line in enumerate(caption):
         out.append(("text", {"x": 10, "y": 44 + 16 * k, "s": line, "size": 11, "fill": "#b00000",
                              "class": "caption"}))
+    for k, line in enumerate(attribution, len(caption)):
+        out.append(("text", {"x": 10, "y": 44 + 16 * k, "s": line, "size": 11, "fill": "#333333",
+                             "class": "attribution"}))
     xs = {lane: left + LANE_W * i + LANE_W // 2 for i, lane in enumerate(d.lanes)}
     row_of = {ev.step: k for k, r in enumerate(rows, 1) for ev in r}
     if d.violation_step is not None and d.violation_step in row_of:

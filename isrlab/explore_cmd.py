@@ -389,8 +389,11 @@ class Progress:
 def explain(file, svg_out, png_out, as_json) -> None:
     """Explain the trace FILE in one sentence and draw its space-time diagram (--svg / --png).
 
-    Exit 0 when no invariant fails and the trace expects none, 1 when one fails (the sentence names
-    it; when the trace expects another invariant that holds, the sentence says so first).
+    After the sentence, the known bugs the violation is attributed to (the bugs whose fix removes it,
+    `isrlab bugs`) and the replays behind that, one line per fix tried; a line says when the trace
+    records another attribution. Exit 0 when no invariant fails and the trace expects none, 1 when one
+    fails (the sentence names it; when the trace expects another invariant that holds, the sentence
+    says so first).
 
     Example: isrlab explain counterexamples/FILE.json --svg cx.svg
     """
@@ -398,7 +401,8 @@ def explain(file, svg_out, png_out, as_json) -> None:
     from .cli import load_trace_file, replay_or_fail
     from .inputs import check_output_file
     from .model.trace import write_atomic
-    from .properties.explain import sentence
+    from .properties.explain import attribution_lines, sentence
+    from .properties.replay import attribution_of
 
     if svg_out is not None and png_out is not None:
         raise InputError("give either --svg or --png, not both")
@@ -416,8 +420,13 @@ def explain(file, svg_out, png_out, as_json) -> None:
                 f"{first.invariant} fails instead: " + sentence(trace.config, trace.actions, first, trace.start))
     else:
         text = f"No invariant fails in the {len(trace.actions)} steps of this trace."
+    shown = wanted[0] if wanted else result.violations[0] if result.violations else None
+    attribution = None
+    if shown is not None:     # the replay computed it already for the violation the trace expects, if it records one
+        attribution = (result.attribution if result.attribution is not None and shown.invariant == trace.violated
+                       else attribution_of(trace, shown))
     try:
-        d = diagram.build(trace, sentence=text)
+        d = diagram.build(trace, sentence=text, attribution=attribution.summary() if attribution else "")
     except ValueError as e:
         raise InputError(f"{file}: {e}") from None
     written = None
@@ -433,8 +442,17 @@ def explain(file, svg_out, png_out, as_json) -> None:
         click.echo(json.dumps({"file": file, "explanation": text, "violation_step": d.violation_step,
                                "violations": [v.invariant for v in result.violations],
                                "matches_expectation": result.matches_expectation,
+                               "attribution": attribution.to_json() if attribution else None,
+                               "attribution_problem": result.attribution_problem,
                                "lanes": d.lanes, "steps": len(d.events), "diagram": written}, indent=1))
     else:
         click.echo(text)
+        if attribution is not None:
+            summary, *evidence = attribution_lines(attribution)
+            click.echo(f"attribution: {summary}")
+            for line in evidence:
+                click.echo(f"  {line}")
+        if result.attribution_problem is not None:
+            click.echo(f"NOT the trace's attribution: {result.attribution_problem}")
     clean = not result.violations and not result.check_failures
     sys.exit(EXIT_OK if clean and result.matches_expectation else EXIT_VIOLATION)

@@ -2,9 +2,10 @@
 
 The summary table, then per preset the distribution of steps to each invariant's first violation
 and coverage curves (distinct action kinds, error codes and witnesses against steps, runs in seed
-order), then each distinct counterexample with its sentence, its space-time diagram and its step
-table. Plots are drawn by matplotlib as inline SVG; the Parquet tables are read with pyarrow, so
-no JVM is needed. The page loads nothing from the network.
+order), then each distinct counterexample with its sentence, the known bugs it is attributed to with
+the replays behind that (one per fix tried), its space-time diagram and its step table. Plots are
+drawn by matplotlib as inline SVG; the Parquet tables are read with pyarrow, so no JVM is needed.
+The page loads nothing from the network.
 """
 
 from __future__ import annotations
@@ -114,9 +115,12 @@ def _plots(preset: str, runs: list[dict]) -> list[tuple[str, str]]:
 
 def _counterexample_html(c: dict, count: int) -> str:
     from . import diagram
+    from .model.config import PRESETS
     from .model.trace import TraceError, load_trace
+    from .properties.attribution import classify
+    from .properties.explain import attribution_lines
+    from .properties.replay import attribution_of, replay
     from .properties.steptable import step_table
-    from .properties.replay import replay
 
     e = html.escape
     parts = [f'<section class="counterexample"><h3>{e(c["preset"])}: <span class="inv">{e(c["invariant"])}</span> '
@@ -124,15 +128,31 @@ def _counterexample_html(c: dict, count: int) -> str:
              + (f", and {count - 1} like it" if count > 1 else "") + "</h3>",
              f'<p class="sentence">{e(c.get("explanation", ""))}</p>',
              f'<p class="file"><code>{e(c["file"])}</code><br><code>isrlab replay --expected '
-             f'{e(c["file"])}</code></p>']
+             f'{e(c["file"])}</code><br><code>isrlab explain {e(c["file"])}</code></p>']
     try:
         trace = load_trace(c["file"])
+        result = replay(trace)
     except TraceError as err:
-        parts.append(f'<p class="missing">the trace cannot be read: {e(str(err))}</p></section>')
+        parts.append(f'<p class="missing">the trace cannot be read or replayed: {e(str(err))}</p></section>')
         return "".join(parts)
-    svg = diagram.to_svg(diagram.build(trace))
+    shown = (next((v for v in result.violations if v.invariant == c["invariant"]), None)
+             or min(result.violations, key=lambda v: v.step, default=None))
+    attribution = None
+    if shown is not None:      # the replay computed it already for the violation the trace expects, if it records one
+        attribution = (result.attribution if result.attribution is not None and shown.invariant == trace.violated
+                       else attribution_of(trace, shown))
+        summary, *evidence = attribution_lines(attribution)
+        kind = classify(PRESETS[c["preset"]], attribution)[0] if c["preset"] in PRESETS else None
+        what = {"found": f"a bug {c['preset']} expects", "known": f"a known bug {c['preset']} does not expect",
+                "unexpected": "UNEXPECTED: no known bug's fix removes it"}.get(kind, "")
+        parts.append(f'<div class="attribution"><p><strong>attribution</strong>'
+                     + (f' (<span class="{e(kind)}">{e(what)}</span>)' if what else "") + f': {e(summary)}</p>'
+                     f'<ul class="evidence">{"".join(f"<li>{e(x)}</li>" for x in evidence)}</ul>'
+                     + (f'<p class="UNEXPECTED">not the trace\'s attribution: {e(result.attribution_problem)}</p>'
+                        if result.attribution_problem else "") + "</div>")
+    svg = diagram.to_svg(diagram.build(trace, attribution=attribution.summary() if attribution else ""))
     parts.append(f'<div class="diagram">{svg[svg.index("<svg"):]}</div>')
-    table = "\n".join(step_table(replay(trace)))
+    table = "\n".join(step_table(result))
     parts.append(f"<details><summary>step table</summary><pre>{e(table)}</pre></details></section>")
     return "".join(parts)
 
@@ -142,10 +162,10 @@ body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;m
 h1{font-size:1.5em} h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}
 table.summary{border-collapse:collapse} table.summary td,table.summary th{padding:.25em .8em;text-align:left;
 border-bottom:1px solid #eee} td.num{text-align:right}
-.ok{color:#1a7f37} .UNEXPECTED{color:#cf222e;font-weight:bold} .notfound{color:#9a6700}
+.ok,.found{color:#1a7f37} .UNEXPECTED,.unexpected{color:#cf222e;font-weight:bold} .notfound{color:#9a6700}
 .inv{color:#cf222e} .sentence{font-size:1.05em} pre{font-size:11px;overflow-x:auto;background:#f6f8fa;padding:.5em}
 .diagram{overflow-x:auto} .plots{display:flex;flex-wrap:wrap;gap:1em} .plots svg{max-width:100%;height:auto}
-code{background:#f6f8fa;padding:0 .2em}
+code{background:#f6f8fa;padding:0 .2em} .attribution ul{margin:.2em 0}
 """
 
 
@@ -156,9 +176,14 @@ def render(folder: str) -> str:
     summary = load_summary(folder)
     runs = load_runs(folder)
     e = html.escape
-    verdict = ("every preset behaved as expected" if summary.get("as_expected") and summary.get("every_bug_found")
-               else "no contradiction; some known bugs not found within the budget" if summary.get("as_expected")
-               else "NOT AS EXPECTED")
+    presets = summary["presets"]
+    unexpected = [p["preset"] for p in presets if p.get("verdict") == "UNEXPECTED"]
+    missed = [f"{p['preset']} ({', '.join(p['not_found'])})" for p in presets if p.get("not_found")]
+    # the console's verdict (console.campaign): an unexpected violation first, then an expected bug not found
+    verdict = (f"UNEXPECTED violations, no known bug's fix removes them: {', '.join(unexpected)}" if unexpected
+               else f"not as expected: expected bugs not found within the budget: {', '.join(missed)}" if missed
+               else "as expected: every expected bug found and attributed by its fix; nothing unexpected"
+               if summary.get("as_expected") else "NOT AS EXPECTED")
     secs = summary.get("seconds", {})
     head = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>isrlab campaign {e(str(summary.get('campaign')))}</title><style>{_STYLE}</style></head><body>",
@@ -167,19 +192,27 @@ def render(folder: str) -> str:
             f"{summary.get('steps', 0):,} steps in {secs.get('total_s') or secs.get('fuzz_s') or 0:.0f} s on "
             f"{e(str(summary.get('master')))} ({summary.get('tasks')} tasks; engine "
             f"{e(str(summary.get('spec', {}).get('engine')))}, seed {e(str(summary.get('spec', {}).get('seed')))}).</p>"]
-    rows = ["<h2>Presets</h2><table class=\"summary\" id=\"summary\"><tr><th>preset</th><th>expected</th>"
-            "<th>runs</th><th>steps</th><th>violated</th><th>verdict</th></tr>"]
-    for p in summary["presets"]:
-        cls = p["verdict"].replace(" ", "")
-        rows.append(f"<tr><td>{e(p['preset'])}</td><td>{e(p['expected'])}</td><td class=\"num\">{p['runs']:,}</td>"
-                    f"<td class=\"num\">{p['steps']:,}</td><td>{e(', '.join(p['violated']) or '-')}</td>"
-                    f"<td class=\"{e(cls)}\">{e(p['verdict'])}</td></tr>")
+    rows = ["<h2>Presets</h2><table class=\"summary\" id=\"summary\"><tr><th>preset</th><th>expected bugs</th>"
+            "<th>runs</th><th>steps</th><th>violated</th><th>found</th><th>not found</th><th>unexpected</th>"
+            "<th>known bugs met</th><th>verdict</th></tr>"]
+
+    def cell(items) -> str:
+        return e(", ".join(items) or "-")
+
+    for p in presets:
+        cls = {"as expected": "ok", "not found": "notfound"}.get(p["verdict"], p["verdict"].replace(" ", ""))
+        rows.append(f"<tr><td>{e(p['preset'])}</td><td>{cell(p.get('expected_bugs', []))}</td>"
+                    f"<td class=\"num\">{p['runs']:,}</td><td class=\"num\">{p['steps']:,}</td>"
+                    f"<td>{cell(p['violated'])}</td><td>{cell(p.get('found', []))}</td>"
+                    f"<td>{cell(p.get('not_found', []))}</td>"
+                    f"<td>{cell(u['invariant'] for u in p.get('unexpected', []))}</td>"
+                    f"<td>{cell(p.get('known', []))}</td><td class=\"{e(cls)}\">{e(p['verdict'])}</td></tr>")
     rows.append("</table>")
     plots = ["<h2>Per preset</h2>"]
     by_preset: dict[str, list] = {}
     for r in runs:
         by_preset.setdefault(r["preset"], []).append(r)
-    for p in summary["presets"]:
+    for p in presets:
         figs = _plots(p["preset"], by_preset.get(p["preset"], []))
         if figs:
             plots.append(f"<section class=\"preset\"><h3>{e(p['preset'])}</h3><div class=\"plots\">"

@@ -91,20 +91,45 @@ def test_truncations_and_elections_are_events():
 @pytest.mark.scenario
 @pytest.mark.parametrize("path", FILES[:2], ids=lambda p: p.stem)
 def test_cli_explain_png_and_svg(path, tmp_path):
+    from isrlab.properties.explain import attribution_lines
+    from isrlab.properties.replay import attribution_of, replay
+
     trace = load_trace(str(path))
     out = tmp_path / "d.png"
     r = CliRunner().invoke(explain, [str(path), "--png", str(out)])
     assert r.exit_code == 1, r.output
-    assert r.stdout.strip() == trace.explanation
+    # the sentence, then the known bugs it is attributed to, then each replay behind that
+    v = next(v for v in replay(trace, with_changes=False).violations if v.invariant == trace.violated)
+    a = attribution_of(trace, v)
+    summary, *evidence = attribution_lines(a)
+    assert r.stdout.splitlines() == [trace.explanation, f"attribution: {summary}"] + [f"  {x}" for x in evidence]
+    assert a.bugs and len(evidence) == len(a.evidence) >= 1
     data = out.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
     w, h = struct.unpack(">II", data[16:24])
-    width, height, _ = diagram.scene(diagram.build(trace))
+    width, height, _ = diagram.scene(diagram.build(trace, attribution=a.summary()))
     assert (w, h) == (width, height) and h > 26 * len(trace.actions)
-    assert data == diagram.to_png(diagram.build(trace, sentence=trace.explanation))
+    assert data == diagram.to_png(diagram.build(trace, sentence=trace.explanation, attribution=a.summary()))
     svg = tmp_path / "d.svg"
     r = CliRunner().invoke(explain, [str(path), "--svg", str(svg)])
     assert r.exit_code == 1 and ET.parse(svg).getroot().tag == f"{SVG}svg"
+
+
+@pytest.mark.unit
+def test_the_attribution_line_is_drawn_under_the_caption():
+    """Given, the attribution is its own wrapped line(s) under the caption, and the caption stays the sentence; not
+    given, there is none."""
+    trace = load_trace(str(FILES[0]))
+    line = "acked_durability: unflushed-crash-loss (with unflushed-crash-loss fixed, acked_durability holds)"
+    root = ET.fromstring(diagram.to_svg(diagram.build(trace, attribution=line)))
+    texts = [e for e in root.iter(f"{SVG}text") if e.get("class") in ("caption", "attribution")]
+    kinds = [e.get("class") for e in texts]
+    assert kinds == sorted(kinds, key=("caption", "attribution").index) and "attribution" in kinds
+    assert " ".join(e.text for e in texts if e.get("class") == "attribution") == f"Attribution: {line}"
+    ys = [float(e.get("y")) for e in texts]
+    assert ys == sorted(ys) and len(set(ys)) == len(ys)          # one line each, top down, none overlapping
+    plain = ET.fromstring(diagram.to_svg(diagram.build(trace)))
+    assert not [e for e in plain.iter(f"{SVG}text") if e.get("class") == "attribution"]
 
 
 @pytest.mark.scenario
