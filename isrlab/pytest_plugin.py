@@ -4,8 +4,10 @@ Enable it with ``--isrlab-traces DIR`` (repeatable; always collected, beside any
 option ``isrlab_traces = DIR ...`` (paths relative to the ini file; collected when pytest runs without
 paths, as ``testpaths`` are). Each ``*.json`` file under those folders is one test item named after the
 file, passing when its outcome is the one its header expects (``properties.replay.verdict``, the definition
-``isrlab replay --expected`` uses), failing otherwise with what broke, at which step, in the explainer's
-sentence; a file that is not a usable trace is a one-line collection error.
+``isrlab replay --expected`` uses: a recorded attribution must still name the same known bugs), failing otherwise
+with what broke, at which step, in the explainer's sentence, the known bugs it is attributed to by their fixes,
+and the ``isrlab replay`` / ``isrlab explain`` commands that show it; a file that is not a usable trace (a
+malformed attribution included) is a one-line collection error.
 
 Registered through the ``pytest11`` entry point ``isrlab.pytest_plugin`` (``-p isrlab.pytest_plugin`` loads
 it where plugin autoloading is off, ``-p no:isrlab.pytest_plugin`` turns it off). It costs a project that
@@ -65,6 +67,7 @@ class TraceFile(pytest.File):
     def collect(self):
         from .model.trace import TraceError, load_trace
         from .properties.invariants import NAMES
+        from .properties.replay import stored_attribution
 
         try:
             trace = load_trace(str(self.path))
@@ -76,6 +79,10 @@ class TraceFile(pytest.File):
         if trace.violated is not None and trace.violated not in NAMES:
             raise self.CollectError(f"not an isrlab trace: {self.path.name}: violated names {trace.violated!r}, "
                                     f"no invariant of the catalogue")
+        try:
+            stored_attribution(trace)
+        except TraceError as e:
+            raise self.CollectError(f"not an isrlab trace: {self.path.name}: {e}") from None
         yield TraceItem.from_parent(self, name=self.path.name, trace=trace)
 
 
@@ -97,10 +104,22 @@ class TraceItem(pytest.Item):
         try:
             result = replay(self.trace, with_changes=False)
         except TraceError as e:    # an action the model does not enable where the trace applies it
-            raise TraceOutcomeError(f"the trace does not replay: {e}") from None
+            raise TraceOutcomeError(f"the trace does not replay: {e}\n{self.hint()}") from None
         ok, why = verdict(result)
         if not ok:
-            raise TraceOutcomeError(why)
+            raise TraceOutcomeError(f"{why}\n{self.hint()}")
+
+    def hint(self) -> str:
+        """The commands that show the trace step by step and as a diagram, with its path as the run was given it."""
+        import os
+        import shlex
+
+        try:
+            path = os.path.relpath(self.path, self.config.invocation_params.dir)
+        except ValueError:         # another drive (Windows): the name alone, never a machine's absolute path
+            path = self.path.name
+        path = shlex.quote(path)
+        return f"see it: isrlab replay {path} (step by step), isrlab explain {path} (in one sentence and a diagram)"
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, TraceOutcomeError):

@@ -167,3 +167,131 @@ def test_verdict_on_archived_counterexamples(name):
     ok, why = verdict(replay(as_pass, with_changes=False))
     first = min(replay(trace, with_changes=False).violations, key=lambda v: v.step)
     assert not ok and why.startswith(f"expected no violation, but {first.invariant} fails at step {first.step}: ")
+
+
+# --------------------------------------------------------------------------- attribution in the verdict
+def _attributed(name: str, **changes) -> dict:
+    """An archived counterexample's JSON with the attribution computed on today's model, then ``changes`` applied."""
+    from isrlab.properties.replay import attribution_of
+
+    src = _archived(name)
+    trace = load_trace(str(src))
+    v = next(v for v in replay(trace, with_changes=False).violations if v.invariant == trace.violated)
+    data = json.loads(src.read_text())
+    data["attribution"] = attribution_of(trace, v).to_json()
+    for key, value in changes.items():
+        data["attribution"][key] = value
+    return data
+
+
+def test_a_failure_names_its_attribution_and_how_to_see_it(tmp_path):
+    """A counterexample whose recorded attribution still holds passes; one recording another bug fails with the
+    bug it is attributed to now, the replays behind that, and the commands that show it (paths as given, relative);
+    a fixed one that fails anyway says which known bug its violation is."""
+    project = tmp_path / "p"
+    traces = project / "traces"
+    traces.mkdir(parents=True)
+    (traces / "attributed.json").write_text(json.dumps(_attributed("no-kip-320-log_matching")))
+    (traces / "misattributed.json").write_text(json.dumps(_attributed("no-kafka-7164-log_matching",
+                                                                      bugs=["KAFKA-7164"])))
+    (traces / "now-fixed.json").write_text(_with(_archived("no-kip-320-acked_durability"), expect="pass",
+                                                 violated=None, violation=None))
+    r = _pytest(project, "--isrlab-traces", "traces")
+    out = r.stdout
+    assert r.returncode == 1 and "2 failed, 1 passed" in out, out + r.stderr
+    assert ("the violation of log_matching is now attributed to KIP-320, the trace says KAFKA-7164\n"
+            "attribution: log_matching: KIP-320 (with KIP-320 fixed, log_matching holds)\n"
+            "replayed with KAFKA-7164 fixed, log_matching still fails, at step 32; with KIP-320 fixed, log_matching "
+            "holds throughout") in out
+    assert "attribution: committed_prefix: KIP-320 (with KIP-320 fixed, committed_prefix holds)" in out
+    for name in ("misattributed", "now-fixed"):
+        assert (f"see it: isrlab replay traces/{name}.json (step by step), isrlab explain traces/{name}.json "
+                f"(in one sentence and a diagram)") in out
+    assert "isrlab replay traces/attributed.json" not in out
+    assert "Traceback" not in out and str(project) not in out
+
+
+def test_replay_expected_and_explain_compare_the_attribution(tmp_path):
+    """isrlab replay --expected exits 1 on a trace whose violation is now another bug's, saying so; explain shows
+    the attribution and its evidence, and the mismatch."""
+    from click.testing import CliRunner
+
+    from isrlab.cli import main
+
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(_attributed("no-kafka-7164-log_matching")))
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text(json.dumps(_attributed("no-kafka-7164-log_matching", bugs=["KAFKA-7164"])))
+    assert CliRunner().invoke(main, ["replay", "--expected", "--quiet", str(good)]).exit_code == 0
+    r = CliRunner().invoke(main, ["replay", "--expected", "--quiet", str(wrong)])
+    assert r.exit_code == 1 and "NOT as expected" in r.stdout, r.output
+    assert "the violation of log_matching is now attributed to KIP-320, the trace says KAFKA-7164" in r.stdout
+    r = CliRunner().invoke(main, ["explain", str(wrong)])
+    assert r.exit_code == 1, r.output
+    lines = r.stdout.splitlines()
+    assert lines[0] == load_trace(str(wrong)).explanation
+    assert lines[1] == "attribution: log_matching: KIP-320 (with KIP-320 fixed, log_matching holds)"
+    assert "  with KAFKA-7164 fixed, log_matching still fails, at step 32" in lines
+    assert "  with KIP-320 fixed, log_matching holds throughout" in lines
+    assert lines[-1] == ("NOT the trace's attribution: the violation of log_matching is now attributed to KIP-320, "
+                         "the trace says KAFKA-7164")
+    out = json.loads(CliRunner().invoke(main, ["explain", "--json", str(good)]).stdout)
+    assert out["attribution"]["bugs"] == ["KIP-320"] and out["attribution_problem"] is None
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"bugs": ["KAFKA-0000"]}, "attribution: bugs names 'KAFKA-0000', no known bug (isrlab bugs lists them)"),
+    ({"bugs": "KIP-320"}, "schema: attribution/bugs: 'KIP-320' is not of type 'array'"),
+    ({"invariant": "no_such_invariant"}, "attribution: invariant 'no_such_invariant' is no invariant of the catalogue"),
+    ({"step": 10 ** 6}, "attribution: step must be a step of the trace (0 to 32)"),
+    ({"joint": True}, "attribution: joint must be true or false, and true only for two bugs or more"),
+    ({"evidence": [{"fixes": ["nope"], "outcome": "removed"}]},
+     "attribution: evidence 1's fixes names 'nope', no known bug (isrlab bugs lists them)"),
+])
+def test_a_malformed_attribution_is_bad_input(tmp_path, change, message):
+    """One line and exit 2 from replay and explain, a one-line collection error from the plugin; never a traceback."""
+    from click.testing import CliRunner
+
+    from isrlab.cli import main
+
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(_attributed("no-kafka-7164-log_matching", **change)))
+    for args in (["replay", "--expected"], ["replay"], ["explain"]):
+        r = CliRunner().invoke(main, [*args, str(path)])
+        assert r.exit_code == 2 and r.stdout == "", (args, r.output)
+        assert r.stderr.startswith("isrlab: error: ") and r.stderr.count("\n") == 1 and message in r.stderr, r.stderr
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    path.rename(traces / "bad.json")
+    r = _pytest(tmp_path, "--isrlab-traces", "traces")
+    assert r.returncode == 2 and "not an isrlab trace: bad.json" in r.stdout and message in r.stdout, r.stdout
+    assert "Traceback" not in r.stdout
+
+
+def test_verdict_says_how_the_attribution_changed():
+    """Each way a recorded attribution can disagree with today's: another bug, none at all, an UNEXPECTED one now
+    explained, an attribution of another invariant; and a trace with none recorded keeps today's rule."""
+    from isrlab.model.trace import trace_from_json
+
+    def why(name: str, preset=..., **changes) -> tuple:
+        data = _attributed(name, **changes)
+        if preset is not ...:
+            data["preset"] = preset
+        return verdict(replay(trace_from_json(data), with_changes=False))
+
+    assert why("no-kafka-7164-log_matching") == (True, "")
+    ok, text = why("no-kafka-7164-log_matching", bugs=["KIP-320", "KAFKA-7164"], joint=True)
+    assert not ok and text.startswith("the violation of log_matching is now attributed to KIP-320, the trace says "
+                                      "KIP-320 + KAFKA-7164 together\n")
+    ok, text = why("no-kafka-7164-log_matching", bugs=[])
+    assert not ok and text.startswith("the violation of log_matching is now attributed to KIP-320; the trace says no "
+                                      "known fix removes it (UNEXPECTED)\n")
+    # an unflushed-crash loss outside a preset that expects it: the setting is no candidate, so nothing explains it
+    ok, text = why("crash-loses-unflushed-log_matching", preset=None)
+    assert not ok and text.startswith("no known fix removes the violation of log_matching any more; the trace "
+                                      "attributes it to unflushed-crash-loss\nattribution: log_matching: UNEXPECTED")
+    ok, text = why("kafka-0.11-isr_entry_condition", invariant="hw_within_isr")
+    assert not ok and text.startswith("the trace's attribution is of a violation of hw_within_isr, not of "
+                                      "isr_entry_condition, the violation it expects\n")
+    bare = dataclasses.replace(load_trace(str(_archived("no-kafka-7164-log_matching"))), attribution=None)
+    assert verdict(replay(bare, with_changes=False)) == (True, "")
