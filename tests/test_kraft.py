@@ -296,27 +296,78 @@ def test_controlled_shutdown_moves_leadership_then_stops_cleanly():
 
 
 # --------------------------------------------------------------------------- the pending-reset race
-def _race():
-    (path,) = ARCHIVE.glob("*-kafka-3.5-committed_prefix-*.json")
-    return path
+#: the race's trace: the finding's (docs/findings/kraft-pending-reset-race.md, 34 actions, hand-cut from the fuzzer's)
+FINDING = Path(__file__).resolve().parent.parent / "docs" / "findings" / "kraft-pending-reset-race.trace.json"
+#: the presets that pin a KRaft release as shipped (kafka-X.Y), not the variants built on one
+KRAFT_RELEASES = ("kafka-3.3", "kafka-3.5", "kafka-3.6", "kafka-3.7", "kafka-4.0", "kafka-4.1")
+#: where the fuzzer's archived trace of the race (67 actions, found on kafka-3.5) is not enabled: the step it stops at
+FUZZER_TRACE_CUT = {
+    "kafka-3.3": 55,    # broker 0's fetch of step 53 is still in flight there, so its next FetchRequest is not enabled
+    "kafka-4.1": 53,    # the ELR leaves the partition leaderless after the two unclean crashes: nothing to fetch from
+}
 
 
-@pytest.mark.parametrize("name", ["kafka-3.5", "kafka-3.6", "kafka-3.7", "kafka-4.0"])
+def test_the_kraft_releases_are_every_kraft_version_preset():
+    import re
+
+    from isrlab.model.config import PRESETS
+
+    assert tuple(sorted(n for n, p in PRESETS.items()
+                        if p.config.kip_500 and re.fullmatch(r"kafka-\d+\.\d+", n))) == KRAFT_RELEASES
+
+
+@pytest.mark.parametrize("name", KRAFT_RELEASES)
 def test_the_pending_reset_race_breaks_committed_prefix_in_every_kraft_release(name):
-    """A model finding (model/config.py KRAFT_PENDING_RESET): the fuzzer's shrunk kafka-3.5 trace replays on every
-    KRaft release without the ELR, and ends with the controller's ISR holding a follower below the leader's HW."""
-    cfg = preset(name).config
-    trace = load_trace(str(_race()))
+    """Kafka's makeLeader (make_leader_keeps_pending_isr off, every release): the finding's trace breaks
+    committed_prefix at its last step, with the controller's ISR holding a follower below the HW that the leader's
+    ISR does not count; with the model's fix the same 34 actions run with no invariant failing; the attribution names
+    the race alone, a known bug no release preset expects."""
+    from isrlab.model.trace import Trace
+    from isrlab.properties.attribution import attribute, classify
+    from isrlab.properties.replay import replay
+
+    p = preset(name)
+    cfg = p.config
+    assert not cfg.make_leader_keeps_pending_isr
+    trace = load_trace(str(FINDING))
     s = initial_state(cfg)
-    for i, a in enumerate(trace.actions[:-1]):
-        s = apply(cfg, s, a)
+    for i, a in enumerate(trace.actions[:-1], 1):
+        post = apply(cfg, s, a)
+        assert not check_transition(cfg, s, a, post, i), f"step {i} already fails on {name}"
+        s = post
     last = trace.actions[-1]
     post = apply(cfg, s, last)
     found = {v.invariant for v in check_transition(cfg, s, last, post, len(trace.actions))}
     assert "committed_prefix" in found
     leader = post.brokers[2].partitions[P]
     follower = BY_NAME["committed_prefix"].check(cfg, post)["follower"]
-    assert follower in part(post).isr and follower not in leader.isr   # the controller's ISR, not yet the leader's
+    assert follower in part(post).isr and follower not in leader.isr   # the controller's ISR, not the leader's
+    fixed = replay(Trace(config=cfg.replace(make_leader_keeps_pending_isr=True), actions=trace.actions),
+                   with_changes=False)
+    assert fixed.violations == [] and len(fixed.steps) == len(trace.actions)
+    a = attribute(cfg, trace.actions, "committed_prefix", expected=p.bugs)
+    assert (a.bugs, a.joint) == (("pending-reset-race",), False), a.summary()
+    assert classify(p, a) == ("known", ("pending-reset-race",))
+
+
+@pytest.mark.parametrize("name", KRAFT_RELEASES)
+def test_the_fuzzers_trace_of_the_race_on_every_kraft_release(name):
+    """The archived kafka-3.5 trace the fuzzer found: where its actions are enabled it breaks committed_prefix at its
+    last step, holds with the fix, and is the race's by attribution; elsewhere it stops where FUZZER_TRACE_CUT says,
+    with or without the fix."""
+    from isrlab.properties.attribution import attribute
+    from isrlab.properties.shrink import replay_outcome
+
+    (path,) = ARCHIVE.glob("*-kafka-3.5-committed_prefix-*.json")
+    trace = load_trace(str(path))
+    p = preset(name)
+    off = replay_outcome(p.config, trace.actions, "committed_prefix")
+    on = replay_outcome(p.config.replace(make_leader_keeps_pending_isr=True), trace.actions, "committed_prefix")
+    if name in FUZZER_TRACE_CUT:
+        assert off == on == ("cut", FUZZER_TRACE_CUT[name])
+        return
+    assert (off, on) == (("fails", len(trace.actions)), ("holds", None))
+    assert "pending-reset-race" in attribute(p.config, trace.actions, "committed_prefix", expected=p.bugs).bugs
 
 
 def _catch_up(cfg, s, b):
