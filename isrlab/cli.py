@@ -209,6 +209,8 @@ def replay(file: str, as_json: bool, max_changes: int, quiet: bool, check_expect
             "matches_expectation": result.matches_expectation,
             "violations": [v.to_json() for v in result.violations],
             "check_failures": result.check_failures,
+            "attribution": result.attribution.to_json() if result.attribution is not None else None,
+            "attribution_problem": result.attribution_problem,
             "steps": [{"step": r.index, "action": action_to_json(r.action),
                        "changes": [[p, o, n] for p, o, n in r.changes],
                        "violations": [v.invariant for v in r.violations]} for r in result.steps],
@@ -224,6 +226,10 @@ def replay(file: str, as_json: bool, max_changes: int, quiet: bool, check_expect
                        f"{sentence(trace.config, trace.actions, v, trace.start)}")
         for msg in result.check_failures:
             click.echo(f"CHECK FAILED {msg}")
+        if not check_expected and result.attribution is not None:
+            click.echo(f"attribution: {result.attribution.summary()}")
+        if not check_expected and result.attribution_problem is not None:
+            click.echo(f"NOT the trace's attribution: {result.attribution_problem}")
         verdict = "as expected" if result.matches_expectation else "NOT as expected"
         expected = trace.expect if trace.expect == "pass" else f"violation of {trace.violated}"
         click.echo(f"outcome: {result.outcome} ({verdict}; the trace expects {expected}); "
