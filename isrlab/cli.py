@@ -247,15 +247,16 @@ def replay(file: str, as_json: bool, max_changes: int, quiet: bool, check_expect
 
 # --------------------------------------------------------------------------- fuzz
 def _split_presets(names) -> tuple:
-    """The --preset values, with "all" for every preset and commas allowed; InputError for an unknown one."""
-    from .model.config import PRESETS, ConfigError, preset
+    """The --preset values, with "all" for every preset, "main" for the main job's (every preset but those whose bug
+    needs minutes, ``MAIN_JOB_LEAVES_OUT``) and commas allowed; InputError for an unknown one."""
+    from .model.config import PRESETS, ConfigError, main_job_presets, preset
 
     out: list[str] = []
     for value in names or ("kafka-2.4",):
         for name in (n.strip() for n in value.split(",")):
             if not name:
                 continue
-            for n in (sorted(PRESETS) if name == "all" else [name]):
+            for n in (sorted(PRESETS) if name == "all" else main_job_presets() if name == "main" else [name]):
                 try:
                     preset(n)
                 except ConfigError as e:
@@ -279,7 +280,8 @@ def _conf_pairs(pairs) -> dict:
 
 @main.command()
 @click.option("--preset", "preset_names", multiple=True, metavar="NAME", type=PRESET,
-              help="Preset to fuzz (repeatable, or comma-separated; 'all' for every preset). Default kafka-2.4.")
+              help="Preset to fuzz (repeatable, or comma-separated; 'all' for every preset, 'main' for every preset "
+                   "but those whose bug needs minutes, which it names). Default kafka-2.4.")
 @click.option("--master", default="local[*]", show_default=True,
               help="Spark master: local[*] (embedded), local[N], spark://HOST:PORT, anything spark-submit "
                    "accepts; 'none' runs in this process without Spark and stops at the first violation.")
@@ -341,6 +343,12 @@ def fuzz(preset_names, master, shards, seed, runs, budget, engine, max_steps, ex
     from .campaign import CampaignSpec
 
     names = _split_presets(preset_names)
+    if any(n.strip() == "main" for v in preset_names for n in v.split(",")):
+        from .model.config import MAIN_JOB_LEAVES_OUT
+
+        _log("isrlab: the main job leaves out the presets whose bug needs minutes: " + "; ".join(
+            f"{n} ({why})" for n, why in MAIN_JOB_LEAVES_OUT.items()) + ". Run one with: isrlab fuzz --preset NAME "
+            "--budget 900 --expected")
     conf_map = _conf_pairs(conf)
     if runs is None and budget is None:
         budget = 30.0

@@ -180,5 +180,5 @@ def invariant_names() -> list[str]:
     return [inv.name for inv in CATALOGUE] + [lv.name for lv in LIVENESS]
 
 
-PRESET = Names(preset_names, extra=("all",))
+PRESET = Names(preset_names, extra=("all", "main"))
 INVARIANT = Names(invariant_names)

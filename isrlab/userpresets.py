@@ -76,6 +76,8 @@ def parse(table: dict, where: str) -> list:
         at = f"{where}: presets.{name}"
         if name in PRESETS and name not in SOURCES:
             raise InputError(f"{at}: {name} is a built-in preset; give yours another name")
+        if name in ("all", "main"):
+            raise InputError(f"{at}: {name!r} names a group of presets on the command line; give yours another name")
         if not name or len(name) > 64 or not all(c.isalnum() or c in "-_." for c in name):
             raise InputError(f"{at}: a preset name is 1-64 letters, digits, '-', '_' or '.'")
         if not isinstance(body, dict):

@@ -892,6 +892,26 @@ for _p in PRESETS.values():
 
 DEFAULT_PRESET = "kafka-2.4"
 
+#: the breaking presets the main job (``isrlab fuzz --preset main``, what ``./run main`` runs) leaves out, and why:
+#: their expected bug is not found by the guided search in every seed within about half a minute of one core
+#: (benchmarks/attributed_finds.py, 5 seeds capped at 30 s; the figures in benchmarks/RESULTS.md).  Every other
+#: preset is in the main job.
+MAIN_JOB_LEAVES_OUT = {
+    "kafka-2.7": "KAFKA-13091 found in 4 of 5 seeds within 30 s (median 20 s)",
+    "kafka-2.8": "KAFKA-13091 found in 3 of 5 seeds within 30 s",
+    "no-kafka-13091": "KAFKA-13091 found in 2 of 5 seeds within 30 s",
+    "kraft-no-partition-epoch-check": "the guided search meets only the pending-reset race (0 of 5 seeds within 30 s, "
+                                      "0 of 3 within 60 s); isrlab explore finds the bug itself",
+    "no-kafka-15221": "KAFKA-15221 found in 1 of 5 seeds within 30 s",
+    "no-kafka-2143": "the fuzzers meet kafka-0.10.2's own losses (KIP-101, KIP-320) first: 0 of 5 seeds within 30 s",
+    "no-kip-903": "KAFKA-14139's race takes minutes to half an hour of one core",
+}
+
+
+def main_job_presets() -> tuple:
+    """The presets of the main job: every preset but those MAIN_JOB_LEAVES_OUT names, in name order."""
+    return tuple(n for n in sorted(PRESETS) if n not in MAIN_JOB_LEAVES_OUT)
+
 
 def preset(name: str) -> Preset:
     try:
