@@ -826,6 +826,7 @@ class ExploreResult:
     compressed: bool = False      # chains of single-successor states stepped through, not stored
     chain_states: int = 0         # states stepped through inside chains (not stored, not counted above)
     settled: int = 0              # stored states the liveness sample settled (``settle_every``)
+    passed: int = 0               # violations the judge let the search go on past (``judge``)
     queue: int = 0                # states found and not yet expanded
     cpu_seconds: float = 0.0      # this process's CPU time (the figure a loaded machine does not inflate)
     #: why a search that is not complete stopped: "violation", "budget", "max_states", "max_depth"; None if complete
@@ -885,7 +886,7 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
             invariants=SAFETY, symmetry: bool = False, stop_at_first: bool = True, keep_graph: bool = False,
             max_states: int | None = None, progress=None, should_stop=None, compress: bool = True,
             go_on_past=frozenset(), max_queue: int | None = None, settle_every: int = 0,
-            liveness=()) -> ExploreResult:
+            liveness=(), judge=None) -> ExploreResult:
     """Breadth-first search of every state reachable from ``initial_state(cfg)`` within the bounds.
 
     Parameters
@@ -907,6 +908,12 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
     go_on_past : names of invariants whose violations do not stop the search (TLC's ``-continue``, per invariant):
         the shortest trace of each is recorded, that invariant is no longer checked, and the search goes on through
         the violating state, so a violation already known does not hide a longer one behind it.
+    judge : ``judge(name, facts, actions) -> bool``, asked of each safety violation of an invariant not in
+        ``go_on_past`` where it first fails on its path (``actions``, the trace to it): True passes it (it is not
+        recorded in ``found``; the search goes on through it, and ``name`` is checked no more on the paths through
+        that state, where it already failed, but still everywhere else, so another path's violation of it is judged
+        in its turn); False records it like any violation.  None: every violation is recorded.  The engine knows
+        nothing of what the judge decides by (the command attributes each violation to known bugs).
     keep_graph : keep the representative states and every edge (for ``graph``, liveness and coverage).
     max_states : stop (incomplete) after this many distinct states.
     progress : called as ``progress(result)`` every ``PROGRESS_EVERY`` stored states (the caller decides what to
@@ -943,7 +950,7 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
     try:
         return _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eager_tasks, without, invariants,
                         symmetry, stop_at_first, keep_graph, max_states, progress, should_stop, compress,
-                        frozenset(go_on_past), max_queue, settle_every, tuple(liveness))
+                        frozenset(go_on_past), max_queue, settle_every, tuple(liveness), judge)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -951,7 +958,7 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
 
 def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eager_tasks, without, invariants, symmetry,
              stop_at_first, keep_graph, max_states, progress, should_stop=None, compress=True,
-             go_on_past=frozenset(), max_queue=None, settle_every=0, liveness=()) -> ExploreResult:
+             go_on_past=frozenset(), max_queue=None, settle_every=0, liveness=(), judge=None) -> ExploreResult:
     if settle_every:
         from .settle import settle
     unknown = [n for n in liveness if n not in LIVENESS]
@@ -986,6 +993,8 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
     errors = s0.ghost.errors_seen
     wit = set(inv.name for inv in WITNESSES if inv.check(cfg, s0))
     n_inv = len(invariants)
+    #: with a judge, each frontier state carries the bits of the invariants passed on its path (not checked below it)
+    bits = {inv.name: 1 << k for k, inv in enumerate(invariants)}
 
     def note(inv_name, facts, sid, actions):
         # the shortest trace of each invariant; with stop_at_first only the shortest violations at all of the
@@ -1015,21 +1024,36 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
             return bool(stops) and max(stops) <= d + 1
         return len(found) == n_inv and max(len(f.actions) for f in found.values()) <= d + 1
 
-    # Which invariants a transition must check depends only on the parts it changed (a small bit mask) and on which
-    # invariants are already found: the lists are built once per mask and dropped whenever ``found`` changes.
+    def take(items, sid, tr) -> int:
+        """Record the violations ``items`` ((invariant, facts) on the way to state sid, by trace tr), or pass those
+        the judge lets the search go on past: the bits of the passed ones."""
+        passed = 0
+        for name, facts in items:
+            if judge is not None and name not in go_on_past and judge(name, facts, tr):
+                passed |= bits[name]
+                res.passed += 1
+            else:
+                note(name, facts, sid, tr)
+        items.clear()
+        return passed
+
+    # Which invariants a transition must check depends only on the parts it changed (a small bit mask), on which
+    # invariants are already found and on those passed on its path (``mask``, 0 without a judge): the lists are built
+    # once per (changed, mask) and dropped whenever ``found`` changes.
     state_plan: dict = {}
     step_plan: dict = {}
 
-    def plan(checks, memo, changed) -> tuple:
-        out = memo[changed] = tuple(inv for inv in checks if inv.name not in found
-                                    and (inv.reads is None or inv.reads & changed))
+    def plan(checks, memo, changed, mask) -> tuple:
+        out = memo[changed if not mask else (changed, mask)] = tuple(
+            inv for inv in checks if inv.name not in found and not bits[inv.name] & mask
+            and (inv.reads is None or inv.reads & changed))
         return out
 
-    def check_state(t, changed):
+    def check_state(t, changed, mask=0):
         """The state invariants on t, whose predecessor held every invariant not yet found: True if one fails."""
-        invs = state_plan.get(changed)
+        invs = state_plan.get(changed if not mask else (changed, mask))
         if invs is None:
-            invs = plan(state_checks, state_plan, changed)
+            invs = plan(state_checks, state_plan, changed, mask)
         bad = False
         for inv in invs:
             facts = inv.check(cfg, t)
@@ -1038,10 +1062,10 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
                 bad = True
         return bad
 
-    def check_step(s, a, t, changed) -> bool:
-        invs = step_plan.get(changed)
+    def check_step(s, a, t, changed, mask=0) -> bool:
+        invs = step_plan.get(changed if not mask else (changed, mask))
         if invs is None:
-            invs = plan(step_checks, step_plan, changed)
+            invs = plan(step_checks, step_plan, changed, mask)
         bad = False
         for inv in invs:
             facts = inv.check(cfg, s, a, t)
@@ -1055,11 +1079,14 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
     for inv in state_checks:
         facts = inv.check(cfg, s0)
         if facts is not None:
-            note(inv.name, facts, 0, [])
+            pending.append((inv.name, facts))
+    mask0 = take(pending, 0, [])
     # Frontier: (depth, id) in a heap.  Without compression every edge adds 1 and this is BFS's FIFO order exactly
     # (ids are numbered in discovery order, depths never decrease along it); with chains, Dijkstra's order.
     heap = [(0, 0)]
-    states_by_id = {0: (s0, None)}  # frontier states (and their actions, if known), dropped once expanded
+    # frontier states (their actions, if known, and the bits of the invariants passed on their path), dropped once
+    # expanded
+    states_by_id = {0: (s0, None, mask0)}
     stopped = stop_at_first and any(n not in go_on_past for n in found)
     if stopped:
         res.stop_reason = "violation"
@@ -1083,7 +1110,7 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
             stopped = True
             res.stop_reason = "violation"
             break
-        s, acts = states_by_id.pop(i)
+        s, acts, mask = states_by_id.pop(i)
         if max_depth is not None and d >= max_depth:
             complete = False
             res.stop_reason = res.stop_reason or "max_depth"
@@ -1104,7 +1131,7 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
             changed = changes(s, t)
             path = [a]
             dd = d + 1
-            bad = check_step(s, a, t, changed)
+            bad = check_step(s, a, t, changed, mask)
             t_acts = None
             k = key(t)
             j = seen.get(k)
@@ -1115,7 +1142,7 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
                 t_acts = explorer_actions(cfg, t, eager_tasks, without)
                 if len(t_acts) != 1 or type(t_acts[0]) is Tick:
                     break   # a clock tick ends a chain, so a cycle of single-successor states meets the seen set
-                if check_state(t, changed):
+                if check_state(t, changed, mask):
                     bad = True
                     break
                 if len(wit) < len(WITNESSES):
@@ -1136,19 +1163,17 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
                 changed = changes(t, u)
                 path.append(b)
                 dd += 1
-                bad = check_step(t, b, u, changed)
+                bad = check_step(t, b, u, changed, mask)
                 t, t_acts, k = u, None, None
             if t is None:
                 continue
             if k is None:
                 k = key(t)
                 j = seen.get(k)
+            passed = 0
             if pending_step:
                 jj = len(parent) if j is None else j   # the post state is recorded so the trace can be replayed
-                tr = res.trace_to(i) + path
-                for name, facts in pending_step:
-                    note(name, facts, jj, tr)
-                pending_step.clear()
+                passed = take(pending_step, jj, res.trace_to(i) + path)
             if j is None:
                 j = len(parent)
                 seen[k] = j
@@ -1157,7 +1182,7 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
                 depths.append(dd)
                 if dd > res.depth:
                     res.depth = dd
-                states_by_id[j] = (t, t_acts)
+                states_by_id[j] = (t, t_acts, mask | passed)
                 heappush(heap, (dd, j))
                 if keep_graph:
                     res.states.append(t)
@@ -1165,11 +1190,10 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
                     for inv in WITNESSES:
                         if inv.name not in wit and inv.check(cfg, t):
                             wit.add(inv.name)
-                if pending or check_state(t, changed):
-                    tr = res.trace_to(j)
-                    for name, facts in pending:
-                        note(name, facts, j, tr)
-                    pending.clear()
+                if pending or check_state(t, changed, mask | passed):
+                    passed |= take(pending, j, res.trace_to(j))
+                    if passed:
+                        states_by_id[j] = (t, t_acts, mask | passed)
                 elif settle_every and j % settle_every == 0:
                     r = settle(cfg, t, dd, liveness or None)
                     res.settled += 1
@@ -1182,16 +1206,17 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
                 parent[j] = i
                 via[j] = a if len(path) == 1 else tuple(path)
                 depths[j] = dd
-                states_by_id[j] = (t, t_acts)
+                # the bits of both paths: an invariant j itself fails was passed when j was stored
+                states_by_id[j] = (t, t_acts, states_by_id[j][2] | mask | passed)
                 heappush(heap, (dd, j))
                 for name, f in list(found.items()):
                     if f.state == j and len(f.actions) > dd:   # a violation in j itself: shorter now too
                         found[name] = Found(Violation(name, dd, f.violation.facts), j, res.trace_to(j))
             if pending:   # a violating chain state already stored: its trace is the stored one
-                tr = res.trace_to(j)
-                for name, facts in pending:
-                    note(name, facts, j, tr)
-                pending.clear()
+                passed = take(pending, j, res.trace_to(j))
+                if passed and j in states_by_id:
+                    f = states_by_id[j]
+                    states_by_id[j] = (f[0], f[1], f[2] | passed)
             if edges is not None:
                 edges.append((i, j, a))
             if enough(d):
