@@ -66,8 +66,9 @@ def _bounds_help(name: str) -> str:
 @click.option("--continue-past", "continue_past", multiple=True, metavar="NAME",
               help="Invariants whose violations do not stop the search (repeatable; `--continue-past none` for "
                    "none): each one's shortest trace is kept and the search goes on past it, like TLC's -continue. "
-                   "(default: those the preset is known to break besides its own bug, so a known violation does "
-                   "not hide the bug or end a passing preset's search)")
+                   "(default: the search goes on past every violation attributed to a known bug other than the "
+                   "preset's own, so a known bug neither hides another nor ends a passing preset's search, and stops "
+                   "at one no known bug's fix removes; `isrlab bugs` lists them)")
 @click.option("--liveness", is_flag=True, help="Keep the state graph and check the liveness properties (SCCs).")
 @click.option("--settle-every", "settle_every", type=Count(0, 10 ** 6), default=None,
               help=_bounds_help("Check liveness on a sample: settle every N-th stored state as the fuzzers settle a "
@@ -90,9 +91,10 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
     Checks every safety invariant on every state and transition; on a violation prints and archives the
     shortest trace to it (a minimal counterexample) and exits 1. Bounds not given are the preset's
     (they allow a crash or a session expiration; the README's table says which presets' searches
-    complete or find their bug with them). The result says what stopped a search that did not
-    complete: a violation, --budget, --max-states or --max-depth; a line says when a breaking
-    preset's own bug was not found. Progress goes to stderr.
+    complete or find their bug with them). Each violation is attributed to the known bugs whose fix
+    removes it (`isrlab bugs`); the result names the preset's bugs found and not found and every
+    violation no known fix explains (UNEXPECTED). It says what stopped a search that did not
+    complete: a violation, --budget, --max-states or --max-depth. Progress goes to stderr.
 
     Example (KAFKA-7128; the README gives each preset's time): isrlab explore --preset kafka-0.11
     """
@@ -103,6 +105,7 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
     from .properties.budget import Deadline
     from .properties.explore import (ExplorerError, LIVENESS, check_liveness, coverage, explore as run_explore,
                                      search_args)
+    from .properties.attribution import classify, preset_result
     from .properties.invariants import BY_NAME, SAFETY, Violation
     from .properties.replay import replay as run_replay
     from .inputs import check_output_folder
@@ -139,66 +142,86 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
 
     check_safety(invariants, "")
     checked = tuple(BY_NAME[n] for n in invariants) if invariants else SAFETY
+    go_on = ()
     if continue_past:
         go_on = () if [c.lower() for c in continue_past] == ["none"] else tuple(continue_past)
         check_safety(go_on, " for --continue-past", ", or none")
-    elif invariants:
-        go_on = ()   # the invariants asked for are the search's goal
-    else:
-        go_on = default_continue_past(p)
     if liveness and max_time is not None:
         raise InputError("--liveness needs time to diverge: drop --max-time")
+    # By default every violation is attributed as the search meets it (KnownBugs) and the search goes on past those
+    # of known bugs; --continue-past names the invariants to go on past instead (attributed once the search ends).
+    judge = None if continue_past else KnownBugs(p, cfg)
     deadline = Deadline(budget)  # the whole command's budget: the search, and the --symmetry comparison
     progress = None if quiet else Progress(preset_name)
     try:
         res = run_explore(cfg, **search_kw, max_depth=max_depth, invariants=checked, symmetry=symmetry,
                           stop_at_first=not all_violations, keep_graph=liveness, progress=progress,
-                          should_stop=deadline, compress=not no_compress, go_on_past=go_on)
+                          should_stop=deadline, compress=not no_compress, go_on_past=go_on, judge=judge)
     except ExplorerError as e:
         raise InputError(str(e)) from None
     finally:
         if progress is not None:
             progress.close()
-    summary = {"preset": preset_name, "expected": p.expected, "config": cfg.to_json(),
+    attributions = judge if judge is not None else KnownBugs(p, cfg)
+    summary = {"preset": preset_name, "expected": p.expected, "expected_bugs": list(p.bugs),
+               "known_bugs": [b.id for b in p.known_bugs], "config": cfg.to_json(),
                "bounds": {**search_kw, "max_depth": max_depth, "without": sorted(without)},
-               "bounds_from_preset": from_preset, "continue_past": list(go_on),
+               "bounds_from_preset": from_preset, "continue_past": list(go_on), "past_known_bugs": judge is not None,
                "symmetry": symmetry, "distinct_states": res.distinct_states, "chain_states": res.chain_states,
                "compressed": res.compressed, "transitions": res.transitions,
                "pruned": res.pruned, "depth": res.depth, "complete": res.complete, "stop_reason": res.stop_reason,
                "budget_s": budget, "stopped_by_budget": res.stopped_by_budget,
                "seconds": round(res.seconds, 3), "cpu_seconds": round(res.cpu_seconds, 3),
                "states_per_second": round(res.states_per_second),
+               "passed_violations": res.passed, "attributions_made": attributions.made,
+               "attribution_seconds": round(attributions.seconds, 3),
                "kinds": res.kinds, "violations": []}
     if symmetry and not res.stopped_by_budget:
         full = run_explore(cfg, **search_kw, max_depth=max_depth, invariants=checked,
                            stop_at_first=not all_violations, should_stop=deadline, compress=not no_compress,
-                           go_on_past=go_on)
+                           go_on_past=go_on, judge=None if judge is None else KnownBugs(p, cfg))
         if full.stopped_by_budget:
             summary["stopped_by_budget"] = True
         else:
             summary["states_without_symmetry"] = full.distinct_states
             summary["symmetry_reduction"] = round(full.distinct_states / res.distinct_states, 3)
     summary["settled_states"] = res.settled
-    for name, f in res.found.items():
+    # what is reported: each violation the search recorded (one that stopped it, or one kept by --continue-past or
+    # --all-violations), then the shortest of each attribution it went on past
+    reported = [(name, f.actions, f.violation, False) for name, f in res.found.items()]
+    reported += [(name, acts, Violation(name, len(acts), facts), True)
+                 for (name, _k, _b), (acts, facts) in attributions.passed.items()]
+    reported.sort(key=lambda r: len(r[1]))   # in the order a breadth-first search meets them
+    shortest = {}
+    for name, acts, _v, _p in reported:
+        shortest[name] = min(len(acts), shortest.get(name, len(acts)))
+    credited = []
+    for name, actions, found_v, passed in reported:
         sampled = name in LIVENESS   # found by settling a sample of the states: the path to one, not the shortest
-        provenance = {"engine": "explore", "bounds": summary["bounds"], "minimal": not sampled,
-                      "distinct_states": res.distinct_states}
+        provenance = {"engine": "explore", "bounds": summary["bounds"],
+                      "minimal": not sampled and len(actions) == shortest[name], "distinct_states": res.distinct_states}
         if sampled:
             # as a fuzzer's: the prefix, then the settling steps that show the cluster stuck (``settle_from``)
             from .archive import counterexample
 
-            trace = counterexample(preset_name, cfg, f.actions, name, provenance, len(f.actions)).trace
+            trace = counterexample(preset_name, cfg, actions, name, provenance, len(actions)).trace
             v = Violation(**trace.violation)
         else:
-            trace = Trace(config=cfg, actions=list(f.actions), expect="violation", violated=name, preset=preset_name,
+            trace = Trace(config=cfg, actions=list(actions), expect="violation", violated=name, preset=preset_name,
                           provenance=provenance)
             rr = run_replay(trace)
-            v = next((x for x in rr.violations if x.invariant == name), f.violation)
+            v = next((x for x in rr.violations if x.invariant == name), found_v)
             trace.violation = v.to_json()
             trace.explanation = sentence(cfg, trace.actions, v)
-        item = {"invariant": name, "liveness": sampled, "length": len(trace.actions),
+        a = attributions.attribution(name, trace.actions)
+        kind, bugs = classify(p, a)
+        credited.append(a)
+        trace.attribution = a.to_json()   # archive.counterexample does not attach it (yet): the archived file has it
+        item = {"invariant": name, "liveness": sampled, "length": len(trace.actions), "passed": passed,
+                "minimal": trace.provenance.get("minimal", False),
                 "settle_from": trace.provenance.get("settle_from"), "violation": v.to_json(),
-                "explanation": trace.explanation, "actions": trace.to_json()["actions"]}
+                "explanation": trace.explanation, "attribution": a.to_json(), "attributed": a.summary(),
+                "kind": kind, "bugs": list(bugs), "actions": trace.to_json()["actions"]}
         if not no_archive:
             from .archive import archive_counterexample
 
@@ -206,6 +229,10 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
             path, written = archive_counterexample(out, preset_name, trace)
             item.update(trace_file=path, newly_archived=written)
         summary["violations"].append(item)
+    result = preset_result(p, credited)
+    if not p.bugs and not result["unexpected"] and result["known"]:
+        result["verdict"] = "known bugs only"   # a preset expected to pass met violations, all of known bugs
+    summary["result"] = {**result, "text": verdict_text(p, result, res.complete)}
     live_failed = False
     if liveness:
         summary["coverage"] = coverage(res)
@@ -218,9 +245,13 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
                                          "holds": lasso is None,
                                          "lasso": None if lasso is None else lasso.to_json()}
             live_failed |= lasso is not None
-    summary["missed_bug"] = missed_bug_text(preset_name, p.expected, p.breaks, res, budget, max_states, max_depth,
-                                            checked, go_on, b["settle_every"] > 0 or liveness,
-                                            {n for n, r in (summary.get("liveness") or {}).items() if not r["holds"]})
+    stopper = next((i for i in summary["violations"] if not i["passed"] and i["invariant"] not in go_on), None)
+    summary["missed_bug"] = missed_bug_text(
+        preset_name, p.expected, p.bugs, result["found"], res, budget, max_states, max_depth, checked,
+        None if stopper is None else (stopper["invariant"], stopper["attributed"]),
+        b["settle_every"] > 0 or liveness,
+        {n for n, r in (summary.get("liveness") or {}).items() if not r["holds"]})
+    known_only = bool(summary["violations"]) and not result["unexpected"]
     if as_json:
         click.echo(json.dumps(summary, indent=1))
     else:
@@ -229,23 +260,31 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
         click.echo(f"{preset_name}: {res.visited:,} states ({res.distinct_states:,} stored, {res.chain_states:,} "
                    f"stepped through in chains), {res.transitions:,} transitions ({res.pruned:,} pruned), depth "
                    f"{res.depth}, {res.seconds:.1f} s ({summary['states_per_second']:,} states/s), "
-                   f"{status_text(res, budget, max_states, max_depth, all_violations, go_on)}")
-        if go_on:
-            click.echo(f"going on past violations of {', '.join(go_on)} (known to the preset; "
-                       f"`--continue-past none` stops at the first violation of any invariant)")
+                   + status_text(res, budget, max_states, max_depth, all_violations, bool(summary["violations"]),
+                                 known_only))
+        if judge is not None and res.passed:
+            click.echo(f"going on past violations attributed to known bugs (`isrlab bugs`; `--continue-past none` "
+                       f"stops at the first violation): {res.passed:,} violating states passed, "
+                       f"{attributions.made:,} attributed in {attributions.seconds:.1f} s")
+        elif go_on:
+            click.echo(f"going on past violations of {', '.join(go_on)} (--continue-past)")
         if symmetry and "symmetry_reduction" not in summary:
             click.echo("symmetry: reduction not measured (stopped by --budget)")
         elif symmetry:
             click.echo(f"symmetry: {summary['states_without_symmetry']:,} states without, reduction x"
                        f"{summary['symmetry_reduction']}")
         for item in summary["violations"]:
-            past = " (known to the preset; the search went on past it)" if item["invariant"] in go_on else ""
+            past = "; the search went on past it" if item["passed"] or item["invariant"] in go_on else ""
             if item["liveness"]:
                 click.echo(f"VIOLATION {item['invariant']} (liveness): the cluster does not settle after "
                            f"{item['settle_from']} actions (the path to the first sampled state that does not "
                            f"settle), then {item['length'] - item['settle_from']} settling steps")
             else:
-                click.echo(f"VIOLATION {item['invariant']}: minimal trace of {item['length']} actions{past}")
+                how = "minimal trace" if item["minimal"] else "shortest trace with this attribution"
+                click.echo(f"VIOLATION {item['invariant']}: {how} of {item['length']} actions{past}")
+            label = {"found": "the preset's bug", "known": "a known bug, not the preset's",
+                     "unexpected": "UNEXPECTED"}[item["kind"]]
+            click.echo(f"attributed ({label}): {item['attributed']}")
             click.echo(item["explanation"])
             if "trace_file" in item:
                 verb = "archived as" if item["newly_archived"] else "already archived as"
@@ -259,34 +298,96 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
                 else:
                     la = r["lasso"]
                     click.echo(f"liveness {name} ({r['reference']}): FAILS: lasso with a prefix of "
-                               f"{len(la['prefix'])} and a cycle of {len(la['cycle'])} actions")
+                               f"{len(la['prefix'])} and a cycle of {len(la['cycle'])} actions (not attributed)")
             cov = summary["coverage"]
             click.echo(f"reachable: {len(cov['action_kinds'])} action kinds, errors {', '.join(cov['errors'])}; "
                        f"witnesses {', '.join(cov['witnesses']) or 'none'}")
-        if not res.found:
-            where = "" if res.complete else " in the states searched before the search stopped"
-            click.echo(f"no violation{where} (preset expects: {p.expected})")
+        click.echo(f"{preset_name}: {summary['result']['text']}")
         if summary["missed_bug"]:
             click.echo(summary["missed_bug"])
-    sys.exit(EXIT_VIOLATION if (res.found or live_failed) else EXIT_OK)
+    sys.exit(EXIT_VIOLATION if (summary["violations"] or live_failed) else EXIT_OK)
 
 
-def default_continue_past(p) -> tuple:
-    """The safety invariants the preset ``p`` is known to break besides its own bug (``Preset.also_breaks``): the
-    violations a default search goes on past, so that a known, shorter one neither hides the preset's bug nor ends
-    a passing preset's search."""
-    from .properties.invariants import BY_NAME, SAFETY
+class KnownBugs:
+    """The explorer's judge: attributes each violation it meets and passes known bugs', so none hides another."""
 
-    return tuple(n for n in p.also_breaks if n != p.expected and n in BY_NAME and BY_NAME[n] in SAFETY)
+    # Per violation, not per invariant as ``go_on_past`` is: the invariants the known bugs break overlap (a dozen
+    # break committed_prefix), so passing an invariant for good once a known bug broke it would hide every later
+    # violation of it, the preset's own bug's or a new one's.  The engine stops checking an invariant only below the
+    # state where it failed and was passed, and asks again wherever it first fails on another path; those states are
+    # few next to the search's (the command prints how many, and the seconds their attribution took), each attributed
+    # once by a replay of its trace per known bug present.  It stops at a violation no known fix explains, and at the
+    # preset's own bugs once all are found (the search's goal).
+
+    def __init__(self, p, cfg):
+        self.p, self.cfg = p, cfg
+        self.memo: dict = {}
+        #: (invariant, kind, bugs) -> (actions, facts): the shortest violation passed with each classification
+        #: (``classify``: "found" or "known", and the bugs credited)
+        self.passed: dict = {}
+        self.found: set = set()
+        self.made = 0
+        self.seconds = 0.0
+
+    def attribution(self, name: str, actions):
+        """The attribution of a violation of ``name`` on ``actions``, each trace attributed once."""
+        import time
+
+        from .properties.attribution import attribute
+
+        key = (name, tuple(actions))
+        a = self.memo.get(key)
+        if a is None:
+            t0 = time.perf_counter()
+            a = self.memo[key] = attribute(self.cfg, actions, name, expected=self.p.bugs)
+            self.seconds += time.perf_counter() - t0
+            self.made += 1
+        return a
+
+    def __call__(self, name: str, facts, actions) -> bool:
+        """True (go on past it) for a known bug's violation, the preset's own too until all of them are found."""
+        from .properties.attribution import classify
+
+        a = self.attribution(name, actions)
+        kind, bugs = classify(self.p, a)
+        if kind == "unexpected":
+            return False
+        if kind == "found":
+            self.found.update(bugs)
+            if set(self.p.bugs) <= self.found:
+                return False   # every bug the preset expects is found: this one ends the search
+        k = (name, kind, bugs)   # one per invariant and credited bugs (those known to break it), as classify says
+        old = self.passed.get(k)
+        if old is None or len(actions) < len(old[0]):
+            self.passed[k] = (list(actions), facts)
+        return True
 
 
-def status_text(res, budget, max_states, max_depth, all_violations, go_on=()) -> str:
+def verdict_text(p, r: dict, complete: bool) -> str:
+    """The preset's result in one line; a preset expected to pass that met known bugs is not "as expected"."""
+    met = f"; other known bugs met: {', '.join(r['known'])}" if r["known"] else ""
+    if r["unexpected"]:
+        names = ", ".join(sorted({u["invariant"] for u in r["unexpected"]}))
+        found = f"; bugs found: {', '.join(r['found'])}" if r["found"] else ""
+        return (f"UNEXPECTED: {len(r['unexpected'])} violation(s) of {names} that no known bug's fix removes"
+                + found + met)
+    if p.bugs:
+        if r["not_found"]:
+            return (f"not found: {', '.join(r['not_found'])}" + (f" (found: {', '.join(r['found'])})" if r["found"]
+                                                                  else "") + met)
+        return f"as expected: found {', '.join(r['found'])}" + met
+    if r["known"]:
+        return (f"known bugs only: met {', '.join(r['known'])}, which the preset contains (it expects to pass); "
+                f"each violation is removed by one's fix")
+    return "as expected: no violation" + ("" if complete else " in the states searched before the search stopped")
+
+
+def status_text(res, budget, max_states, max_depth, all_violations, violations=False, known_only=False) -> str:
     """How the search ended, naming the bound or limit that stopped one that is not complete."""
     if res.complete:
-        if res.found and all(n in go_on for n in res.found):
-            return "complete: every state within the bounds checked, only violations known to the preset found"
-        return "complete: every state within the bounds checked" + (
-            ", violations found" if res.found else "")
+        if violations and known_only:
+            return "complete: every state within the bounds checked, only violations of known bugs found"
+        return "complete: every state within the bounds checked" + (", violations found" if violations else "")
     if res.stop_reason == "violation":
         return "stopped at the first violation (--all-violations goes on)" if not all_violations else \
             "stopped: a violation of every invariant found"
@@ -299,34 +400,32 @@ def status_text(res, budget, max_states, max_depth, all_violations, go_on=()) ->
     return "INCOMPLETE"  # pragma: no cover
 
 
-def missed_bug_text(name: str, expected: str, known, res, budget, max_states, max_depth, checked,
-                    go_on=(), settling=False, lassos=frozenset()) -> str | None:
-    """One line when a breaking preset's own bug was not found: not within completed bounds, or the search stopped
-    (naming what stopped it) before reaching it, or (a liveness bug) no liveness check was asked for; None when
-    found, expected to pass, or a safety invariant not checked.  ``settling``: the search settled a sample of its
-    states (``--settle-every``) or checked the graph's lassos (``--liveness``; ``lassos`` names those that failed)."""
+def missed_bug_text(name: str, expected: str, bugs, found, res, budget, max_states, max_depth, checked,
+                    stopped_at=None, settling=False, lassos=frozenset()) -> str | None:
+    """One line saying why a breaking preset's own bugs were not all found (attributed), or None: what to try next."""
     from .properties.invariants import LIVENESS_BY_NAME
 
-    if expected == "pass" or expected in res.found or expected in lassos:
+    missing = [x for x in bugs if x not in found]
+    if expected == "pass" or not missing or expected in lassos:
         return None
+    what = f"{name}'s bug ({', '.join(missing)}: {expected})"
     if expected in LIVENESS_BY_NAME:
         if not settling:
-            return (f"{name}'s bug ({expected}) is a liveness property, which this search did not check: "
+            return (f"{what} is a liveness property, which this search did not check: "
                     f"`--settle-every 8` settles a sample of the states, `--liveness` checks the whole graph")
     elif expected not in {i.name for i in checked}:
         return None
     fuzz = f"`isrlab fuzz --preset {name}` searches further"
     if res.complete:
-        return (f"{name}'s bug ({expected}) is not within these bounds: try larger ones (`isrlab explore --help`), "
-                f"or {fuzz}")
-    if res.stop_reason == "violation":
-        first = next(n for n in res.found if n not in go_on)
-        how = "one the preset is known to break as well" if first in known else "another invariant"
-        return (f"{name}'s bug ({expected}) not reached: the search stopped at the first violation, {first} ({how}); "
+        return (f"{what} is not within these bounds (no violation found is attributed to it): try larger ones "
+                f"(`isrlab explore --help`), or {fuzz}")
+    if res.stop_reason == "violation" and stopped_at is not None:
+        inv, why = stopped_at
+        return (f"{what} not reached: the search stopped at a violation of {inv} ({why}); "
                 f"`--invariant {expected}` looks for it alone, or {fuzz}")
     why = {"budget": f"--budget {budget:g} s" if budget is not None else "the budget",
            "max_states": f"--max-states {max_states:,}", "max_depth": f"--max-depth {max_depth}"}
-    return (f"{name}'s bug ({expected}) not found before {why.get(res.stop_reason, res.stop_reason)} stopped the "
+    return (f"{what} not found before {why.get(res.stop_reason, res.stop_reason)} stopped the "
             f"search: raise it, or {fuzz}")
 
 

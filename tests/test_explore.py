@@ -358,6 +358,9 @@ def test_cli_explore_breaks_and_archives(tmp_path):
     trace = load_trace(v["trace_file"])
     assert trace.provenance["engine"] == "explore" and trace.violated == "acked_durability"
     assert first_violation(trace.config, trace.actions, "acked_durability")[0] == 15
+    # the archived file says which known bug it is: the preset's own, whose fix removes it
+    assert trace.attribution == v["attribution"] and trace.attribution["bugs"] == ["unflushed-crash-loss"]
+    assert v["kind"] == "found" and out["result"]["found"] == ["unflushed-crash-loss"]
 
 
 @pytest.mark.scenario

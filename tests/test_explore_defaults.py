@@ -78,63 +78,160 @@ def test_a_found_bug_and_a_passing_preset_get_no_such_line():
 
 
 @pytest.mark.unit
-def test_another_invariant_first_points_at_the_preset_bug():
-    """A search stopped at a violation of an invariant other than the preset's says how to look for its own."""
+def test_another_violation_first_points_at_the_preset_bug():
+    """A search stopped at a violation other than the preset's bug says which, how it is attributed, and how to look
+    for the preset's own; nothing once the preset's bugs are found or its invariant is not checked."""
     from types import SimpleNamespace
 
     from isrlab.explore_cmd import missed_bug_text
     from isrlab.properties.invariants import SAFETY
 
-    res = SimpleNamespace(found={"log_matching": None}, complete=False, stop_reason="violation")
-    text = missed_bug_text("kafka-0.11", "isr_entry_condition", ("log_matching",), res, None, 10, None, SAFETY)
-    assert "stopped at the first violation, log_matching (one the preset is known to break" in text
+    res = SimpleNamespace(complete=False, stop_reason="violation")
+    stop = ("log_matching", "log_matching: UNEXPECTED, no known fix removes it")
+    text = missed_bug_text("kafka-0.11", "isr_entry_condition", ("KAFKA-7128",), [], res, None, 10, None, SAFETY, stop)
+    assert "KAFKA-7128" in text and "stopped at a violation of log_matching (log_matching: UNEXPECTED" in text
     assert "--invariant isr_entry_condition" in text
-    res.found["isr_entry_condition"] = None
-    assert missed_bug_text("kafka-0.11", "isr_entry_condition", ("log_matching",), res, None, 10, None, SAFETY) is None
+    assert missed_bug_text("kafka-0.11", "isr_entry_condition", ("KAFKA-7128",), ["KAFKA-7128"], res, None, 10, None,
+                           SAFETY, stop) is None
     only = tuple(i for i in SAFETY if i.name == "log_matching")   # the preset's invariant not checked: nothing to say
-    assert missed_bug_text("kafka-0.11", "isr_entry_condition", (), SimpleNamespace(found={}, complete=True,
-                           stop_reason=None), None, 10, None, only) is None
+    assert missed_bug_text("kafka-0.11", "isr_entry_condition", ("KAFKA-7128",), [],
+                           SimpleNamespace(complete=True, stop_reason=None), None, 10, None, only) is None
+    assert missed_bug_text("kafka-2.4", "pass", (), [], res, None, 10, None, SAFETY, stop) is None
 
 
-# --------------------------------------------------------------------------- going on past known violations
+# --------------------------------------------------------------------------- going on past known bugs
+#: a user preset: kafka-2.4 without KAFKA-6082's fencing, expected to pass (KAFKA-6082 is a known bug it contains, not
+#: one it expects); and kafka-2.4 with crashes that lose unflushed data, expected to pass without declaring that
+#: setting's bug, so no known fix explains the acknowledged record it loses
+USER_PRESETS = """
+[presets.zk-6082]
+base = "kafka-2.4"
+flags = { kafka_6082 = false }
+
+[presets.lossy-undeclared]
+base = "kafka-2.4"
+flags = { crash_loses_unflushed_data = true }
+
+[presets.lossy-declared]
+base = "kafka-2.4"
+expected = "acked_durability"
+bugs = ["unflushed-crash-loss"]
+flags = { crash_loses_unflushed_data = true }
+"""
+#: small bounds: two brokers, one ZooKeeper session expiration, a second controller epoch (a deposed controller)
+ZK_6082 = ("--brokers", "2", "--max-records", "0", "--max-epoch", "1", "--max-crashes", "0", "--max-expirations", "1",
+           "--max-controller-epoch", "2", "--max-isr-changes", "0", "--max-time", "0", "--max-states", "2000")
+#: test_explore.py's crash-loses-unflushed bounds: one broker, one crash, an acknowledged record lost in 15 actions
+LOSSY = ("--brokers", "1", "--max-records", "1", "--max-epoch", "1", "--max-crashes", "1", "--max-expirations", "0",
+         "--max-controller-epoch", "2", "--max-isr-changes", "0", "--acks", "-1", "--without", "ConsumerFetch",
+         "--eager-tasks")
+
+
+@pytest.fixture
+def user_presets(tmp_path, monkeypatch):
+    from isrlab import userpresets
+
+    (tmp_path / "isrlab.toml").write_text(USER_PRESETS)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ISRLAB_CONFIG", raising=False)
+    userpresets.load()
+    yield
+    userpresets.unload()
+
+
 @pytest.mark.scenario
-def test_a_default_search_goes_on_past_the_presets_known_violations():
-    """By default the search goes on past what the preset is known to break besides its own bug; `--continue-past`
-    replaces that list (`none`: stop at the first violation of anything); `--invariant` searches for its own."""
-    from isrlab.explore_cmd import default_continue_past
+def test_a_default_search_goes_on_past_a_known_bugs_violation(user_presets):
+    """The default search attributes the deposed controller's write (9 actions) to KAFKA-6082, goes on past it and
+    stops only at --max-states; `--continue-past none` stops at it. Either way the preset, expected to pass, is said
+    to have met a known bug, not to be as expected, and the command exits 1."""
+    r = _run("--preset", "zk-6082", *ZK_6082, "--json")
+    j = json.loads(r.stdout)
+    assert r.exit_code == 1 and j["past_known_bugs"] and j["continue_past"] == []
+    assert j["stop_reason"] == "max_states" and j["passed_violations"] >= 1
+    (v,) = j["violations"]
+    assert v["invariant"] == "stale_controller_write_refused" and v["passed"] and v["kind"] == "known"
+    assert v["attribution"]["bugs"] == ["KAFKA-6082"] and v["length"] == 9 and v["minimal"]
+    assert j["result"]["verdict"] == "known bugs only" and j["result"]["known"] == ["KAFKA-6082"]
+    assert j["result"]["unexpected"] == [] and "as expected" not in j["result"]["text"]
+    stop = json.loads(_run("--preset", "zk-6082", *ZK_6082, "--continue-past", "none", "--json").stdout)
+    assert stop["stop_reason"] == "violation" and not stop["past_known_bugs"] and stop["passed_violations"] == 0
+    assert stop["distinct_states"] < j["distinct_states"]
+    assert [(x["invariant"], x["passed"], x["kind"]) for x in stop["violations"]] == \
+        [("stale_controller_write_refused", False, "known")]
+    text = _run("--preset", "zk-6082", *ZK_6082).stdout
+    assert "VIOLATION stale_controller_write_refused: minimal trace of 9 actions; the search went on past it" in text
+    assert "attributed (a known bug, not the preset's): stale_controller_write_refused: KAFKA-6082" in text
+    assert "zk-6082: known bugs only: met KAFKA-6082" in text
 
-    p = PRESETS["no-kafka-2143"]
-    assert p.also_breaks and p.expected not in default_continue_past(p)
-    j = json.loads(_run("--preset", "no-kafka-2143", "--max-states", "50", "--json").stdout)
-    assert j["continue_past"] == list(default_continue_past(p))
-    assert set(j["continue_past"]) <= set(p.also_breaks)
-    j = json.loads(_run("--preset", "no-kafka-2143", "--max-states", "50", "--continue-past", "none", "--json").stdout)
-    assert j["continue_past"] == []
-    j = json.loads(_run("--preset", "no-kafka-2143", "--max-states", "50", "--invariant", "hw_within_isr",
-                        "--json").stdout)
-    assert j["continue_past"] == []
-    assert default_continue_past(PRESETS["kafka-2.4"]) == ()
-    r = _run("--preset", "kafka-2.4", "--continue-past", "no_such_invariant")
-    assert r.exit_code == 2 and "no_such_invariant" in r.output and "Traceback" not in r.output
+
+@pytest.mark.scenario
+def test_a_violation_no_known_fix_removes_is_unexpected(user_presets):
+    """An acknowledged record lost to a lossy crash the preset does not declare (a setting is a candidate only where
+    the preset expects it): the only fix to try, KAFKA-10706's, leaves it, so it is UNEXPECTED, stops the search and
+    exits 1; the same configuration declaring the setting's bug finds it as expected."""
+    r = _run("--preset", "lossy-undeclared", *LOSSY, "--json")
+    j = json.loads(r.stdout)
+    assert r.exit_code == 1 and j["stop_reason"] == "violation"
+    (v,) = j["violations"]
+    assert v["invariant"] == "acked_durability" and v["kind"] == "unexpected" and not v["passed"]
+    assert v["attribution"]["bugs"] == [] and [e["fixes"] for e in v["attribution"]["evidence"]] == [["KAFKA-10706"]]
+    assert j["result"]["verdict"] == "UNEXPECTED" and len(j["result"]["unexpected"]) == 1
+    text = _run("--preset", "lossy-undeclared", *LOSSY).stdout
+    assert "attributed (UNEXPECTED): acked_durability: UNEXPECTED, no known fix removes it" in text
+    assert "lossy-undeclared: UNEXPECTED: 1 violation(s) of acked_durability" in text
+    ok = _run("--preset", "lossy-declared", *LOSSY, "--json")
+    j = json.loads(ok.stdout)
+    assert ok.exit_code == 1 and j["result"]["verdict"] == "as expected"
+    assert j["result"]["found"] == ["unflushed-crash-loss"] and j["violations"][0]["kind"] == "found"
+    # --continue-past names an invariant: the search goes on past it, but its violation is still attributed
+    past = json.loads(_run("--preset", "lossy-undeclared", *LOSSY, "--continue-past", "acked_durability",
+                           "--json").stdout)
+    assert past["complete"] and past["result"]["verdict"] == "UNEXPECTED"
+
+
+@pytest.mark.unit
+def test_the_known_bugs_judge_passes_a_known_bug_and_stops_at_the_presets_own():
+    """The explorer's no-kip-380 trace (a restarted broker takes a deposed controller's LeaderAndIsr): no-kip-380,
+    expected to pass, contains KIP-380, so the judge goes on past it and keeps it; a preset expecting KIP-380 stops
+    there (its one bug found: the search's goal)."""
+    import dataclasses
+    import os
+
+    from isrlab.explore_cmd import KnownBugs
+    from isrlab.model.trace import load_trace
+
+    t = load_trace(os.path.join(os.path.dirname(__file__), "fixtures", "no-kip-380-hw_within_isr-explore-minimal.json"))
+    p = PRESETS["no-kip-380"]
+    judge = KnownBugs(p, t.config)
+    assert judge("hw_within_isr", {}, t.actions) is True
+    assert list(judge.passed) == [("hw_within_isr", "known", ("KIP-380",))] and judge.made == 1
+    assert judge("hw_within_isr", {}, t.actions) is True and judge.made == 1   # each trace attributed once
+    expecting = dataclasses.replace(p, expected="hw_within_isr", bugs=("KIP-380",))
+    goal = KnownBugs(expecting, t.config)
+    assert goal("hw_within_isr", {}, t.actions) is False and goal.found == {"KIP-380"} and not goal.passed
 
 
 @pytest.mark.unit
 def test_a_search_ended_by_known_violations_only_says_so():
     from types import SimpleNamespace
 
-    from isrlab.explore_cmd import missed_bug_text, status_text
+    from isrlab.explore_cmd import missed_bug_text, status_text, verdict_text
     from isrlab.properties.invariants import SAFETY
 
-    res = SimpleNamespace(found={"hw_within_isr": None}, complete=True, stop_reason=None)
-    assert "only violations known to the preset" in status_text(res, None, 10, None, False, ("hw_within_isr",))
-    assert "violations found" in status_text(res, None, 10, None, False, ())
-    text = missed_bug_text("old-message-format", "acked_durability", ("hw_within_isr",), res, None, 10, None, SAFETY,
-                           ("hw_within_isr",))
-    assert "is not within these bounds" in text
-    res = SimpleNamespace(found={"hw_within_isr": None, "log_matching": None}, complete=False, stop_reason="violation")
-    text = missed_bug_text("old-message-format", "acked_durability", ("hw_within_isr",), res, None, 10, None, SAFETY,
-                           ("hw_within_isr",))
-    assert "the first violation, log_matching (another invariant)" in text
+    res = SimpleNamespace(complete=True, stop_reason=None)
+    assert "only violations of known bugs found" in status_text(res, None, 10, None, False, True, True)
+    assert status_text(res, None, 10, None, False, True, False).endswith(", violations found")
+    assert status_text(res, None, 10, None, False) == "complete: every state within the bounds checked"
+    text = missed_bug_text("old-message-format", "acked_durability", ("message-format-v1",), [], res, None, 10, None,
+                           SAFETY)
+    assert "is not within these bounds" in text and "message-format-v1" in text
+    r = {"found": [], "not_found": ["message-format-v1"], "unexpected": [], "known": ["KIP-101"]}
+    assert verdict_text(PRESETS["old-message-format"], r, True) == \
+        "not found: message-format-v1; other known bugs met: KIP-101"
+    r = {"found": [], "not_found": [], "unexpected": [], "known": []}
+    assert verdict_text(PRESETS["kafka-2.4"], r, True) == "as expected: no violation"
+    assert verdict_text(PRESETS["kafka-2.4"], r, False) == \
+        "as expected: no violation in the states searched before the search stopped"
 
 
 @pytest.mark.unit
@@ -155,77 +252,117 @@ def test_going_on_past_a_violation_records_it_and_completes_the_search():
     assert lengths == {n: len(f.actions) for n, f in past.found.items()} == {"acked_durability": 15}
 
 
+@pytest.mark.unit
+def test_a_judge_is_asked_where_an_invariant_first_fails_on_each_path():
+    """With a judge that passes everything, the search visits every state the all-violations search visits; the judge
+    is asked on several paths, never below a state where it passed the same invariant (no trace it saw extends another
+    of the same invariant), and nothing is recorded.  A judge that passes nothing is the search without one."""
+    from isrlab.properties.explore import bounded_config, explore
+
+    cfg = bounded_config(PRESETS["crash-loses-unflushed"].config, 1, 1, 1, 0, 2).replace(produce_acks=(-1,))
+    kw = dict(max_leader_epoch=1, max_isr_changes=0, max_time_ms=2500, eager_tasks=True, without=("ConsumerFetch",))
+    asked = []
+    every = explore(cfg, **kw, stop_at_first=False)
+    passing = explore(cfg, **kw, judge=lambda name, facts, actions: asked.append((name, list(actions))) or True)
+    assert passing.complete and not passing.found and passing.passed == len(asked) > 1
+    # the same states checked (more of them stored: a chain ends at a violation, checked on every path here)
+    assert passing.visited == every.visited
+    for name, acts in asked:
+        assert not any(n == name and len(b) < len(acts) and acts[:len(b)] == b for n, b in asked), (name, acts)
+    plain = explore(cfg, **kw)
+    stopping = explore(cfg, **kw, judge=lambda name, facts, actions: False)
+    assert stopping.stop_reason == plain.stop_reason == "violation" and stopping.passed == 0
+    assert {n: f.actions for n, f in stopping.found.items()} == {n: f.actions for n, f in plain.found.items()}
+    assert stopping.distinct_states == plain.distinct_states
+
+
 @pytest.mark.slow
-def test_the_default_search_finds_no_kafka_2143s_bug_behind_a_known_violation():
-    """no-kafka-2143's default search meets hw_within_isr (known to the preset) first, goes on, and stops at its own
-    bug, committed_prefix, with a longer trace that replays to that violation at its last step."""
-    from isrlab.explore_cmd import default_continue_past
+def test_kafka_0_10_2s_default_search_finds_its_bug_behind_a_known_one():
+    """kafka-0.10.2's default search meets a deposed controller's write first (9 actions, KAFKA-6082, a known bug it
+    contains), goes on past it, and stops at KIP-101's lost committed record, a longer trace that replays to its
+    violation at its last step and that KIP-101's fix removes."""
+    from isrlab.explore_cmd import KnownBugs
     from isrlab.properties.explore import explore
     from isrlab.properties.shrink import first_violation
 
-    p = PRESETS["no-kafka-2143"]
+    p = PRESETS["kafka-0.10.2"]
     cfg, kw = search_args(p.config, explore_bounds(p.name))
-    r = explore(cfg, go_on_past=default_continue_past(p), **kw)
-    assert r.stop_reason == "violation" and "hw_within_isr" in r.found and p.expected in r.found
-    known, own = r.found["hw_within_isr"].actions, r.found[p.expected].actions
-    assert len(known) < len(own)
-    for name, acts in (("hw_within_isr", known), (p.expected, own)):
-        hit = first_violation(cfg, acts, name)
-        assert hit is not None and hit[0] == len(acts)
+    judge = KnownBugs(p, cfg)
+    r = explore(cfg, judge=judge, **kw)
+    assert r.stop_reason == "violation" and judge.found == {"KIP-101"} and r.found, (r.stop_reason, judge.found)
+    (known, _facts), = [v for (n, kind, bugs), v in judge.passed.items()
+                        if (n, kind, bugs) == ("stale_controller_write_refused", "known", ("KAFKA-6082",))]
+    for name, f in r.found.items():
+        assert len(known) < len(f.actions)
+        hit = first_violation(cfg, f.actions, name)
+        assert hit is not None and hit[0] == len(f.actions)
+        assert judge.attribution(name, f.actions).bugs == ("KIP-101",)
+
+
+def _default_search(name, bounds=None):
+    """A preset's default search as the command runs it, with its judge."""
+    from isrlab.explore_cmd import KnownBugs
+    from isrlab.properties.explore import explore
+
+    p = PRESETS[name]
+    cfg, kw = search_args(p.config, bounds or explore_bounds(name))
+    judge = KnownBugs(p, cfg)
+    return p, cfg, judge, explore(cfg, judge=judge, **kw)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["crash-loses-unflushed", "no-kafka-6082", "no-kafka-15583", "no-kafka-13916",
                                   "no-kafka-13141", "no-kafka-14704", "kafka-2.7"])
 def test_a_fast_default_search_finds_its_presets_bug(name):
-    """The breaking presets whose default search takes seconds (the README's table): it stops at the preset's own
-    bug, whatever known violations it went on past, and the trace replays to it at its last step."""
-    from isrlab.explore_cmd import default_continue_past
-    from isrlab.properties.explore import explore
+    """The breaking presets whose default search takes seconds (the README's table): it stops at a violation
+    attributed to the preset's own bug, whatever known bugs it went on past, and the trace replays to it at its last
+    step."""
     from isrlab.properties.shrink import first_violation
 
-    p = PRESETS[name]
-    cfg, kw = search_args(p.config, explore_bounds(name))
-    r = explore(cfg, go_on_past=default_continue_past(p), **kw)
-    assert r.stop_reason == "violation" and p.expected in r.found, (r.stop_reason, list(r.found))
-    acts = r.found[p.expected].actions
-    hit = first_violation(cfg, acts, p.expected)
-    assert hit is not None and hit[0] == len(acts)
+    p, cfg, judge, r = _default_search(name)
+    assert r.stop_reason == "violation" and judge.found == set(p.bugs), (r.stop_reason, judge.found)
+    (inv, f), = r.found.items()
+    assert judge.attribution(inv, f.actions).credited() == p.bugs[:1]
+    hit = first_violation(cfg, f.actions, inv)
+    assert hit is not None and hit[0] == len(f.actions)
 
 
 @pytest.mark.slow
 def test_log_start_offsets_default_search_completes_without_a_violation():
     """A passing preset whose default search takes seconds (the README's table): it completes, every state within its
-    bounds checked (a crash among them, so leaders move), and finds nothing beyond the violations the preset lists."""
-    from isrlab.explore_cmd import default_continue_past
-    from isrlab.properties.explore import explore
-
-    p = PRESETS["log-start-offset"]
-    cfg, kw = search_args(p.config, explore_bounds(p.name))
+    bounds checked (a crash among them, so leaders move), and meets no violation, not even a known bug's."""
+    p, cfg, judge, r = _default_search("log-start-offset")
     assert cfg.max_crashes >= 1
-    r = explore(cfg, go_on_past=default_continue_past(p), **kw)
     assert r.complete and r.stop_reason is None, r.stop_reason
-    assert set(r.found) <= set(default_continue_past(p))
+    assert not r.found and not judge.passed and r.passed == 0
     assert r.kinds.get("BrokerCrash", 0) > 0
+
+
+@pytest.mark.slow
+def test_the_pending_reset_fixed_preset_explores_clean_at_its_default_bounds():
+    """kafka-4.1-pending-reset-fixed (every known bug of the catalogue fixed): `isrlab explore` at its default bounds
+    completes with no violation at all, as expected, and exits 0; its search crashes a broker."""
+    r = _run("--preset", "kafka-4.1-pending-reset-fixed", "--json")
+    j = json.loads(r.stdout)
+    assert r.exit_code == 0, r.output
+    assert j["complete"] and j["stop_reason"] is None and j["violations"] == [] and j["passed_violations"] == 0
+    assert j["known_bugs"] == [] and j["result"]["verdict"] == "as expected"
+    assert j["kinds"].get("BrokerCrash", 0) > 0
 
 
 @pytest.mark.slow
 def test_the_queue_bound_that_completes_kafka_14140s_fix_still_finds_the_bug_without_it():
     """alter-isr-kafka-14140's default search bounds the controller's queues (its refused AlterIsr retries queue
     UpdateMetadata for ever); no-kafka-14140 searched within the very same bounds still meets KAFKA-14140."""
-    from isrlab.explore_cmd import default_continue_past
-    from isrlab.properties.explore import explore
     from isrlab.properties.shrink import first_violation
 
     bounds = explore_bounds("alter-isr-kafka-14140")
     assert bounds["max_queue"] is not None and explore_bounds("no-kafka-14140")["max_queue"] is None
-    p = PRESETS["no-kafka-14140"]
-    cfg, kw = search_args(p.config, bounds)
-    r = explore(cfg, go_on_past=default_continue_past(p), **kw)
-    assert r.stop_reason == "violation" and p.expected in r.found, (r.stop_reason, list(r.found))
-    acts = r.found[p.expected].actions
-    hit = first_violation(cfg, acts, p.expected)
-    assert hit is not None and hit[0] == len(acts)
+    p, cfg, judge, r = _default_search("no-kafka-14140", bounds)
+    assert r.stop_reason == "violation" and judge.found == {"KAFKA-14140"}, (r.stop_reason, judge.found)
+    (inv, f), = r.found.items()
+    hit = first_violation(cfg, f.actions, inv)
+    assert hit is not None and hit[0] == len(f.actions)
 
 
 @pytest.mark.unit
