@@ -1,13 +1,13 @@
 """Time to find each breaking preset's own bug, counted only when attributed to it by its fix.
 
-For every preset with expected bugs: N campaign seeds, each an in-process hunt with the guided engine
+For every preset with expected bugs: N campaign seeds, each an in-process hunt with one engine (guided by default)
 (the runs of ``isrlab fuzz --master none``, going past known bugs the preset does not expect) capped at
 --cap seconds; a seed counts as found when a violation is attributed to one of the preset's expected bugs
 (properties/attribution.py), and that violation is then shrunk keeping its attribution.  Prints one row per
 preset: found k/N, median seconds to find (the cap for a miss), median and min shrunk length, and what else
 was met (known bugs gone past, unexpected violations).
 
-    python benchmarks/attributed_finds.py --seeds 5 --cap 60 [--presets A B ...]
+    python benchmarks/attributed_finds.py --seeds 5 --cap 60 [--engine walk] [--presets A B ...]
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from isrlab.properties.attribution import attribute, classify, shrink_attributed
 from isrlab.properties.budget import Deadline
 
 
-def hunt(name: str, seed: int, cap: float, shrink_budget: float):
+def hunt(name: str, seed: int, cap: float, shrink_budget: float, engine: str = "guided"):
     """(seconds to find or None, shrunk length or None, kinds met) for one campaign seed."""
     p = PRESETS[name]
-    spec = CampaignSpec(presets=(name,), seed=seed, engine="guided", shards=1, shard_budget_s=cap)
+    spec = CampaignSpec(presets=(name,), seed=seed, engine=engine, shards=1, shard_budget_s=cap)
     t0 = time.monotonic()
     over = Deadline(cap)
     met = set()
@@ -54,13 +54,14 @@ def main() -> None:
     ap.add_argument("--first-seed", type=int, default=100)
     ap.add_argument("--cap", type=float, default=60.0)
     ap.add_argument("--shrink-budget", type=float, default=20.0)
+    ap.add_argument("--engine", default="guided", choices=("guided", "walk", "hypothesis"))
     ap.add_argument("--presets", nargs="*", default=sorted(n for n, p in PRESETS.items() if p.bugs))
     args = ap.parse_args()
     print(f"{'preset':<32} {'bug':<22} {'found':>6} {'median s':>9} {'shrunk med (min)':>17}  also met")
     for name in args.presets:
         times, lengths, met = [], [], set()
         for k in range(args.seeds):
-            secs, length, m = hunt(name, args.first_seed + k, args.cap, args.shrink_budget)
+            secs, length, m = hunt(name, args.first_seed + k, args.cap, args.shrink_budget, args.engine)
             times.append(secs if secs is not None else args.cap)
             if length is not None:
                 lengths.append(length)
