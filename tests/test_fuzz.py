@@ -113,7 +113,10 @@ def test_guided_search_is_deterministic():
 #: unsent, through a whole stop, disk replacement and re-registration of the follower's broker.  `isrlab fuzz
 #: --preset no-kip-903 --seed 13 --invariant controller_isr_entry_condition` finds it in its 83rd run (its archived
 #: trace in counterexamples/; benchmarks/RESULTS.md, thirteenth session).
-NOT_FOUND_YET = {"no-kip-903"}
+#: kraft-no-partition-epoch-check: its four runs meet only the pending-reset race, which breaks the same invariant
+#: (gone past); benchmarks/attributed_finds.py finds the bug itself in 1 of 5 seeds within 120 s, the walk engine in 2.
+#: no-kafka-2143: every violation its runs meet is kafka-0.10.2's own (KIP-101, KIP-320: their fixes remove it).
+NOT_FOUND_YET = {"no-kip-903", "kraft-no-partition-epoch-check", "no-kafka-2143"}
 
 
 @pytest.mark.parametrize("name", [
@@ -121,22 +124,25 @@ NOT_FOUND_YET = {"no-kip-903"}
     if n in NOT_FOUND_YET else n
     for n in sorted(n for n, p in PRESETS.items() if p.expected != "pass")])
 def test_every_breaking_preset_is_found_by_guided_search(name):
-    """The guided search (the campaigns' default engine) finds each breaking preset's headline invariant.
+    """The guided search (the campaigns' default engine), looking at the headline invariant, finds a violation of it
+    that is the preset's own bug: attributed to it by its fix, never counted by the invariant's name.  A known bug
+    the preset does not expect (the pending-reset race) is gone past, as campaigns do.
 
     Deterministic (the search draws only from its seed), so the budget is a number of runs, not seconds.
     """
-    from isrlab.properties.shrink import first_violation
+    from isrlab.campaign import known_elsewhere
+    from isrlab.properties.attribution import attribute, classify
     from isrlab.properties.walker import search
 
     p = preset(name)
     live = p.expected not in BY_NAME     # a liveness headline: found by the settling phase after an extension
     for i in range(4):
         r = search(p.config, derive_seed(0, i), 6000, 40, () if live else (BY_NAME[p.expected],),
-                   liveness=(p.expected,) if live else ())
+                   liveness=(p.expected,) if live else (), go_past=known_elsewhere(p))
         if r.violation is not None:
             assert r.violation.invariant == p.expected
-            if not live:
-                assert first_violation(p.config, r.actions, p.expected) is not None  # the trace replays to it
+            a = attribute(p.config, r.actions, p.expected, expected=p.bugs)
+            assert classify(p, a)[0] == "found", a.summary()
             return
     pytest.fail(f"{name}: {p.expected} not found by 4 guided runs of 6000 extensions")
 
