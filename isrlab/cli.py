@@ -597,7 +597,6 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
     from .model.actions import ACTION_KINDS
     from .model.config import preset
     from .properties.invariants import WITNESSES
-    from .properties.shrink import shrink
 
     from .model.trace import model_version
 

@@ -303,7 +303,6 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
         def line(label, total, unit):
             return ProgressLine(label, total, unit)
 
-    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     from .archive import archive_counterexample, counterexample

@@ -9,7 +9,7 @@ outcome the preset is expected to have.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 TRUNCATION_MODES = ("hw", "kip101", "kip279")
 

@@ -59,11 +59,10 @@ class Attribution:
                     + (f" (replayed with the fix of {tried}: it still fails)" if tried else " (no known bug present)"))
         how = {e.fixes: e for e in self.evidence}
         parts = []
-        for b in (self.bugs if not self.joint else (tuple(self.bugs),)):
-            key = b if isinstance(b, tuple) else (b,)
-            e = how.get(key)
-            verb = "is cut at step %s" % e.step if e and e.outcome == CUT else "holds"
-            parts.append(f"with {' + '.join(key)} fixed, {self.invariant} {verb}")
+        for fixes in ([tuple(self.bugs)] if self.joint else [(b,) for b in self.bugs]):
+            e = how.get(fixes)
+            verb = f"is cut at step {e.step}" if e and e.outcome == CUT else "holds"
+            parts.append(f"with {' + '.join(fixes)} fixed, {self.invariant} {verb}")
         name = " and ".join(self.bugs) if not self.joint else " + ".join(self.bugs) + " together"
         return f"{self.invariant}: {name} ({'; '.join(parts)})"
 
