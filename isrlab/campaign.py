@@ -205,12 +205,13 @@ def known_elsewhere(p):
 
 
 def run_one(spec: CampaignSpec, preset_name: str, seed: int, should_stop=None,
-            keep_going: bool | None = None) -> RunOutcome:
+            keep_going: bool | None = None, go_past=None) -> RunOutcome:
     """One run of ``spec.engine`` on a preset with a given seed (the same call the in-process mode makes).
 
     ``keep_going`` (default: ``spec.keep_going``) lets walk and guided runs go on after a violation,
     no longer checking the failed invariant, so that a shallow bug cannot hide a deeper one in the
-    same run; a Hypothesis run reports its first (shrunk) failure only.  ``should_stop`` (a
+    same run; a Hypothesis run reports its first (shrunk) failure only.  ``go_past(violation, actions)``: what the
+    guided search goes past (default ``known_elsewhere``: known bugs the preset does not expect).  ``should_stop`` (a
     ``budget.Deadline``) reaches every engine's inner loop: a run it cuts short says so (``stopped``)
     and did what the same seed does unbounded up to there.
     """
@@ -224,7 +225,7 @@ def run_one(spec: CampaignSpec, preset_name: str, seed: int, should_stop=None,
         return RunOutcome(seed, r.steps, found, r.kind_counts, r.witnesses, r.errors_seen, r.stopped)
     if spec.engine == "guided":
         r = search(cfg, seed, spec.extensions, spec.steps, spec.checked, should_stop=should_stop, keep_going=keep,
-                   liveness=spec.liveness, go_past=known_elsewhere(p))
+                   liveness=spec.liveness, go_past=known_elsewhere(p) if go_past is None else go_past)
         return RunOutcome(seed, r.steps, list(r.violations), r.kind_counts, r.witnesses, r.errors_seen, r.stopped,
                           list(r.passed))
     from .properties.machines import run_machine

@@ -157,20 +157,9 @@ class _UnmutatedError(Exception):
 
 
 def _run(cspec: CampaignSpec, preset_name: str, seed: int, should_stop, go_past):
-    """One run as ``campaign.run_one`` makes it, but the guided search goes past what ``go_past`` judges."""
-    # run_one's guided search goes past a violation the preset's known bugs explain (campaign.known_elsewhere); a hunt
-    # judges by the unmutated model instead, and the invariant stays checked for the rest of the run.  Walk and
-    # Hypothesis runs are run_one's own.
-    from .campaign import RunOutcome
-    from .model.config import preset as get_preset
-    from .properties.walker import search
-
-    if cspec.engine != "guided":
-        return run_one(cspec, preset_name, seed, should_stop=should_stop, keep_going=False)
-    r = search(get_preset(preset_name).config, seed, cspec.extensions, cspec.steps, cspec.checked,
-               should_stop=should_stop, keep_going=False, liveness=cspec.liveness, go_past=go_past)
-    return RunOutcome(seed, r.steps, list(r.violations), r.kind_counts, r.witnesses, r.errors_seen, r.stopped,
-                      list(r.passed))
+    """One run as ``campaign.run_one`` makes it; a hunt judges what the guided search goes past by the unmutated
+    model (``go_past``), not by the preset's known bugs, and the invariant stays checked for the rest of the run."""
+    return run_one(cspec, preset_name, seed, should_stop=should_stop, keep_going=False, go_past=go_past)
 
 
 def hunt(spec: MutateSpec, mutant: str, engine: str, seed: int, clock=time.monotonic, observe=None) -> dict:
