@@ -6,13 +6,17 @@ paths, as ``testpaths`` are). Each ``*.json`` file under those folders is one te
 file, passing when its outcome is the one its header expects (``properties.replay.verdict``, the definition
 ``isrlab replay --expected`` uses: a recorded attribution must still name the same known bugs), failing otherwise
 with what broke, at which step, in the explainer's sentence, the known bugs it is attributed to by their fixes,
-and the ``isrlab replay`` / ``isrlab explain`` commands that show it; a file that is not a usable trace (a
-malformed attribution included) is a one-line collection error.
+and the ``isrlab replay`` / ``isrlab explain`` commands that show it. A ``*.json`` entry that is not a usable
+trace is one failing item named after it, with one line saying what is wrong, and every other item still runs:
+a malformed file or attribution, a file that cannot be read, and also what pytest itself passes over in
+silence, a FIFO (opened without blocking, so never waited on), a device, a dangling symlink or a symlink
+loop, a folder named ``*.json`` (its contents are not collected); a folder under them that cannot be listed
+is one failing item too.
 
 Registered through the ``pytest11`` entry point ``isrlab.pytest_plugin`` (``-p isrlab.pytest_plugin`` loads
 it where plugin autoloading is off, ``-p no:isrlab.pytest_plugin`` turns it off). It costs a project that
-does not use it nothing: this module imports only pytest and pathlib, and the model is imported when the
-first trace is collected.
+does not use it nothing: this module imports only pytest and the standard library, and the model is imported
+when the first trace is collected.
 """
 
 from __future__ import annotations
@@ -53,16 +57,118 @@ def pytest_configure(config) -> None:
             collected.add(folder)
 
 
+def _under(folders, path: Path) -> bool:
+    return any(f == path or f in path.parents for f in folders)
+
+
 def pytest_collect_file(file_path: Path, parent):
     folders = getattr(parent.config, _FOLDERS, None)
-    if folders and file_path.suffix == ".json" and any(f == file_path.parent or f in file_path.parents
-                                                       for f in folders):
+    if folders and file_path.suffix == ".json" and _under(folders, file_path.parent):
         return TraceFile.from_parent(parent, path=file_path)
     return None
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collect_directory(path: Path, parent):
+    """A folder under the trace folders: collected by TraceFolder (or TracePackage), which reports what pytest's own
+    collector passes over; a folder named ``*.json`` there is one failing item instead."""
+    folders = getattr(parent.config, _FOLDERS, None)
+    if not folders or not _under(folders, path):
+        return None
+    if path.suffix == ".json" and path not in folders:
+        return TraceFile.from_parent(parent, path=path)
+    import os
+
+    try:
+        with os.scandir(path):
+            pass
+    except OSError as e:    # not a Directory node: pytest would look for its conftest.py and stop the session
+        return UnlistedFolder.from_parent(parent, path=path, problem=f"cannot list the folder {path.name}: "
+                                                                     f"{e.strerror or e}")
+    try:
+        package = (path / "__init__.py").is_file()
+    except OSError:
+        package = False
+    return (TracePackage if package else TraceFolder).from_parent(parent, path=path)
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    """Text on one line, at most ``limit`` characters (a field of a hostile file may be any length)."""
+    text = " ".join(text.splitlines())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+class _ReportsTheUncollected:
+    """A folder's collector that also reports, as one failing item each, the ``*.json`` entries pytest's own
+    collector skips without a word or stops the session on (neither a regular file nor a folder: FIFOs, devices,
+    sockets, dangling symlinks, symlink loops), and a folder it cannot list as one failing item instead of a
+    collection error. Folders and regular files go through pytest's hooks, as in pytest's own ``Dir.collect``."""
+
+    def collect(self):
+        import os
+
+        try:
+            with os.scandir(self.path) as it:     # __init__.py first, as pytest's Package collects it
+                entries = sorted(it, key=lambda e: (e.name != "__init__.py", e.name))
+        except OSError as e:
+            yield BadTrace.from_parent(self, name=self.path.name,
+                                       problem=f"cannot list the folder {self.path.name}: {e.strerror or e}")
+            return
+        ihook, config = self.ihook, self.config
+        for entry in entries:
+            path = Path(entry.path)
+            try:                                  # both follow symlinks; a loop raises
+                is_dir = entry.is_dir()
+                is_file = not is_dir and entry.is_file()
+            except OSError:
+                is_dir = is_file = False
+            if is_dir:
+                if not _is_initpath(self.session, path, True) and ihook.pytest_ignore_collect(collection_path=path,
+                                                                                              config=config):
+                    continue
+                col = ihook.pytest_collect_directory(path=path, parent=self)
+                if col is not None:
+                    yield col
+            elif is_file or entry.name.endswith(".json"):
+                if not _is_initpath(self.session, path) and ihook.pytest_ignore_collect(collection_path=path,
+                                                                                        config=config):
+                    continue
+                if is_file:
+                    yield from ihook.pytest_collect_file(file_path=path, parent=self)
+                else:
+                    yield TraceFile.from_parent(self, path=path)
+
+
+def _is_initpath(session, path: Path, with_parents: bool = False) -> bool:
+    if not with_parents:
+        return session.isinitpath(path)
+    try:
+        return session.isinitpath(path, with_parents=True)
+    except TypeError:       # a pytest without with_parents
+        return session.isinitpath(path)
+
+
+class TraceFolder(_ReportsTheUncollected, pytest.Dir):
+    """A folder under the trace folders."""
+
+
+class TracePackage(_ReportsTheUncollected, pytest.Package):
+    """A folder under the trace folders that is also a Python package (it has an ``__init__.py``)."""
+
+
+class UnlistedFolder(pytest.File):
+    """A folder under the trace folders that cannot be listed: one failing item saying so."""
+
+    def __init__(self, *, problem: str, **kwargs):
+        super().__init__(**kwargs)
+        self.problem = problem
+
+    def collect(self):
+        yield BadTrace.from_parent(self, name=self.path.name, problem=self.problem)
+
+
 class TraceFile(pytest.File):
-    """One trace file: one item, or a one-line collection error when the file is not a usable trace."""
+    """One ``*.json`` entry: one item, a failing one (BadTrace) when the entry is not a usable trace."""
 
     def collect(self):
         from .model.trace import TraceError, load_trace
@@ -70,24 +176,51 @@ class TraceFile(pytest.File):
         from .properties.replay import stored_attribution
 
         try:
-            trace = load_trace(str(self.path))
+            trace = load_trace(str(self.path))     # regular files only: a FIFO is opened without blocking
         except TraceError as e:
-            msg = str(e)
-            if msg.startswith(str(self.path)):     # load_trace names the file by the path it was given
-                msg = self.path.name + msg[len(str(self.path)):]
-            raise self.CollectError(f"not an isrlab trace: {msg}") from None
+            yield self._bad(str(e))
+            return
+        except Exception as e:  # noqa: BLE001 - a reader's bug is this file's failure, not the session's end
+            yield self._bad(f"{self.path.name}: internal error reading it: {type(e).__name__}: {e}")
+            return
         if trace.violated is not None and trace.violated not in NAMES:
-            raise self.CollectError(f"not an isrlab trace: {self.path.name}: violated names {trace.violated!r}, "
-                                    f"no invariant of the catalogue")
+            yield self._bad(f"{self.path.name}: violated names {trace.violated!r}, no invariant of the catalogue")
+            return
         try:
             stored_attribution(trace)
         except TraceError as e:
-            raise self.CollectError(f"not an isrlab trace: {self.path.name}: {e}") from None
+            yield self._bad(f"{self.path.name}: {e}")
+            return
         yield TraceItem.from_parent(self, name=self.path.name, trace=trace)
+
+    def _bad(self, msg: str) -> "BadTrace":
+        msg = msg.replace(str(self.path), self.path.name)   # load_trace names the file by the path it was given
+        if self.path.name not in msg:
+            msg = f"{self.path.name}: {msg}"
+        return BadTrace.from_parent(self, name=self.path.name, problem=f"not an isrlab trace: {_one_line(msg)}")
 
 
 class TraceOutcomeError(AssertionError):
-    """The trace's outcome is not the one its header expects."""
+    """The trace's outcome is not the one its header expects, or the entry is no usable trace: its message alone."""
+
+
+class BadTrace(pytest.Item):
+    """An entry that is not a usable trace: one failing item named after it, so that the session goes on."""
+
+    def __init__(self, *, problem: str, **kwargs):
+        super().__init__(**kwargs)
+        self.problem = problem
+
+    def runtest(self) -> None:
+        raise TraceOutcomeError(self.problem)
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, TraceOutcomeError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self):
+        return self.path, None, f"isrlab trace {self.path.name}"
 
 
 class TraceItem(pytest.Item):

@@ -114,14 +114,98 @@ def test_the_ini_option_and_a_broken_file(tmp_path):
         _with(_archived("no-kip-320-log_matching"), violated="no_such_invariant"))
     (project / "pytest.ini").write_text("[pytest]\nisrlab_traces = regressions\n")
     r = _pytest(project)
-    # pytest's own rule: a collection error interrupts the session (--continue-on-collection-errors runs the rest)
-    assert r.returncode == 2 and "2 errors" in r.stdout, r.stdout + r.stderr
-    assert "4 passed, 2 errors" in _pytest(project, "--continue-on-collection-errors").stdout
+    # a bad file is a failing item, not a collection error that would interrupt the session: the rest runs
+    assert r.returncode == 1 and "2 failed, 4 passed" in r.stdout, r.stdout + r.stderr
+    assert "Interrupted" not in r.stdout and "error" not in r.stdout and "ERROR" not in r.stdout, r.stdout
     assert "\nnot an isrlab trace: broken.json nests arrays and objects 500 deep" in r.stdout
     assert "\nnot an isrlab trace: unknown.json: violated names 'no_such_invariant'" in r.stdout
     assert "Traceback" not in r.stdout and str(project) not in r.stdout
     missing = _pytest(project, "--isrlab-traces", "nowhere")
     assert missing.returncode == 4 and "isrlab traces: no such folder" in missing.stderr
+
+
+def _good_and_bad(traces: Path) -> dict:
+    """Two good traces in ``traces`` beside one entry of each bad kind that needs no permissions; the bad entries'
+    names, each with the words its one line must hold."""
+    traces.mkdir(parents=True)
+    shutil.copy(_archived("kafka-0.11-isr_entry_condition"), traces / "good-counterexample.json")
+    shutil.copy(SCENARIOS / "01-isr-shrink-after-lag-time.json", traces / "good-scenario.json")
+    (traces / "malformed.json").write_text('{"format": "isrlab-trace", ')
+    (traces / "not-a-trace.json").write_text("[1, 2, 3]")
+    os.mkfifo(traces / "fifo.json")                      # read in blocking mode, it would wait for a writer forever
+    (traces / "loop.json").symlink_to("loop.json")
+    (traces / "dangling.json").symlink_to("nowhere.json")
+    (traces / "folder.json").mkdir()                     # its contents are not collected: the name says it is a file
+    shutil.copy(SCENARIOS / "01-isr-shrink-after-lag-time.json", traces / "folder.json" / "inside.json")
+    return {"malformed.json": "is not valid JSON", "not-a-trace.json": "not-a-trace.json",
+            "fifo.json": "fifo.json is a FIFO, not a regular file",
+            "loop.json": "cannot read loop.json: Too many levels of symbolic links",
+            "dangling.json": "cannot read dangling.json: No such file or directory",
+            "folder.json": "folder.json is a folder, not a regular file"}
+
+
+def _one_failure_each(r: subprocess.CompletedProcess, folder: str, bad: dict, passed: int) -> None:
+    out = r.stdout
+    assert r.returncode == 1, out + r.stderr
+    assert f"{len(bad)} failed, {passed} passed" in out, out
+    assert "Interrupted" not in out and "error" not in out and "ERROR" not in out and "Traceback" not in out, out
+    for name, words in bad.items():
+        # -rf: one summary line per item; the failure's own section is one line naming the file
+        assert out.count(f"FAILED {folder}/{name}::{name} - ") == 1, (name, out)
+        lines = [ln for ln in out.splitlines() if ln.startswith("not an isrlab trace: ") and name in ln]
+        assert len(lines) == 1 and words in lines[0], (name, lines, out)
+
+
+def test_bad_entries_are_failing_items_and_every_good_trace_runs(tmp_path):
+    """A malformed file, a FIFO, a symlink loop, a dangling symlink and a folder named *.json beside good traces:
+    each bad entry is one failing item naming it (none skipped in silence, the FIFO never waited on), the good ones
+    run, exit 1 and no interrupted session; the same under xdist."""
+    project = tmp_path / "p"
+    bad = _good_and_bad(project / "regressions")
+    r = _pytest(project, "--isrlab-traces", "regressions", "-rf")
+    _one_failure_each(r, "regressions", bad, passed=2)
+    assert "inside.json" not in r.stdout
+    assert str(project) not in r.stdout
+    _one_failure_each(_pytest(project, "--isrlab-traces", "regressions", "-rf", "-n", "2"), "regressions", bad, 2)
+    listed = _pytest(project, "--isrlab-traces", "regressions", "--collect-only")
+    assert listed.returncode == 0 and f"{len(bad) + 2} tests collected" in listed.stdout, listed.stdout
+
+
+def test_bad_entries_in_a_subfolder_and_python_tests_beside(tmp_path):
+    """A bad entry in a subfolder of the trace folder is a failing item too; a test module beside the traces still
+    runs as pytest collects it."""
+    project = tmp_path / "p"
+    traces = project / "regressions"
+    bad = _good_and_bad(traces / "older")
+    (traces / "test_beside.py").write_text("def test_beside():\n    assert True\n")
+    r = _pytest(project, "--isrlab-traces", "regressions", "-rf")
+    _one_failure_each(r, "regressions/older", bad, passed=3)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a chmod 000 file and lists a chmod 000 folder: this "
+                                              "sub-case needs a user that permissions stop")
+def test_an_unreadable_file_and_folder_are_failing_items(tmp_path):
+    """A chmod 000 trace and a chmod 000 subfolder: one failing item each, naming it; the good traces still run."""
+    project = tmp_path / "p"
+    traces = project / "regressions"
+    traces.mkdir(parents=True)
+    shutil.copy(SCENARIOS / "01-isr-shrink-after-lag-time.json", traces / "good.json")
+    locked_file = traces / "locked.json"
+    shutil.copy(SCENARIOS / "01-isr-shrink-after-lag-time.json", locked_file)
+    locked_folder = traces / "locked"
+    locked_folder.mkdir()
+    locked_file.chmod(0)
+    locked_folder.chmod(0)
+    try:
+        r = _pytest(project, "--isrlab-traces", "regressions", "-rf")
+    finally:
+        locked_folder.chmod(0o755)
+        locked_file.chmod(0o644)
+    out = r.stdout
+    assert r.returncode == 1 and "2 failed, 1 passed" in out, out + r.stderr
+    assert "Interrupted" not in out and "ERROR" not in out, out
+    assert "\nnot an isrlab trace: cannot read locked.json: Permission denied\n" in out, out
+    assert "\ncannot list the folder locked: Permission denied\n" in out, out
 
 
 def test_ini_folders_are_collected_like_testpaths(tmp_path):
@@ -249,7 +333,7 @@ def test_replay_expected_and_explain_compare_the_attribution(tmp_path):
      "attribution: evidence 1's fixes names 'nope', no known bug (isrlab bugs lists them)"),
 ])
 def test_a_malformed_attribution_is_bad_input(tmp_path, change, message):
-    """One line and exit 2 from replay and explain, a one-line collection error from the plugin; never a traceback."""
+    """One line and exit 2 from replay and explain, one failing item from the plugin; never a traceback."""
     from click.testing import CliRunner
 
     from isrlab.cli import main
@@ -264,7 +348,8 @@ def test_a_malformed_attribution_is_bad_input(tmp_path, change, message):
     traces.mkdir()
     path.rename(traces / "bad.json")
     r = _pytest(tmp_path, "--isrlab-traces", "traces")
-    assert r.returncode == 2 and "not an isrlab trace: bad.json" in r.stdout and message in r.stdout, r.stdout
+    assert r.returncode == 1 and "1 failed" in r.stdout, r.stdout + r.stderr
+    assert "not an isrlab trace: bad.json" in r.stdout and message in r.stdout, r.stdout
     assert "Traceback" not in r.stdout
 
 
