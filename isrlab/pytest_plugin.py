@@ -11,7 +11,9 @@ trace is one failing item named after it, with one line saying what is wrong, an
 a malformed file or attribution, a file that cannot be read, and also what pytest itself passes over in
 silence, a FIFO (opened without blocking, so never waited on), a device, a dangling symlink or a symlink
 loop, a folder named ``*.json`` (its contents are not collected); a folder under them that cannot be listed
-is one failing item too.
+is one failing item too. Without the option, ``pytest DIR`` on a folder of traces runs nothing (exit 5):
+the plugin then says in one line at the end of the session that DIR holds isrlab traces and to pass
+``--isrlab-traces DIR``.
 
 Registered through the ``pytest11`` entry point ``isrlab.pytest_plugin`` (``-p isrlab.pytest_plugin`` loads
 it where plugin autoloading is off, ``-p no:isrlab.pytest_plugin`` turns it off). It costs a project that
@@ -55,6 +57,71 @@ def pytest_configure(config) -> None:
         if folder not in collected:
             config.args.append(str(folder))
             collected.add(folder)
+
+
+#: the hint below reads at most this many bytes of at most this many ``*.json`` files per path given
+_PEEK_BYTES, _PEEK_FILES = 4096, 20
+
+
+def _looks_like_trace(path: str) -> bool:
+    """Whether a regular file starts like an isrlab trace; never blocks (a FIFO is not read) and never raises."""
+    import os
+    import re
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        head = os.read(fd, _PEEK_BYTES)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return re.search(rb'"format"\s*:\s*"isrlab-trace"', head) is not None
+
+
+def _trace_folder(arg: str, base: str) -> str | None:
+    """The folder to pass as --isrlab-traces for a path given on the command line (relative to ``base``, the
+    invocation folder): the path itself when it is a folder with a trace among its first ``*.json`` entries (its
+    own entries only, at most _PEEK_FILES of them read: cheap on any folder), its folder when it is a trace file;
+    else None."""
+    import os
+
+    full = os.path.join(base, arg)
+    if os.path.isdir(full):
+        try:
+            with os.scandir(full) as it:
+                names = sorted(e.path for e in it if e.name.endswith(".json"))
+        except OSError:
+            return None
+        return arg if any(_looks_like_trace(n) for n in names[:_PEEK_FILES]) else None
+    if arg.endswith(".json") and _looks_like_trace(full):
+        return os.path.dirname(arg) or "."
+    return None
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    """Paths named on the command line without --isrlab-traces (or the ini option) that hold isrlab traces, which
+    pytest then does not collect: one line at the end saying how to run them."""
+    if getattr(config, _FOLDERS, None):
+        return
+    source = getattr(config, "args_source", None)
+    if source is None or source.name != "ARGS":     # only paths the user named, not testpaths or the working folder
+        return
+    found = {}
+    for arg in config.args:
+        path = str(arg).split("::")[0]
+        folder = _trace_folder(path, str(config.invocation_params.dir))
+        if folder is not None:
+            found.setdefault(path, folder)
+    if found:
+        folders = " ".join(f"--isrlab-traces {f}" for f in dict.fromkeys(found.values()))
+        terminalreporter.write_line(f"isrlab: the isrlab traces in {', '.join(found)} are collected only from trace "
+                                    f"folders: pass {folders} (or the ini option isrlab_traces)")
 
 
 def _under(folders, path: Path) -> bool:

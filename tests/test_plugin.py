@@ -208,6 +208,26 @@ def test_an_unreadable_file_and_folder_are_failing_items(tmp_path):
     assert "\ncannot list the folder locked: Permission denied\n" in out, out
 
 
+def test_a_path_of_traces_given_without_the_option_gets_a_hint(tmp_path):
+    """pytest DIR (or a trace file) without --isrlab-traces runs nothing, as pytest does, and says in one line to
+    pass --isrlab-traces; a folder of other JSON, and a run with the option, get no hint."""
+    project = _project(tmp_path)
+    (project / "other").mkdir()
+    (project / "other" / "package.json").write_text('{"name": "their-broker"}')
+    hint = ("isrlab: the isrlab traces in regressions are collected only from trace folders: pass --isrlab-traces "
+            "regressions (or the ini option isrlab_traces)")
+    r = _pytest(project, "regressions")
+    assert r.returncode == 5 and r.stdout.count(hint) == 1, r.stdout + r.stderr
+    one = "regressions/wrong-expectation.json"
+    r = _pytest(project, one)
+    assert (f"isrlab: the isrlab traces in {one} are collected only from trace folders: pass --isrlab-traces "
+            f"regressions ") in r.stdout, r.stdout
+    r = _pytest(project, "other")
+    assert r.returncode == 5 and "isrlab:" not in r.stdout, r.stdout
+    r = _pytest(project, "regressions", "--isrlab-traces", "regressions")
+    assert r.returncode == 1 and "isrlab:" not in r.stdout, r.stdout
+
+
 def test_ini_folders_are_collected_like_testpaths(tmp_path):
     """Given paths, pytest runs those (the ini folders are the default, as testpaths); --isrlab-traces adds its
     folder to them."""
