@@ -111,6 +111,8 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
     from .inputs import check_output_folder
     from .userpresets import EXPLORE as USER_BOUNDS
 
+    if no_time_bound and max_time is not None:
+        raise InputError(f"--no-time-bound and --max-time {max_time} contradict each other: give one of them")
     if not no_archive:
         check_output_folder(out, "--out")
     given = {"brokers": brokers, "max_records": max_records, "max_epoch": max_epoch, "max_crashes": max_crashes,
