@@ -13,7 +13,8 @@ import sys
 import click
 
 from .exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, InputError, RunError  # noqa: F401
-from .inputs import INVARIANT, PRESET, SECONDS, SEEDS, Count, Number, check_output_file, check_output_folder, is_remote
+from .inputs import (INVARIANT, PRESET, RUN_SEEDS, SECONDS, SEEDS, Count, Number, check_output_file,
+                     check_output_folder, is_remote)
 
 
 def _usage_line(e: click.UsageError) -> str:
@@ -308,8 +309,9 @@ def _conf_pairs(pairs) -> dict:
 @click.option("--invariant", "invariants", multiple=True, type=INVARIANT, metavar="NAME",
               help="Check only these invariants (repeatable).")
 @click.option("--no-swarm", is_flag=True, help="Enable every action kind in every run.")
-@click.option("--run-seed", default=None, type=SEEDS,
-              help="Run exactly one run with this seed, in process (replays a campaign's run from its seed).")
+@click.option("--run-seed", default=None, type=RUN_SEEDS,
+              help="Run exactly one run with this seed, in process, to its end (replays a campaign's run from its "
+                   "seed, 0 to 2^63-1; not with --budget or --runs).")
 @click.option("--shrink-budget", default=20.0, show_default=True, type=Number(0.0, 7 * 24 * 3600.0, name="seconds"),
               help="Seconds to spend shrinking a counterexample (checked before every candidate and every 256 "
                    "replayed actions: at most about 0.1 s more).")
@@ -350,6 +352,13 @@ def fuzz(preset_names, master, shards, seed, runs, budget, engine, max_steps, ex
             f"{n} ({why})" for n, why in MAIN_JOB_LEAVES_OUT.items()) + ". Run one with: isrlab fuzz --preset NAME "
             "--budget 900 --expected")
     conf_map = _conf_pairs(conf)
+    if run_seed is not None and budget is not None:
+        # refused rather than honoured: a seed names one whole run, and a wall-clock cut would end it at a point that
+        # depends on the machine, a clean exit saying nothing about the seed
+        raise InputError("--run-seed replays one whole run, which --budget would cut at a point that depends on the "
+                         "machine's speed: drop --budget (or drop --run-seed to fuzz for --budget seconds)")
+    if run_seed is not None and runs not in (None, 1):
+        raise InputError(f"--run-seed runs exactly one run, not --runs {runs}: drop --runs")
     if runs is None and budget is None:
         budget = 30.0
     in_process = master == "none" or run_seed is not None

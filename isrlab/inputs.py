@@ -53,12 +53,12 @@ class Number(click.ParamType):
 
 
 class Count(click.ParamType):
-    """An integer in [low, high], written in at most MAX_NUMERAL characters."""
+    """An integer in [low, high], written in at most MAX_NUMERAL characters; ``note`` ends an out-of-range message."""
 
     name = "integer"
 
-    def __init__(self, low: int, high: int | None = None):
-        self.low, self.high = low, high
+    def __init__(self, low: int, high: int | None = None, note: str = ""):
+        self.low, self.high, self.note = low, high, note
 
     def convert(self, value, param, ctx):
         if isinstance(value, int) and not isinstance(value, bool):
@@ -71,10 +71,11 @@ class Count(click.ParamType):
                 n = int(text, 10)
             except ValueError:
                 self.fail(f"{text!r} is not an integer", param, ctx)
+        note = f" ({self.note})" if self.note else ""
         if n < self.low:
-            self.fail(f"{n} is below {self.low}", param, ctx)
+            self.fail(f"{n} is below {self.low}{note}", param, ctx)
         if self.high is not None and n > self.high:
-            self.fail(f"{n} is above the limit of {self.high:,}", param, ctx)
+            self.fail(f"{n} is above the limit of {self.high:,}{note}", param, ctx)
         return n
 
     def __repr__(self) -> str:
@@ -84,6 +85,9 @@ class Count(click.ParamType):
 #: the limits every command shares
 SECONDS = Number(0.0, 7 * 24 * 3600.0, open_low=True, name="seconds")   # a budget: above 0, at most a week
 SEEDS = Count(-(2 ** 63), 2 ** 64 - 1)
+#: a run's own seed (``fuzz --run-seed``): campaigns derive them in [0, 2^63) (``walker.derive_seed``), and
+#: random.Random(-n) is random.Random(n), so a negative one would silently be another run's alias
+RUN_SEEDS = Count(0, 2 ** 63 - 1, note="a run seed is 0 to 2^63-1, as a campaign's summary and traces give them")
 
 
 def _nearest_existing(path: str) -> str:

@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from isrlab.cli import main
+from isrlab.inputs import RUN_SEEDS
 
 pytestmark = pytest.mark.unit
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,3 +35,26 @@ def test_explore_refuses_no_time_bound_with_max_time(tmp_path):
     for alone in (["--no-time-bound"], ["--max-time", "100"]):    # each one alone still runs
         r = run("explore", *alone, "--max-states", "5", "--no-archive", "--quiet")
         assert r.exit_code == 0, r.output
+
+
+# --------------------------------------------------------------------------- fuzz --run-seed
+@pytest.mark.parametrize("extra", [[], ["--budget", "1"]])
+def test_fuzz_refuses_a_negative_run_seed(tmp_path, extra):
+    """Campaigns give run seeds from 0 to 2^63-1, and random.Random(-1) is random.Random(1): -1 would silently replay
+    run seed 1, so it is refused, as is a seed above the range; nothing is written."""
+    for seed in ("-1", str(2 ** 63)):
+        line = _one_line_error(run("fuzz", "--master", "none", "--run-seed", seed, *extra,
+                                   "--archive", str(tmp_path / "a")))
+        assert line.startswith(f"isrlab: error: --run-seed: {seed} is ") and "a run seed is 0 to 2^63-1" in line, line
+    assert not (tmp_path / "a").exists()
+    assert RUN_SEEDS.convert(str(2 ** 63 - 1), None, None) == 2 ** 63 - 1 and RUN_SEEDS.convert("0", None, None) == 0
+
+
+def test_fuzz_refuses_a_budget_or_runs_with_run_seed(tmp_path):
+    """--run-seed replays one whole run: --budget (which it used to ignore, running 100 s past a budget of 1) is
+    refused rather than cutting the run at a machine-dependent point, and so is --runs N above 1."""
+    line = _one_line_error(run("fuzz", "--run-seed", "5", "--budget", "1", "--archive", str(tmp_path / "a")))
+    assert "--run-seed replays one whole run, which --budget would cut" in line and "drop --budget" in line, line
+    line = _one_line_error(run("fuzz", "--run-seed", "5", "--runs", "3", "--archive", str(tmp_path / "a")))
+    assert "--run-seed runs exactly one run, not --runs 3: drop --runs" in line, line
+    assert not (tmp_path / "a").exists()
