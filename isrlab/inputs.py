@@ -153,15 +153,27 @@ class Names(click.ParamType):
     """A name (or comma-separated names) completed from a list: presets, invariants.
 
     Validation stays with the command (it knows about ``all`` and commas); this type offers shell
-    completion of the known names (``eval "$(_ISRLAB_COMPLETE=bash_source isrlab)"``).
+    completion of the known names (``eval "$(_ISRLAB_COMPLETE=bash_source isrlab)"``), and refuses
+    a name that is unknown but differs from a known one only in case, naming it (names are
+    compared case-sensitively: ``KAFKA-2.4`` is not ``kafka-2.4``).
     """
 
     name = "name"
 
-    def __init__(self, known, extra=()):
-        self._known, self._extra = known, tuple(extra)
+    def __init__(self, known, extra=(), what: str = "name"):
+        self._known, self._extra, self._what = known, tuple(extra), what
 
     def convert(self, value, param, ctx):
+        if not isinstance(value, str):
+            return value
+        known = (*self._extra, *self._known())
+        exact = set(known)
+        for name in (n.strip() for n in value.split(",")):
+            if name and name not in exact:
+                same = sorted(k for k in known if k.casefold() == name.casefold())
+                if same:
+                    self.fail(f"unknown {self._what} {name!r}: names are case-sensitive; did you mean "
+                              f"{' or '.join(same)}?", param, ctx)
         return value
 
     def shell_complete(self, ctx, param, incomplete):
@@ -184,5 +196,5 @@ def invariant_names() -> list[str]:
     return [inv.name for inv in CATALOGUE] + [lv.name for lv in LIVENESS]
 
 
-PRESET = Names(preset_names, extra=("all", "main"))
-INVARIANT = Names(invariant_names)
+PRESET = Names(preset_names, extra=("all", "main"), what="preset")
+INVARIANT = Names(invariant_names, what="invariant")
