@@ -172,8 +172,15 @@ def version_note(recorded: str) -> str | None:
     now = model_version()
     if not recorded or recorded == now:
         return None
-    return (f"note: recorded under model version {recorded}, this is {now}: the actions replay as written, "
+    return (f"note: recorded under model version {_capped(recorded)}, this is {now}: the actions replay as written, "
             f"but the seeds in its provenance may not give this trace again")
+
+
+def _capped(text: str, limit: int = 60) -> str:
+    """A field of a file as one short line: its first ``limit`` characters, unprintable ones escaped, and "..." for
+    the rest (a trace's model_version may be any length)."""
+    head = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text[:limit])
+    return head + ("..." if len(text) > limit else "")
 
 
 @main.command()

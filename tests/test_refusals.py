@@ -1,7 +1,9 @@
-"""Options that used to be ignored or run anyway, refused with exit 2 and one ``isrlab: error:`` line."""
+"""Options that used to be ignored or run anyway, refused with exit 2 and one ``isrlab: error:`` line; and a trace's
+field echoed to stderr only capped to one short line."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -84,3 +86,22 @@ def test_a_user_preset_named_like_a_built_in_one_in_another_case_is_refused(tmp_
     finally:
         userpresets.unload()
     assert "kafka-2.4" in line, line
+
+
+# --------------------------------------------------------------------------- replay's model-version note
+@pytest.mark.parametrize("version, shown", [("9" * 100_000, "9" * 60 + "..."),
+                                            ("1.0\nisrlab: error: forged", "1.0\\nisrlab: error: forged")])
+def test_replay_caps_the_recorded_model_version_it_echoes(tmp_path, version, shown):
+    """A trace's model_version is echoed in its first 60 characters, unprintable ones escaped: one short line on
+    stderr, never the 100 KB a file may hold nor a line break it smuggles in."""
+    (src,) = ROOT.glob("counterexamples/*-kafka-0.11-isr_entry_condition-*.json")
+    data = json.loads(src.read_text())
+    assert data.get("provenance")    # the note is for traces that record the seeds that gave them
+    data["model_version"] = version
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(data))
+    r = run("replay", "--quiet", "--expected", str(path))
+    assert r.exit_code == 0, r.output
+    notes = [ln for ln in r.stderr.splitlines() if "recorded under model version" in ln]
+    assert len(notes) == 1 and f"recorded under model version {shown}, this is " in notes[0], r.stderr
+    assert len(r.stderr) < 400 and "forged" not in r.stderr.replace(notes[0], ""), r.stderr
