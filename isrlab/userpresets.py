@@ -76,8 +76,12 @@ def parse(table: dict, where: str) -> list:
         at = f"{where}: presets.{name}"
         if name in PRESETS and name not in SOURCES:
             raise InputError(f"{at}: {name} is a built-in preset; give yours another name")
-        if name in ("all", "main"):
+        if name.casefold() in ("all", "main"):
             raise InputError(f"{at}: {name!r} names a group of presets on the command line; give yours another name")
+        builtin = next((n for n in PRESETS if n not in SOURCES and n.casefold() == name.casefold()), None)
+        if builtin is not None and builtin != name:
+            raise InputError(f"{at}: {name} differs from the built-in preset {builtin} only in case; give yours "
+                             f"another name")
         if not name or len(name) > 64 or not all(c.isalnum() or c in "-_." for c in name):
             raise InputError(f"{at}: a preset name is 1-64 letters, digits, '-', '_' or '.'")
         if not isinstance(body, dict):

@@ -920,6 +920,10 @@ def preset(name: str) -> Preset:
     try:
         return PRESETS[name]
     except KeyError:
+        same = sorted(n for n in PRESETS if isinstance(name, str) and n.casefold() == name.casefold())
+        if same:
+            raise ConfigError(f"unknown preset {name!r}: names are case-sensitive; did you mean "
+                              f"{' or '.join(same)}?") from None
         raise ConfigError(f"unknown preset {name!r} (known: {', '.join(sorted(PRESETS))})") from None
 
 

@@ -74,8 +74,6 @@ def test_a_preset_name_in_another_case_is_unknown_with_a_hint(args, tmp_path):
     assert not (tmp_path / "o").exists()
 
 
-@pytest.mark.xfail(strict=True, reason="isrlab/userpresets.py still registers a user preset whose name differs from "
-                                       "a built-in one only in case (the refusal belongs in its parse)")
 def test_a_user_preset_named_like_a_built_in_one_in_another_case_is_refused(tmp_path, monkeypatch):
     """A user preset KAFKA-2.4 beside the built-in kafka-2.4 would be a second preset told apart only by case."""
     monkeypatch.chdir(tmp_path)
