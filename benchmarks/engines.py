@@ -13,7 +13,7 @@
 
 The figures this docstring once held (tables before and after each change of the guided search, 2026-11-22
 to 2026-11-24) are in benchmarks/RESULTS.md ("Experiment records moved out of the engines' docstrings"), with
-everything measured since; they measure the code before the engines were made blind to presets (issue 21).
+everything measured since; they measure the code before the engines were made blind to presets.
 """
 
 from __future__ import annotations

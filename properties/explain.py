@@ -254,7 +254,7 @@ _SENTENCES = {
 }
 
 
-# issue 19: KAFKA-14140 and the metadata log
+# KAFKA-14140 and the metadata log
 _SENTENCES.update({
     "zk_isr_joins_live": lambda f, cfg: (
         f"controller {f['controller']} wrote partition {f['partition']}'s ISR {f['isr_before']} -> {f['isr_after']} "
@@ -279,7 +279,7 @@ def loss_sentence(loss) -> str:
             f"epoch (step {loss.step}); unclean.leader.election.enable trades them for availability, every other "
             f"record is still checked.")
 
-# issue 21: invariants the rule mutants showed missing
+# invariants the rule mutants showed missing
 _SENTENCES.update({
     "epoch_cache_trimmed": lambda f, cfg: (
         f"broker {f['broker']}'s log of partition {f['partition']} ends at {f['log_end_offset']}"

@@ -302,7 +302,7 @@ def novelty_key(s) -> tuple:
     which live brokers believe they lead which partition, how many controller instances exist.
     Coarse on purpose (a few hundred cells, a few thousand keys), so that the corpus keeps the states
     that opened a new situation, not every offset.  No field depends on the configuration's flags:
-    the search is told nothing about which rules the model runs (benchmarks/RESULTS.md, issue 21).
+    the search is told nothing about which rules the model runs (benchmarks/RESULTS.md).
     """
     g = s.ghost
     brokers = s.brokers

@@ -112,7 +112,7 @@ def test_guided_search_is_deterministic():
 #: Breaking presets the guided search does not find within this test's four runs: no-kip-903's AlterPartition must wait,
 #: unsent, through a whole stop, disk replacement and re-registration of the follower's broker.  `isrlab fuzz
 #: --preset no-kip-903 --seed 13 --invariant controller_isr_entry_condition` finds it in its 83rd run (its archived
-#: trace in counterexamples/; benchmarks/RESULTS.md, thirteenth session).
+#: trace in counterexamples/; benchmarks/RESULTS.md, 2026-11-28).
 #: kraft-no-partition-epoch-check: its four runs meet only the pending-reset race, which breaks the same invariant
 #: (gone past); benchmarks/attributed_finds.py finds the bug itself in 1 of 5 seeds within 120 s, the walk engine in 2.
 #: no-kafka-2143: every violation its runs meet is kafka-0.10.2's own (KIP-101, KIP-320: their fixes remove it).
