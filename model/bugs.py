@@ -133,3 +133,14 @@ def present(cfg: ModelConfig) -> tuple[Bug, ...]:
 def with_fix(cfg: ModelConfig, bugs) -> ModelConfig:
     """cfg with every bug of ``bugs`` fixed (ConfigError if that is no valid configuration)."""
     return cfg.replace(**{b.flag: tuple(b.fixed) if isinstance(b.fixed, list) else b.fixed for b in bugs})
+
+
+def _check_builtin_presets() -> None:
+    """Every built-in preset's expectation against the catalogue, once both are loaded (ConfigError if not)."""
+    from .config import PRESETS, check_preset
+
+    for p in PRESETS.values():
+        check_preset(p)
+
+
+_check_builtin_presets()
