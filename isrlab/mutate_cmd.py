@@ -39,6 +39,8 @@ def _selected(mutant_names, half_name) -> tuple:
                 raise InputError(f"--mutant: unknown mutant {name[:60]!r} (isrlab mutate --list shows them)")
             if name not in out:
                 out.append(name)
+    if mutant_names and not out:   # --mutant "" or "," names none; it never means the whole registry
+        raise InputError("--mutant names no mutant (isrlab mutate --list shows them; leave --mutant out for all)")
     return tuple(out) if out else tuple(registry.names())
 
 

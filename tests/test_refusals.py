@@ -103,3 +103,14 @@ def test_replay_caps_the_recorded_model_version_it_echoes(tmp_path, version, sho
     notes = [ln for ln in r.stderr.splitlines() if "recorded under model version" in ln]
     assert len(notes) == 1 and f"recorded under model version {shown}, this is " in notes[0], r.stderr
     assert len(r.stderr) < 400 and "forged" not in r.stderr.replace(notes[0], ""), r.stderr
+
+
+@pytest.mark.parametrize("value", ["", ",", " , "])
+def test_mutate_with_an_empty_mutant_list_is_refused(value):
+    """--mutant "" or "," names no mutant: refused, not read as the whole registry."""
+    from click.testing import CliRunner
+
+    from isrlab.cli import main
+
+    r = CliRunner().invoke(main, ["mutate", "--mutant", value, "--budget", "1"])
+    assert r.exit_code == 2 and "--mutant names no mutant" in r.output and "Traceback" not in r.output
