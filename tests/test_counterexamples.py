@@ -30,7 +30,7 @@ def test_archive_is_not_empty():
 @pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
 def test_counterexample_replays_to_its_violation(path):
     data = json.loads(path.read_text())
-    validate_json(data)
+    validate_json(data, actions_by_schema=True)
     trace = load_trace(str(path))
     m = NAME.match(path.name)
     # the invariant in the name: test_file_is_named_by_the_invariant_broken_first_on_replay

@@ -114,3 +114,15 @@ def test_mutate_with_an_empty_mutant_list_is_refused(value):
 
     r = CliRunner().invoke(main, ["mutate", "--mutant", value, "--budget", "1"])
     assert r.exit_code == 2 and "--mutant names no mutant" in r.output and "Traceback" not in r.output
+
+
+def test_a_trace_is_refused_at_its_first_unknown_action():
+    """Decoding stops at the first bad action and names it (the whole list is not run through the schema first)."""
+    from isrlab.model.config import preset
+    from isrlab.model.trace import Trace, TraceError, trace_from_json
+
+    data = Trace(config=preset("kafka-2.4").config, actions=[]).to_json()
+    data["actions"] = [{"type": "ElectController", "broker": 0}] * 3 + [{"type": "NoSuchAction"}] * 50_000
+    with pytest.raises(TraceError) as e:
+        trace_from_json(data)
+    assert str(e.value) == "action 4: unknown action type 'NoSuchAction'"
