@@ -1133,7 +1133,7 @@ CATALOGUE: tuple[Invariant, ...] = (
 )
 
 
-# --------------------------------------------------------------------------- issue 19: KAFKA-14140, the metadata log
+# --------------------------------------------------------------------------- KAFKA-14140, the metadata log
 def zk_isr_joins_live(cfg, pre: ClusterState, a, post: ClusterState):
     """INV zk_isr_joins_live (KIP-841 in ZooKeeper mode, KAFKA-14140): an ISR the ZooKeeper-era controller writes for an
     AlterIsr (leader and leader epoch unchanged) adds only brokers its context holds live and not shutting down."""
@@ -1215,7 +1215,7 @@ CATALOGUE += (
 )
 
 
-# --------------------------------------------------------------------------- issue 21: what the rule mutants showed missing
+# --------------------------------------------------------------------------- what the rule mutants showed missing
 def epoch_cache_trimmed(cfg, pre: ClusterState, a, post: ClusterState):
     """INV epoch_cache_trimmed (LeaderEpochFileCache.truncateFromEnd): no live replica's epoch cache holds an entry
     starting past its LEO, and a step that truncates a log leaves no entry at or past the new LEO."""
@@ -1535,7 +1535,7 @@ LIVENESS: tuple[Liveness, ...] = (
 )
 
 
-# --------------------------------------------------------------------------- issue 19: KRaft liveness
+# --------------------------------------------------------------------------- KRaft liveness
 def eventually_unfenced_bad(cfg, s, p) -> bool:
     """"C and not G" of eventually_unfenced: a live KRaft broker that is not shutting down and whose registration is
     its own incarnation's is fenced at the controller.  A broker property: stated on partition 0 only."""

@@ -133,7 +133,7 @@ def _search_digest(walker, cfg) -> tuple:
 def test_the_walker_draws_the_same_whatever_the_config_says_beyond_the_model(monkeypatch, base):
     """With the model pinned to a preset's config, handing the walker and the guided search that config with any
     hidden field changed gives the very same runs: the engine's choices depend on the config only through the
-    model and the invariants.  (Before issue 21, changing kafka_7415 or kip_497 changed the novelty cells and the
+    model and the invariants.  (Before the engines were made blind, changing kafka_7415 or kip_497 changed the novelty cells and the
     eager kinds, so this failed.)"""
     from isrlab.properties import walker
 

@@ -522,7 +522,7 @@ def test_every_preset_has_explore_bounds_with_faults():
 
 #: passing ZooKeeper-era presets whose default search has a crash and no session expiration: their operator's or
 #: admin's actions on top of kafka-2.4 multiply the interleavings, and with an expiration too none completed in
-#: 150 CPU s (benchmarks/RESULTS.md, ninth session)
+#: 150 CPU s (benchmarks/RESULTS.md, 2026-11-28)
 NO_EXPIRATION_PASSING = {"leader-moves", "log-start-offset", "reassignment", "topic-lifecycle"}
 
 

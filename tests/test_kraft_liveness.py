@@ -1,4 +1,4 @@
-"""Issue 19's properties: metadata_log_matching (safety), eventually_unfenced, metadata_converges and
+"""The KRaft properties: metadata_log_matching (safety), eventually_unfenced, metadata_converges and
 acked_fully_replicated (liveness, checked by the settling phase and the explorer's lasso check)."""
 
 from __future__ import annotations

@@ -344,7 +344,7 @@ def test_swarm_walk_applies_policy_chosen_enabled_actions_checking_each_step():
 #: no-kafka-5634 seed 0 at 4 test cases, seed 1 at 8, seed 2 at 4; no-kafka-9491 seed 0 at 4, seed 1 at 12, seed 2 at 4;
 #: no-kafka-2143 seed 0 at 172, seed 1 at 460, seed 2 at 589 (kafka-0.10.2's committed_prefix, not KAFKA-2143's race);
 #: old-message-format seed 2 at 692 (about 40 s), seeds 0, 1, 3 and 4 not within 600 (2026-11-25, benchmarks/RESULTS.md's
-#: sixth session).
+#: 2026-11-25).
 MACHINE_FINDS = {
     "kafka-0.11": (600, (0, 1)),
     "kafka-2.0": (600, (0, 1)),
@@ -391,7 +391,7 @@ def test_every_breaking_preset_the_machine_misses_is_named():
     # a loaded machine: too slow for the suite; kafka-2.7 measures the same bug.
     # no-kafka-7786: a liveness headline, found by the machine's teardown settle only; not measured yet.
     # no-kip-903: not found by the guided search either (tests/test_fuzz.py's NOT_FOUND_YET).
-    # no-kafka-14140, no-kafka-15221 (issue 19): not measured for the machine yet (the walker finds the first in about
+    # no-kafka-14140, no-kafka-15221: not measured for the machine yet (the walker finds the first in about
     # a second; the second needs a whole reboot inside the leader's expansion, see benchmarks/RESULTS.md).
     out_of_reach = {"no-kip-320", "no-kafka-7164", "no-kafka-7415", "no-kafka-12686", "kafka-2.8", "no-kafka-7786",
                     "no-kip-903", "no-kafka-14140", "no-kafka-15221"}

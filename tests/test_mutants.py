@@ -721,7 +721,7 @@ def mut_no_kip_903(monkeypatch):
     return CFG_DISK_WIPE.replace(kip_903=False)
 
 
-# --- issue 19: KAFKA-14140 and the metadata log ------------------------------------------------------------------
+# --- KAFKA-14140 and the metadata log ------------------------------------------------------------------------------
 CFG_KIP_841_ZK = preset("alter-isr-kafka-14140").config
 
 
@@ -898,7 +898,7 @@ CASES = (
          {"controller": 0, "broker": 2, "leader": 1, "shutting_down": False}, CFG_KIP_841_ZK),
     Case("metadata_log_matching", mut_replay_skips_fence, t_kraft_broker_fenced_and_replayed,
          {"broker": 0, "problem": "metadata cache is not the replay of the applied records"}, CFG_KRAFT),
-    # issue 21: invariants the registry's surviving mutants showed missing
+    # invariants the registry's surviving mutants showed missing
     Case("epoch_cache_trimmed", registry("truncate-keeps-epoch-cache"), fixture("epoch_cache_trimmed"),
          {"broker": 2, "log_end_offset": 0, "log_end_offset_before": 1, "epoch_cache": [[0, 0]]}),
     Case("out_of_range_only_outside_log", registry("fetch-at-leo-out-of-range"), fixture("out_of_range_only_outside_log"),

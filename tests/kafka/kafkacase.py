@@ -221,7 +221,7 @@ TEST_CASES = {
     "EpochDrivenReplicationProtocolAcceptanceTest": 5,
 }
 
-#: the vocabulary a case needs and the model lacks, as named in issue 18 where it names it
+#: the vocabulary a case needs and the model lacks, named where it is named
 MISSING = {
     "ListOffsets": "ListOffsets (LATEST / EARLIEST / by timestamp, isolation level, OFFSET_NOT_AVAILABLE)",
     "starting states": "starting states (a log, epoch cache, HW or epochs given up front)",
