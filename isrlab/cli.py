@@ -656,7 +656,7 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
                 line.note(f"run {n}: {a.summary()}: a known bug this preset does not expect; going on")
                 known_seen.setdefault(a.bugs, (this_seed, r.violation.invariant))
                 continue
-            found = (this_seed, r)
+            found = (this_seed, r, a)
             break
     line.close()
     secs = time.monotonic() - t0
@@ -668,11 +668,12 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
                "known_bugs_passed": [{"bugs": list(k), "run_seed": s_, "invariant": i_}
                                      for k, (s_, i_) in known_seen.items()]}
     if found is not None:
-        this_seed, r = found
+        this_seed, r, first = found
         v = r.violation
         _log(f"fuzz {preset_name}: {v.invariant} fails in run {n}; shrinking its {len(r.actions)} actions"
              + (f" (at most {shrink_budget:g} s)" if shrink_budget is not None else ""))
-        sr, a = shrink_attributed(p.config, r.actions, v.invariant, expected=p.bugs, time_budget_s=shrink_budget)
+        sr, a = shrink_attributed(p.config, r.actions, v.invariant, expected=p.bugs, first=first,
+                                  time_budget_s=shrink_budget)
         provenance = {"engine": engine, "campaign_seed": spec.seed, "run_index": None if run_seed is not None else n - 1,
                       "run_seed": this_seed, "max_steps": max_steps,
                       "extensions": spec.extensions if engine == "guided" else None, "swarm": spec.swarm}

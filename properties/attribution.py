@@ -162,13 +162,16 @@ def preset_result(preset, attributions) -> dict:
             "known": sorted(set(known)), "verdict": verdict}
 
 
-def shrink_attributed(cfg: ModelConfig, actions, invariant: str, expected=(), start: dict | None = None, **shrink_kw):
-    """(ShrinkResult, Attribution): attribute the violating run, then shrink it keeping that attribution (so a trace
-    of one bug never shrinks into another's), then attribute the shrunk trace; ``shrink_kw`` go to ``shrink``."""
+def shrink_attributed(cfg: ModelConfig, actions, invariant: str, expected=(), start: dict | None = None,
+                      first: Attribution | None = None, **shrink_kw):
+    """(ShrinkResult, Attribution): attribute the violating run (or take ``first``, its attribution already made),
+    then shrink it keeping that attribution (so a trace of one bug never shrinks into another's), then attribute
+    the shrunk trace; ``shrink_kw`` go to ``shrink``."""
     from .shrink import shrink
 
     outcome, step = replay_outcome(cfg, actions, invariant, start)
     prefix = list(actions)[:step] if outcome == "fails" else list(actions)
-    first = attribute(cfg, prefix, invariant, start=start, expected=expected)
+    if first is None:
+        first = attribute(cfg, prefix, invariant, start=start, expected=expected)
     sr = shrink(cfg, prefix, invariant, start=start, keep=same_attribution(cfg, first, start, expected), **shrink_kw)
     return sr, attribute(cfg, sr.actions, invariant, start=start, expected=expected)
