@@ -583,7 +583,7 @@ def follower_has_no_remote_replica_states():
 
 
 # --------------------------------------------------------------------------- the other test cases of the class
-_OUTSIDE = ("outside this item (issue 19 takes the AlterPartition, fencing, controlled-shutdown, min-ISR, ELR and "
+_OUTSIDE = ("outside this item (the KRaft work takes the AlterPartition, fencing, controlled-shutdown, min-ISR, ELR and "
             "epoch-bump rules of KRaft): ")
 _IN_24 = "; its 2.4.0 form is a trace in tests/kafka/"
 for _name, _detail in (
