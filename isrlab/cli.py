@@ -225,10 +225,10 @@ def replay(file: str, as_json: bool, max_changes: int, quiet: bool, check_expect
         }
         click.echo(json.dumps(out, indent=1))
     else:
-        if not quiet:
-            from rich.console import Console
+        if not quiet:   # the terminal's width; off a terminal COLUMNS, or as wide as the rows need
+            from .console import console as make_console
 
-            render(result, Console(highlight=False, soft_wrap=False), max_changes)
+            render(result, make_console(), max_changes)
         for v in result.violations:   # the explainer's sentence, as in explain and the campaign summary
             click.echo(f"VIOLATION {v.invariant} at step {v.step}: "
                        f"{sentence(trace.config, trace.actions, v, trace.start)}")
@@ -933,7 +933,8 @@ def invariants(as_json: bool) -> None:
 
 
 def bugs_markdown() -> str:
-    """The known-bug catalogue as the Markdown table the README shows (tests/test_readme_bugs.py keeps them equal)."""
+    """The known-bug catalogue as a Markdown table: the documentation's reference page is built from it (docs/hooks.py,
+    tests/test_readme_bugs.py)."""
     from .model.bugs import BUGS
     from .model.config import PRESETS
 
@@ -948,7 +949,7 @@ def bugs_markdown() -> str:
 
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-@click.option("--markdown", is_flag=True, help="The Markdown table the README shows.")
+@click.option("--markdown", is_flag=True, help="The Markdown table the documentation's reference shows.")
 def bugs(as_json: bool, markdown: bool) -> None:
     """List the known bugs (model/bugs.toml): id, the flag and value that fix it, what it may break, the presets that
     contain it.

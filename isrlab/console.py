@@ -1,8 +1,10 @@
-"""What a person reads: a campaign's result, summary first, drawn with rich and fitted to the terminal.
+"""What a person reads: a campaign's result, drawn with rich, fitted to a terminal's width and, off a terminal, as
+wide as its rows need (no name split, no cell cut).
 
-The first screen holds the verdict, one row per preset and what to do next; then one block per
-distinct counterexample (near-duplicates, with the same preset, invariant and explanation up to
-its numbers, folded with a count); step tables only on request. Colour only on a terminal.
+One block per distinct counterexample first (near-duplicates, with the same preset, invariant and explanation up
+to its numbers, folded with a count; step tables only with ``--verbose``), then one row per preset, the next
+commands (spelled so that they run when pasted: ``isrlab_command``) and the verdict last, where the eye lands
+when the run ends.  Colour only on a terminal.
 
 Progress (``ProgressLine``): one live line on a terminal (rich's Live), plain lines every few seconds
 otherwise (a pipe, a log file, ``--json``), always on stderr so that stdout stays the result.
@@ -14,6 +16,7 @@ import math
 import os
 import re
 import shlex
+import shutil
 import sys
 import time
 
@@ -24,13 +27,53 @@ from rich.text import Text
 _NUMBER = re.compile(r"\d+")
 
 
+#: the width off a terminal (a pipe, a file, a CI log) when COLUMNS does not give one: wide enough that no table is
+#: squeezed and no name is split, so a table takes the width its cells need and a log line is one record
+UNBOUNDED = 100_000
+
+
+def _columns() -> int | None:
+    """COLUMNS when it holds a usable width, else None."""
+    try:
+        n = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        return None
+    return n if n >= 20 else None
+
+
 def console(err: bool = False) -> Console:
-    """A rich Console: the terminal's width on a TTY, 120 columns (no colour) when piped."""
+    """A rich Console: the terminal's width on a TTY; off a terminal (no colour) COLUMNS if set, else no limit, so
+    that a step table piped to a file or a CI log keeps each row on one line instead of folding names mid-word."""
     stream = sys.stderr if err else sys.stdout
     tty = stream.isatty()
-    width = None if tty else int(os.environ.get("COLUMNS", "120") or 120)
+    width = None if tty else _columns() or UNBOUNDED
     return Console(file=stream, width=width, no_color=not tty or "NO_COLOR" in os.environ, highlight=False,
                    soft_wrap=False, emoji=False)
+
+
+def isrlab_command() -> str:
+    """How the user's shell can run this isrlab again, for the commands printed as next steps: ``isrlab`` when that
+    name on PATH is the script beside this interpreter, else that script's path (relative to the working folder
+    when it lies below it, as ``.venv/bin/isrlab`` after ``./run main``), else ``python -m isrlab.cli``."""
+    script = os.path.join(os.path.dirname(sys.executable), "isrlab")
+    found = shutil.which("isrlab")
+    if not os.path.isfile(script):
+        return "isrlab" if found else f"{shlex.quote(sys.executable)} -m isrlab.cli"
+    try:
+        if found and os.path.samefile(found, script):
+            return "isrlab"
+    except OSError:
+        pass
+    rel = os.path.relpath(os.path.abspath(script))
+    return shlex.quote(rel if not rel.startswith(os.pardir) else os.path.abspath(script))
+
+
+def activate_hint(command: str) -> str | None:
+    """The line that puts plain ``isrlab`` on PATH, when ``command`` is a virtual environment's script."""
+    folder = os.path.dirname(command)
+    if folder and os.path.isfile(os.path.join(folder, "activate")):
+        return f"source {shlex.quote(os.path.join(folder, 'activate'))}"
+    return None
 
 
 def explanation_class(sentence: str) -> str:
@@ -120,10 +163,16 @@ def campaign(summary: dict, out: Console, where: dict, verbose: bool = False) ->
         pick = next((c for c, _ in folded if c.get("kind") == "unexpected"),
                     next((c for c, _ in folded if c.get("kind") == "found"), folded[0][0]))
         first = shlex.quote(pick["file"])
-        for what, cmd in (("its steps:", f"isrlab replay --expected {first}"),
-                          ("its diagram:", f"isrlab explain {first} --svg cx.svg"),
-                          ("keep it as a regression test:", f"isrlab promote {first}")):
+        # the diagram goes beside the counterexample (under the campaign's folder), not into the working folder
+        svg = shlex.quote((pick["file"][:-5] if pick["file"].endswith(".json") else pick["file"]) + ".svg")
+        isrlab = isrlab_command()
+        for what, cmd in (("its steps:", f"{isrlab} replay --expected {first}"),
+                          ("its diagram:", f"{isrlab} explain {first} --svg {svg}"),
+                          ("keep it as a regression test:", f"{isrlab} promote {first}")):
             out.print(f"  {what:<31}{cmd}", soft_wrap=True)
+        hint = activate_hint(isrlab)
+        if hint:
+            out.print(f"  {'(plain isrlab on PATH:':<31}{hint})", soft_wrap=True)
     for what, key in (("the summary:", "summary"), ("the tables (Parquet):", "tables"), ("the report:", "report")):
         if where.get(key):
             out.print(f"  {what:<31}{where[key]}", soft_wrap=True)
