@@ -141,7 +141,8 @@ def _short(value, limit: int = 60) -> str:
 
 def load_trace_file(file: str):
     """A trace file read through the bounded loader, its ``violated`` checked against the catalogue: InputError."""
-    from .model.trace import TraceError, load_trace
+    from .inputs import load_trace
+    from .model.trace import TraceError
     from .properties.invariants import NAMES
 
     try:

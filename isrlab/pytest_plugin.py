@@ -238,7 +238,8 @@ class TraceFile(pytest.File):
     """One ``*.json`` entry: one item, a failing one (BadTrace) when the entry is not a usable trace."""
 
     def collect(self):
-        from .model.trace import TraceError, load_trace
+        from .inputs import load_trace
+        from .model.trace import TraceError
         from .properties.invariants import NAMES
         from .properties.replay import stored_attribution
 
