@@ -864,7 +864,8 @@ def campaigns(out: str, as_json: bool) -> None:
                          "engine": spec.get("engine"), "runs": data.get("runs"), "steps": data.get("steps"),
                          "as_expected": data.get("as_expected"),
                          "violations": len(data.get("violations") or []),
-                         "counterexamples": len(os.listdir(cx)) if os.path.isdir(cx) else 0,
+                         "counterexamples": (sum(n.endswith(".json") for n in os.listdir(cx))   # not the diagrams drawn beside
+                                     if os.path.isdir(cx) else 0),
                          "path": folder})
     rows.sort(key=lambda r: r["date"], reverse=True)
     latest = os.path.join(out, "latest")
