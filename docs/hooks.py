@@ -194,7 +194,7 @@ def page_flags() -> str:
     for sec, name, value, doc in flag_docs():
         if sec != section:
             section = sec
-            out += [f"## {sec[:1].upper() + sec[1:]}", "", "| flag | default | known bug | presets that change it | what |",
+            out += ["", f"## {sec[:1].upper() + sec[1:]}", "", "| flag | default | known bug | presets that change it | what |",
                     "|---|---|---|---|---|"]
         bugs = ", ".join(f"[{b.id}](../findings/{bug_page(b.id)}) (fixed: `{json.dumps(b.fixed)}`)"
                          for b in by_flag.get(name, [])) or "-"
