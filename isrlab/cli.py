@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 
 import click
@@ -354,11 +355,12 @@ def fuzz(preset_names, master, shards, seed, runs, budget, engine, max_steps, ex
 
     names = _split_presets(preset_names)
     if any(n.strip() == "main" for v in preset_names for n in v.split(",")):
+        from .console import isrlab_command
         from .model.config import MAIN_JOB_LEAVES_OUT
 
         _log("isrlab: the main job leaves out the presets whose bug needs minutes: " + "; ".join(
-            f"{n} ({why})" for n, why in MAIN_JOB_LEAVES_OUT.items()) + ". Run one with: isrlab fuzz --preset NAME "
-            "--budget 900 --expected")
+            f"{n} ({why})" for n, why in MAIN_JOB_LEAVES_OUT.items()) + f". Run one with: {isrlab_command()} fuzz "
+            "--preset NAME --budget 900 --expected")
     conf_map = _conf_pairs(conf)
     if run_seed is not None and budget is not None:
         # refused rather than honoured: a seed names one whole run, and a wall-clock cut would end it at a point that
@@ -591,7 +593,10 @@ def _point_latest(out: str, campaign_id: str) -> None:
 
 def _archived_line(path: str, written: bool) -> str:
     """Where a counterexample went (written now, or found already there) and how to replay it."""
-    return f"{'archived as' if written else 'already archived as'} {path}; replay with: isrlab replay {path}"
+    from .console import isrlab_command   # spelled so that it runs when pasted (.venv/bin/isrlab off PATH)
+
+    return (f"{'archived as' if written else 'already archived as'} {path}; "
+            f"replay with: {isrlab_command()} replay {shlex.quote(path)}")
 
 
 def _archive_or_fail(folder: str, preset_name: str, trace):
