@@ -260,11 +260,28 @@ def page_trace_format() -> str:
             ' "expect": "pass", "violated": null,',
             ' "actions": [{"type": "ElectController", "broker": 0},',
             '             {"type": "DeliverControlRequest", "controller": 0, "broker": 1}, ...]}',
-            "```", "", "## The whole schema", "", '??? note "isrlab/trace.schema.json"', "",
+            "```", ""]
+    out += page_actions()
+    out += ["## The whole schema", "", '??? note "isrlab/trace.schema.json"', "",
             "    ```json"]
     out += ["    " + line for line in json.dumps(schema, indent=1).splitlines()]
     out += ["    ```", ""]
     return "\n".join(out)
+
+
+def page_actions() -> list[str]:
+    """The action vocabulary (model/actions.py): each action's JSON ``type``, its fields and its docstring's first
+    paragraph."""
+    from isrlab.model import actions as A
+
+    out = ["## Actions", "",
+           f"*From `model/actions.py`: its {len(A.ACTION_TYPES)} action types.* Each action is a JSON object whose `type` is the class name and whose other keys are its fields.",
+           "", "| type | fields | what |", "|---|---|---|"]
+    for cls in A.ACTION_TYPES:
+        doc = " ".join((cls.__doc__ or "").strip().split("\n\n")[0].split())
+        fields = ", ".join(f"`{f.name}`" for f in dataclasses.fields(cls)) or "-"
+        out.append(f"| `{cls.__name__}` | {fields} | {doc.replace('|', chr(92) + '|')} |")
+    return out + [""]
 
 
 def _cell(row: dict, *keys: str) -> str:
