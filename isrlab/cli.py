@@ -868,6 +868,8 @@ def campaigns(out: str, as_json: bool) -> None:
             rows.append({"id": name, "date": when.strftime("%Y-%m-%d %H:%M:%SZ"), "presets": spec.get("presets", []),
                          "engine": spec.get("engine"), "runs": data.get("runs"), "steps": data.get("steps"),
                          "as_expected": data.get("as_expected"),
+                         # a summary without the list (an older one) keeps the older label
+                         "unexpected": data.get("unexpected") is None or bool(data.get("unexpected")),
                          "violations": len(data.get("violations") or []),
                          "counterexamples": (sum(n.endswith(".json") for n in os.listdir(cx))   # not the diagrams drawn beside
                                      if os.path.isdir(cx) else 0),
@@ -882,13 +884,14 @@ def campaigns(out: str, as_json: bool) -> None:
         click.echo(f"no campaigns under {out} (run: isrlab fuzz)")
         sys.exit(EXIT_OK)
     w = max([len("campaign")] + [len(r["id"]) for r in rows])
-    click.echo(f"{'campaign':<{w}} {'date (UTC)':<21} {'engine':<8} {'result':<12} {'cx':>3}  presets")
-    for r in rows:
-        result = "as expected" if r["as_expected"] else "UNEXPECTED" if r["as_expected"] is False else "?"
+    click.echo(f"{'campaign':<{w}} {'date (UTC)':<21} {'engine':<8} {'result':<15} {'cx':>3}  presets")
+    for r in rows:   # UNEXPECTED only for a violation no known fix removes; a bug not found is "not as expected"
+        result = ("as expected" if r["as_expected"] else "UNEXPECTED" if r["unexpected"]
+                  else "not as expected" if r["as_expected"] is False else "?")
         presets_text = ", ".join(r["presets"])
         if len(presets_text) > 60:
             presets_text = f"{len(r['presets'])} presets"
-        click.echo(f"{r['id']:<{w}} {r['date']:<21} {str(r['engine']):<8} {result:<12} {r['counterexamples']:>3}  "
+        click.echo(f"{r['id']:<{w}} {r['date']:<21} {str(r['engine']):<8} {result:<15} {r['counterexamples']:>3}  "
                    f"{presets_text}")
     sys.exit(EXIT_OK)
 

@@ -108,3 +108,27 @@ def test_columns_still_sets_the_width_off_a_terminal(monkeypatch):
     assert console.console().width == 132
     monkeypatch.setenv("COLUMNS", "nonsense")
     assert console.console().width == console.UNBOUNDED
+
+
+def test_campaigns_tells_a_bug_not_found_from_an_unexpected_violation(tmp_path):
+    """`isrlab campaigns`: UNEXPECTED only for a violation no known fix removes; a campaign whose expected bugs were
+    not all found within the budget is "not as expected"."""
+    import json
+
+    from click.testing import CliRunner
+
+    from isrlab.cli import main
+
+    for name, when, unexpected in (("a-1", 1_000_000, []), ("b-2", 2_000_000, [{"preset": "p", "invariant": "x"}])):
+        folder = tmp_path / name
+        (folder / "counterexamples").mkdir(parents=True)
+        (folder / "counterexamples" / "t.json").write_text("{}")
+        (folder / "counterexamples" / "t.svg").write_text("<svg/>")
+        (folder / "summary.json").write_text(json.dumps({"spec": {"presets": ["kafka-2.4"], "engine": "guided"},
+                                                         "as_expected": False, "unexpected": unexpected,
+                                                         "violations": [], "runs": 3}))
+        os.utime(folder / "summary.json", (when, when))
+    out = CliRunner().invoke(main, ["campaigns", "--out", str(tmp_path)], standalone_mode=False).output
+    rows = {line.split()[0]: line for line in out.splitlines()[1:]}
+    assert "UNEXPECTED" in rows["b-2"] and "not as expected" in rows["a-1"]
+    assert all(re.search(r"\s1\s+kafka-2\.4$", line) for line in rows.values()), "the .svg is not counted"
