@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.unit
+pytestmark = [pytest.mark.unit, pytest.mark.xdist_group("docs")]   # one site build per worker: keep them together
 
 ROOT = Path(__file__).resolve().parent.parent
 
