@@ -319,6 +319,7 @@ def shape_problem(value, shape, at: str = "") -> str | None:
     stack = [(value, shape, at)]
     while stack:
         v, s, where = stack.pop()
+        said = s
         if s is ANY:
             continue
         if isinstance(s, Maybe):
@@ -345,5 +346,5 @@ def shape_problem(value, shape, at: str = "") -> str | None:
         else:
             ok = isinstance(v, s)
         if not ok:
-            return f"{where.lstrip('/') or 'top level'}: expected {_shape_text(s)}, not {_kind(v)}"
+            return f"{where.lstrip('/') or 'top level'}: expected {_shape_text(said)}, not {_kind(v)}"
     return None

@@ -15,7 +15,8 @@ import io
 import json
 import os
 
-from .exits import InputError
+from .exits import InputError, RunError
+from .inputs import ANY, Maybe, parse_json, shape_problem
 
 MAX_RUNS_PLOTTED = 200_000
 
@@ -29,33 +30,147 @@ def resolve(campaign: str, out: str = "campaigns") -> str:
                      f"isrlab campaigns lists them)")
 
 
-def load_summary(folder: str) -> dict:
-    from .model.trace import TraceError, parse_json, read_regular_file
+#: what the report and the campaign list read from a summary.json (inputs.shape_problem): fields absent from an
+#: older summary are optional, every one present has its type
+_NAMES = [str]
+PRESET_SHAPE = {"preset": str, "verdict": str, "runs": int, "steps": int, "violated": _NAMES, "expected_bugs?": _NAMES,
+                "found?": _NAMES, "not_found?": _NAMES, "known?": _NAMES, "unexpected?": [{"invariant": str}]}
+COUNTEREXAMPLE_SHAPE = {"preset": str, "invariant": str, "shrunk_length": int, "original_length": int, "file": str,
+                        "explanation?": str}
+LIST_SHAPE = {"spec?": Maybe({"presets?": _NAMES, "engine?": Maybe(str), "seed?": Maybe(int)}), "runs?": Maybe(int),
+              "steps?": Maybe(int), "as_expected?": Maybe(bool), "violations?": Maybe(list)}
+SUMMARY_SHAPE = {**LIST_SHAPE, "presets": [PRESET_SHAPE], "counterexamples?": [COUNTEREXAMPLE_SHAPE],
+                 "seconds?": {"total_s?": Maybe(float), "fuzz_s?": Maybe(float)}, "tasks?": Maybe(int)}
 
-    path = os.path.join(folder, "summary.json")
+
+def read_summary(path: str, shape=SUMMARY_SHAPE) -> dict:
+    """A summary.json decoded within the JSON limits and checked against ``shape``; InputError naming the file, the
+    field and what it should be."""
+    from .model.trace import TraceError, read_regular_file
+
     try:
         data = parse_json(read_regular_file(path, 64 * 1024 * 1024), path)
     except TraceError as e:
         raise InputError(str(e)) from None
-    if not isinstance(data, dict) or not isinstance(data.get("presets"), list):
-        raise InputError(f"{path} is not a campaign summary")
+    problem = shape_problem(data, shape)
+    if problem is not None:
+        raise InputError(f"{path}: {problem} (not a campaign summary isrlab wrote, or edited since)")
     return data
 
 
-def load_runs(folder: str) -> list[dict]:
-    """The runs table as dicts (preset, run_index, seed, steps, kind_counts, error_codes, witnesses, violations)."""
-    import pyarrow.dataset as ds
+def load_summary(folder: str) -> dict:
+    return read_summary(os.path.join(folder, "summary.json"))
+
+
+#: the runs table's columns the report reads, and what each value must be (a row of ``pyarrow``'s to_pylist)
+RUN_SHAPE = {"run_index": int, "seed": int, "steps": int, "kind_counts": Maybe([ANY]), "error_codes": Maybe(_NAMES),
+             "witnesses": Maybe(_NAMES), "violations": Maybe([{"invariant": str, "step": int}])}
+
+
+def _parquet_files(path: str) -> list[tuple[str, str]]:
+    """(preset, file) of every part file under a runs table partitioned by preset (Spark's names; hidden ones and
+    _SUCCESS skipped as Spark skips them)."""
+    from urllib.parse import unquote
+
+    out = []
+    try:
+        parts = sorted(os.listdir(path))
+    except OSError as e:
+        raise InputError(f"cannot list {path}: {e.strerror or e}") from None
+    for part in parts:
+        full = os.path.join(path, part)
+        if part.startswith(("_", ".")):
+            continue
+        if not part.startswith("preset=") or not os.path.isdir(full):
+            raise InputError(f"{full}: expected a preset=NAME folder of a runs table partitioned by preset")
+        try:
+            names = sorted(os.listdir(full))
+        except OSError as e:
+            raise InputError(f"cannot list {full}: {e.strerror or e}") from None
+        out += [(unquote(part[len("preset="):]), os.path.join(full, f)) for f in names if not f.startswith(("_", "."))]
+    return out
+
+
+def load_runs(folder: str, limit: int = MAX_RUNS_PLOTTED) -> list[dict]:
+    """The runs table as dicts (preset, run_index, seed, steps, kind_counts, error_codes, witnesses, violations), at
+    most ``limit`` of them read, in batches; a part file that is no Parquet or not the table's is an InputError
+    naming it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
     path = os.path.join(folder, "runs")
     if not os.path.isdir(path):
         return []
-    table = ds.dataset(path, format="parquet", partitioning="hive").to_table(
-        columns=["preset", "run_index", "seed", "steps", "kind_counts", "error_codes", "witnesses", "violations"])
-    rows = table.slice(0, MAX_RUNS_PLOTTED).to_pylist()
-    for r in rows:
-        r["kind_counts"] = dict(r["kind_counts"] or [])
+    rows: list[dict] = []
+    columns = list(RUN_SHAPE)
+    for preset, file in _parquet_files(path):
+        if len(rows) >= limit:
+            break
+        try:
+            with pq.ParquetFile(file) as pf:
+                missing = [c for c in columns if c not in pf.schema_arrow.names]
+                if missing:
+                    raise InputError(f"{file}: no column {', '.join(missing)} (not a runs table isrlab wrote)")
+                for batch in pf.iter_batches(batch_size=8192, columns=columns):
+                    for i, r in enumerate(batch.to_pylist()):
+                        problem = shape_problem(r, RUN_SHAPE)
+                        if problem is not None:
+                            raise InputError(f"{file}: row {len(rows) + 1}: {problem}")
+                        r["preset"] = preset
+                        r["kind_counts"] = dict(r["kind_counts"] or [])
+                        rows.append(r)
+                    if len(rows) >= limit:
+                        break
+        except (pa.ArrowException, OSError, ValueError, TypeError) as e:
+            # truncated, flipped or foreign bytes: pyarrow's reason, first line, its long paths shortened
+            why = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), type(e).__name__)
+            raise InputError(f"{file}: not a readable Parquet file: {why.replace(file, 'it')[:200]}") from None
+    del rows[limit:]
     rows.sort(key=lambda r: (r["preset"], r["run_index"], r["seed"]))
     return rows
+
+
+def list_campaigns(out: str) -> tuple[list[dict], list[str]]:
+    """(rows, problems) of the campaigns under ``out``, newest first: a row per folder with a readable summary.json
+    (id, date, presets, engine, runs, steps, as_expected, violations, counterexamples, path), and one line per
+    folder whose summary.json is not (the others are still listed, as ``ls`` lists a folder's readable entries)."""
+    import datetime
+
+    rows, problems = [], []
+    try:
+        names = sorted(os.listdir(out)) if os.path.isdir(out) else []
+    except OSError as e:
+        raise InputError(f"cannot list {out}: {e.strerror or e}") from None
+    for name in names:
+        folder = os.path.join(out, name)
+        summary = os.path.join(folder, "summary.json")
+        if os.path.islink(folder) or not os.path.lexists(summary):
+            continue
+        try:
+            data = read_summary(summary, LIST_SHAPE)
+            mtime = os.stat(summary).st_mtime
+        except InputError as e:
+            problems.append(e.format_message())
+            continue
+        except OSError as e:
+            problems.append(f"cannot read {summary}: {e.strerror or e}")
+            continue
+        spec = data.get("spec") or {}
+        cx = os.path.join(folder, "counterexamples")
+        try:   # not the diagrams drawn beside them
+            n_cx = sum(n.endswith(".json") for n in os.listdir(cx)) if os.path.isdir(cx) else 0
+        except OSError:
+            n_cx = None
+        when = datetime.datetime.fromtimestamp(mtime, datetime.timezone.utc)
+        rows.append({"id": name, "date": when.strftime("%Y-%m-%d %H:%M:%SZ"), "presets": spec.get("presets", []),
+                     "engine": spec.get("engine"), "runs": data.get("runs"), "steps": data.get("steps"),
+                     "as_expected": data.get("as_expected"),
+                     # a summary without the list (an older one) keeps the older label
+                     "unexpected": data.get("unexpected") is None or bool(data.get("unexpected")),
+                     "violations": len(data.get("violations") or []),
+                     "counterexamples": n_cx, "path": folder})
+    rows.sort(key=lambda r: r["date"], reverse=True)
+    return rows, problems
 
 
 def _svg(fig) -> str:
@@ -116,7 +231,9 @@ def _plots(preset: str, runs: list[dict]) -> list[tuple[str, str]]:
 def _counterexample_html(c: dict, count: int) -> str:
     from . import diagram
     from .model.config import PRESETS
-    from .model.trace import TraceError, load_trace
+    from .inputs import load_trace
+    from .model.config import ConfigError
+    from .model.trace import TraceError
     from .properties.attribution import classify
     from .properties.explain import attribution_lines
     from .properties.replay import attribution_of, replay
@@ -132,7 +249,7 @@ def _counterexample_html(c: dict, count: int) -> str:
     try:
         trace = load_trace(c["file"])
         result = replay(trace)
-    except TraceError as err:
+    except (TraceError, ConfigError) as err:
         parts.append(f'<p class="missing">the trace cannot be read or replayed: {e(str(err))}</p></section>')
         return "".join(parts)
     shown = (next((v for v in result.violations if v.invariant == c["invariant"]), None)
@@ -184,14 +301,15 @@ def render(folder: str) -> str:
                else f"not as expected: expected bugs not found within the budget: {', '.join(missed)}" if missed
                else "as expected: every expected bug found and attributed by its fix; nothing unexpected"
                if summary.get("as_expected") else "NOT AS EXPECTED")
-    secs = summary.get("seconds", {})
+    secs = summary.get("seconds") or {}
+    spec = summary.get("spec") or {}
     head = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>isrlab campaign {e(str(summary.get('campaign')))}</title><style>{_STYLE}</style></head><body>",
             f"<h1>isrlab campaign <code>{e(str(summary.get('campaign')))}</code></h1>",
-            f"<p class=\"verdict\"><strong>{e(verdict)}</strong>: {summary.get('runs', 0):,} runs, "
-            f"{summary.get('steps', 0):,} steps in {secs.get('total_s') or secs.get('fuzz_s') or 0:.0f} s on "
+            f"<p class=\"verdict\"><strong>{e(verdict)}</strong>: {summary.get('runs') or 0:,} runs, "
+            f"{summary.get('steps') or 0:,} steps in {secs.get('total_s') or secs.get('fuzz_s') or 0:.0f} s on "
             f"{e(str(summary.get('master')))} ({summary.get('tasks')} tasks; engine "
-            f"{e(str(summary.get('spec', {}).get('engine')))}, seed {e(str(summary.get('spec', {}).get('seed')))}).</p>"]
+            f"{e(str(spec.get('engine')))}, seed {e(str(spec.get('seed')))}).</p>"]
     rows = ["<h2>Presets</h2><table class=\"summary\" id=\"summary\"><tr><th>preset</th><th>expected bugs</th>"
             "<th>runs</th><th>steps</th><th>violated</th><th>found</th><th>not found</th><th>unexpected</th>"
             "<th>known bugs met</th><th>verdict</th></tr>"]
@@ -223,15 +341,20 @@ def render(folder: str) -> str:
     cxs += [_counterexample_html(c, n) for c, n in folded] or ["<p>none</p>"]
     foot = [f"<h2>Data</h2><p><code>{e(os.path.join(folder, 'summary.json'))}</code>, Parquet tables under "
             f"<code>{e(os.path.join(folder, 'runs'))}</code> and <code>{e(os.path.join(folder, 'shards'))}</code> "
-            f"(read them with pyarrow or Spark).</p><pre>{e(json.dumps(summary.get('spec', {}), indent=1))}</pre>",
+            f"(read them with pyarrow or Spark).</p><pre>{e(json.dumps(spec, indent=1))}</pre>",
             "</body></html>"]
     return "\n".join(head + rows + plots + cxs + foot)
 
 
 def write(folder: str) -> str:
-    """Render and write ``<folder>/report.html`` atomically; its path."""
+    """Render and write ``<folder>/report.html`` atomically; its path.  A campaign's bad file is an InputError (exit
+    2) naming it; only a failure to write the page itself is a RunError (exit 3)."""
     from .model.trace import write_atomic
 
     path = os.path.join(folder, "report.html")
-    write_atomic(path, render(folder))
+    page = render(folder)
+    try:
+        write_atomic(path, page)
+    except OSError as e:
+        raise RunError(f"cannot write the report in {folder}: {e.strerror or e}") from None
     return path

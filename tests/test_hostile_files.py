@@ -75,3 +75,95 @@ def test_deep_nesting_is_named_with_its_depth():
 def test_unbalanced_brackets_are_the_decoders_to_name(text, why):
     with pytest.raises(TraceError, match=f"^f {why}"):
         inputs.parse_json(text.encode(), "f")
+
+
+# --------------------------------------------------------------------------- campaign folders: report, campaigns
+def _campaign(tmp_path) -> Path:
+    from test_report import _campaign as make
+
+    return make(tmp_path)
+
+
+def _part(folder: Path) -> Path:
+    return sorted((folder / "runs").glob("preset=*/*.parquet"))[0]
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "text"])
+def test_report_on_a_damaged_parquet_file_names_it_as_bad_input(tmp_path, damage):
+    folder = _campaign(tmp_path)
+    part = _part(folder)
+    raw = bytearray(part.read_bytes())
+    if damage == "truncate":
+        raw = raw[: len(raw) // 2]
+    elif damage == "flip":                 # the footer's metadata: it said "cannot write the report" (exit 3)
+        for i in range(len(raw) - 200, len(raw) - 8, 7):
+            raw[i] ^= 0xFF
+    else:
+        raw = bytearray(b"preset,seed\nkafka-2.4,1\n")
+    part.write_bytes(bytes(raw))
+    line = one_line_error(run("report", folder))
+    assert f"{part}: not a readable Parquet file: " in line and "cannot write" not in line
+    assert not (folder / "report.html").exists()
+
+
+def test_report_on_a_runs_table_of_other_types_names_the_row_and_column(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = _campaign(tmp_path)
+    part = _part(folder)
+    table = pq.read_table(part)
+    table = table.set_column(table.schema.get_field_index("steps"), "steps", pa.array(["many", "more"]))
+    pq.write_table(table, part)
+    assert one_line_error(run("report", folder)).endswith(f"{part}: row 1: steps: expected an integer, not a string")
+    pq.write_table(table.drop_columns(["seed", "steps"]), part)
+    assert f"{part}: no column seed, steps" in one_line_error(run("report", folder))
+
+
+@pytest.mark.parametrize("where,value,problem", [
+    (("presets", 0, "runs"), "many", "presets/0/runs: expected an integer, not a string"),
+    (("presets", 0, "found"), [["KAFKA-7128"]], "presets/0/found/0: expected a string, not a list"),
+    (("presets", 0, "unexpected"), 3, "presets/0/unexpected: expected a list, not an integer (3)"),
+    (("seconds",), [], "seconds: expected an object, not a list"),
+    (("counterexamples", 1, "file"), True, "counterexamples/1/file: expected a string, not a boolean (True)"),
+    (("counterexamples", 0, "preset"), {"a": 1}, "counterexamples/0/preset: expected a string, not an object"),
+    (("spec",), "guided", "spec: expected an object or null, not a string"),
+])
+def test_report_on_a_wrong_typed_summary_names_the_field(tmp_path, where, value, problem):
+    folder = _campaign(tmp_path)
+    path = folder / "summary.json"
+    data = json.loads(path.read_text())
+    node = data
+    for key in where[:-1]:
+        node = node[key]
+    node[where[-1]] = value
+    path.write_text(json.dumps(data))
+    assert one_line_error(run("report", folder)).startswith(f"isrlab: error: {path}: {problem}")
+
+
+def test_report_on_a_counterexample_that_no_longer_reads_says_so_in_its_section(tmp_path):
+    folder = _campaign(tmp_path)
+    data = json.loads((folder / "summary.json").read_text())
+    Path(data["counterexamples"][0]["file"]).write_text(json.dumps({"format": "isrlab-trace", "version": 1,
+                                                                     "preset": "my-gone-user-preset"}))
+    r = run("report", folder)
+    assert r.exit_code == 0, r.output
+    page = (folder / "report.html").read_text()
+    assert page.count("the trace cannot be read or replayed") == 1
+
+
+def test_campaigns_lists_the_readable_ones_and_names_the_bad_one_last(tmp_path):
+    for name in ("a-good", "b-bad", "c-junk"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "a-good" / "summary.json").write_text(json.dumps({"spec": {"presets": ["kafka-2.4"]}, "runs": 3}))
+    (tmp_path / "b-bad" / "summary.json").write_text(json.dumps({"spec": {"presets": "kafka-2.4"}, "runs": 3}))
+    (tmp_path / "c-junk" / "summary.json").write_bytes(b"\x00\xff")
+    r = run("campaigns", "--out", tmp_path)
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert "a-good" in r.stdout and "b-bad" not in r.stdout
+    assert r.stderr.splitlines() == [
+        f"isrlab: error: {tmp_path / 'b-bad' / 'summary.json'}: spec/presets: expected a list, not a string (not a "
+        f"campaign summary isrlab wrote, or edited since)",
+        f"isrlab: error: {tmp_path / 'c-junk' / 'summary.json'} is not UTF-8 text (byte 1)"]
+    listed = json.loads(run("campaigns", "--out", tmp_path, "--json").stdout)
+    assert [c["id"] for c in listed["campaigns"]] == ["a-good"] and len(listed["unreadable"]) == 2
