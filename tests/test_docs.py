@@ -88,3 +88,35 @@ def test_readme_links_resolve_and_it_stays_short():
         if "://" in target:
             continue
         assert (ROOT / target).exists(), f"README links to {target}, which does not exist"
+
+
+def _isrlab_commands(text: str):
+    """The isrlab command lines of a page's bash blocks: (line, subcommand, options)."""
+    import shlex
+
+    for block in re.findall(r"```bash\n(.*?)```", text, re.S):
+        for line in block.splitlines():
+            line = line.split("  #")[0].strip()
+            m = re.match(r"^(?:\.venv/bin/)?isrlab\s+(.*)$", line)
+            if not m:
+                continue
+            words = shlex.split(m.group(1))
+            yield line, words[0], [w.split("=")[0] for w in words[1:] if w.startswith("--")]
+
+
+def test_the_isrlab_commands_the_pages_print_exist():
+    """Every `isrlab SUBCOMMAND --option` in the README's and the hand-written pages' bash blocks names a command and
+    options the CLI has (a renamed option would leave a page that fails when pasted)."""
+    from isrlab.cli import main
+
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    seen = 0
+    for page in pages:
+        for line, sub, options in _isrlab_commands(page.read_text(encoding="utf-8")):
+            if sub in ("--help", "-h", "--version"):
+                continue
+            assert sub in main.commands, f"{page.name}: {line}: no command {sub}"
+            known = {o for p in main.commands[sub].params for o in (*p.opts, *p.secondary_opts)} | {"--help"}
+            assert set(options) <= known, f"{page.name}: {line}: unknown {sorted(set(options) - known)}"
+            seen += 1
+    assert seen >= 10
