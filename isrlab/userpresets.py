@@ -48,6 +48,23 @@ def config_file(cwd: str = ".") -> tuple[str, bool] | None:
     return None
 
 
+#: how deep tables and arrays may nest in a user's configuration (a preset is three levels: presets.NAME.flags)
+MAX_CONFIG_NESTING = 16
+_BOM = b"\xef\xbb\xbf"
+
+
+def _too_deep(data, limit: int) -> bool:
+    """True if tables and arrays nest deeper than ``limit`` (iterative: no recursion on a hostile file)."""
+    stack = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            if depth >= limit:
+                return True
+            stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
+    return False
+
+
 def _read_toml(path: str) -> dict:
     from .model.trace import TraceError, read_regular_file
 
@@ -55,12 +72,21 @@ def _read_toml(path: str) -> dict:
         raw = read_regular_file(path, MAX_CONFIG_BYTES)
     except TraceError as e:
         raise InputError(str(e)) from None
+    if raw.startswith(_BOM):   # written by an editor that marks UTF-8: the mark is no part of the TOML
+        raw = raw[len(_BOM):]
     try:
-        return tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise InputError(f"{path} is not UTF-8 text") from None
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path} is not UTF-8 text (byte {e.start:,})") from None
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"{path} is not valid TOML: {e}") from None
+    except RecursionError:
+        raise InputError(f"{path} nests tables or arrays too deep (at most {MAX_CONFIG_NESTING} levels)") from None
+    except ValueError as e:   # an integer of more digits than Python converts (4,300)
+        raise InputError(f"{path}: {str(e).split(';')[0]}") from None
+    if _too_deep(data, MAX_CONFIG_NESTING):
+        raise InputError(f"{path} nests tables or arrays more than {MAX_CONFIG_NESTING} levels deep")
+    return data
 
 
 def parse(table: dict, where: str) -> list:

@@ -167,3 +167,38 @@ def test_campaigns_lists_the_readable_ones_and_names_the_bad_one_last(tmp_path):
         f"isrlab: error: {tmp_path / 'c-junk' / 'summary.json'} is not UTF-8 text (byte 1)"]
     listed = json.loads(run("campaigns", "--out", tmp_path, "--json").stdout)
     assert [c["id"] for c in listed["campaigns"]] == ["a-good"] and len(listed["unreadable"]) == 2
+
+
+# --------------------------------------------------------------------------- isrlab.toml
+@pytest.fixture
+def in_folder(tmp_path, monkeypatch):
+    from isrlab import userpresets
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ISRLAB_CONFIG", raising=False)
+    yield tmp_path
+    userpresets.unload()
+
+
+@pytest.mark.parametrize("text,problem", [
+    ("[presets.x]\nflags = { a = " + "[" * 5000 + "]" * 5000 + " }\n", "nests tables or arrays too deep"),
+    ("[presets.x]\nflags = { a = " + "{b=" * 5000 + "1" + "}" * 5000 + " }\n", "nests tables or arrays too deep"),
+    ("[presets]\n" + "a." * 5000 + "b = 1\n", "nests tables or arrays more than 16 levels deep"),
+    ("[presets.x]\nexplore = { max_crashes = " + "7" * 5000 + " }\n", "Exceeds the limit (4300 digits)"),
+    ("[presets.x]\ndescription = 12\n", "presets.x.description must be a string"),
+    ("presets = []\n", "presets must be a table"),
+])
+@pytest.mark.parametrize("command", [["presets"], ["replay", "--quiet", str(GOOD)], ["campaigns"],
+                                     ["fuzz", "--master", "none", "--runs", "1"]])
+def test_a_bad_isrlab_toml_is_one_line_for_every_command_in_its_folder(in_folder, text, problem, command):
+    (in_folder / "isrlab.toml").write_text(text)
+    line = one_line_error(run(*command))
+    assert line.startswith("isrlab: error: ./isrlab.toml") and problem in line
+    assert sorted(p.name for p in in_folder.iterdir()) == ["isrlab.toml"]
+
+
+def test_a_byte_order_mark_before_isrlab_toml_is_no_part_of_it(in_folder):
+    (in_folder / "isrlab.toml").write_bytes(b'\xef\xbb\xbf[presets.my-broker]\nbase = "kafka-2.4"\n')
+    r = run("presets", "--json")
+    assert r.exit_code == 0, r.output
+    assert {"my-broker": "./isrlab.toml"}.items() <= {p["name"]: p["source"] for p in json.loads(r.stdout)}.items()
