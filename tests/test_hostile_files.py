@@ -170,14 +170,7 @@ def test_campaigns_lists_the_readable_ones_and_names_the_bad_one_last(tmp_path):
 
 
 # --------------------------------------------------------------------------- isrlab.toml
-@pytest.fixture
-def in_folder(tmp_path, monkeypatch):
-    from isrlab import userpresets
-
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("ISRLAB_CONFIG", raising=False)
-    yield tmp_path
-    userpresets.unload()
+from test_userpresets import in_tmp as in_folder  # noqa: E402,F401 - the fixture: a fresh working folder
 
 
 @pytest.mark.parametrize("text,problem", [
