@@ -60,9 +60,9 @@ class IsrlabGroup(click.Group):
         except Exception as e:  # noqa: BLE001 - the last line of defence: one line, not a traceback
             if os.environ.get("ISRLAB_DEBUG"):
                 raise
-            first = str(e).splitlines()[0][:300] if str(e) else ""
-            click.echo(f"isrlab: internal error: {type(e).__name__}: {first} (ISRLAB_DEBUG=1 shows the traceback)",
-                       err=True)
+            from .exits import internal_error_line
+
+            click.echo(internal_error_line(e), err=True)   # one line; the traceback saved in a file it names
             sys.exit(EXIT_FAILED)
         sys.exit(rv if isinstance(rv, int) else EXIT_OK)
 

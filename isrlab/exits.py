@@ -30,3 +30,30 @@ class RunError(OneLineError):
     """A run that could not complete for a reason other than its input: one line on stderr, exit code 3."""
 
     exit_code = EXIT_FAILED
+
+
+def save_traceback(error: BaseException) -> str | None:
+    """Write ``error``'s traceback to a new file under the system's temporary folder; its path, or None if that
+    cannot be written (the one-line report then goes without it)."""
+    import tempfile
+    import time
+    import traceback
+
+    try:
+        fd, path = tempfile.mkstemp(prefix=time.strftime("isrlab-internal-error-%Y%m%d-%H%M%S-", time.gmtime()),
+                                    suffix=".txt")
+        with open(fd, "w", encoding="utf-8", errors="replace") as fh:
+            fh.write("".join(traceback.format_exception(error)))
+        return path
+    except OSError:
+        return None
+
+
+def internal_error_line(error: BaseException) -> str:
+    """The last-resort line for an exception no validator caught: what it was, where its traceback is, and that it
+    is isrlab's bug, not the user's."""
+    first = str(error).splitlines()[0][:300] if str(error) else ""
+    path = save_traceback(error)
+    where = f"traceback in {path}" if path else "ISRLAB_DEBUG=1 shows the traceback"
+    return (f"isrlab: internal error: {type(error).__name__}: {first} (a bug in isrlab, not in your input; {where}; "
+            f"please report it)")

@@ -195,3 +195,24 @@ def test_a_byte_order_mark_before_isrlab_toml_is_no_part_of_it(in_folder):
     r = run("presets", "--json")
     assert r.exit_code == 0, r.output
     assert {"my-broker": "./isrlab.toml"}.items() <= {p["name"]: p["source"] for p in json.loads(r.stdout)}.items()
+
+
+# --------------------------------------------------------------------------- the last resort
+def test_an_uncaught_exception_is_one_line_with_the_file_its_traceback_was_saved_in(tmp_path, monkeypatch):
+    import tempfile
+
+    from isrlab import report
+
+    def broken(out):
+        raise RuntimeError("a validator missed this\nsecond line")
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(report, "list_campaigns", broken)
+    r = run("campaigns", "--out", tmp_path)
+    assert r.exit_code == 3
+    (line,) = r.stderr.splitlines()
+    (saved,) = tmp_path.glob("isrlab-internal-error-*.txt")
+    assert line == (f"isrlab: internal error: RuntimeError: a validator missed this (a bug in isrlab, not in your "
+                    f"input; traceback in {saved}; please report it)")
+    text = saved.read_text()
+    assert text.startswith("Traceback") and "in broken" in text and "second line" in text
