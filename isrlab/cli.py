@@ -13,7 +13,7 @@ import sys
 
 import click
 
-from .exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, InputError, RunError  # noqa: F401
+from .exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, InputError, Interrupted, RunError  # noqa: F401
 from .inputs import (INVARIANT, PRESET, RUN_SEEDS, SECONDS, SEEDS, Count, Number, check_output_file,
                      check_output_folder, is_remote)
 
@@ -507,6 +507,7 @@ def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidat
     # the JVM's own stderr (start-up notices, executor-loss lines) goes to a log file, not the user's screen
     jvm_log = os.path.join(ship_dir, "spark.log")
     cid = None
+    interrupted = False
     try:
         spark = start_spark(master, "isrlab fuzz", conf_map, ship_dir)
         started = time.monotonic() - t0
@@ -540,14 +541,15 @@ def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidat
             except Exception as e:  # a job that failed after Spark's retries: no partial table left behind
                 if not is_remote(out):
                     shutil.rmtree(os.path.join(out, cid, "_shards_raw"), ignore_errors=True)
-                first = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), type(e).__name__)
-                raise RunError(f"the Spark job failed: {first[:300]}") from None
-        finally:
-            spark.stop()
-            if not is_remote(out) and cid is not None and os.path.isfile(jvm_log) and os.path.isdir(os.path.join(out, cid)):
-                shutil.copyfile(jvm_log, os.path.join(out, cid, "spark.log"))
+                raise RunError(f"the Spark job failed: {sparkjob.failure_reason(e)[:300]}") from None
+            except KeyboardInterrupt:   # Ctrl-C: Spark stops first, then one line says what was kept
+                interrupted = True
+        finally:   # never raises: a failed job's or Ctrl-C's line is the one the user reads
+            sparkjob.stop_keeping_log(spark, jvm_log, None if is_remote(out) or cid is None else os.path.join(out, cid))
     finally:
         shutil.rmtree(ship_dir, ignore_errors=True)
+    if interrupted:
+        raise Interrupted(sparkjob.discard_interrupted(out, cid))
     if not is_remote(out):
         _point_latest(out, cid)
     summary = result.summary

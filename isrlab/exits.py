@@ -26,6 +26,15 @@ class InputError(OneLineError):
     exit_code = EXIT_USAGE
 
 
+class Interrupted(OneLineError):
+    """Ctrl-C: one ``isrlab: interrupted: ...`` line saying what was kept, exit code 130 (as a shell gives)."""
+
+    exit_code = 130
+
+    def show(self, file=None) -> None:
+        click.echo(f"isrlab: interrupted: {self.format_message()}", err=True)
+
+
 class RunError(OneLineError):
     """A run that could not complete for a reason other than its input: one line on stderr, exit code 3."""
 

@@ -103,9 +103,81 @@ def session(master: str, app_name: str, conf: dict | None = None, ship_dir: str 
     builder = SparkSession.builder.master(master).appName(app_name)
     for k, v in settings.items():
         builder = builder.config(k, v)
+    if ship_dir is not None:
+        driver_logs_to(os.path.join(ship_dir, "spark.log"))
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+#: the handler ``driver_logs_to`` put on Python's root logger, if any
+_LOG_HANDLER = None
+
+
+def driver_logs_to(path: str | None) -> None:
+    """Send what py4j and pyspark log in this process (a broken connection's tracebacks: py4j logs through the root
+    logger, which Python then prints on stderr, about 50 lines on Ctrl-C) to ``path``, the JVM's own log, instead of
+    the user's screen; None takes the handler off again."""
+    import logging
+
+    global _LOG_HANDLER
+    root = logging.getLogger()
+    if _LOG_HANDLER is not None:
+        root.removeHandler(_LOG_HANDLER)
+        _LOG_HANDLER.close()
+        _LOG_HANDLER = None
+    if path is not None:
+        _LOG_HANDLER = logging.FileHandler(path, delay=True, encoding="utf-8")
+        _LOG_HANDLER.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        root.addHandler(_LOG_HANDLER)
+
+
+def stop_keeping_log(spark, jvm_log: str, folder: str | None) -> None:
+    """Stop ``spark`` and copy the JVM's log into the campaign's ``folder`` (None: nowhere); never raises, so that
+    the campaign's own outcome (a failed job, Ctrl-C) is the one the user reads, not a failure of this clean-up."""
+    try:
+        spark.stop()
+    except Exception:  # noqa: BLE001 - a JVM already gone (Ctrl-C reaches it too): the stop has nothing to do
+        pass
+    driver_logs_to(None)
+    if folder is not None and os.path.isfile(jvm_log) and os.path.isdir(folder):
+        try:
+            shutil.copyfile(jvm_log, os.path.join(folder, "spark.log"))
+        except OSError:
+            pass
+
+
+def failure_reason(error: BaseException) -> str:
+    """The line that says why a Spark job failed: the exception a task's Python code raised (the last unindented line
+    of the traceback Spark passes on: "An exception was thrown from the Python worker:" says nothing), else the
+    error's first line."""
+    lines = [ln.rstrip() for ln in str(error).splitlines() if ln.strip()]
+    if any(ln.startswith("Traceback") for ln in lines):
+        raised = [ln for ln in lines if not ln[0].isspace() and not ln.startswith(("Traceback", "During handling",
+                                                                                     "The above exception"))]
+        if raised and raised[-1] != lines[0]:
+            return f"a task raised {raised[-1]}"
+    return lines[0] if lines else type(error).__name__
+
+
+def discard_interrupted(out: str, cid: str | None) -> str:
+    """After Ctrl-C (Spark stopped): remove what the campaign under ``out`` left half-written; one line saying what
+    was kept.  The runs and shards tables are kept when both were written whole (the fuzz phase had ended); else the
+    campaign's folder goes, ``_shards_raw`` and its ``_temporary`` with it, as no shard's results are final before
+    every shard has finished."""
+    if cid is None:
+        return "before the campaign started; nothing was written"
+    if not is_local_path(out):
+        return (f"campaign {cid} discarded: its partial tables under {_join(out, cid)} are Spark's to remove "
+                f"(_shards_raw, _temporary); rerun the same command to start again")
+    root = os.path.join(_local(out), cid)
+    shutil.rmtree(os.path.join(root, "_shards_raw"), ignore_errors=True)
+    if all(os.path.isfile(os.path.join(root, t, "_SUCCESS")) for t in ("runs", "shards")):
+        return (f"campaign {cid} stopped after its fuzz phase: the runs and shards tables are kept in {root}, "
+                f"without a summary or counterexamples (rerun the same command for them)")
+    shutil.rmtree(root, ignore_errors=True)
+    return (f"campaign {cid} discarded: no shard's results are kept before every shard has finished, and nothing "
+            f"is left of it under {out}; rerun the same command to start again")
 
 
 class Progress(threading.Thread):
@@ -120,6 +192,12 @@ class Progress(threading.Thread):
         self.t0 = time.monotonic()
 
     def run(self) -> None:
+        try:
+            self._poll()
+        except Exception:  # noqa: BLE001 - the JVM went away (Ctrl-C, a lost driver): the main thread says so
+            pass
+
+    def _poll(self) -> None:
         tracker = self.sc.statusTracker()
         while not self.stopped.wait(self.every):
             done = running = failed = 0
