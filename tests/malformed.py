@@ -3,9 +3,13 @@
 Cases mutate the project's own traces (counterexamples/, tests/scenarios/, tests/fixtures/, tests/kafka/)
 and command lines: truncated or binary files, nesting and integers beyond the limits, NaN, wrong types,
 missing or unknown fields, unknown actions and invariants, special files (FIFO, folder, device), bad
-numbers, bad output paths. ``run_case`` runs one in process (click's runner, under an alarm) or as a
-subprocess (special files, where a hang must be caught by a timeout), and ``classify`` names what went
-wrong: a traceback, a hang, a wrong exit code, a multi-line error, or a file left behind.
+numbers, bad output paths. They damage every other file the project reads too: a campaign folder's
+summary.json, Parquet runs table and counterexamples (report, campaigns, promote), isrlab.toml and
+pyproject.toml under every command, mutate's flags, and a folder of traces with one bad file under
+``pytest --isrlab-traces``. ``run_case`` runs one in process (click's runner, under an alarm) or as a
+subprocess (special files and pytest sessions, where a hang must be caught by a timeout), and ``classify``
+names what went wrong: a traceback, the catch-all "internal error" (a crash no validator caught), a hang, a
+wrong exit code, a multi-line error, a file left behind, or a pytest session stopped by one bad file.
 
 Used by tests/test_malformed.py (a few hundred cases) and benchmarks/malformed.py (thousands).
 """
@@ -47,6 +51,9 @@ class Case:
     expect: tuple = (2,)                        # acceptable exit codes
     subprocess: bool = False
     outputs: tuple = ()                         # output folders (under {dir}) that must stay empty on exit 2
+    absent: tuple = ()                          # files (under {dir}) that must not exist on exit 2
+    listing: bool = False                       # exit 2 may come after a listing: stdout, one error line per bad entry
+    pytest: bool = False                        # a pytest --isrlab-traces session, not an isrlab command
 
 
 def _sources() -> list[Path]:
@@ -246,10 +253,276 @@ def _flag_cases(rng: random.Random, n: int) -> list[Case]:
     return out
 
 
+# --------------------------------------------------------------------------- generic JSON damage
+def _json_paths(data, at=()):
+    yield at
+    if isinstance(data, dict):
+        for k, v in data.items():
+            yield from _json_paths(v, at + (k,))
+    elif isinstance(data, list):
+        for i, v in enumerate(data[:3]):
+            yield from _json_paths(v, at + (i,))
+
+
+def _damage_json(rng: random.Random, data) -> tuple[str, bytes, bool]:
+    """(what, bytes, certainly bad) of one damage to a JSON document: a field of the wrong type or missing, or bytes
+    no decoder takes (truncated, binary, nested too deep, an integer or a string past the limits)."""
+    d = copy.deepcopy(data)
+    kind = rng.choice(["wrong_type", "wrong_type", "wrong_type", "drop_key", "truncate", "binary", "deep", "bigint",
+                       "long_string", "top_list", "empty", "nan"])
+    raw = _dump(d)
+    if kind in ("wrong_type", "drop_key"):
+        paths = [p for p in _json_paths(d) if p]
+        at = rng.choice(paths)
+        node = d
+        for key in at[:-1]:
+            node = node[key]
+        if kind == "drop_key" and isinstance(node, dict):
+            del node[at[-1]]
+        else:
+            node[at[-1]] = rng.choice(WRONG_VALUES)
+        return f"{kind}:{'/'.join(map(str, at))[:40]}", _dump(d), False
+    if kind == "truncate":
+        return kind, raw[: rng.randrange(0, max(1, len(raw) - 1))], True
+    if kind == "binary":
+        return kind, bytes(rng.randrange(256) for _ in range(rng.randrange(1, 2000))), True
+    if kind == "deep":
+        depth = rng.choice([65, 1000, 100000])
+        return kind, b"[" * depth + b"]" * depth, True
+    if kind == "bigint":
+        return kind, raw[:-1] + b', "n": ' + b"7" * rng.choice([41, 4301, 10000]) + b"}", True
+    if kind == "long_string":
+        return kind, raw[:-1] + b', "s": "' + b"x" * (rng.choice([2, 20]) << 20) + b'"}', True
+    if kind == "nan":
+        return kind, raw[:-1] + b', "x": NaN}', True
+    return kind, (b"[]" if kind == "top_list" else b""), True
+
+
+# --------------------------------------------------------------------------- campaign folders: report, campaigns
+_CAMPAIGN: dict = {}
+
+
+def _campaign_files() -> dict:
+    """A campaign folder as isrlab fuzz leaves it, under c/: summary.json, a runs table (Parquet, Spark's types) and
+    one counterexample the summary names (relative to the case's folder, its working folder)."""
+    if _CAMPAIGN:
+        return _CAMPAIGN
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    cx = sorted((ROOT / "counterexamples").glob("*-kafka-0.11-isr_entry_condition-*.json"))[0]
+    trace = json.loads(cx.read_text())
+    violation = pa.struct([("invariant", pa.string()), ("step", pa.int32()), ("facts", pa.string()),
+                           ("trace", pa.string())])
+    table = pa.table({"campaign": ["c", "c"], "shard": pa.array([0, 0], pa.int32()),
+                      "engine": ["guided", "guided"], "run_index": pa.array([0, 1], pa.int32()),
+                      "seed": pa.array([7, 8], pa.int64()), "steps": pa.array([1000, 2000], pa.int32()),
+                      "kind_counts": pa.array([[("Produce", 3)], [("Produce", 1), ("Tick", 2)]],
+                                              pa.map_(pa.string(), pa.int32())),
+                      "error_codes": [["NONE"], ["NONE"]], "witnesses": [[], ["hw_advances"]],
+                      "violation": ["isr_entry_condition", None],
+                      "violations": pa.array([[{"invariant": "isr_entry_condition", "step": 31, "facts": "{}",
+                                                "trace": None}], []], pa.list_(violation))})
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink)
+    summary = {"campaign": "c", "master": "local[2]", "tasks": 1, "runs": 2, "steps": 3000,
+               "seconds": {"total_s": 6.0, "fuzz_s": 4.0}, "spec": {"presets": ["kafka-0.11"], "engine": "guided",
+                                                                    "seed": 0},
+               "as_expected": True, "unexpected": False, "violations": [{"preset": "kafka-0.11", "runs": 1}],
+               "presets": [{"preset": "kafka-0.11", "expected": trace["violated"], "expected_bugs": ["KAFKA-7128"],
+                            "runs": 2, "steps": 3000, "violated": [trace["violated"]], "verdict": "as expected",
+                            "found": ["KAFKA-7128"], "not_found": [], "unexpected": [], "known": []}],
+               "counterexamples": [{"preset": "kafka-0.11", "invariant": trace["violated"],
+                                    "shrunk_length": len(trace["actions"]), "original_length": 40,
+                                    "file": f"c/counterexamples/{cx.name}", "explanation": trace["explanation"],
+                                    "attributed": "KAFKA-7128", "kind": "found"}]}
+    _CAMPAIGN.update({"summary": summary, "runs": sink.getvalue().to_pybytes(), "table": table,
+                      "cx_name": cx.name, "cx": cx.read_bytes(), "trace": trace})
+    return _CAMPAIGN
+
+
+def _campaign_folder(base: dict, summary: bytes | None = None, runs: bytes | None = None,
+                     cx: bytes | None = None, prefix: str = "c") -> dict:
+    return {f"{prefix}/summary.json": summary if summary is not None else _dump(base["summary"]),
+            f"{prefix}/runs/preset=kafka-0.11/part-00000.snappy.parquet": runs if runs is not None else base["runs"],
+            f"{prefix}/counterexamples/{base['cx_name']}": cx if cx is not None else base["cx"]}
+
+
+def _damage_parquet(rng: random.Random, base: dict) -> tuple[str, bytes, tuple]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    raw = bytearray(base["runs"])
+    kind = rng.choice(["truncate", "flip", "zero", "text", "empty", "column_type", "no_column", "nulls"])
+    if kind == "truncate":
+        return kind, bytes(raw[: rng.randrange(len(raw))]), (2,)
+    if kind in ("flip", "zero"):       # may land in a data page: other values, still a table
+        for _ in range(rng.choice([1, 3, 30])):
+            i = rng.randrange(len(raw))
+            if kind == "flip":
+                raw[i] ^= 1 << rng.randrange(8)
+            else:
+                raw[i:i + 64] = bytes(len(raw[i:i + 64]))
+        return kind, bytes(raw), (0, 2)
+    if kind in ("text", "empty"):
+        return kind, b"preset,seed\nkafka-0.11,7\n" if kind == "text" else b"", (2,)
+    table = base["table"]
+    col = rng.choice(["run_index", "seed", "steps", "kind_counts", "error_codes", "witnesses", "violations"])
+    i = table.schema.get_field_index(col)
+    if kind == "column_type":
+        table = table.set_column(i, col, pa.array([rng.choice(["x", "7"]), "y"]))
+    elif kind == "no_column":
+        table = table.remove_column(i)
+    else:
+        table = table.set_column(i, col, pa.nulls(2, table.schema.field(col).type))
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink)
+    # nulls: lists and maps may be null (an older table), numbers may not
+    return f"{kind}:{col}", sink.getvalue().to_pybytes(), ((0, 2) if kind == "nulls" else (2,))
+
+
+def _campaign_cases(rng: random.Random, n: int) -> list[Case]:
+    base = _campaign_files()
+    out = []
+    for i in range(n):
+        part = rng.choice(["summary", "summary", "runs", "runs", "counterexample", "listing"])
+        if part == "summary":
+            what, raw, bad = _damage_json(rng, base["summary"])
+            out.append(Case(f"report:summary:{what}:{i}", ["report", "c"], _campaign_folder(base, summary=raw),
+                            (2,) if bad else (0, 2), absent=("c/report.html",)))
+        elif part == "runs":
+            what, raw, codes = _damage_parquet(rng, base)
+            out.append(Case(f"report:parquet:{what}:{i}", ["report", "c"], _campaign_folder(base, runs=raw), codes,
+                            absent=("c/report.html",)))
+        elif part == "counterexample":   # the report says in its section that it cannot be read; promote refuses it
+            what, raw, _ = _mutate_trace(rng, base["trace"])
+            cmd = rng.choice(["report", "promote"])
+            args = (["report", "c"] if cmd == "report" else
+                    ["promote", f"c/counterexamples/{base['cx_name']}", "--to", "{dir}/out"])
+            out.append(Case(f"{cmd}:campaign-counterexample:{what}:{i}", args, _campaign_folder(base, cx=raw),
+                            (0,) if cmd == "report" else (0, 2), outputs=("out",)))
+        else:
+            what, raw, bad = _damage_json(rng, base["summary"])
+            files = {**_campaign_folder(base, prefix="cs/a-good"), **_campaign_folder(base, raw, prefix="cs/b-bad")}
+            args = ["campaigns", "--out", "cs"] + (["--json"] if rng.random() < 0.5 else [])
+            out.append(Case(f"campaigns:summary:{what}:{i}", args, files, (2,) if bad else (0, 2), listing=True))
+    return out
+
+
+# --------------------------------------------------------------------------- isrlab.toml
+_GOOD_TOML = 'description = "ours"\nbase = "kafka-2.4"\nflags = { truncation = "hw" }\n'
+TOML_WRONG = ['""', '"x"', "-1", "9" * 30, "2.5", "nan", "inf", "true", "[]", "{}", "[1, 2]", "{a = 1}", "[[1]]",
+              "1979-05-27T07:32:00Z", "07:32:00", '"kafka-9.9"', '["KAFKA-7128", 1]']
+
+
+def _toml(rng: random.Random) -> tuple[str, bytes, bool]:
+    """(what, bytes of an isrlab.toml, certainly bad)."""
+    kind = rng.choice(["deep_array", "deep_table", "dotted", "bigint", "bom", "bom_bad", "binary", "latin1",
+                       "wrong_type", "wrong_type", "flag", "bound", "name", "unknown_key", "good", "empty",
+                       "oversized", "truncate"])
+    head = "[presets.my-broker]\n"
+    if kind == "deep_array":
+        d = rng.choice([20, 1000, 5000])
+        return kind, (head + "flags = { a = " + "[" * d + "]" * d + " }\n").encode(), True
+    if kind == "deep_table":
+        d = rng.choice([20, 1000, 5000])
+        return kind, (head + "flags = { a = " + "{b=" * d + "1" + "}" * d + " }\n").encode(), True
+    if kind == "dotted":
+        return kind, ("[presets]\n" + "a." * rng.choice([20, 5000]) + "b = 1\n").encode(), True
+    if kind == "bigint":
+        where = rng.choice(["explore = { max_crashes = %s }", "flags = { min_insync_replicas = %s }", "x = %s"])
+        return kind, (head + where % ("7" * rng.choice([30, 4301, 5000])) + "\n").encode(), True
+    if kind in ("bom", "bom_bad"):
+        body = head + _GOOD_TOML if kind == "bom" else head + "base = \n"
+        return kind, b"\xef\xbb\xbf" + body.encode(), kind == "bom_bad"
+    if kind == "binary":
+        return kind, bytes(rng.randrange(256) for _ in range(rng.randrange(1, 500))), True
+    if kind == "latin1":
+        return kind, (head + 'description = "caf').encode() + b"\xe9" + b'"\n', True
+    if kind == "wrong_type":
+        key = rng.choice(["base", "description", "expected", "bugs", "flags", "explore"])
+        return f"{kind}:{key}", (head + f"{key} = {rng.choice(TOML_WRONG)}\n").encode(), False
+    if kind == "flag":
+        from isrlab.model.config import ModelConfig
+
+        flag = rng.choice(sorted(ModelConfig().to_json()) + ["kip_999"])
+        return f"{kind}:{flag}", (head + f"flags = {{ {flag} = {rng.choice(TOML_WRONG)} }}\n").encode(), False
+    if kind == "bound":
+        return kind, (head + f"explore = {{ max_crashes = {rng.choice(TOML_WRONG)} }}\n").encode(), False
+    if kind == "name":
+        name = rng.choice(["all", "MAIN", '"KAFKA-2.4"', '"a b"', '""', '"' + "n" * 100 + '"', '"caf\u00e9"'])
+        return f"{kind}:{name[:12]}", (f"[presets.{name}]\n" + _GOOD_TOML).encode(), "caf" not in name   # a letter
+    if kind == "unknown_key":
+        return kind, rng.choice(["other = 1\n", "presets = 1\n", "[[presets]]\na = 1\n",
+                                 head + "colour = 1\n"]).encode(), True
+    if kind == "oversized":
+        return kind, (head + 'description = "' + "x" * (2 << 20) + '"\n').encode(), True
+    if kind == "truncate":
+        raw = (head + _GOOD_TOML).encode()
+        return kind, raw[: rng.randrange(len(raw))], False
+    return kind, (b"" if kind == "empty" else (head + _GOOD_TOML).encode()), False
+
+
+def _toml_cases(rng: random.Random, n: int) -> list[Case]:
+    trace = sorted((ROOT / "counterexamples").glob("*-kafka-0.11-isr_entry_condition-*.json"))[0].read_bytes()
+    commands = [(["presets"], (0,)), (["replay", "--quiet", "t.json"], (1,)), (["campaigns"], (0,)),
+                (["invariants"], (0,)), (["bugs"], (0,)), (["mutate", "--list"], (0,)),
+                (["fuzz", "--master", "none", "--engine", "walk", "--runs", "1", "--max-steps", "20", "--archive",
+                  "out"], (0, 1)),
+                (["explore", "--brokers", "2", "--max-records", "0", "--max-states", "30", "--out", "out"], (0, 1)),
+                (["report", "c"], (0,))]
+    out = []
+    for i in range(n):
+        what, raw, bad = _toml(rng)
+        args, ok = rng.choice(commands)
+        name = "pyproject.toml" if rng.random() < 0.15 else "isrlab.toml"
+        if name == "pyproject.toml":    # the same table under [tool.isrlab]; other keys are the project's own
+            raw = raw.replace(b"[presets", b"[tool.isrlab.presets")
+            bad = bad and what != "unknown_key"
+        files = {name: raw, "t.json": trace}
+        if args[0] == "report":
+            files.update(_campaign_folder(_campaign_files()))
+        out.append(Case(f"{args[0]}:{name}:{what}:{i}", args, files, (2,) if bad else tuple(sorted({*ok, 2})),
+                        outputs=("out",)))
+    return out
+
+
+# --------------------------------------------------------------------------- mutate's flags, the pytest plugin
+def _mutate_cases(rng: random.Random, n: int) -> list[Case]:
+    out = []
+    base = ["mutate", "--out", "{dir}/out", "--budget", "1"]
+    for i in range(n):
+        flag = rng.choice(["--budget", "--steps", "--seeds", "--seed", "--shrink-budget", "--tests-jobs", "--mutant",
+                           "--preset", "--engine", "--half", "--conf"])
+        value = (rng.choice(["", ",", " , ", "no_such_mutant", "x" * 500]) if flag == "--mutant" else
+                 rng.choice(["kafka-9.9", "", "KAFKA-2.4", "all,nope"]) if flag == "--preset" else
+                 rng.choice(["quantum", ""]) if flag in ("--engine", "--half") else
+                 rng.choice(["novalue", "=x"]) if flag == "--conf" else rng.choice(BAD_NUMBERS))
+        out.append(Case(f"mutate:{flag}={value[:12]!r}:{i}", [*base, flag, value], outputs=("out",)))
+    return out
+
+
+def _plugin_cases(rng: random.Random, n: int) -> list[Case]:
+    """pytest --isrlab-traces DIR on a folder of two good traces and a bad file: the session runs the good ones."""
+    good = sorted((ROOT / "counterexamples").glob("*-kafka-0.11-*.json"))[:2]
+    trace = json.loads(good[0].read_text())
+    out = []
+    for i in range(n):
+        what, raw, _ = _mutate_trace(rng, trace)
+        files = {f"traces/{p.name}": p.read_bytes() for p in good}
+        files["traces/zz-bad.json"] = raw
+        out.append(Case(f"pytest-plugin:{what}:{i}", ["--isrlab-traces", "traces"], files, (0, 1), subprocess=True,
+                        pytest=True))
+    return out
+
+
 def generate(seed: int = 0, n: int = 300) -> list[Case]:
-    """``n`` cases at least: the special files, the flag and path cases, and mutated traces for the rest."""
+    """``n`` cases at least: the special files, the flag and path cases, damaged campaign folders (report, campaigns,
+    promote), isrlab.toml files under every command, mutate's flags, pytest sessions on a folder with a bad trace, and
+    mutated traces for the rest."""
     rng = random.Random(seed)
-    fixed = _special_cases() + _flag_cases(rng, max(40, n // 6))
+    fixed = (_special_cases() + _flag_cases(rng, max(40, n // 6)) + _campaign_cases(rng, n // 5)
+             + _toml_cases(rng, n // 6) + _mutate_cases(rng, max(5, n // 40)) + _plugin_cases(rng, max(2, n // 150)))
     return fixed + _trace_cases(rng, max(0, n - len(fixed)))
 
 
@@ -265,6 +538,7 @@ class Outcome:
 def _materialise(case: Case, folder: Path) -> list:
     for name, content in case.files.items():
         p = folder / name
+        p.parent.mkdir(parents=True, exist_ok=True)
         if content == "fifo":
             os.mkfifo(p)
         elif content == "dir":
@@ -287,6 +561,7 @@ def _leftovers(case: Case, folder: Path, code: int | None) -> list:
                 left.append(f"{out}/ not empty")
         if (folder / "campaigns").exists():
             left.append("campaigns/")
+        left += [f"{name} written" for name in case.absent if (folder / name).exists()]
     return left
 
 
@@ -310,7 +585,9 @@ def run_case(case: Case) -> Outcome:
 
 def _run_subprocess(case: Case, args: list, folder: Path) -> Outcome:
     isrlab = os.path.join(os.path.dirname(sys.executable), "isrlab")
-    proc = subprocess.Popen([isrlab, *args], cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    argv = ([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", *args] if case.pytest
+            else [isrlab, *args])
+    proc = subprocess.Popen(argv, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)
     try:
         out, err = proc.communicate(timeout=HANG_SECONDS)
@@ -357,11 +634,26 @@ def classify(case: Case, o: Outcome) -> str:
         return "traceback"
     if "internal error" in o.stderr:
         return "internal error"
+    if case.pytest:    # the session goes on past the bad file: the two good traces pass, the bad one is named
+        import re
+
+        if "internal error" in o.stdout:
+            return "internal error"
+
+        passed = re.search(r"(\d+) passed", o.stdout)
+        if "INTERNALERROR" in o.stdout or "Interrupted" in o.stdout or not passed or int(passed.group(1)) < 2:
+            return "session stopped"
+        if o.code not in case.expect or (o.code == 1 and "zz-bad.json" not in o.stdout):
+            return "wrong exit code"
+        return "ok"
     if o.code not in case.expect:
         return "wrong exit code"
     if o.code == 2:
         lines = [ln for ln in o.stderr.splitlines() if ln.strip()]
-        if len(lines) != 1 or not lines[0].startswith("isrlab: error: ") or o.stdout.strip():
+        if case.listing:      # the readable entries on stdout, then one line per bad one
+            if not lines or not all(ln.startswith("isrlab: error: ") for ln in lines):
+                return "multi-line error"
+        elif len(lines) != 1 or not lines[0].startswith("isrlab: error: ") or o.stdout.strip():
             return "multi-line error"
     if o.leftovers:
         return "leftover file"

@@ -13,7 +13,7 @@ from malformed import classify, generate, run_case
 
 pytestmark = pytest.mark.unit
 
-CASES = generate(seed=0, n=300)
+CASES = generate(seed=0, n=450)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -30,3 +30,18 @@ def test_the_corpus_covers_what_users_reported():
     for what in ("fifo", "dev-zero", "deep", "bigint", "junk_actions", "violated", "--budget", "/dev/null/x",
                  "oversized", "nan"):
         assert what in names, what
+    # every command and file the project reads: Parquet results, summary.json, isrlab.toml (and pyproject.toml),
+    # traces, counterexample folders, the pytest plugin's trace folders
+    for what in ("report:parquet:", "report:summary:", "campaigns:summary:", "report:campaign-counterexample:",
+                 "promote:campaign-counterexample:", ":isrlab.toml:", ":pyproject.toml:", "pytest-plugin:",
+                 "mutate:--mutant", "replay:isrlab.toml:", "explore:isrlab.toml:", "fuzz:isrlab.toml:"):
+        assert what in names, what
+
+
+def test_an_internal_error_counts_as_a_failure():
+    from malformed import Case, Outcome
+
+    case = Case("replay:x", ["replay", "t.json"])
+    line = "isrlab: internal error: TypeError: x (a bug in isrlab, not in your input; traceback in /tmp/t.txt)\n"
+    assert classify(case, Outcome(3, "", line, [])) == "internal error"
+    assert classify(case, Outcome(2, "", "isrlab: error: t.json is not valid JSON\n", [])) == "ok"
