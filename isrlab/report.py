@@ -14,6 +14,7 @@ import html
 import io
 import json
 import os
+import stat
 
 from .exits import InputError, RunError
 from .inputs import ANY, Maybe, parse_json, shape_problem
@@ -107,6 +108,8 @@ def load_runs(folder: str, limit: int = MAX_RUNS_PLOTTED) -> list[dict]:
         if len(rows) >= limit:
             break
         try:
+            if not stat.S_ISREG(os.stat(file).st_mode):   # a FIFO would block the reader for ever
+                raise InputError(f"{file}: not a regular file, so no Parquet part file")
             with pq.ParquetFile(file) as pf:
                 missing = [c for c in columns if c not in pf.schema_arrow.names]
                 if missing:

@@ -192,7 +192,10 @@ def _trace_cases(rng: random.Random, n: int) -> list[Case]:
 
 
 def _special_cases() -> list[Case]:
-    out = []
+    base = _campaign_files()
+    part = "c/runs/preset=kafka-0.11/part-00000.snappy.parquet"
+    out = [Case(f"report:parquet:{kind}", ["report", "c"], {**_campaign_folder(base), part: content},
+                subprocess=True, absent=("c/report.html",)) for kind, content in (("fifo", "fifo"), ("folder", "dir"))]
     for cmd in ("replay", "explain", "shrink", "promote"):
         tail = {"shrink": ["--budget", "1", "--archive", "{dir}/out"], "promote": ["--to", "{dir}/out"]}.get(cmd, [])
         out += [Case(f"{cmd}:fifo", [cmd, "{dir}/fifo", *tail], {"fifo": "fifo"}, subprocess=True, outputs=("out",)),
@@ -540,8 +543,10 @@ def _materialise(case: Case, folder: Path) -> list:
         p = folder / name
         p.parent.mkdir(parents=True, exist_ok=True)
         if content == "fifo":
+            p.unlink(missing_ok=True)
             os.mkfifo(p)
         elif content == "dir":
+            p.unlink(missing_ok=True)
             p.mkdir()
         elif isinstance(content, tuple) and content[0] == "sparse":
             with open(p, "wb") as fh:
