@@ -80,12 +80,21 @@ def _bounds_help(name: str) -> str:
               help="Folder the shortest counterexample is archived in (untracked, like a campaign's; `isrlab "
                    "promote` moves one into a regression folder).")
 @click.option("--no-archive", is_flag=True, help="Do not write the counterexample.")
+@click.option("--spark", "on_spark", is_flag=True,
+              help="Search on Spark, a breadth-first level per round (isrlab/spark_explore.py): embedded local[*] "
+                   "unless --master; the same counts as --no-compress and the same shortest traces; each level "
+                   "checkpointed, so the same search run again resumes from its last level.")
+@click.option("--master", default=None, metavar="URL", help="Spark master for --spark (implies it; default local[*]).")
+@click.option("--checkpoint", "checkpoint", default=None, type=click.Path(file_okay=False),
+              help="Folder of the --spark search's checkpoint (default: campaigns/explore/spark/<preset>-<digest "
+                   "of the search>, resumed when it holds the same search).")
+@click.option("--conf", "conf", multiple=True, metavar="KEY=VALUE", help="Spark configuration for --spark (repeatable).")
 @click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expirations, max_controller_epoch,
             max_isr_changes, max_queue, max_depth, max_time, no_time_bound, max_states, budget, acks, without, eager_tasks,
             no_compress, symmetry, invariants, all_violations, continue_past, liveness, settle_every, out, no_archive,
-            quiet, as_json) -> None:
+            on_spark, master, checkpoint, conf, quiet, as_json) -> None:
     """Breadth-first search of every reachable state of a preset within explicit bounds.
 
     Checks every safety invariant on every state and transition; on a violation prints and archives the
@@ -154,16 +163,21 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
     # of known bugs; --continue-past names the invariants to go on past instead (attributed once the search ends).
     judge = None if continue_past else KnownBugs(p, cfg)
     deadline = Deadline(budget)  # the whole command's budget: the search, and the --symmetry comparison
-    progress = None if quiet else Progress(preset_name)
-    try:
-        res = run_explore(cfg, **search_kw, max_depth=max_depth, invariants=checked, symmetry=symmetry,
-                          stop_at_first=not all_violations, keep_graph=liveness, progress=progress,
-                          should_stop=deadline, compress=not no_compress, go_on_past=go_on, judge=judge)
-    except ExplorerError as e:
-        raise InputError(str(e)) from None
-    finally:
-        if progress is not None:
-            progress.close()
+    spark_info = None
+    if on_spark or master is not None:
+        res, spark_info = _on_spark(preset_name, cfg, search_kw, max_depth, checked, all_violations, go_on, judge,
+                                    deadline, master, checkpoint, conf, liveness, symmetry, quiet)
+    else:
+        progress = None if quiet else Progress(preset_name)
+        try:
+            res = run_explore(cfg, **search_kw, max_depth=max_depth, invariants=checked, symmetry=symmetry,
+                              stop_at_first=not all_violations, keep_graph=liveness, progress=progress,
+                              should_stop=deadline, compress=not no_compress, go_on_past=go_on, judge=judge)
+        except ExplorerError as e:
+            raise InputError(str(e)) from None
+        finally:
+            if progress is not None:
+                progress.close()
     attributions = judge if judge is not None else KnownBugs(p, cfg)
     summary = {"preset": preset_name, "expected": p.expected, "expected_bugs": list(p.bugs),
                "known_bugs": [b.id for b in p.known_bugs], "config": cfg.to_json(),
@@ -188,6 +202,9 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
             summary["states_without_symmetry"] = full.distinct_states
             summary["symmetry_reduction"] = round(full.distinct_states / res.distinct_states, 3)
     summary["settled_states"] = res.settled
+    if spark_info is not None:
+        summary["engine"] = "spark"
+        summary["spark"] = spark_info
     # what is reported: each violation the search recorded (one that stopped it, or one kept by --continue-past or
     # --all-violations), then the shortest of each attribution it went on past
     reported = [(name, f.actions, f.violation, False) for name, f in res.found.items()]
@@ -264,6 +281,11 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
                    f"{res.depth}, {res.seconds:.1f} s ({summary['states_per_second']:,} states/s), "
                    + status_text(res, budget, max_states, max_depth, all_violations, bool(summary["violations"]),
                                  known_only))
+        if spark_info is not None:
+            resumed = spark_info["resumed_from"]
+            click.echo(f"on Spark ({spark_info['master']}): {len(spark_info['levels'])} levels, every state stored "
+                       f"(no chain compression); checkpoint {spark_info['checkpoint']}"
+                       + ("" if resumed is None else f", resumed from depth {resumed}"))
         if judge is not None and res.passed:
             click.echo(f"going on past violations attributed to known bugs (`isrlab bugs`; `--continue-past none` "
                        f"stops at the first violation): {res.passed:,} violating states passed, "
@@ -308,6 +330,59 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
         if summary["missed_bug"]:
             click.echo(summary["missed_bug"])
     sys.exit(EXIT_VIOLATION if (summary["violations"] or live_failed) else EXIT_OK)
+
+
+def _on_spark(preset_name, cfg, search_kw, max_depth, checked, all_violations, go_on, judge, deadline, master,
+              checkpoint, conf, liveness, symmetry, quiet):
+    """The search of ``isrlab explore --spark``: (ExploreResult, what the Spark engine adds to the summary)."""
+    import os
+    import shutil
+
+    from .cli import _conf_pairs, start_spark, with_task_retries
+    from .inputs import check_output_folder
+    from .properties.explore import ExplorerError
+    from .sparkjob import default_ship_dir
+    from . import spark_explore
+
+    for flag, on in (("--liveness", liveness), ("--symmetry", symmetry),
+                     (f"--settle-every {search_kw['settle_every']}", search_kw["settle_every"])):
+        if on:
+            raise InputError(f"{flag} is not available with --spark (it needs the whole state graph or a "
+                             f"single-process sample{'; give --settle-every 0' if 'settle' in flag else ''})")
+    conf_map = _conf_pairs(conf)
+    root = None
+    if checkpoint is None:
+        root = os.path.join("campaigns", "explore", "spark")
+        check_output_folder(root, "--checkpoint")
+    else:
+        check_output_folder(checkpoint, "--checkpoint")
+    kw = {k: v for k, v in search_kw.items() if k != "settle_every"}
+    master = with_task_retries(master or "local[*]")   # a lost Python worker's task is retried
+    ship_dir = default_ship_dir()
+    progress = None if quiet else Progress(preset_name)
+    try:
+        spark = start_spark(master, "isrlab explore", conf_map, ship_dir)
+        try:
+            res, info = spark_explore.run(
+                spark, cfg, **kw, max_depth=max_depth, invariants=checked, stop_at_first=not all_violations,
+                should_stop=deadline, go_on_past=go_on, judge=judge, checkpoint=checkpoint, checkpoint_root=root,
+                label=preset_name, options={"preset": preset_name, "past_known_bugs": judge is not None},
+                progress=None if progress is None else lambda r, _level: progress(r))
+        except (ExplorerError, spark_explore.CheckpointError) as e:
+            raise InputError(str(e)) from None
+        except OSError as e:
+            raise RunError(f"cannot write the checkpoint: {e.strerror or e}") from None
+        except Exception as e:  # a Spark job that failed after its retries
+            first = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), type(e).__name__)
+            raise RunError(f"the Spark job failed: {first[:300]}") from None
+        finally:
+            spark.stop()
+    finally:
+        if progress is not None:
+            progress.close()
+        shutil.rmtree(ship_dir, ignore_errors=True)
+    info["master"] = master
+    return res, info
 
 
 class KnownBugs:

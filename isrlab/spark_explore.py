@@ -1,0 +1,666 @@
+"""The exhaustive explorer on Spark: breadth-first levels as a distributed frontier, one level per round.
+
+For a search that outgrows one process (``isrlab explore --spark [--master URL]``).  Each round expands the
+frontier (every state at depth d) on the executors, keys each successor by a 128-bit digest of
+``properties.explore.state_key`` (the explorer's abstraction, seed- and process-independent, unlike the
+single-process ``fast_keyer``'s interned ints), deduplicates with Spark's shuffle (``reduceByKey`` keeping the
+successor of least *path*, then ``subtractByKey`` against the visited set, both hash-partitioned alike so the
+visited set is not shuffled again), checks the invariants, and hands the new level back as the next frontier.
+
+A state's path is the list of its actions' indices into ``explorer_actions``' order from the initial state.  The
+successor kept is the one of least path, which is the state the single-process explorer numbers first (its BFS
+discovers states in the lexicographic order of these paths), so the levels, counts and shortest traces are the
+same as ``explore(..., compress=False)``'s (chain compression stores fewer states, but its count of states checked
+is the same; properties/README.md).  Violations are judged on the driver in that same order, by the same judge.
+
+Each finished level is checkpointed as data, never pickles: ``level-NNNN.jsonl.gz`` (one line per state: digest,
+passed-invariant bits, path) and ``manifest.json`` (the search's identity, per-level figures, the violations
+judged so far), each written to a temporary file and renamed.  A search with the same identity resumes from its
+last level: the visited set is read back from the digests, the frontier re-derived by replaying its paths.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+
+from .model.encode import canonical_json, fingerprint
+from .model.step import initial_state, step
+
+#: the checkpoint format's version (manifest.json's "format")
+FORMAT = 1
+MANIFEST = "manifest.json"
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be used (corrupt, or of another search): one line naming the file."""
+
+
+# --------------------------------------------------------------------------- executor side
+@dataclass(frozen=True)
+class Spec:
+    """What an executor needs to expand and check states (small; shipped with every task)."""
+
+    cfg: object
+    eager_tasks: bool
+    without: tuple            # action class names
+    max_leader_epoch: int | None
+    max_isr_changes: int | None
+    max_queue: int | None
+    deadline: int | None
+    symmetry: bool
+    invariants: tuple         # names, in the order their bits are numbered
+
+    def without_kinds(self) -> frozenset:
+        from .model.actions import ACTION_BY_NAME
+
+        return frozenset(ACTION_BY_NAME[w] for w in self.without)
+
+    def checks(self):
+        """(bits by name, state invariants, step invariants), each list in catalogue order."""
+        from .properties.invariants import BY_NAME, STATE, STEP
+
+        invs = [BY_NAME[n] for n in self.invariants]
+        bits = {inv.name: 1 << k for k, inv in enumerate(invs)}
+        return bits, tuple(i for i in invs if i.scope == STATE), tuple(i for i in invs if i.scope == STEP)
+
+
+def digest(spec: Spec, s) -> int:
+    """The state's dedup key: blake2b-128 of ``state_key``'s repr (plain ints, strings and tuples: no hash seed)."""
+    from .properties.explore import state_key
+
+    k = state_key(spec.cfg, s, spec.symmetry, spec.max_isr_changes, spec.deadline)
+    return int.from_bytes(hashlib.blake2b(repr(k).encode(), digest_size=16).digest(), "big")
+
+
+def replay_path(spec: Spec, path, s=None):
+    """The state reached from ``s`` (default: the initial state) by the action indices ``path``; None if an index
+    is not an action there."""
+    from .properties.explore import explorer_actions
+
+    without = spec.without_kinds()
+    s = initial_state(spec.cfg) if s is None else s
+    for i in path:
+        acts = explorer_actions(spec.cfg, s, spec.eager_tasks, without)
+        if not isinstance(i, int) or not 0 <= i < len(acts):
+            return None
+        s = step(spec.cfg, s, acts[i])
+    return s
+
+
+def actions_of(spec: Spec, path) -> list:
+    """The actions of a path, replayed from the initial state."""
+    from .properties.explore import explorer_actions
+
+    without = spec.without_kinds()
+    s, out = initial_state(spec.cfg), []
+    for i in path:
+        a = explorer_actions(spec.cfg, s, spec.eager_tasks, without)[i]
+        out.append(a)
+        s = step(spec.cfg, s, a)
+    return out
+
+
+def transitions_of(spec: Spec, s, without):
+    """(index, action, successor or None when it leaves the bounds) for each action ``explore`` takes from s."""
+    from .properties.explore import _out_of_bounds, explorer_actions
+
+    cfg = spec.cfg
+    for idx, a in enumerate(explorer_actions(cfg, s, spec.eager_tasks, without)):
+        t = step(cfg, s, a)
+        if (_out_of_bounds(t, spec.max_leader_epoch, spec.max_isr_changes, spec.max_queue)
+                or (spec.deadline is not None and t.now > spec.deadline)):
+            t = None
+        yield idx, a, t
+
+
+def expand_partition(spec: Spec, found: frozenset, side, index: int, records):
+    """Expand frontier records (digest, (path, mask, state, ...)): yields (digest, (path, mask, state, changed)) per
+    successor within the bounds.  Adds {index: (transitions, pruned, error bits, kinds, violations)} to the
+    accumulator ``side``, violations (path, name, facts) of the step invariants not found yet nor passed on the path;
+    keyed by partition, so a task run twice counts once."""
+    from .properties.invariants import changes
+
+    cfg = spec.cfg
+    without = spec.without_kinds()
+    bits, _state_checks, step_checks = spec.checks()
+    step_checks = tuple(i for i in step_checks if i.name not in found)
+    transitions = pruned = errors = 0
+    kinds: dict = {}
+    bad = []
+    for _d, (path, mask, s, *_rest) in records:
+        for idx, a, t in transitions_of(spec, s, without):
+            transitions += 1
+            kname = type(a).__name__
+            kinds[kname] = kinds.get(kname, 0) + 1
+            if t is None:
+                pruned += 1
+                continue
+            errors |= t.ghost.errors_seen
+            changed = changes(s, t)
+            tpath = path + (idx,)
+            for inv in step_checks:
+                if not bits[inv.name] & mask and (inv.reads is None or inv.reads & changed):
+                    facts = inv.check(cfg, s, a, t)
+                    if facts is not None:
+                        bad.append((tpath, inv.name, facts))
+            yield digest(spec, t), (tpath, mask, t, changed)
+    side.add({index: (transitions, pruned, errors, kinds, bad)})
+
+
+def count_until(spec: Spec, stop_path: tuple, records):
+    """The figures (transitions, pruned, error bits, kinds) of a level's expansion up to and including the
+    transition ``stop_path``, where the single-process search stops: one tuple per partition."""
+    without = spec.without_kinds()
+    parent, last = stop_path[:-1], stop_path[-1]
+    transitions = pruned = errors = 0
+    kinds: dict = {}
+    for _d, (path, _mask, s, *_rest) in records:
+        if path > parent:
+            continue
+        for idx, a, t in transitions_of(spec, s, without):
+            if path == parent and idx > last:
+                break
+            transitions += 1
+            kname = type(a).__name__
+            kinds[kname] = kinds.get(kname, 0) + 1
+            if t is None:
+                pruned += 1
+            else:
+                errors |= t.ghost.errors_seen
+    yield transitions, pruned, errors, kinds
+
+
+def _merge(a: dict, b: dict) -> dict:
+    a.update(b)
+    return a
+
+
+def side_accumulator(sc):
+    """An accumulator of {partition index: figures}: a recomputed partition replaces its entry, never adds twice."""
+    from pyspark.accumulators import AccumulatorParam
+
+    class ByPartition(AccumulatorParam):
+        def zero(self, value):
+            return {}
+
+        def addInPlace(self, a, b):
+            return _merge(a, b)
+
+    return sc.accumulator({}, ByPartition())
+
+
+def least_path(x, y):
+    """Of two candidates for one state, the one the single-process BFS meets first (the least path)."""
+    return x if x[0] <= y[0] else y
+
+
+def check_partition(spec: Spec, found: frozenset, have: frozenset, records):
+    """State invariants and witnesses (those not in ``have``) on the new states (digest, (path, mask, state,
+    changed)): yields (digest, (path, mask, state, violations, witnesses)), violations [(name, facts)] in catalogue
+    order."""
+    from .properties.invariants import WITNESSES
+
+    cfg = spec.cfg
+    bits, state_checks, _step = spec.checks()
+    state_checks = tuple(i for i in state_checks if i.name not in found)
+    wanted = tuple(w for w in WITNESSES if w.name not in have)
+    for d, (path, mask, t, changed) in records:
+        bad = []
+        for inv in state_checks:
+            if not bits[inv.name] & mask and (inv.reads is None or inv.reads & changed):
+                facts = inv.check(cfg, t)
+                if facts is not None:
+                    bad.append((inv.name, facts))
+        yield d, (path, mask, t, bad, frozenset(w.name for w in wanted if w.check(cfg, t)))
+
+
+def summarize_partition(records):
+    """One ([(path, witnesses)], [(path, violations)], [(digest, mask, path)]) per partition of checked new states."""
+    wit, bad, lines = [], [], []
+    for d, (path, mask, _t, viols, w) in records:
+        lines.append((d, mask, path))
+        if w:
+            wit.append((path, w))
+        if viols:
+            bad.append((path, viols))
+    yield wit, bad, lines
+
+
+def restore_partition(spec: Spec, records):
+    """Checkpoint lines (digest, mask, path) replayed to frontier records; ("E", path) for a path that does not
+    replay to its digest (a corrupt file, or another model)."""
+    for d, mask, path in records:
+        s = replay_path(spec, path)
+        if s is None or digest(spec, s) != d:
+            yield "E", path
+        else:
+            yield d, (tuple(path), mask, s)
+
+
+# --------------------------------------------------------------------------- checkpoints
+def search_identity(spec: Spec, options: dict) -> str:
+    """A digest of everything the search's result depends on (not its limits: max_states, max_depth, budget)."""
+    data = {"format": FORMAT, "config": spec.cfg.to_json(), "eager_tasks": spec.eager_tasks,
+            "without": sorted(spec.without), "max_leader_epoch": spec.max_leader_epoch,
+            "max_isr_changes": spec.max_isr_changes, "max_queue": spec.max_queue, "deadline": spec.deadline,
+            "symmetry": spec.symmetry, "invariants": list(spec.invariants), "options": options,
+            "initial_state": fingerprint(initial_state(spec.cfg))}
+    return hashlib.sha256(canonical_json_data(data).encode()).hexdigest()[:16]
+
+
+def canonical_json_data(data) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"))
+
+
+def _atomic_stream(path: str, lines) -> str:
+    """Write gzip-compressed lines to path atomically (a temporary file in the folder, fsynced, renamed); the
+    sha256 of the file written."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as raw:
+            with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
+                for line in lines:
+                    gz.write(line.encode() + b"\n")
+            raw.flush()
+            os.fsync(raw.fileno())
+        h = hashlib.sha256()
+        with open(tmp, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        os.replace(tmp, path)
+        return h.hexdigest()
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_manifest(folder: str, manifest: dict) -> None:
+    from .model.trace import write_atomic
+
+    write_atomic(os.path.join(folder, MANIFEST), json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+
+
+def read_manifest(folder: str, identity: str) -> dict | None:
+    """The manifest of a checkpoint of this search in folder; None if there is none.  CheckpointError if the file
+    is not a manifest of this format, or is of another search."""
+    path = os.path.join(folder, MANIFEST)
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            m = json.load(fh)
+        ok = (isinstance(m, dict) and m.get("format") == FORMAT and isinstance(m.get("levels"), list)
+              and isinstance(m.get("events"), list) and isinstance(m.get("identity"), str))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise CheckpointError(f"corrupt checkpoint {path}: {e}") from None
+    if not ok:
+        raise CheckpointError(f"corrupt checkpoint {path}: not an isrlab explore checkpoint of format {FORMAT}")
+    if m["identity"] != identity:
+        raise CheckpointError(f"checkpoint {path} is of another search (bounds, preset or model differ): give "
+                              f"another --checkpoint folder, or remove this one")
+    return m
+
+
+def read_level(folder: str, entry: dict):
+    """The lines (digest, mask, path) of one checkpointed level, checked against the manifest's sha256 and count."""
+    path = os.path.join(folder, entry["file"])
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        if h.hexdigest() != entry["sha256"]:
+            raise CheckpointError(f"corrupt checkpoint {path}: its sha256 is not the one {MANIFEST} records")
+        out = []
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                d, mask, p = json.loads(line)
+                if not (isinstance(d, str) and isinstance(mask, int) and isinstance(p, list)
+                        and all(isinstance(i, int) and i >= 0 for i in p)):
+                    raise ValueError(f"line {n} is not [digest, mask, path]")
+                out.append((int(d, 16), mask, p))
+    except CheckpointError:
+        raise
+    except (OSError, EOFError, ValueError, TypeError, gzip.BadGzipFile) as e:
+        raise CheckpointError(f"corrupt checkpoint {path}: {e}") from None
+    if len(out) != entry["states"]:
+        raise CheckpointError(f"corrupt checkpoint {path}: {len(out)} states, {MANIFEST} says {entry['states']}")
+    return out
+
+
+# --------------------------------------------------------------------------- the driver
+class Judging:
+    """The single-process explorer's bookkeeping of violations (``note``, ``take``, ``enough``), applied to a level's
+    violations in the order that explorer meets them."""
+
+    def __init__(self, spec: Spec, stop_at_first: bool, go_on_past: frozenset, judge, res):
+        self.spec, self.stop_at_first, self.go_on_past, self.judge, self.res = spec, stop_at_first, go_on_past, judge, res
+        self.bits = spec.checks()[0]
+        self.n_inv = len(spec.invariants)
+
+    def note(self, name, facts, actions) -> None:
+        from .properties.explore import Found
+        from .properties.invariants import Violation
+
+        found = self.res.found
+        old = found.get(name)
+        if old is not None and len(old.actions) <= len(actions):
+            return
+        if self.stop_at_first and name not in self.go_on_past:
+            stops = [len(f.actions) for n, f in found.items() if n not in self.go_on_past]
+            if stops:
+                best = min(stops)
+                if best < len(actions):
+                    return
+                if best > len(actions):
+                    for n in [n for n in found if n not in self.go_on_past]:
+                        del found[n]
+        found[name] = Found(Violation(name, len(actions), facts), -1, list(actions))
+
+    def take(self, name, facts, actions) -> int:
+        """Record a violation, or pass it (the judge's say): the bit of a passed one, else 0."""
+        if self.judge is not None and name not in self.go_on_past and self.judge(name, facts, actions):
+            self.res.passed += 1
+            return self.bits[name]
+        self.note(name, facts, actions)
+        return 0
+
+    def enough(self, d: int) -> bool:
+        found = self.res.found
+        if not found:
+            return False
+        if self.stop_at_first:
+            stops = [len(f.actions) for n, f in found.items() if n not in self.go_on_past]
+            return bool(stops) and max(stops) <= d + 1
+        return len(found) == self.n_inv and max(len(f.actions) for f in found.values()) <= d + 1
+
+    def level(self, d: int, events) -> tuple:
+        """Judge a level's violations: events (path, phase, order, name, facts, parent mask), phase 0 for a
+        transition's step invariants and 1 for its new state's.  Returns ({path: bits passed on it}, the path of the
+        transition the search stops at, or None)."""
+        passed: dict = {}
+        events = sorted(events, key=lambda e: (e[0], e[1], e[2]))
+        i = 0
+        while i < len(events):
+            path = events[i][0]
+            while i < len(events) and events[i][0] == path:
+                _p, _phase, _o, name, facts, mask = events[i]
+                i += 1
+                if name in self.res.found or (mask | passed.get(path, 0)) & self.bits[name]:
+                    continue   # not checked there: found already, or passed on this path
+                got = self.take(name, facts, actions_of(self.spec, path))
+                if got:
+                    passed[path] = passed.get(path, 0) | got
+            if self.enough(d):
+                return passed, path
+        return passed, None
+
+
+def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=None, max_time_ms=None,
+        eager_tasks=False, without=(), invariants=None, symmetry=False, stop_at_first=True, max_states=None,
+        should_stop=None, go_on_past=frozenset(), max_queue=None, judge=None, checkpoint=None, checkpoint_root=None,
+        label="search", options=None, progress=None, partitions=None):
+    """Breadth-first search of ``explore``'s state space on Spark, level by level; (ExploreResult, info).
+
+    The same arguments as ``properties.explore.explore`` (without chain compression, liveness or settling);
+    ``checkpoint``: a folder each finished level is written to, and resumed from when it holds this search
+    (``checkpoint_root``: the folder ``<label>-<identity>`` under it, so that the same search resumes by itself);
+    ``options``: what else the result depends on (the judge's identity), for the checkpoint's identity.
+    ``info``: {"levels": [{"depth", "states", "transitions", "pruned"}], "resumed_from": depth or None, ...}.
+    ``max_states`` and ``should_stop`` are asked between levels, so a search they stop has whole levels.
+    """
+    from .model import actions as A
+    from .properties.explore import ExploreResult, ExplorerError, _check_symmetric
+    from .properties.invariants import SAFETY, STATE
+
+    invariants = SAFETY if invariants is None else tuple(invariants)
+    if symmetry:
+        _check_symmetric(cfg)
+    names = tuple(sorted(w if isinstance(w, str) else w.__name__ for w in without))
+    unknown = [w for w in names if w not in A.ACTION_BY_NAME]
+    if unknown:
+        raise ExplorerError(f"unknown action kind(s) {', '.join(unknown)}")
+    s0 = initial_state(cfg)
+    deadline = None if max_time_ms is None else s0.now + max_time_ms
+    spec = Spec(cfg, eager_tasks, names, max_leader_epoch, max_isr_changes, max_queue, deadline, symmetry,
+                tuple(inv.name for inv in invariants))
+    go_on_past = frozenset(go_on_past)
+    identity = search_identity(spec, {"stop_at_first": stop_at_first, "go_on_past": sorted(go_on_past),
+                                      **(options or {})})
+    if checkpoint is None and checkpoint_root is not None:
+        checkpoint = os.path.join(checkpoint_root, f"{label}-{identity}")
+    sc = spark.sparkContext
+    n_parts = partitions or max(2, sc.defaultParallelism * 2)
+    t0, c0 = time.perf_counter(), time.process_time()
+    res = ExploreResult(cfg, symmetry, max_leader_epoch, max_depth, max_isr_changes, max_time_ms, eager_tasks,
+                        names, compressed=False, max_queue=max_queue)
+    judging = Judging(spec, stop_at_first, go_on_past, judge, res)
+    info = {"levels": [], "resumed_from": None, "identity": identity, "checkpoint": checkpoint,
+            "partitions": n_parts}
+    kinds: dict = {}
+    witnesses: set = set()
+    manifest = read_manifest(checkpoint, identity) if checkpoint else None
+    stop_path = None
+    if manifest is None:
+        bits, state_checks, _ = spec.checks()
+        events = [((), 1, k, inv.name, facts, 0) for k, inv in enumerate(state_checks)
+                  for facts in [inv.check(cfg, s0)] if facts is not None]
+        passed, stop_path = judging.level(-1, events)
+        mask0 = passed.get((), 0)
+        from .properties.invariants import WITNESSES
+
+        witnesses |= {w.name for w in WITNESSES if w.check(cfg, s0)}
+        levels = [{"depth": 0, "states": 1, "transitions": 0, "pruned": 0}]
+        lines = [(digest(spec, s0), mask0, [])]
+        manifest = {"format": FORMAT, "identity": identity, "levels": [], "events": [[[], 1, e[2], e[3], _jsonable(e[4]), 0]
+                                                                                      for e in events],
+                    "kinds": {}, "errors": s0.ghost.errors_seen, "witnesses": sorted(witnesses), "passed": res.passed,
+                    "stopped_at": None if stop_path is None else list(stop_path), "done": stop_path is not None}
+        if checkpoint:
+            os.makedirs(checkpoint, exist_ok=True)
+            _save_level(checkpoint, manifest, levels[0], lines)
+        frontier_lines, errors = lines, s0.ghost.errors_seen
+    else:
+        levels = [{k: e[k] for k in ("depth", "states", "transitions", "pruned")} for e in manifest["levels"]]
+        info["resumed_from"] = levels[-1]["depth"]
+        # the violations judged so far, judged again in order: the judge and ``found`` as they were
+        by_depth: dict = {}
+        for ev in manifest["events"]:
+            p, phase, order, name, facts, mask = ev
+            by_depth.setdefault(len(p), []).append((tuple(p), phase, order, name, facts, mask))
+        for d in sorted(by_depth):
+            judging.level(d - 1, by_depth[d])
+        res.passed = manifest["passed"]
+        kinds.update(manifest["kinds"])
+        witnesses |= set(manifest["witnesses"])
+        errors = manifest["errors"]
+        stop_path = None if manifest["stopped_at"] is None else tuple(manifest["stopped_at"])
+        frontier_lines = None
+    res.distinct_states = sum(e["states"] for e in levels)
+    res.transitions = sum(e["transitions"] for e in levels)
+    res.pruned = sum(e["pruned"] for e in levels)
+    res.depth = levels[-1]["depth"] if levels[-1]["states"] else max(0, levels[-1]["depth"] - 1)
+    stopped = manifest["done"]
+    if stopped and stop_path is not None:
+        res.stop_reason = "violation"
+        for k, v in manifest.get("at_stop", {}).items():
+            setattr(res, k, v)
+    visited = frontier = None
+    if not stopped:
+        visited, frontier = _load(sc, spec, checkpoint, manifest, frontier_lines, n_parts)
+    d = levels[-1]["depth"]
+    spent: list = []   # RDDs to drop once the next level's dedup has read what it needs of them
+    while not stopped and levels[-1]["states"]:
+        if should_stop is not None and should_stop():
+            res.stopped_by_budget, res.stop_reason = True, "budget"
+            break
+        if max_states is not None and res.distinct_states >= max_states:
+            res.stop_reason = "max_states"
+            break
+        if max_depth is not None and d >= max_depth:
+            res.stop_reason = "max_depth"
+            break
+        found_now = frozenset(res.found)
+        side = side_accumulator(sc)   # the counts and the step invariants' violations, per frontier partition
+        cands = (frontier.mapPartitionsWithIndex(lambda i, it, f=found_now, acc=side: expand_partition(spec, f, acc, i, it))
+                 .reduceByKey(least_path, n_parts))
+        new = (cands.subtractByKey(visited, n_parts)
+               .mapPartitions(lambda it, f=found_now, w=frozenset(witnesses): check_partition(spec, f, w, it),
+                              preservesPartitioning=True)
+               .persist(_level()))
+        summary = new.mapPartitions(summarize_partition).collect()
+        # that job read the visited set and the frontier of the level before (cached): they may go now
+        for rdd in spent:
+            rdd.unpersist()
+        spent = []
+        counts = [side.value[k][:4] for k in sorted(side.value)]
+        step_events = [e for k in sorted(side.value) for e in side.value[k][4]]
+        lines = [x for part in summary for x in part[2]]
+        met = [x for part in summary for x in part[0]]     # (path, witnesses) of the new states that show some
+        n_new = len(lines)
+        transitions = sum(c[0] for c in counts)
+        pruned = sum(c[1] for c in counts)
+        # each event with its parent's mask (a step event's path ends with its transition; a new state's path too)
+        masks = {}
+        if step_events or any(x[1] for x in summary):
+            wanted = {p[:-1] for p, _n, _f in step_events} | {p[:-1] for x in summary for p, _v in x[1]}
+            masks = dict(frontier.filter(lambda r, w=wanted: r[1][0] in w).map(lambda r: (r[1][0], r[1][1]))
+                         .collect())
+        bits, state_checks, step_checks = spec.checks()
+        step_order = {inv.name: k for k, inv in enumerate(step_checks)}
+        state_order = {inv.name: k for k, inv in enumerate(state_checks)}
+        events = [(p, 0, step_order[n], n, f, masks[p[:-1]]) for p, n, f in step_events]
+        events += [(p, 1, state_order[n], n, f, masks[p[:-1]]) for x in summary for p, viols in x[1] for n, f in viols]
+        passed, stop_path = judging.level(d, events)
+        manifest["events"] += [[list(e[0]), e[1], e[2], e[3], _jsonable(e[4]), e[5]] for e in events]
+        level = {"depth": d + 1, "states": n_new, "transitions": transitions, "pruned": pruned}
+        levels.append(level)
+        if stop_path is not None:
+            # the single-process search stops at that transition: its figures are those of what it met before
+            stopped = True
+            res.stop_reason = "violation"
+            counts = frontier.mapPartitions(lambda it, sp=stop_path: count_until(spec, sp, it)).collect()
+            transitions = sum(c[0] for c in counts)
+            pruned = sum(c[1] for c in counts)
+            n_new = sum(1 for _dg, _m, p in lines if p <= stop_path)
+            met = [(p, w) for p, w in met if p <= stop_path]
+        for c in counts:
+            errors |= c[2]
+            for k, v in c[3].items():
+                kinds[k] = kinds.get(k, 0) + v
+        for _p, w in met:
+            witnesses |= w
+        res.distinct_states += n_new
+        res.transitions += transitions
+        res.pruned += pruned
+        if n_new:
+            res.depth = d + 1
+        if passed:
+            lines = [(dg, m | passed.get(p, 0), p) for dg, m, p in lines]
+        manifest.update(kinds=dict(sorted(kinds.items())), errors=errors, witnesses=sorted(witnesses),
+                        passed=res.passed)
+        if stopped:
+            manifest.update(stopped_at=list(stop_path), done=True,
+                            at_stop={"distinct_states": res.distinct_states, "transitions": res.transitions,
+                                     "pruned": res.pruned, "depth": res.depth})
+        if checkpoint:
+            lines.sort(key=lambda x: x[2])
+            _save_level(checkpoint, manifest, level, ((dg, m, list(p)) for dg, m, p in lines))
+        nxt = new
+        if passed:
+            bc = sc.broadcast(passed)
+            nxt = new.map(lambda r, b=bc: (r[0], (r[1][0], r[1][1] | b.value.get(r[1][0], 0)) + r[1][2:]),
+                          preservesPartitioning=True).persist(_level())
+            spent.append(new)
+        spent += [frontier]
+        if not stopped:
+            spent.append(visited)
+            visited = visited.union(nxt.mapValues(lambda _v: None)).persist(_level())
+        frontier = nxt
+        d += 1
+        if progress is not None:
+            res.seconds = time.perf_counter() - t0
+            res.cpu_seconds = time.process_time() - c0
+            progress(res, level)
+    for rdd in spent:
+        rdd.unpersist()
+    if not stopped and not levels[-1]["states"] and res.stop_reason is None:
+        res.complete = True
+        if checkpoint and not manifest["done"]:
+            manifest["done"] = True
+            write_manifest(checkpoint, manifest)
+    for rdd in (frontier, visited):
+        if rdd is not None:
+            rdd.unpersist()
+    res.kinds = dict(sorted(kinds.items()))
+    res.errors_seen = errors
+    res.witnesses = frozenset(witnesses)
+    res.queue = 0 if res.complete else levels[-1]["states"]
+    res.seconds = time.perf_counter() - t0
+    res.cpu_seconds = time.process_time() - c0
+    info["levels"] = levels
+    return res, info
+
+
+def _level():
+    from pyspark import StorageLevel
+
+    return StorageLevel.MEMORY_AND_DISK
+
+
+def _jsonable(facts):
+    """Facts as JSON data (they are written to the manifest)."""
+    return json.loads(json.dumps(facts, default=str))
+
+
+def _save_level(folder: str, manifest: dict, level: dict, lines) -> None:
+    """Write one level's states, then the manifest naming it (the level counts only once the manifest does)."""
+    name = f"level-{level['depth']:04d}.jsonl.gz"
+    sha = _atomic_stream(os.path.join(folder, name),
+                         (json.dumps([format(d, "032x"), mask, p], separators=(",", ":")) for d, mask, p in lines))
+    manifest["levels"] = [e for e in manifest["levels"] if e["depth"] < level["depth"]]
+    manifest["levels"].append({**level, "file": name, "sha256": sha})
+    write_manifest(folder, manifest)
+
+
+def _load(sc, spec: Spec, checkpoint, manifest: dict, frontier_lines, n_parts):
+    """(visited, frontier) RDDs, both hash-partitioned by digest: from the first level's lines, or read back from
+    the checkpoint (every level's digests; the last level's paths replayed)."""
+    if frontier_lines is not None:
+        visited_keys = [(d, None) for d, _m, _p in frontier_lines]
+        last = frontier_lines
+    else:
+        visited_keys = []
+        for entry in manifest["levels"][:-1]:
+            visited_keys += [(d, None) for d, _m, _p in read_level(checkpoint, entry)]
+        last = read_level(checkpoint, manifest["levels"][-1])
+        visited_keys += [(d, None) for d, _m, _p in last]
+    restored = (sc.parallelize(last, max(1, min(n_parts, len(last))))
+                .mapPartitions(lambda it: restore_partition(spec, it)).persist(_level()))
+    bad = restored.filter(lambda r: r[0] == "E").take(1)
+    if bad:
+        entry = manifest["levels"][-1]
+        raise CheckpointError(f"corrupt checkpoint {os.path.join(checkpoint, entry['file'])}: the path "
+                              f"{bad[0][1]} does not replay to its digest (a damaged file, or a changed model)")
+    frontier = restored.partitionBy(n_parts).persist(_level())
+    frontier.count()
+    restored.unpersist()
+    visited = sc.parallelize(visited_keys, n_parts).partitionBy(n_parts).persist(_level())
+    visited.count()
+    return visited, frontier
+
+
+def level_counts(res) -> list:
+    """Stored states per depth of a single-process search (``explore(..., compress=False)``), for comparison."""
+    out: dict = {}
+    for dd in res.depths:
+        out[dd] = out.get(dd, 0) + 1
+    return [out.get(k, 0) for k in range(max(out) + 1)]
