@@ -32,7 +32,7 @@ _KIND = {
     A.ControllerProcessIsrChangeNotification: "control", A.ControllerResign: "control",
     A.DeliverControlRequest: "control", A.Produce: "append", A.ConsumerFetch: "fetch", A.FetchRequest: "fetch",
     A.FetchResponse: "fetch", A.OffsetsForLeaderEpoch: "fetch", A.AlterIsrRequest: "control",
-    A.AlterIsrResponse: "control", A.IsrExpiration: "task",
+    A.AlterIsrReceived: "control", A.AlterIsrResponse: "control", A.IsrExpiration: "task",
     A.IsrChangePropagation: "task", A.HighWatermarkCheckpoint: "task", A.DelayedProduceExpire: "task",
     A.FlushLog: "task", A.Tick: "tick", A.BrokerCrash: "fault", A.BrokerRestart: "fault",
     A.ZkSessionExpire: "fault", A.ZkReconnect: "fault", A.ZkDeleteController: "fault", A.ListOffsets: "fetch",
@@ -114,7 +114,7 @@ def build(trace, invariants=SAFETY, sentence: str | None = None, attribution: st
                  A.CreatePartitions, A.ControllerProcessTopicDeletion, A.ControllerProcessTopicChange,
                  A.ControllerProcessStopReplicaResponse, A.ReassignPartitions,
                  A.ControllerProcessPartitionReassignment, A.ControllerProcessReassignmentIsrChange,
-                 A.ControllerFailover):
+                 A.ControllerFailover, A.AlterIsrReceived):
             lane = CONTROLLER
         elif t is A.DeliverControlRequest:
             lane = CONTROLLER

@@ -104,7 +104,14 @@ class OffsetsForLeaderEpoch:
 # ----------------------------------------------------------------- AlterIsr (KIP-497)
 @dataclass(frozen=True, slots=True)
 class AlterIsrRequest:
-    """Broker ``broker``'s AlterIsrManager sends its unsent ISR changes to the controller, which handles them."""
+    """Broker ``broker``'s AlterIsrManager sends its unsent ISR changes, in one request, to the controller."""
+    broker: int
+
+
+@dataclass(frozen=True, slots=True)
+class AlterIsrReceived:
+    """The controller handles broker ``broker``'s AlterIsr request in flight (KafkaController's AlterIsrReceived
+    event, Kafka 2.7.0; QuorumController.alterPartition, KRaft): the answer waits on the wire for AlterIsrResponse."""
     broker: int
 
 
@@ -422,7 +429,7 @@ class PrepareIsrExpand:
 Action = Union[
     ElectController, ControllerProcessBrokerChange, ControllerProcessIsrChangeNotification, ControllerResign,
     DeliverControlRequest, Produce, ConsumerFetch, FetchRequest, FetchResponse, OffsetsForLeaderEpoch,
-    AlterIsrRequest, AlterIsrResponse, IsrExpiration, IsrChangePropagation, HighWatermarkCheckpoint, DelayedProduceExpire, FlushLog, Tick,
+    AlterIsrRequest, AlterIsrReceived, AlterIsrResponse, IsrExpiration, IsrChangePropagation, HighWatermarkCheckpoint, DelayedProduceExpire, FlushLog, Tick,
     BrokerCrash, BrokerRestart, ZkSessionExpire, ZkReconnect, ZkDeleteController, ListOffsets,
     ConsumerFetchWithClientMetadata, OffsetsForLeaderEpochRequest, OffsetsForLeaderEpochResponse,
     MetadataApply, BrokerHeartbeat, FenceStaleBroker, HeartbeatsLost, ControlledShutdown, DiskWipe,
@@ -436,6 +443,40 @@ Action = Union[
     ReassignPartitions, ControllerProcessPartitionReassignment, ControllerProcessReassignmentIsrChange,
     PrepareIsrExpand,
 ]
+
+#: The protocol's exchanges as the model splits them into steps: an action type -> (a type that carries the same
+#: exchange on, the fields that must agree as (field of the first, field of the second)).  A request and its handling
+#: and response; a broker replaying the metadata log record after record; a controller's queue to one broker drained
+#: request after request; a controller event and the requests it queues.  Engines may take a chain of them as one
+#: composite step (the protocol's grain); the trace keeps every action.
+_B = (("broker", "broker"),)
+_BP = (("broker", "broker"), ("partition", "partition"))
+_C = (("controller", "controller"),)
+CONTINUATIONS: dict = {
+    FetchRequest: ((FetchResponse, _BP),),
+    OffsetsForLeaderEpochRequest: ((OffsetsForLeaderEpochResponse, _BP),),
+    AlterIsrRequest: ((AlterIsrReceived, _B),),
+    AlterIsrReceived: ((AlterIsrResponse, _B),),
+    ControlledShutdownRequest: ((ControlledShutdownResponse, _B),),
+    MetadataApply: ((MetadataApply, _B),),
+    DeliverControlRequest: ((DeliverControlRequest, (("controller", "controller"), ("broker", "broker"))),),
+    ElectController: ((DeliverControlRequest, (("broker", "controller"),)),),
+    ControllerProcessBrokerChange: ((DeliverControlRequest, _C),),
+    ControllerProcessIsrChangeNotification: ((DeliverControlRequest, _C),),
+    ControllerProcessPreferredReplicaElection: ((DeliverControlRequest, _C),),
+    ControllerProcessTopicDeletion: ((DeliverControlRequest, _C),),
+    ControllerProcessTopicChange: ((DeliverControlRequest, _C),),
+    ControllerProcessPartitionReassignment: ((DeliverControlRequest, _C),),
+    ControllerProcessReassignmentIsrChange: ((DeliverControlRequest, _C),),
+}
+_FOLLOW = {(a, b): fields for a, follow in CONTINUATIONS.items() for b, fields in follow}
+
+
+def continues(a, b) -> bool:
+    """Whether action b carries a's exchange on (``CONTINUATIONS``)."""
+    fields = _FOLLOW.get((type(a), type(b)))
+    return fields is not None and all(getattr(a, x) == getattr(b, y) for x, y in fields)
+
 
 #: Every action class, in the documented order of ``enabled_actions``.
 ACTION_TYPES: tuple[type, ...] = Action.__args__

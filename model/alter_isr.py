@@ -4,14 +4,19 @@ A leader that wants to change a partition's ISR queues one item per partition
 (``partition.send_alter_isr_request``) and the partition is pending until the
 answer.  The manager sends every unsent item in one request, one request in
 flight per broker (``send_alter_isr``, the AlterIsrRequest action), to the
-controller its metadata cache names, which handles it in the same step
-(``controller.process_alter_isr``); the response waits on the broker until
-``receive_alter_isr_response`` (the AlterIsrResponse action) runs each item's
-callback, so LeaderAndIsr requests, other ISR proposals and faults interleave
-between the controller's write and the leader's commit.
+controller its metadata cache names (KRaft: the active controller).  The
+controller handles it as an event of its own (``handle_alter_isr``, the
+AlterIsrReceived action: ``controller.process_alter_isr`` or
+``quorum_controller.alter_partition``), and the response waits on the broker
+until ``receive_alter_isr_response`` (the AlterIsrResponse action) runs each
+item's callback.  So faults, fetches and metadata interleave both while the
+request is on its way and between the controller's write and the leader's
+commit.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 from . import errors as E
 from .config import ModelConfig
@@ -28,12 +33,20 @@ def send_alter_isr(cfg: ModelConfig, s: ClusterState, b: int) -> None:
     br = s.broker_mut(b)
     items = br.alter_isr_unsent                  # copied, not removed: they leave when their response comes
     req = AlterIsrRequestData(b, br.broker_epoch, tuple(item.request for item in items))
-    if cfg.kip_500:                              # KRaft: the active controller of the quorum (AlterPartition)
-        target, response = -1, alter_partition(cfg, s, req)
-    else:
-        target = br.metadata.controller_id       # BrokerToControllerChannelManager: MetadataCache.getControllerId
-        response = process_alter_isr(cfg, s, target, req)
-    br.alter_isr_inflight = AlterIsrInflight(target, items, response)
+    # KRaft: the active controller of the quorum; else BrokerToControllerChannelManager's MetadataCache.getControllerId
+    target = -1 if cfg.kip_500 else br.metadata.controller_id
+    br.alter_isr_inflight = AlterIsrInflight(target, items, req)
+
+
+def handle_alter_isr(cfg: ModelConfig, s: ClusterState, b: int) -> None:
+    """KafkaController.processAlterIsr (Kafka 2.7.0) / QuorumController.alterPartition (KRaft): b's request handled."""
+    br = s.broker_mut(b)
+    inflight = br.alter_isr_inflight
+    if cfg.kip_500:
+        response = alter_partition(cfg, s, inflight.request)
+    else:   # a controller gone since the send answers NOT_CONTROLLER: the channel's retry, as the items go again
+        response = process_alter_isr(cfg, s, inflight.controller, inflight.request)
+    br.alter_isr_inflight = dataclasses.replace(inflight, response=response)
 
 
 def receive_alter_isr_response(cfg: ModelConfig, s: ClusterState, b: int) -> str:

@@ -10,12 +10,14 @@ as ReplicationControlManager uses it for AlterPartition, fencing and unfencing.
 
 from __future__ import annotations
 
+import dataclasses
+
 from . import errors as E
 from .config import ModelConfig
 from .losses import note_unclean_election
 from .node import replace_at
 from .requests import AlterIsrPartitionResult, AlterIsrResponseData
-from .state import (NO_LEADER, AlterIsrInflight, BrokerRegistration, BrokerRegistrationChangeRecord, ClusterState, FenceBrokerRecord,
+from .state import (NO_LEADER, BrokerRegistration, BrokerRegistrationChangeRecord, ClusterState, FenceBrokerRecord,
                     PartitionChangeRecord, PartitionRegistration, Quorum, RegisterBrokerRecord, UnfenceBrokerRecord)
 
 
@@ -230,7 +232,8 @@ def controller_failover(cfg: ModelConfig, s: ClusterState) -> None:
     becomes the active controller with the same log; its BrokerHeartbeatManager starts afresh, so every registered
     broker's session starts now with no metadata offset reported and no controlled shutdown in progress (the
     registrations keep theirs); AlterPartition requests the old controller committed but had not answered fail with
-    NOT_CONTROLLER, and their items go again to the new one."""
+    NOT_CONTROLLER, and their items go again to the new one (one not yet handled is handled by the new one, as the
+    channel's retry would)."""
     q = s.quorum_mut()
     n = len(q.registrations)
     q.last_contact_ms = (s.now,) * n                         # heartbeatManager.touch(id, fenced, -1)
@@ -238,9 +241,9 @@ def controller_failover(cfg: ModelConfig, s: ClusterState) -> None:
     q.shutdown_offsets = (-1,) * n
     for br in s.brokers:
         inflight = br.alter_isr_inflight
-        if inflight is not None and inflight.response.error == E.NONE:
-            s.broker_mut(br.broker_id).alter_isr_inflight = AlterIsrInflight(
-                inflight.controller, inflight.items, AlterIsrResponseData(E.NOT_CONTROLLER))
+        if inflight is not None and inflight.response is not None and inflight.response.error == E.NONE:
+            s.broker_mut(br.broker_id).alter_isr_inflight = dataclasses.replace(
+                inflight, response=AlterIsrResponseData(E.NOT_CONTROLLER))
     s.ghost_mut().controller_moves += 1
 
 

@@ -91,12 +91,13 @@ class AlterIsrItem:
 
 @dataclass(frozen=True, slots=True)
 class AlterIsrInflight:
-    """The AlterIsr request a broker has in flight (AlterIsrManager's inflightRequest) and, since the controller
-    handles it in the step that sends it, the response on its way back."""
+    """The AlterIsr request a broker has in flight (AlterIsrManager's inflightRequest): the request on its way to the
+    controller, then (``response`` set once the controller has handled it) the response on its way back."""
 
-    controller: int                  # the broker the request went to
+    controller: int                  # the broker the request went to (-1: KRaft's active controller)
     items: tuple                     # the AlterIsrItems sent, by partition (inflightAlterIsrItems)
-    response: object                 # requests.AlterIsrResponseData
+    request: object                  # requests.AlterIsrRequestData, as sent
+    response: object = None          # requests.AlterIsrResponseData; None while the controller has not handled it
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from itertools import chain
 
 from . import actions as A
-from .alter_isr import receive_alter_isr_response, send_alter_isr
+from .alter_isr import handle_alter_isr, receive_alter_isr_response, send_alter_isr
 from .broker_metadata import apply_next_record, begin_controlled_shutdown, heartbeat
 from .assignment import BrokerMetadata, assign_replicas_to_brokers
 from .config import ModelConfig
@@ -218,8 +218,19 @@ def g_alter_isr_request(cfg, s, a) -> bool:
     return 0 <= t < len(s.brokers) and s.brokers[t].alive and s.controller_on(t) is not None
 
 
+def g_alter_isr_received(cfg, s, a) -> bool:
+    """A request in flight that the controller has not handled yet."""
+    if not _b(s, a):
+        return False
+    inflight = s.brokers[a.broker].alter_isr_inflight
+    return inflight is not None and inflight.response is None
+
+
 def g_alter_isr_response(cfg, s, a) -> bool:
-    return _b(s, a) and s.brokers[a.broker].alive and s.brokers[a.broker].alter_isr_inflight is not None
+    if not _b(s, a):
+        return False
+    inflight = s.brokers[a.broker].alter_isr_inflight
+    return inflight is not None and inflight.response is not None
 
 
 def g_isr_expiration(cfg, s, a) -> bool:
@@ -593,6 +604,10 @@ def e_prepare_isr_expand(cfg, s, a):
     prepare_isr_expand(cfg, s, s.broker_mut(a.broker), a.partition)
 
 
+def e_alter_isr_received(cfg, s, a):
+    handle_alter_isr(cfg, s, a.broker)
+
+
 def e_alter_isr_response(cfg, s, a):
     receive_alter_isr_response(cfg, s, a.broker)
 
@@ -890,6 +905,7 @@ RULES = {
     A.OffsetsForLeaderEpoch: (g_offsets_for_leader_epoch, e_offsets_for_leader_epoch,
                               _per_bp(A.OffsetsForLeaderEpoch)),
     A.AlterIsrRequest: (g_alter_isr_request, e_alter_isr_request, _per_b(A.AlterIsrRequest)),
+    A.AlterIsrReceived: (g_alter_isr_received, e_alter_isr_received, _per_b(A.AlterIsrReceived)),
     A.AlterIsrResponse: (g_alter_isr_response, e_alter_isr_response, _per_b(A.AlterIsrResponse)),
     A.IsrExpiration: (g_isr_expiration, e_isr_expiration, _per_b(A.IsrExpiration)),
     A.IsrChangePropagation: (g_isr_propagation, e_isr_propagation, _per_b(A.IsrChangePropagation)),
@@ -983,6 +999,7 @@ class _Tables:
         self.fetch_response = tuple(tuple(A.FetchResponse(b, p) for p in range(np_)) for b in range(nb))
         self.offsets = tuple(tuple(A.OffsetsForLeaderEpoch(b, p) for p in range(np_)) for b in range(nb))
         self.alter_isr_request = tuple(A.AlterIsrRequest(b) for b in range(nb))
+        self.alter_isr_received = tuple(A.AlterIsrReceived(b) for b in range(nb))
         self.alter_isr_response = tuple(A.AlterIsrResponse(b) for b in range(nb))
         self.isr_expiration = tuple(A.IsrExpiration(b) for b in range(nb))
         self.isr_propagation = tuple(A.IsrChangePropagation(b) for b in range(nb))
@@ -1157,10 +1174,17 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
                         g.append(T.alter_isr_request[br.broker_id])
             if g:
                 group(g)
+        if every or A.AlterIsrReceived in kinds:
+            g = []
+            for br in brokers:
+                if br.alter_isr_inflight is not None and br.alter_isr_inflight.response is None:
+                    g.append(T.alter_isr_received[br.broker_id])
+            if g:
+                group(g)
         if every or A.AlterIsrResponse in kinds:
             g = []
             for br in brokers:
-                if br.alive and br.alter_isr_inflight is not None:
+                if br.alter_isr_inflight is not None and br.alter_isr_inflight.response is not None:
                     g.append(T.alter_isr_response[br.broker_id])
             if g:
                 group(g)
@@ -1501,6 +1525,7 @@ _KIND_GATES = {
     A.OffsetsForLeaderEpochRequest: lambda cfg: cfg.truncation != "hw" and cfg.offsets_for_leader_epoch_in_flight,
     A.OffsetsForLeaderEpochResponse: lambda cfg: cfg.truncation != "hw" and cfg.offsets_for_leader_epoch_in_flight,
     A.AlterIsrRequest: lambda cfg: cfg.kip_497,                         # KIP-497 (2.7)
+    A.AlterIsrReceived: lambda cfg: cfg.kip_497,
     A.AlterIsrResponse: lambda cfg: cfg.kip_497,
     A.FlushLog: lambda cfg: cfg.crash_loses_unflushed_data,             # no observable effect otherwise
     A.ListOffsets: lambda cfg: cfg.list_offsets,                        # an observation, offered on request

@@ -26,7 +26,7 @@ from ..model.requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMeta
 from ..model.state import (BrokerRegistrationChangeRecord, FenceBrokerRecord, Partition, PartitionChangeRecord,
                            RegisterBrokerRecord, UnfenceBrokerRecord)
 from ..model.step import action_kinds, enabled_actions, initial_state, step
-from ..model.actions import Tick
+from ..model.actions import CONTINUATIONS, Tick, continues
 from .budget import CHECK_EVERY
 from .invariants import LIVENESS as LIVENESS_CATALOGUE, SAFETY, STATE, STEP, WITNESSES, Violation, changes
 
@@ -278,9 +278,13 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
             flight = None
         else:
             r = inflight.response
-            flight = (lid(inflight.controller), tuple([item(it) for it in inflight.items]), r.error,
-                      tuple([(x.partition, x.error, lid(x.leader), x.leader_epoch, ids(x.isr),
-                              None if x.error != "NONE" else ver(x.zk_version, x.partition)) for x in r.partitions]))
+            sent = (lid(inflight.controller), tuple([item(it) for it in inflight.items]))
+            if r is None:    # on its way to the controller: the broker epoch it carries is checked on arrival
+                flight = sent + (inflight.request.broker_epoch,)
+            else:
+                flight = sent + (r.error, tuple([(x.partition, x.error, lid(x.leader), x.leader_epoch, ids(x.isr),
+                                                  None if x.error != "NONE" else ver(x.zk_version, x.partition))
+                                                 for x in r.partitions]))
         return tuple([item(it) for it in unsent]), flight
 
     def broker_key(br):
@@ -500,10 +504,13 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
             flight = None
         else:
             r = inflight.response
-            flight = (inflight.controller, tuple([item(it, cur) for it in inflight.items]), r.error,
-                      tuple([(x.partition, x.error, x.leader, x.leader_epoch, x.isr,
-                              None if x.error != "NONE" else ver(x.zk_version, cur[x.partition]))
-                             for x in r.partitions]))
+            sent = (inflight.controller, tuple([item(it, cur) for it in inflight.items]))
+            if r is None:    # on its way: the broker epoch it carries is checked on arrival
+                flight = sent + (inflight.request.broker_epoch,)
+            else:
+                flight = sent + (r.error, tuple([(x.partition, x.error, x.leader, x.leader_epoch, x.isr,
+                                                  None if x.error != "NONE" else ver(x.zk_version, cur[x.partition]))
+                                                 for x in r.partitions]))
         return intern_alter((tuple([item(it, cur) for it in unsent]), flight))
 
     def part_static(part):
@@ -824,6 +831,7 @@ class ExploreResult:
     errors_seen: int = 0
     witnesses: frozenset = frozenset()
     compressed: bool = False      # chains of single-successor states stepped through, not stored
+    composite: bool = False       # the protocol's exchanges taken whole (a coarse search: see ``explore``)
     chain_states: int = 0         # states stepped through inside chains (not stored, not counted above)
     settled: int = 0              # stored states the liveness sample settled (``settle_every``)
     passed: int = 0               # violations the judge let the search go on past (``judge``)
@@ -886,7 +894,7 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
             invariants=SAFETY, symmetry: bool = False, stop_at_first: bool = True, keep_graph: bool = False,
             max_states: int | None = None, progress=None, should_stop=None, compress: bool = True,
             go_on_past=frozenset(), max_queue: int | None = None, settle_every: int = 0,
-            liveness=(), judge=None) -> ExploreResult:
+            liveness=(), judge=None, composite: bool = False) -> ExploreResult:
     """Breadth-first search of every state reachable from ``initial_state(cfg)`` within the bounds.
 
     Parameters
@@ -924,6 +932,13 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
         shortest: the frontier is expanded in order of depth in actions (Dijkstra's order on chain lengths), a state
         reached again by a shorter path takes that path, and the search stops only when nothing left can be
         shorter than the violation found.
+    composite : a coarse search at the protocol's grain: a state reached by an action whose exchange can go on
+        (``actions.CONTINUATIONS``: a request's handling and response, a broker's catch-up on the metadata log, a
+        controller's queue to one broker) is stepped through along that continuation, checked but not stored, as a
+        chain is.  Every state and transition it meets is checked, so a violation it finds is a real trace of the
+        fine model; but the states inside an exchange are not expanded, so interleavings inside an exchange are not
+        searched, and a complete coarse search proves the invariants only for schedules that run exchanges whole.
+        Needs ``compress`` (not with ``keep_graph``).
     settle_every : check liveness on a sample: every ``settle_every``-th stored state (by discovery order, so the
         sample is deterministic) is settled as the fuzzers settle a run's end (``properties.settle``: no more faults,
         a fair schedule of the system's own actions), and a property still pending after it is a violation whose
@@ -950,7 +965,7 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
     try:
         return _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eager_tasks, without, invariants,
                         symmetry, stop_at_first, keep_graph, max_states, progress, should_stop, compress,
-                        frozenset(go_on_past), max_queue, settle_every, tuple(liveness), judge)
+                        frozenset(go_on_past), max_queue, settle_every, tuple(liveness), judge, composite)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -958,7 +973,8 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
 
 def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eager_tasks, without, invariants, symmetry,
              stop_at_first, keep_graph, max_states, progress, should_stop=None, compress=True,
-             go_on_past=frozenset(), max_queue=None, settle_every=0, liveness=(), judge=None) -> ExploreResult:
+             go_on_past=frozenset(), max_queue=None, settle_every=0, liveness=(), judge=None,
+             composite=False) -> ExploreResult:
     if settle_every:
         from .settle import settle
     unknown = [n for n in liveness if n not in LIVENESS]
@@ -978,9 +994,12 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
     else:
         key = fast_keyer(cfg, max_isr_changes, deadline=deadline)
     compress = compress and not keep_graph   # the graph's edges and fairness are per concrete state
+    if composite and not compress:
+        raise ExplorerError("a composite search steps through exchanges as chains: it needs compression and no graph")
 
     res = ExploreResult(cfg, symmetry, max_leader_epoch, max_depth, max_isr_changes, max_time_ms, eager_tasks,
-                        tuple(sorted(k.__name__ for k in without)), compressed=compress, max_queue=max_queue)
+                        tuple(sorted(k.__name__ for k in without)), compressed=compress, max_queue=max_queue,
+                        composite=composite)
     seen = {key(s0): 0}
     res.parent.append(-1)
     res.via.append(None)
@@ -1140,7 +1159,10 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
             # already stored is not a chain's start (its successors are or will be expanded from it).
             while compress and j is None and not bad and (max_depth is None or dd < max_depth) and len(path) < chain_cap:
                 t_acts = explorer_actions(cfg, t, eager_tasks, without)
-                if len(t_acts) != 1 or type(t_acts[0]) is Tick:
+                b = None
+                if composite and type(path[-1]) in CONTINUATIONS:
+                    b = next((x for x in t_acts if continues(path[-1], x)), None)
+                if b is None and (len(t_acts) != 1 or type(t_acts[0]) is Tick):
                     break   # a clock tick ends a chain, so a cycle of single-successor states meets the seen set
                 if check_state(t, changed, mask):
                     bad = True
@@ -1149,7 +1171,8 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
                     for inv in WITNESSES:
                         if inv.name not in wit and inv.check(cfg, t):
                             wit.add(inv.name)
-                b = t_acts[0]
+                if b is None:
+                    b = t_acts[0]
                 u = step(cfg, t, b)
                 res.transitions += 1
                 kname = type(b).__name__
@@ -1288,8 +1311,8 @@ def coverage_fraction(reachable: dict, kinds=(), errors_bits: int = 0, witnesses
 FAIR_KINDS = frozenset({
     A.ElectController, A.ControllerProcessBrokerChange, A.ControllerProcessIsrChangeNotification,
     A.ControllerResign, A.DeliverControlRequest, A.FetchRequest, A.FetchResponse, A.OffsetsForLeaderEpoch,
-    A.OffsetsForLeaderEpochRequest, A.OffsetsForLeaderEpochResponse, A.AlterIsrRequest, A.AlterIsrResponse,
-    A.IsrExpiration, A.IsrChangePropagation, A.HighWatermarkCheckpoint, A.DelayedProduceExpire, A.ZkReconnect,
+    A.OffsetsForLeaderEpochRequest, A.OffsetsForLeaderEpochResponse, A.AlterIsrRequest, A.AlterIsrReceived,
+    A.AlterIsrResponse, A.IsrExpiration, A.IsrChangePropagation, A.HighWatermarkCheckpoint, A.DelayedProduceExpire, A.ZkReconnect,
     A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker,
     A.ControlledShutdownRequest, A.ControlledShutdownResponse, A.ControllerProcessPreferredReplicaElection,
     A.AutoLeaderRebalance,

@@ -634,12 +634,13 @@ def _stale_request_changed(pre: ClusterState, a, post: ClusterState, stale):
 
 
 def _acting_controller(pre: ClusterState, a):
-    """The controller instance that handles action a (a controller event, or an AlterIsr sent to it), or None."""
+    """The controller instance that handles action a (a controller event, or an AlterIsr it receives), or None."""
     t = type(a)
     if t is A.ControllerProcessBrokerChange or t is A.ControllerProcessIsrChangeNotification:
         return pre.controller_on(a.controller)
-    if t is A.AlterIsrRequest and 0 <= a.broker < len(pre.brokers):
-        target = pre.brokers[a.broker].metadata.controller_id
+    if t is A.AlterIsrReceived and 0 <= a.broker < len(pre.brokers):
+        inflight = pre.brokers[a.broker].alter_isr_inflight
+        target = inflight.controller if inflight is not None else -1
         return pre.controller_on(target) if target >= 0 else None
     return None
 
@@ -735,7 +736,8 @@ def zk_write_needs_session(cfg, pre: ClusterState, a, post: ClusterState):
     for p, (st0, st1) in enumerate(zip(pre.zk.partition_states, post.zk.partition_states)):
         if st0 is None or st1 is None or st1 == st0 or (st1.leader, st1.leader_epoch) != (st0.leader, st0.leader_epoch):
             continue
-        writer = pre.brokers[a.broker].metadata.controller_id if type(a) is A.AlterIsrRequest else st1.leader
+        inflight = pre.brokers[a.broker].alter_isr_inflight if type(a) is A.AlterIsrReceived else None
+        writer = inflight.controller if inflight is not None else st1.leader
         if not (0 <= writer < len(pre.zk.sessions)) or not pre.zk.sessions[writer]:
             return {"partition": p, "writer": writer, "isr_before": list(st0.isr), "isr_after": list(st1.isr)}
     return None

@@ -266,7 +266,7 @@ def _kind_rule(kind: type):
 
 #: Kinds whose rules only a machine over a KIP-497 config has (``machine_for`` adds them): a machine over any
 #: other config has exactly the rules, and so draws exactly the test cases, it had before AlterIsr existed.
-ALTER_ISR_KINDS = (A.AlterIsrRequest, A.AlterIsrResponse)
+ALTER_ISR_KINDS = (A.AlterIsrRequest, A.AlterIsrReceived, A.AlterIsrResponse)
 #: Likewise the observations ListOffsets and the KIP-392 consumer fetch, only over a config that asks for them
 #: (``list_offsets``, ``fetch_from_follower``; as ``enabled_actions``).
 OBSERVATION_KINDS = (A.ListOffsets, A.ConsumerFetchWithClientMetadata)
@@ -365,11 +365,13 @@ def swarm_walk(self, seed: int, steps: int) -> None:
     shrinks) the seed, the length and everything around it.
     """
     policy = Policy(self.cfg, random.Random(seed))
+    a = None
     for _ in range(steps):
         groups = enabled_groups(self.cfg, self.state, policy.kinds)
         if not groups:
             return
-        self.apply(policy.choose(groups, self.state))
+        a = policy.choose(groups, self.state, a)
+        self.apply(a)
         self.catalogue_holds()
 
 

@@ -11,6 +11,7 @@ time and test budget.  The passes, the order that makes them terminate and the r
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from dataclasses import dataclass, field
 
@@ -74,7 +75,7 @@ def _same_broker(a, c) -> bool:
 #: an opening action's type -> (the types that close it, whether a closing action belongs to this opening one)
 _PAIRS = {
     A.FetchRequest: ((A.FetchResponse,), lambda a, c: c.broker == a.broker and c.partition == a.partition),
-    A.AlterIsrRequest: ((A.AlterIsrResponse,), _same_broker),
+    A.AlterIsrReceived: ((A.AlterIsrResponse,), _same_broker),
     A.OffsetsForLeaderEpochRequest: ((A.OffsetsForLeaderEpochResponse,),
                                      lambda a, c: c.broker == a.broker and c.partition == a.partition),
     A.ZkSessionExpire: ((A.ZkReconnect, A.BrokerRestart), _same_broker),
@@ -352,6 +353,13 @@ class _Shrinker:
             t = type(a)
             if t is A.BrokerCrash:
                 out.extend(_crash_groups(b, i, a.broker))
+                continue
+            if t is A.AlterIsrRequest:   # the request, its handling and its response: as many as the trace holds
+                same = functools.partial(_same_broker, a)
+                j = _first_after(b, i, (A.AlterIsrReceived,), same)
+                k = None if j is None else _first_after(b, j, (A.AlterIsrResponse,), same)
+                if j is not None:
+                    out.append((i, j) if k is None else (i, j, k))
                 continue
             pair = _PAIRS.get(t)
             if pair is not None:

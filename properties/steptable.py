@@ -121,6 +121,10 @@ def action_words(cfg, s, a) -> str:
         items = s.brokers[a.broker].alter_isr_unsent
         what = ", ".join(f"ISR {_isr(x.request.new_isr)} at zkVersion {x.request.zk_version}" for x in items)
         return f"broker {a.broker} sends AlterIsr ({what or 'nothing'})"
+    if t is A.AlterIsrReceived:
+        inflight = s.brokers[a.broker].alter_isr_inflight
+        who = "the controller" if inflight is None or inflight.controller < 0 else f"controller {inflight.controller}"
+        return f"{who} handles broker {a.broker}'s AlterIsr"
     if t is A.AlterIsrResponse:
         return f"broker {a.broker} receives the AlterIsr response"
     if t is A.PrepareIsrExpand:

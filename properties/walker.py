@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 
 from ..model import actions as A
+from ..model.actions import CONTINUATIONS, continues
 from ..model.config import ModelConfig
 from ..model.state import TRUNCATING, Partition
 from ..model.step import action_kinds, enabled_groups, initial_state, step
@@ -32,7 +33,7 @@ from .settle import settle, settle_after_run
 #: Kinds every run keeps: without them nothing replicates and no leader is ever elected.
 CORE_KINDS = frozenset({
     A.ElectController, A.ControllerProcessBrokerChange, A.DeliverControlRequest, A.FetchRequest,
-    A.FetchResponse, A.OffsetsForLeaderEpoch, A.Produce, A.AlterIsrRequest, A.AlterIsrResponse,
+    A.FetchResponse, A.OffsetsForLeaderEpoch, A.Produce, A.AlterIsrRequest, A.AlterIsrReceived, A.AlterIsrResponse,
     A.OffsetsForLeaderEpochRequest, A.OffsetsForLeaderEpochResponse,
 })
 #: Time and the scheduled tasks go together: a task that is left out would stop the clock at its
@@ -104,7 +105,7 @@ EAGER_CANDIDATES = (
 )
 #: With KIP-497 the AlterIsr send and its response are reactions too; drawn after the others, so that a
 #: preset without AlterIsr draws exactly as before they existed.
-EAGER_ALTER_ISR = (A.AlterIsrRequest, A.AlterIsrResponse)
+EAGER_ALTER_ISR = (A.AlterIsrRequest, A.AlterIsrReceived, A.AlterIsrResponse)
 #: Likewise the OffsetsForLeaderEpoch request and response when the model splits the round in two, and KRaft's replay
 #: of the metadata log and the controller's fencing.
 EAGER_EPOCH_ROUND = (A.OffsetsForLeaderEpochRequest, A.OffsetsForLeaderEpochResponse)
@@ -125,6 +126,13 @@ BROKER_WEIGHTS = (0.1, 1.0, 1.0)
 TARGETED_KINDS = frozenset({A.BrokerCrash, A.ZkSessionExpire, A.HeartbeatsLost, A.ControlledShutdown})
 P_TARGETED = 0.5
 TARGET_WEIGHT = 10.0
+#: Composite steps: a run takes (with probability P_COMPOSITE) the protocol's exchanges whole.  Once it has chosen
+#: an action that opens or carries on an exchange (``actions.CONTINUATIONS``: a request and its handling and response,
+#: a broker's catch-up on the metadata log, a controller's queue to one broker), its next choices carry that exchange
+#: on while a continuation is enabled, so that a decision of the protocol costs one random choice, not one per model
+#: action.  Other runs keep every action a choice of its own, so the interleavings inside an exchange are explored
+#: too.  The trace holds every action either way.
+P_COMPOSITE = 0.5
 
 
 def derive_seed(campaign_seed: int, index: int) -> int:
@@ -174,7 +182,7 @@ class Policy:
     """One swarm draw: the kinds a run may use, its eager kinds, its broker weights, whether it aims its faults at
     role holders, and the choice rule."""
 
-    __slots__ = ("rng", "kinds", "eager", "weights", "targeted")
+    __slots__ = ("rng", "kinds", "eager", "weights", "targeted", "composite")
 
     def __init__(self, cfg: ModelConfig, rng: random.Random, swarm: bool = True):
         self.rng = rng
@@ -186,15 +194,22 @@ class Policy:
                                               + EAGER_REASSIGNMENT if k in model_kinds)
         self.eager = frozenset(k for k in candidates if rng.random() < P_EAGER) if swarm else frozenset()
         self.targeted = swarm and rng.random() < P_TARGETED
+        self.composite = swarm and rng.random() < P_COMPOSITE
 
-    def choose(self, groups: list, s):
-        """An eager action if one is enabled (with probability EAGERNESS), else a kind, then an action of it.
+    def choose(self, groups: list, s, last=None):
+        """The continuation of ``last``'s exchange in a composite run (the first enabled one), else an eager action if
+        one is enabled (with probability EAGERNESS), else a kind, then an action of it.
 
         ``groups`` are the actions enabled in ``s`` grouped by kind (``model.step.enabled_groups``): a
         targeted run weighs a fault on a role holder of ``s`` (``role_holders``) TARGET_WEIGHT times as
         much as one on another broker.
         """
         rng = self.rng
+        if self.composite and last is not None and type(last) in CONTINUATIONS:
+            for g in groups:
+                for a in g:
+                    if continues(last, a):
+                        return a
         eager = self.eager
         urgent = [a for g in groups if type(g[0]) in eager for a in g] if eager else None
         if urgent and rng.random() < EAGERNESS:
@@ -243,6 +258,7 @@ def walk(cfg: ModelConfig, seed: int, max_steps: int, invariants=CATALOGUE, swar
     policy = Policy(cfg, random.Random(seed), swarm)
     s = initial_state(cfg)
     trace = []
+    a = None
     counts: dict[str, int] = {}
     violation = None
     found: list = []
@@ -257,7 +273,7 @@ def walk(cfg: ModelConfig, seed: int, max_steps: int, invariants=CATALOGUE, swar
         groups = enabled_groups(cfg, s, policy.kinds)
         if not groups:
             break
-        a = policy.choose(groups, s)
+        a = policy.choose(groups, s, a)
         s2 = step(cfg, s, a)
         trace.append(a)
         name = type(a).__name__
@@ -659,13 +675,14 @@ def search(cfg: ModelConfig, seed: int, extensions: int, extension_steps: int = 
         s, node, length = states[i], traces[i], lengths[i]
         policy = Policy(cfg, random.Random(rng.getrandbits(63)))
         kinds, choose = policy.kinds, policy.choose
+        a = None
         for _ in range(extension_steps):
             if should_stop is not None and not steps & CHECK_MASK and steps and should_stop():
                 return result(ext, True)  # inside extension ext: its steps so far are counted
             groups = enabled_groups(cfg, s, kinds)
             if not groups:
                 break
-            a = choose(groups, s)
+            a = choose(groups, s, a)
             s2 = step(cfg, s, a)
             node = (node, a)
             length += 1

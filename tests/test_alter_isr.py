@@ -93,7 +93,7 @@ def test_no_second_proposal_while_one_is_in_flight():
 
 def _expansion_pending():
     """Shrink of 2 committed (HW 1), then 2 fetches the record and fetches again: PendingExpandIsr({0, 1}, 2)."""
-    s = drive(CFG, shrunk(), A.AlterIsrRequest(0), A.AlterIsrResponse(0))
+    s = drive(CFG, shrunk(), A.AlterIsrRequest(0), A.AlterIsrReceived(0), A.AlterIsrResponse(0))
     assert leader_part(s).isr == (0, 1) and leader_part(s).pending_isr is None
     s = drive(CFG, s, A.FetchRequest(2, P))
     assert leader_part(s).pending_isr is None                   # LEO 0 < HW 1: not in sync yet (EX2)
@@ -115,7 +115,8 @@ def test_expansion_is_pending_and_counts_in_the_hw_EX6_HW2():
 
 def test_min_isr_counts_committed_isr_at_append_and_maximal_isr_at_completion_P3_P7():
     cfg = CFG.replace(min_insync_replicas=3)
-    s = drive(cfg, shrunk(cfg), A.AlterIsrRequest(0), A.AlterIsrResponse(0), A.FetchRequest(2, P), A.FetchResponse(2, P),
+    s = drive(cfg, shrunk(cfg), A.AlterIsrRequest(0), A.AlterIsrReceived(0), A.AlterIsrResponse(0),
+              A.FetchRequest(2, P), A.FetchResponse(2, P),
               A.FetchRequest(2, P))
     assert leader_part(s).isr == (0, 1) and leader_part(s).pending_isr == PendingIsr(True, (2,))
     errors = s.ghost.errors_seen
@@ -124,7 +125,7 @@ def test_min_isr_counts_committed_isr_at_append_and_maximal_isr_at_completion_P3
     assert not errors & E.ERROR_BIT[E.NOT_ENOUGH_REPLICAS]
     assert s2.brokers[0].logs[P].log_end_offset == s.brokers[0].logs[P].log_end_offset  # nothing appended
     # the same ISR committed: appended, and acknowledged once every member of it has the record
-    s3 = drive(cfg, s, A.FetchResponse(2, P), A.AlterIsrRequest(0), A.AlterIsrResponse(0))
+    s3 = drive(cfg, s, A.FetchResponse(2, P), A.AlterIsrRequest(0), A.AlterIsrReceived(0), A.AlterIsrResponse(0))
     assert leader_part(s3).isr == (0, 1, 2)
     s3 = drive(cfg, s3, A.Produce(0, P, -1))
     for b in (1, 2):
@@ -210,7 +211,7 @@ def test_controller_answers_unknown_topic_or_partition_without_a_state():
 
 # =========================================================================== the leader reads the answer
 def test_commit_takes_the_controllers_isr_and_version():
-    s = drive(CFG, shrunk(), A.AlterIsrRequest(0))
+    s = drive(CFG, shrunk(), A.AlterIsrRequest(0), A.AlterIsrReceived(0))
     assert s.brokers[0].alter_isr_unsent and s.brokers[0].alter_isr_inflight is not None  # kept until answered
     assert A.AlterIsrRequest(0) not in enabled_actions(CFG, s)                           # one in flight
     s = drive(CFG, s, A.AlterIsrResponse(0))
@@ -267,7 +268,8 @@ def test_top_level_error_keeps_the_items_for_the_next_request():
     br = s2.broker_mut(0)
     from isrlab.model.requests import AlterIsrResponseData
     from isrlab.model.state import AlterIsrInflight
-    br.alter_isr_inflight = AlterIsrInflight(0, br.alter_isr_unsent, AlterIsrResponseData(E.STALE_BROKER_EPOCH))
+    req = AlterIsrRequestData(0, br.broker_epoch, tuple(x.request for x in br.alter_isr_unsent))
+    br.alter_isr_inflight = AlterIsrInflight(0, br.alter_isr_unsent, req, AlterIsrResponseData(E.STALE_BROKER_EPOCH))
     assert receive_alter_isr_response(CFG, s2, 0) == E.STALE_BROKER_EPOCH
     assert s2.brokers[0].alter_isr_unsent == s.brokers[0].alter_isr_unsent and s2.brokers[0].alter_isr_inflight is None
     assert A.AlterIsrRequest(0) in enabled_actions(CFG, s2)
@@ -275,10 +277,10 @@ def test_top_level_error_keeps_the_items_for_the_next_request():
 
 # =========================================================================== KAFKA-13091 (3.1.0)
 def test_commit_of_a_shrink_recomputes_the_hw_with_kafka_13091_only():
-    s = drive(CFG, shrunk(), A.AlterIsrRequest(0), A.AlterIsrResponse(0))
+    s = drive(CFG, shrunk(), A.AlterIsrRequest(0), A.AlterIsrReceived(0), A.AlterIsrResponse(0))
     assert s.brokers[0].logs[P].high_watermark == 1                       # 2 no longer holds it back
     off = CFG.replace(kafka_13091=False)
-    t = drive(off, shrunk(off), A.AlterIsrRequest(0))
+    t = drive(off, shrunk(off), A.AlterIsrRequest(0), A.AlterIsrReceived(0))
     t2 = step(off, t, A.AlterIsrResponse(0))
     assert leader_part(t2).isr == (0, 1) and t2.brokers[0].logs[P].high_watermark == 0
     assert BY_NAME["hw_advanced_on_isr_shrink"].check(off, t, A.AlterIsrResponse(0), t2) == {
@@ -299,15 +301,15 @@ def _leader_again(cfg, s):
 
 def test_make_leader_clears_the_in_flight_item_without_kafka_12686():
     off = CFG.replace(kafka_12686=False)
-    s = _leader_again(off, drive(off, shrunk(off), A.AlterIsrRequest(0)))
+    s = _leader_again(off, drive(off, shrunk(off), A.AlterIsrRequest(0), A.AlterIsrReceived(0)))
     assert leader_part(s).pending_isr is None and leader_part(s).isr == (0, 1)   # CommittedIsr(req.isr)
     assert s.brokers[0].alter_isr_unsent == () and s.brokers[0].alter_isr_inflight is not None
-    s = _leader_again(CFG, drive(CFG, shrunk(), A.AlterIsrRequest(0)))
+    s = _leader_again(CFG, drive(CFG, shrunk(), A.AlterIsrRequest(0), A.AlterIsrReceived(0)))
     assert leader_part(s).pending_isr is None and len(s.brokers[0].alter_isr_unsent) == 1   # kept (3.0.0)
 
 
 def test_a_proposal_the_manager_refuses_reverts_to_the_committed_isr_kafka_12686():
-    s = _leader_again(CFG, drive(CFG, shrunk(), A.AlterIsrRequest(0)))
+    s = _leader_again(CFG, drive(CFG, shrunk(), A.AlterIsrRequest(0), A.AlterIsrReceived(0)))
     s2 = writable(s)
     br = s2.broker_mut(0)
     br.partition_mut(P).remote_mut(2).log_end_offset = 1                  # 2 in sync: LEO 1 >= HW, epoch start
@@ -322,7 +324,7 @@ def test_a_proposal_the_manager_refuses_reverts_to_the_committed_isr_kafka_12686
 
 def test_without_kafka_12686_the_old_answer_removes_the_new_item():
     off = CFG.replace(kafka_12686=False)
-    s = _leader_again(off, drive(off, shrunk(off), A.AlterIsrRequest(0)))
+    s = _leader_again(off, drive(off, shrunk(off), A.AlterIsrRequest(0), A.AlterIsrReceived(0)))
     s2 = writable(s)
     s2.broker_mut(0).partition_mut(P).remote_mut(2).log_end_offset = 1
     maybe_expand_isr(off, s2, s2.broker_mut(0), P, 2)                     # queued: the map was cleared
@@ -347,7 +349,7 @@ def test_request_goes_to_the_controller_the_metadata_names():
 
 
 def test_crash_drops_the_alter_isr_manager():
-    s = drive(CFG, shrunk(), A.AlterIsrRequest(0), A.BrokerCrash(0, False))
+    s = drive(CFG, shrunk(), A.AlterIsrRequest(0), A.AlterIsrReceived(0), A.BrokerCrash(0, False))
     assert s.brokers[0].alter_isr_unsent == () and s.brokers[0].alter_isr_inflight is None
 
 
@@ -355,7 +357,7 @@ def test_no_isr_change_propagation_task_with_alter_isr():
     s = initial_state(CFG)
     assert all(br.next_isr_propagation_ms == -1 for br in s.brokers)
     s = shrunk()
-    s = drive(CFG, s, A.AlterIsrRequest(0), A.AlterIsrResponse(0))
+    s = drive(CFG, s, A.AlterIsrRequest(0), A.AlterIsrReceived(0), A.AlterIsrResponse(0))
     assert not any(type(a) is A.IsrChangePropagation for a in enabled_actions(CFG, s))
     assert all(br.isr_change_set == () for br in s.brokers) and s.zk.isr_change_notifications == ()
     s = drive(CFG, s, A.BrokerCrash(2, True), A.BrokerRestart(2))
@@ -379,8 +381,8 @@ def test_alter_isr_kinds_draw_nothing_in_a_2_4_swarm_policy():
 
     from isrlab.properties.walker import CORE_KINDS, EAGER_CANDIDATES, OPTIONAL_KINDS, Policy
 
-    assert {A.AlterIsrRequest, A.AlterIsrResponse} <= CORE_KINDS
-    assert not {A.AlterIsrRequest, A.AlterIsrResponse} & (set(OPTIONAL_KINDS) | set(EAGER_CANDIDATES))
+    assert {A.AlterIsrRequest, A.AlterIsrReceived, A.AlterIsrResponse} <= CORE_KINDS
+    assert not {A.AlterIsrRequest, A.AlterIsrReceived, A.AlterIsrResponse} & (set(OPTIONAL_KINDS) | set(EAGER_CANDIDATES))
     a, b = random.Random(5), random.Random(5)
     Policy(preset("kafka-2.4").config, a)
     Policy(preset("kafka-2.7").config, b)

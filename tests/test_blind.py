@@ -176,7 +176,7 @@ def test_action_kinds_lists_every_kind_enabled_groups_offers():
         for seed in range(3):
             seen |= {type(a) for a in walk(p.config, seed, 400, (), swarm=False).actions}
         assert seen <= kinds, name
-        assert set(A.ACTION_TYPES) - kinds <= {A.OffsetsForLeaderEpoch, A.AlterIsrRequest, A.AlterIsrResponse,
+        assert set(A.ACTION_TYPES) - kinds <= {A.OffsetsForLeaderEpoch, A.AlterIsrRequest, A.AlterIsrReceived, A.AlterIsrResponse,
                                               A.FlushLog, A.ListOffsets, A.ConsumerFetchWithClientMetadata,
                                               A.OffsetsForLeaderEpochRequest, A.OffsetsForLeaderEpochResponse,
                                               A.ControlledShutdown, A.DeleteRecords, A.DeleteOldSegments,

@@ -348,10 +348,10 @@ def test_novelty_cells_mark_an_isr_member_truncating_below_its_leaders_hw():
 
 
 def test_novelty_cells_mark_a_hw_held_back_below_what_the_isr_allows():
-    """The cell's held-back field along the archived KAFKA-13091 trace (kafka-2.7, 38 actions): it is set from the
+    """The cell's held-back field along the archived KAFKA-13091 trace (kafka-2.7, 39 actions): it is set from the
     step where the leader's pending shrink would leave an ISR whose LEOs allow a higher HW (step 36) to the end, and
     never along traces of presets without AlterIsr whose HW follows every ISR change (KAFKA-7415, KAFKA-6880)."""
-    assert _cell_field_along("kafka-2.7-hw_advanced_on_isr_shrink", 11) == [False] * 35 + [True] * 3
+    assert _cell_field_along("kafka-2.7-hw_advanced_on_isr_shrink", 11) == [False] * 35 + [True] * 4
     assert not any(_cell_field_along("no-kafka-7415-hw_within_isr", 11))
     assert not any(_cell_field_along("no-kip-320-log_matching", 11))
 
@@ -369,7 +369,7 @@ def test_precondition_cells_are_the_steps_before_a_divergence_or_a_truncation_be
     weights = [precondition_weight(c) for c in _cell_field_along("no-kafka-7415-hw_within_isr", slice(None))]
     assert weights == [0.0] * 21 + [truncating] * 5 + [0.0] * 4 + [truncating, 0.0]
     weights = [precondition_weight(c) for c in _cell_field_along("kafka-2.7-hw_advanced_on_isr_shrink", slice(None))]
-    assert weights == [0.0] * 35 + [held] * 3
+    assert weights == [0.0] * 35 + [held] * 4
     assert not any(precondition_weight(c) for c in _cell_field_along("no-kafka-7128-isr_entry_condition", slice(None)))
 
 

@@ -61,7 +61,7 @@ def test_the_counterexamples_are_archived():
     for path in ARCHIVED:
         trace = load_trace(str(path))
         assert trace.preset == "no-kip-903" and trace.violated == "controller_isr_entry_condition"
-        assert type(trace.actions[-1]) is A.AlterIsrRequest
+        assert type(trace.actions[-1]) is A.AlterIsrReceived
         if path == HAND:
             assert trace.actions[-1].broker == 0
 

@@ -49,7 +49,7 @@ def formed(cfg=KRAFT):
 
 #: what the cluster does on its own while a test waits: scheduled tasks, replaying the log, ISR changes
 BACKGROUND = (A.BrokerHeartbeat, A.HighWatermarkCheckpoint, A.MetadataApply, A.DelayedProduceExpire, A.IsrExpiration,
-              A.AlterIsrRequest, A.AlterIsrResponse)
+              A.AlterIsrRequest, A.AlterIsrReceived, A.AlterIsrResponse)
 
 
 def run_until(cfg, s, done, silent=(), limit=400):
@@ -172,7 +172,7 @@ def _shrink_proposed(cfg, s, follower=2):
 def test_alter_partition_commits_a_shrink_and_15021_decides_the_leader_epoch():
     for cfg, epoch in ((KRAFT, 0), (preset("kafka-3.5").config, 1)):
         s = _shrink_proposed(cfg, formed(cfg))
-        s = drive(cfg, s, A.AlterIsrRequest(0))
+        s = drive(cfg, s, A.AlterIsrRequest(0), A.AlterIsrReceived(0))
         assert (part(s).isr, part(s).partition_epoch, part(s).leader_epoch) == ((0, 1), 1, epoch)
         s = drive(cfg, s, A.AlterIsrResponse(0))
         assert s.ghost.responses is not None
@@ -413,7 +413,7 @@ def test_a_shutting_down_follower_is_not_proposed_back_into_the_isr():
         s = _catch_up(cfg, replay_all(cfg, s), 2)       # 2 fetches from its new leader
         found[fixed] = (s.brokers[0].alter_isr_unsent, BY_NAME["isr_members_eligible"].check(cfg, s))
         if not fixed:
-            s = drive(cfg, s, A.AlterIsrRequest(0))
+            s = drive(cfg, s, A.AlterIsrRequest(0), A.AlterIsrReceived(0))
             found[fixed] = (found[fixed][0], BY_NAME["isr_members_eligible"].check(cfg, s))
     assert found[True] == ((), None)
     unsent, facts = found[False]
@@ -500,13 +500,13 @@ def test_an_alter_partition_answer_lost_in_a_failover_is_sent_again_and_refused(
     s = replay_all(KRAFT, s)
     s = _fetch_round(KRAFT, s, 2)
     assert s.brokers[0].alter_isr_unsent
-    s = drive(KRAFT, s, A.AlterIsrRequest(0))
+    s = drive(KRAFT, s, A.AlterIsrRequest(0), A.AlterIsrReceived(0))
     assert part(s).isr == (0, 1, 2)                                   # committed by the old controller
     s = drive(KRAFT, s, A.ControllerFailover())
     assert s.brokers[0].alter_isr_inflight.response.error == E.NOT_CONTROLLER
     s = drive(KRAFT, s, A.AlterIsrResponse(0))
     assert s.brokers[0].alter_isr_unsent and s.brokers[0].partitions[P].pending_isr is not None
-    s = drive(KRAFT, s, A.AlterIsrRequest(0))
+    s = drive(KRAFT, s, A.AlterIsrRequest(0), A.AlterIsrReceived(0))
     result = s.brokers[0].alter_isr_inflight.response.partitions[0]
     assert result.error == E.INVALID_UPDATE_VERSION
     s = drive(KRAFT, s, A.AlterIsrResponse(0))

@@ -759,10 +759,12 @@ _DEAD_FOLLOWER_PROPOSED = [
     {"type": "ZkSessionExpire", "broker": 2},
     {"type": "FetchRequest", "broker": 2, "partition": 0},
     {"type": "AlterIsrRequest", "broker": 1},
+    {"type": "AlterIsrReceived", "broker": 1},
     {"type": "ElectController", "broker": 0},
     {"type": "DeliverControlRequest", "controller": 0, "broker": 1},
     {"type": "AlterIsrResponse", "broker": 1},
-    {"type": "AlterIsrRequest", "broker": 1}
+    {"type": "AlterIsrRequest", "broker": 1},
+    {"type": "AlterIsrReceived", "broker": 1}
 ]
 
 

@@ -287,7 +287,7 @@ def test_a_violation_the_unmutated_model_shows_too_does_not_kill():
     seen = []
     spec = MutateSpec(preset="kafka-3.5", mutants=("consumer-reads-to-leo",), engines=("guided",), budget_s=None,
                       max_steps=20_000, shrink_budget_s=2.0)
-    row = hunt(spec, "consumer-reads-to-leo", "guided", 0, observe=lambda a, inv, out: seen.append((a, inv, out)))
+    row = hunt(spec, "consumer-reads-to-leo", "guided", 4, observe=lambda a, inv, out: seen.append((a, inv, out)))
     assert [(inv, out[0]) for _, inv, out in seen] == [(RACE_INVARIANT, FAILS), ("consumer_safety", HOLDS)], seen
     assert row["own_violations"] == 1 and row["own_invariants"] == RACE_INVARIANT, row
     assert row["killed"] and row["invariant"] == "consumer_safety" and row["unmutated"] == HOLDS, row
@@ -306,7 +306,7 @@ def test_a_kill_may_name_an_invariant_the_preset_breaks_itself():
     assert {"committed_prefix", "follower_hw_committed"} <= set(p.breaks)
     spec = MutateSpec(preset="kafka-3.3", mutants=("truncation-offset-after-fetch-offset",), engines=("walk",),
                       budget_s=None, max_steps=30_000, shrink_budget_s=2.0)
-    row = hunt(spec, "truncation-offset-after-fetch-offset", "walk", 0)
+    row = hunt(spec, "truncation-offset-after-fetch-offset", "walk", 4)
     assert row["own_violations"] >= 1 and "follower_hw_committed" in row["own_invariants"].split(","), row
     assert row["killed"] and row["invariant"] == "committed_prefix" and row["unmutated"] == HOLDS, row
     assert "the unmutated model holds committed_prefix" in row["evidence"]

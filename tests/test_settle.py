@@ -140,7 +140,8 @@ def test_an_archived_liveness_counterexample_replays():
 
     cfg = preset("no-kafka-12686").config
     names = ("alter_isr_completes",)
-    r = next(r for r in (walk(cfg, seed, 120, (), liveness=names) for seed in range(200)) if r.violation)
+    r = search(cfg, 0, 3000, invariants=(), liveness=names)
+    assert r.violation is not None and r.violation.invariant == names[0]
     sr = shrink(cfg, r.actions, "alter_isr_completes", time_budget_s=3)
     cx = counterexample("no-kafka-12686", cfg, sr.actions, "alter_isr_completes", {"engine": "walk"}, len(r.actions))
     assert cx.trace.provenance["settle_from"] == sr.shrunk_length < len(cx.trace.actions) < len(r.actions)

@@ -236,8 +236,8 @@ class Case(CaseBase):
         return self
 
     def send_alter(self, b: int) -> "Case":
-        """The broker's AlterPartitionManager sends its unsent items; the quorum controller answers at once."""
-        return self.do(A.AlterIsrRequest(b))
+        """The broker's AlterPartitionManager sends its unsent items and the quorum controller handles them."""
+        return self.do(A.AlterIsrRequest(b)).do(A.AlterIsrReceived(b))
 
     def receive_alter(self, b: int) -> "Case":
         """The AlterPartition response reaches the broker: each item's callback runs."""
