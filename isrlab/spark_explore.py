@@ -29,7 +29,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-from .model.encode import canonical_json, fingerprint
+from .model.encode import fingerprint
 from .model.step import initial_state, step
 
 #: the checkpoint format's version (manifest.json's "format")
@@ -419,7 +419,7 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
     """
     from .model import actions as A
     from .properties.explore import ExploreResult, ExplorerError, _check_symmetric
-    from .properties.invariants import SAFETY, STATE
+    from .properties.invariants import SAFETY
 
     invariants = SAFETY if invariants is None else tuple(invariants)
     if symmetry:

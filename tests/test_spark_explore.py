@@ -1,0 +1,160 @@
+"""The explorer on Spark (isrlab/spark_explore.py) against the single-process explorer on the same bounds.
+
+Per level and in total, the states, transitions and action kinds equal ``explore(..., compress=False)``'s, and the
+shortest counterexample is the same trace: on embedded local[2] in process, and through ``isrlab explore --master``
+on a standalone cluster on 127.0.0.1 under another PYTHONHASHSEED.  A search stopped at a depth resumes from its
+checkpoint to the same result; a damaged checkpoint is refused naming its file.  In the Spark tests' xdist group.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from isrlab.model.config import explore_bounds, preset
+from isrlab.properties.explore import explore, search_args
+
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
+
+ISRLAB = os.path.join(os.path.dirname(sys.executable), "isrlab")
+
+
+@pytest.fixture(scope="module")
+def spark(tmp_path_factory):
+    """local[2]: the session of tests/test_spark.py when it is running in this process, else one of our own."""
+    from pyspark.sql import SparkSession
+
+    from isrlab import sparkjob
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        yield active
+        return
+    s = sparkjob.session("local[2]", "isrlab-explore-tests", {
+        "spark.local.dir": str(tmp_path_factory.mktemp("spark-local")), "spark.default.parallelism": "2"},
+        str(tmp_path_factory.mktemp("ship")))
+    yield s
+    s.stop()
+
+
+def _bounds(name: str) -> tuple:
+    cfg, kw = search_args(preset(name).config, explore_bounds(name))
+    kw.pop("settle_every")
+    kw.pop("max_states")
+    return cfg, kw
+
+
+def _levels(res) -> list:
+    """States per depth of a single-process search."""
+    out = [0] * (max(res.depths) + 1)
+    for d in res.depths:
+        out[d] += 1
+    return out
+
+
+def test_levels_and_totals_equal_the_single_process_search_on_local2(spark):
+    from isrlab import spark_explore
+
+    cfg, kw = _bounds("kafka-2.4")   # 2 brokers, a crash, an expiration, the time bound; the first 12 levels
+    single = explore(cfg, **kw, max_depth=12, compress=False)
+    res, info = spark_explore.run(spark, cfg, **kw, max_depth=12, partitions=3)
+    assert [lv["states"] for lv in info["levels"]] == _levels(single) == [1, 1, 1, 1, 1, 8, 30, 86, 177, 281, 435,
+                                                                          686, 995]
+    assert (res.distinct_states, res.transitions, res.pruned, res.depth) == (
+        single.distinct_states, single.transitions, single.pruned, single.depth)
+    assert res.kinds == single.kinds and res.errors_seen == single.errors_seen and res.witnesses == single.witnesses
+    assert res.stop_reason == single.stop_reason == "max_depth" and not res.complete and not res.found
+
+
+def test_shortest_trace_and_a_resumed_search_equal_the_single_process_search(spark, tmp_path):
+    """crash-loses-unflushed with the command's judge: stopped at depth 8 (a stopped driver), then resumed from
+    its checkpoint to the preset's bug, the same 15-action trace the single-process search finds first."""
+    from isrlab import spark_explore
+    from isrlab.explore_cmd import KnownBugs
+
+    p = preset("crash-loses-unflushed")
+    cfg, kw = _bounds(p.name)
+    single = explore(cfg, **kw, compress=False, judge=KnownBugs(p, cfg))
+    folder = str(tmp_path / "cp")
+    first, info = spark_explore.run(spark, cfg, **kw, max_depth=8, judge=KnownBugs(p, cfg), checkpoint=folder,
+                                    partitions=2)
+    assert first.stop_reason == "max_depth" and info["resumed_from"] is None and len(info["levels"]) == 9
+    manifest = json.load(open(os.path.join(folder, "manifest.json")))
+    assert [lv["depth"] for lv in manifest["levels"]] == list(range(9))
+    with gzip.open(os.path.join(folder, "level-0008.jsonl.gz"), "rt") as fh:   # data: digest, bits, action path
+        digest, mask, path = json.loads(fh.readline())
+    assert len(digest) == 32 and mask == 0 and len(path) == 8 and all(isinstance(i, int) for i in path)
+    damaged = str(tmp_path / "damaged")
+    shutil.copytree(folder, damaged)
+
+    res, info = spark_explore.run(spark, cfg, **kw, judge=KnownBugs(p, cfg), checkpoint=folder, partitions=2)
+    assert info["resumed_from"] == 8
+    assert [lv["states"] for lv in info["levels"]][:15] == _levels(single)[:15]
+    (name, f), = res.found.items()
+    (sname, sf), = single.found.items()
+    assert name == sname == "acked_durability" and f.actions == sf.actions and len(f.actions) == 15
+    # where the single-process search stops, inside the last level: the same figures at that transition
+    assert (res.distinct_states, res.transitions, res.pruned, res.depth) == (
+        single.distinct_states, single.transitions, single.pruned, single.depth)
+    assert res.kinds == single.kinds and res.stop_reason == "violation"
+
+    # damaged: a changed byte in a level file, a manifest that is not JSON, a manifest of another search
+    lv = os.path.join(damaged, "level-0003.jsonl.gz")
+    data = bytearray(open(lv, "rb").read())
+    data[len(data) // 2] ^= 0xFF
+    open(lv, "wb").write(bytes(data))
+    with pytest.raises(spark_explore.CheckpointError, match=r"corrupt checkpoint .*level-0003\.jsonl\.gz: its sha256"):
+        spark_explore.run(spark, cfg, **kw, judge=KnownBugs(p, cfg), checkpoint=damaged)
+    with pytest.raises(spark_explore.CheckpointError, match="of another search"):
+        spark_explore.run(spark, cfg, **{**kw, "max_leader_epoch": 2}, judge=KnownBugs(p, cfg), checkpoint=folder)
+    open(os.path.join(damaged, "manifest.json"), "w").write('{"format": 1, "levels": [')
+    with pytest.raises(spark_explore.CheckpointError, match=r"corrupt checkpoint .*manifest\.json"):
+        spark_explore.run(spark, cfg, **kw, judge=KnownBugs(p, cfg), checkpoint=damaged)
+
+
+def test_command_refuses_what_spark_cannot_do_and_a_corrupt_checkpoint_in_one_line(tmp_path):
+    r = subprocess.run([ISRLAB, "explore", "--preset", "crash-loses-unflushed", "--spark", "--liveness"],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.startswith("isrlab: error: --liveness is not available with --spark")
+    cp = tmp_path / "cp"
+    cp.mkdir()
+    (cp / "manifest.json").write_text("not json\n")
+    r = subprocess.run([ISRLAB, "explore", "--preset", "crash-loses-unflushed", "--master", "local[1]",
+                        "--checkpoint", str(cp), "--no-archive", "--quiet"],
+                       capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"isrlab: error: corrupt checkpoint {cp / 'manifest.json'}: ")
+
+
+def test_command_on_a_standalone_cluster_equals_the_single_process_command(tmp_path):
+    """no-kafka-15583 (KRaft) with its preset's bounds and the default judge, on 1 master + 2 workers, under
+    PYTHONHASHSEED=7: the same figures, verdict and archived trace as ``isrlab explore --no-compress``."""
+    from isrlab.standalone import StandaloneCluster
+
+    common = ["explore", "--preset", "no-kafka-15583", "--json", "--quiet"]
+    single = subprocess.run([ISRLAB, *common, "--no-compress", "--no-archive"], capture_output=True, text=True,
+                            timeout=300, cwd=tmp_path)
+    assert single.returncode == 1, single.stderr[-2000:]
+    env = dict(os.environ, PYTHONHASHSEED="7")
+    with StandaloneCluster(str(tmp_path / "cluster"), workers=2) as cluster:
+        r = subprocess.run([ISRLAB, *common, "--master", cluster.master_url, "--conf", "spark.executor.memory=512m",
+                            "--out", str(tmp_path / "cx")], capture_output=True, text=True, timeout=600,
+                           cwd=tmp_path, env=env)
+    assert r.returncode == 1, r.stderr[-3000:]
+    a, b = json.loads(r.stdout), json.loads(single.stdout)
+    assert a["engine"] == "spark" and a["spark"]["master"] == cluster.master_url
+    for k in ("distinct_states", "transitions", "pruned", "depth", "kinds", "stop_reason", "passed_violations",
+              "result"):
+        assert a[k] == b[k], k
+    assert [v["actions"] for v in a["violations"]] == [v["actions"] for v in b["violations"]]
+    assert a["result"]["found"] == ["KAFKA-15583"]
+    (v,) = a["violations"]
+    assert os.path.isfile(v["trace_file"]) and v["length"] == 13
+    assert os.path.isfile(os.path.join(tmp_path, a["spark"]["checkpoint"], "manifest.json"))
