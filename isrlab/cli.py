@@ -341,8 +341,13 @@ def _conf_pairs(pairs) -> dict:
                    "instead of 1 on any violation.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable summary on stdout.")
 @click.option("--verbose", is_flag=True, help="Print each counterexample's step table after the summary.")
+@click.option("--resume", default=None, metavar="CAMPAIGN_DIR", type=click.Path(file_okay=False),
+              help="Finish an interrupted Spark campaign (a killed driver, a lost cluster, Ctrl-C): run only the shards "
+                   "that had not finished, on the campaign's own options (with --master, --conf, --json, --expected "
+                   "and --verbose as given); its tables then equal an uninterrupted campaign's under --runs.")
 def fuzz(preset_names, master, shards, seed, runs, budget, engine, max_steps, extensions, invariants, no_swarm,
-         run_seed, shrink_budget, shrink_candidates, out, archive, conf, check_expected, as_json, verbose) -> None:
+         run_seed, shrink_budget, shrink_candidates, out, archive, conf, check_expected, as_json, verbose,
+         resume) -> None:
     """Fuzz presets: seeded swarm runs with every invariant checked after every step.
 
     By default a campaign on Spark (embedded local[*]): seeds sharded over the cluster, results as
@@ -353,6 +358,8 @@ def fuzz(preset_names, master, shards, seed, runs, budget, engine, max_steps, ex
     """
     from .campaign import CampaignSpec
 
+    if resume is not None:
+        return _resume_campaign(resume, master, conf, check_expected, as_json, verbose)
     names = _split_presets(preset_names)
     if any(n.strip() == "main" for v in preset_names for n in v.split(",")):
         from .console import isrlab_command
@@ -397,6 +404,27 @@ def fuzz(preset_names, master, shards, seed, runs, budget, engine, max_steps, ex
     else:
         _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidates, out, archive, conf_map,
                         check_expected, as_json, verbose)
+
+
+def _resume_campaign(folder: str, master: str, conf, check_expected: bool, as_json: bool, verbose: bool) -> None:
+    """isrlab fuzz --resume: the campaign in ``folder`` on its own campaign.json, its finished shards kept."""
+    from . import sparkjob
+
+    ctx = click.get_current_context()
+    own = [p.opts[0] for p in ctx.command.params
+           if p.name in ("preset_names", "shards", "seed", "runs", "budget", "engine", "max_steps", "extensions",
+                         "invariants", "no_swarm", "run_seed", "shrink_budget", "shrink_candidates", "out", "archive")
+           and ctx.get_parameter_source(p.name) is not click.core.ParameterSource.DEFAULT]
+    if own:
+        raise InputError(f"--resume runs the campaign on its own options (its campaign.json); drop {', '.join(own)}")
+    if not os.path.isdir(folder) and os.path.isdir(os.path.join("campaigns", folder)):
+        folder = os.path.join("campaigns", folder)    # an id under the default --out
+    data = sparkjob.load_resumable(folder)
+    if ctx.get_parameter_source("master") is click.core.ParameterSource.DEFAULT:
+        master = data["master"]
+    out = os.path.dirname(os.path.abspath(folder))
+    _spark_campaign(data["spec"], master, data["spec"].shards, None, data["shrink_budget"], data["shrink_candidates"],
+                    out, data["archive"], _conf_pairs(conf), check_expected, as_json, verbose, resumed=data["campaign"])
 
 
 def campaign_archive(out: str, campaign_id: str) -> str:
@@ -486,7 +514,7 @@ def with_task_retries(master: str) -> str:
 
 
 def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidates, out, archive, conf_map,
-                    check_expected, as_json, verbose=False) -> None:
+                    check_expected, as_json, verbose=False, resumed: str | None = None) -> None:
     """isrlab fuzz on Spark: the campaign pipeline of isrlab.sparkjob."""
     import dataclasses
     import shutil
@@ -515,9 +543,12 @@ def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidat
             parallelism = spark.sparkContext.defaultParallelism
             n_shards = shards or parallelism
             n_tasks = n_shards * len(spec.presets)
-            shard_budget = None if budget is None else max(0.5, budget * min(parallelism, n_tasks) / n_tasks)
-            spec = dataclasses.replace(spec, shards=n_shards, shard_budget_s=shard_budget)
-            if is_remote(out):
+            if resumed is None:   # a resumed campaign keeps its spec: its shards and their budget
+                shard_budget = None if budget is None else max(0.5, budget * min(parallelism, n_tasks) / n_tasks)
+                spec = dataclasses.replace(spec, shards=n_shards, shard_budget_s=shard_budget)
+            if resumed is not None:
+                cid = resumed
+            elif is_remote(out):
                 cid = spec.campaign_id()
             else:   # made here, exclusively: a campaign never writes into another's folder
                 from .campaign import new_campaign_folder
@@ -526,6 +557,10 @@ def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidat
                     cid, _ = new_campaign_folder(out, spec)
                 except OSError as e:
                     raise RunError(f"cannot make the campaign's folder under {out}: {e.strerror or e}") from None
+            if resumed is None:
+                sparkjob.write_campaign_json(out, cid, spec, {"master": master, "shrink_budget": shrink_budget,
+                                                              "shrink_candidates": shrink_candidates,
+                                                              "archive": archive})
             archive = archive or campaign_archive(out, cid)
             if not sparkjob.is_loopback_master(master) and sparkjob.is_local_path(out):
                 _log(f"isrlab: note: on a multi-machine cluster --out {out} must be shared storage "
@@ -541,7 +576,8 @@ def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidat
             except Exception as e:  # a job that failed after Spark's retries: no partial table left behind
                 if not is_remote(out):
                     shutil.rmtree(os.path.join(out, cid, "_shards_raw"), ignore_errors=True)
-                raise RunError(f"the Spark job failed: {sparkjob.failure_reason(e)[:300]}") from None
+                raise RunError(f"the Spark job failed: {sparkjob.failure_reason(e)[:300]}"
+                               f"{sparkjob.kept_note(out, cid, len(spec.tasks()))}") from None
             except KeyboardInterrupt:   # Ctrl-C: Spark stops first, then one line says what was kept
                 interrupted = True
         finally:   # never raises: a failed job's or Ctrl-C's line is the one the user reads
@@ -549,7 +585,7 @@ def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidat
     finally:
         shutil.rmtree(ship_dir, ignore_errors=True)
     if interrupted:
-        raise Interrupted(sparkjob.discard_interrupted(out, cid))
+        raise Interrupted(sparkjob.discard_interrupted(out, cid, len(spec.tasks())))
     if not is_remote(out):
         _point_latest(out, cid)
     summary = result.summary

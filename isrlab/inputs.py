@@ -302,7 +302,8 @@ def _shape_text(shape) -> str:
         return "a list"
     if isinstance(shape, dict):
         return "an object"
-    return {str: "a string", int: "an integer", float: "a number", bool: "true or false"}.get(shape, "a value")
+    return {str: "a string", int: "an integer", float: "a number", bool: "true or false", list: "a list",
+            dict: "an object"}.get(shape, "a value")
 
 
 def _kind(value) -> str:

@@ -9,9 +9,13 @@ The pipeline, for ``isrlab fuzz --master URL`` (``local[*]`` by default):
    defaults to this interpreter).  The walk and guided engines need nothing but
    the standard library on executors; the hypothesis engine needs Hypothesis there.
 2. Fuzz: one task per (preset, shard), ``campaign.run_shard`` on an executor,
-   returning plain records; written once as ``_shards_raw`` Parquet, so that each
-   shard's runs are counted from exactly one successful task attempt (a retried
-   task replaces a lost one, never adds to it).
+   returning plain records.  Under a local or shared ``--out``, each task keeps its
+   shard's record as it ends, one file per shard under ``_shards_done`` written
+   atomically (a retried attempt replaces it whole, never adds to it), beside the
+   campaign's ``campaign.json``: ``isrlab fuzz --resume`` after a killed driver, a
+   lost cluster or Ctrl-C runs only the shards without a file, and the tables are
+   then those of an uninterrupted campaign under ``--runs``.  Under a URI, the
+   records are written once as ``_shards_raw`` Parquet, as one job.
 3. Tables: ``runs`` (one row per run, partitioned by preset) and ``shards`` (one
    row per task), both Parquet under ``<out>/<campaign id>/``.  On a multi-machine
    cluster ``--out`` must be shared storage (hdfs://, s3a://, NFS): a ``file:``
@@ -160,11 +164,10 @@ def failure_reason(error: BaseException) -> str:
     return lines[0] if lines else type(error).__name__
 
 
-def discard_interrupted(out: str, cid: str | None) -> str:
-    """After Ctrl-C (Spark stopped): remove what the campaign under ``out`` left half-written; one line saying what
-    was kept.  The runs and shards tables are kept when both were written whole (the fuzz phase had ended); else the
-    campaign's folder goes, ``_shards_raw`` and its ``_temporary`` with it, as no shard's results are final before
-    every shard has finished."""
+def discard_interrupted(out: str, cid: str | None, tasks: int | None = None) -> str:
+    """After Ctrl-C (Spark stopped): remove what the campaign under ``out`` left half-written (a table without its
+    _SUCCESS, _shards_raw and their _temporary); one line saying what was kept and how to resume.  The shards that
+    had finished are kept (``_shards_done``), so ``isrlab fuzz --resume`` runs only the others."""
     if cid is None:
         return "before the campaign started; nothing was written"
     if not is_local_path(out):
@@ -172,12 +175,73 @@ def discard_interrupted(out: str, cid: str | None) -> str:
                 f"(_shards_raw, _temporary); rerun the same command to start again")
     root = os.path.join(_local(out), cid)
     shutil.rmtree(os.path.join(root, "_shards_raw"), ignore_errors=True)
-    if all(os.path.isfile(os.path.join(root, t, "_SUCCESS")) for t in ("runs", "shards")):
-        return (f"campaign {cid} stopped after its fuzz phase: the runs and shards tables are kept in {root}, "
-                f"without a summary or counterexamples (rerun the same command for them)")
-    shutil.rmtree(root, ignore_errors=True)
-    return (f"campaign {cid} discarded: no shard's results are kept before every shard has finished, and nothing "
-            f"is left of it under {out}; rerun the same command to start again")
+    for table in ("runs", "shards"):
+        if not os.path.isfile(os.path.join(root, table, "_SUCCESS")):
+            shutil.rmtree(os.path.join(root, table), ignore_errors=True)
+    try:
+        kept = sum(n.endswith(".json") for n in os.listdir(os.path.join(root, DONE)))
+    except OSError:
+        kept = 0
+    if not os.path.isfile(os.path.join(root, CAMPAIGN_JSON)):
+        shutil.rmtree(root, ignore_errors=True)
+        return f"campaign {cid} discarded before its first shard ran; nothing is left of it under {out}"
+    of = f" of {tasks}" if tasks is not None else ""
+    return (f"campaign {cid}: {kept}{of} shards had finished and are kept in {root}; "
+            f"resume with: isrlab fuzz --resume {root}")
+
+
+def kept_note(out: str, cid: str | None, tasks: int) -> str:
+    """"; 2 of 4 shards had finished and are kept: resume with isrlab fuzz --resume DIR", or "" when none can be."""
+    if cid is None or not is_local_path(out):
+        return ""
+    root = os.path.join(_local(out), cid)
+    if not os.path.isfile(os.path.join(root, CAMPAIGN_JSON)):
+        return ""
+    try:
+        kept = sum(n.endswith(".json") for n in os.listdir(os.path.join(root, DONE)))
+    except OSError:
+        kept = 0
+    return f"; {kept} of {tasks} shards had finished and are kept: resume with isrlab fuzz --resume {root}"
+
+
+def write_campaign_json(out: str, cid: str, spec: CampaignSpec, options: dict) -> None:
+    """``<out>/<cid>/campaign.json``: the spec and the options ``isrlab fuzz --resume`` runs the campaign on with."""
+    from .model.trace import write_atomic
+
+    if is_local_path(out):
+        write_atomic(os.path.join(_local(out), cid, CAMPAIGN_JSON),
+                     json.dumps({"campaign": cid, "spec": spec.to_json(), **options}, indent=1) + "\n")
+
+
+def load_resumable(folder: str) -> dict:
+    """The campaign.json of an interrupted campaign's ``folder``, checked: campaign, spec (a CampaignSpec), out,
+    and the options; InputError naming the file and the field."""
+    from .exits import InputError
+    from .inputs import Maybe, parse_json, shape_problem
+    from .model.trace import TraceError, read_regular_file
+
+    path = os.path.join(folder, CAMPAIGN_JSON)
+    if os.path.isfile(os.path.join(folder, "summary.json")):
+        raise InputError(f"{folder}: the campaign is complete (summary.json); isrlab report {folder} shows it")
+    if not os.path.lexists(path):
+        raise InputError(f"{folder}: no {CAMPAIGN_JSON}, so no campaign to resume (a campaign folder under --out)")
+    try:
+        data = parse_json(read_regular_file(path, 1 << 20), path)
+    except TraceError as e:
+        raise InputError(str(e)) from None
+    problem = shape_problem(data, {"campaign": str, "spec": dict, "master": str, "shrink_budget": Maybe(float),
+                                   "shrink_candidates": int, "archive": Maybe(str)})
+    if problem is not None:
+        raise InputError(f"{path}: {problem}")
+    if data["campaign"] != os.path.basename(os.path.normpath(folder)):
+        raise InputError(f"{path}: campaign {data['campaign']!r} is not this folder's name")
+    try:
+        data["spec"] = CampaignSpec.from_json(data["spec"])
+    except (TypeError, ValueError, KeyError) as e:
+        raise InputError(f"{path}: spec: {e}") from None
+    except Exception as e:  # noqa: BLE001 - ConfigError (an unknown preset) and the like: the file's fault
+        raise InputError(f"{path}: spec: {e}") from None
+    return data
 
 
 class Progress(threading.Thread):
@@ -239,6 +303,43 @@ def counted_shard_row(counters, task: tuple) -> tuple:
     for acc, field_name in zip(counters, ("runs_done", "steps", "violating_runs")):
         acc.add(row[names.index(field_name)])
     return row
+
+
+#: the folder of a campaign where each finished shard's record is kept, one file each, written atomically as the
+#: shard ends: what ``isrlab fuzz --resume`` picks up after a killed driver, a lost cluster or Ctrl-C
+DONE = "_shards_done"
+#: the campaign's own options, written as it starts, for ``isrlab fuzz --resume``
+CAMPAIGN_JSON = "campaign.json"
+
+
+def done_name(preset: str, shard: int) -> str:
+    """The file a finished shard's record is kept in: ``000003-kafka-2.4.json`` (never hidden, as Spark skips
+    names that start with "." or "_")."""
+    return f"{shard:06d}-{preset}.json"
+
+
+def kept_shard_row(counters, done_dir: str, task: tuple) -> int:
+    """Executor side: run a task's shard and keep its record in ``done_dir`` (atomically: a retried attempt
+    replaces it whole); adds to the driver's progress counters; 1."""
+    from .model.trace import write_atomic
+
+    row = counted_shard_row(counters, task)
+    run_schema, shard_schema = _schemas()
+    violation_fields = run_schema["violations"].dataType.elementType.names
+    rec = dict(zip(shard_schema.names, row))
+    rec["runs"] = [dict(zip(run_schema.names, r), violations=[dict(zip(violation_fields, v)) for v in r[-1]])
+                   for r in rec["runs"]]
+    write_atomic(os.path.join(done_dir, done_name(task[0], task[1])), json.dumps(rec, separators=(",", ":")) + "\n")
+    return 1
+
+
+def shards_done(done_dir: str, tasks: list) -> set:
+    """The (preset, shard) of the tasks whose record ``done_dir`` holds."""
+    try:
+        names = set(os.listdir(done_dir))
+    except OSError:
+        return set()
+    return {(t[0], t[1]) for t in tasks if done_name(t[0], t[1]) in names}
 
 
 # --------------------------------------------------------------------------- schemas and rows
@@ -411,13 +512,25 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
             return None   # the rate so far gives one
         return max(0.0, math.ceil(len(tasks) / slots) * spec.shard_budget_s - elapsed)
 
-    progress = Progress(sc, line(f"campaign {cid}: fuzz", len(tasks), "tasks"), counters, fuzz_eta)
+    keep = is_local_path(out)   # each finished shard kept as it ends (executors write it: local or shared storage)
+    done_dir = os.path.join(_local(root), DONE)
+    done = shards_done(done_dir, tasks) if keep else set()
+    todo = [t_ for t_ in tasks if (t_[0], t_[1]) not in done]
+    if done:
+        log(f"campaign {cid}: resuming: {len(done)} of {len(tasks)} shards were done and are kept; "
+            f"running the other {len(todo)}")
+    progress = Progress(sc, line(f"campaign {cid}: fuzz", len(todo), "tasks"), counters, fuzz_eta)
     progress.start()
     try:
-        rows = sc.parallelize(tasks, len(tasks)).map(functools.partial(counted_shard_row, counters))
-        raw_df = spark.createDataFrame(rows, shard_schema).withColumn("campaign", F.lit(cid))
-        raw_df.write.mode("overwrite").parquet(raw_path)
-        progress.finish(len(tasks))
+        if keep:
+            os.makedirs(done_dir, exist_ok=True)
+            if todo:
+                sc.parallelize(todo, len(todo)).map(functools.partial(kept_shard_row, counters, done_dir)).count()
+        else:
+            rows = sc.parallelize(tasks, len(tasks)).map(functools.partial(counted_shard_row, counters))
+            raw_df = spark.createDataFrame(rows, shard_schema).withColumn("campaign", F.lit(cid))
+            raw_df.write.mode("overwrite").parquet(raw_path)
+        progress.finish(len(todo))
     finally:
         progress.stop()
     timings["fuzz_s"] = time.monotonic() - t
@@ -426,12 +539,17 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
     log(f"campaign {cid}: fuzz done in {timings['fuzz_s']:.0f} s; writing the runs and shards tables")
     t = time.monotonic()
     sc.setJobDescription(f"isrlab campaign {cid}: tables")
-    raw = spark.read.parquet(raw_path)
+    if keep:   # every shard's record, each from the one attempt that wrote its file last
+        raw = (spark.read.schema(shard_schema).option("mode", "FAILFAST").json(done_dir)
+               .withColumn("campaign", F.lit(cid)))
+    else:
+        raw = spark.read.parquet(raw_path)
     (raw.select("campaign", "preset", "shard", "engine", F.explode("runs").alias("r"))
         .select("campaign", "preset", "shard", "engine", "r.*")
         .repartition("preset").write.mode("overwrite").partitionBy("preset").parquet(runs_path))
     raw.drop("runs").coalesce(1).write.mode("overwrite").parquet(shards_path)
-    remove_tree(spark, raw_path)
+    if not keep:
+        remove_tree(spark, raw_path)
     timings["tables_s"] = time.monotonic() - t
 
     # -- aggregations, in Spark
@@ -566,6 +684,7 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
         from .model.trace import write_atomic
 
         write_atomic(os.path.join(_local(root), "summary.json"), json.dumps(summary, indent=1) + "\n")
+        shutil.rmtree(done_dir, ignore_errors=True)   # the tables hold every record now; the campaign is whole
     return CampaignResult(summary, found)
 
 
