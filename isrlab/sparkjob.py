@@ -218,6 +218,7 @@ def load_resumable(folder: str) -> dict:
     and the options; InputError naming the file and the field."""
     from .exits import InputError
     from .inputs import Maybe, parse_json, shape_problem
+    from .model.config import ConfigError
     from .model.trace import TraceError, read_regular_file
 
     path = os.path.join(folder, CAMPAIGN_JSON)
@@ -229,17 +230,32 @@ def load_resumable(folder: str) -> dict:
         data = parse_json(read_regular_file(path, 1 << 20), path)
     except TraceError as e:
         raise InputError(str(e)) from None
-    problem = shape_problem(data, {"campaign": str, "spec": dict, "master": str, "shrink_budget": Maybe(float),
-                                   "shrink_candidates": int, "archive": Maybe(str)})
+    spec_shape = {"presets": [str], "seed": int, "engine": str, "shards": int, "runs": Maybe(int),
+                  "shard_budget_s": Maybe(float), "max_steps": Maybe(int), "extensions": int, "invariants": [str],
+                  "swarm": bool, "stop_on_violation": bool, "keep_going": bool, "traces_per_invariant": int,
+                  "machine_shrink_budget_s": float}
+    problem = shape_problem(data, {"campaign": str, "spec": spec_shape, "master": str,
+                                   "shrink_budget": Maybe(float), "shrink_candidates": int, "archive": Maybe(str)})
     if problem is not None:
         raise InputError(f"{path}: {problem}")
+    spec = data["spec"]
+    unknown = sorted(set(spec) - set(spec_shape))
+    if unknown:
+        raise InputError(f"{path}: spec: unknown field(s) {', '.join(unknown)}")
+    # the limits isrlab fuzz's own options have
+    limits = {"spec/shards": (spec["shards"], 1, 10_000), "spec/runs": (spec["runs"], 1, 10 ** 9),
+              "spec/max_steps": (spec["max_steps"], 1, 1_000_000), "spec/extensions": (spec["extensions"], 1, 10 ** 8),
+              "shrink_candidates": (data["shrink_candidates"], 1, 1000),
+              "spec/shard_budget_s": (spec["shard_budget_s"], 1e-3, 7 * 24 * 3600),
+              "shrink_budget": (data["shrink_budget"], 0, 7 * 24 * 3600)}
+    for field, (value, low, high) in limits.items():
+        if value is not None and not low <= value <= high:
+            raise InputError(f"{path}: {field}: {value} is not within {low:g} to {high:,}")
     if data["campaign"] != os.path.basename(os.path.normpath(folder)):
         raise InputError(f"{path}: campaign {data['campaign']!r} is not this folder's name")
     try:
         data["spec"] = CampaignSpec.from_json(data["spec"])
-    except (TypeError, ValueError, KeyError) as e:
-        raise InputError(f"{path}: spec: {e}") from None
-    except Exception as e:  # noqa: BLE001 - ConfigError (an unknown preset) and the like: the file's fault
+    except (ValueError, ConfigError) as e:   # an unknown preset, engine or invariant
         raise InputError(f"{path}: spec: {e}") from None
     return data
 

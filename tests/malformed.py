@@ -5,8 +5,8 @@ and command lines: truncated or binary files, nesting and integers beyond the li
 missing or unknown fields, unknown actions and invariants, special files (FIFO, folder, device), bad
 numbers, bad output paths. They damage every other file the project reads too: a campaign folder's
 summary.json, Parquet runs table and counterexamples (report, campaigns, promote), isrlab.toml and
-pyproject.toml under every command, mutate's flags, and a folder of traces with one bad file under
-``pytest --isrlab-traces``. ``run_case`` runs one in process (click's runner, under an alarm) or as a
+pyproject.toml under every command, mutate's flags, an interrupted campaign's campaign.json under
+``fuzz --resume``, and a folder of traces with one bad file under ``pytest --isrlab-traces``. ``run_case`` runs one in process (click's runner, under an alarm) or as a
 subprocess (special files and pytest sessions, where a hang must be caught by a timeout), and ``classify``
 names what went wrong: a traceback, the catch-all "internal error" (a crash no validator caught), a hang, a
 wrong exit code, a multi-line error, a file left behind, or a pytest session stopped by one bad file.
@@ -412,6 +412,36 @@ def _campaign_cases(rng: random.Random, n: int) -> list[Case]:
     return out
 
 
+def _resume_cases(rng: random.Random, n: int) -> list[Case]:
+    """isrlab fuzz --resume on an interrupted campaign whose campaign.json is damaged: refused before Spark starts."""
+    good = {"campaign": "c", "spec": {"presets": ["kafka-2.4"], "seed": 0, "engine": "walk", "shards": 2, "runs": 20,
+                                      "shard_budget_s": None, "max_steps": None, "extensions": 6000, "invariants": [],
+                                      "swarm": True, "stop_on_violation": False, "keep_going": True,
+                                      "traces_per_invariant": 2, "machine_shrink_budget_s": 5.0},
+            "master": "local[2,4]", "shrink_budget": 20.0, "shrink_candidates": 1, "archive": None}
+    wrong = {"campaign": [1, None, "other"], "master": [1, None, []], "shrink_candidates": ["1", 0, -1, 2.5],
+             "shrink_budget": ["x", -1, 10 ** 12], "archive": [1, []], "spec": [None, [], "x"],
+             "spec/presets": ["kafka-2.4", [1], ["kafka-9.9"], []], "spec/seed": ["0", 1.5, None],
+             "spec/engine": ["quantum", 1], "spec/shards": [0, -1, "2", 10 ** 6, None], "spec/runs": [0, "x", -5],
+             "spec/extensions": [0, None], "spec/invariants": ["all", ["no_such"]], "spec/swarm": [1, "yes"],
+             "spec/colour": [1], "spec/shard_budget_s": [0, -1.0, "x"]}
+    out = []
+    for i in range(n):
+        if rng.random() < 0.4:
+            what, raw, _ = _damage_json(rng, good)
+            if not what.startswith(("truncate", "binary", "deep", "bigint", "long_string", "top_list", "empty", "nan")):
+                what, raw = "missing_campaign", _dump({k: v for k, v in good.items() if k != "campaign"})
+        else:
+            field_, values = rng.choice(sorted(wrong.items()))
+            d = copy.deepcopy(good)
+            node, key = (d["spec"], field_[5:]) if field_.startswith("spec/") else (d, field_)
+            node[key] = rng.choice(values)
+            what, raw = f"wrong:{field_}", _dump(d)
+        out.append(Case(f"fuzz:resume:{what}:{i}", ["fuzz", "--resume", "c"], {"c/campaign.json": raw},
+                        absent=("c/summary.json", "c/_shards_done")))
+    return out
+
+
 # --------------------------------------------------------------------------- isrlab.toml
 _GOOD_TOML = 'description = "ours"\nbase = "kafka-2.4"\nflags = { truncation = "hw" }\n'
 TOML_WRONG = ['""', '"x"', "-1", "9" * 30, "2.5", "nan", "inf", "true", "[]", "{}", "[1, 2]", "{a = 1}", "[[1]]",
@@ -525,7 +555,8 @@ def generate(seed: int = 0, n: int = 300) -> list[Case]:
     mutated traces for the rest."""
     rng = random.Random(seed)
     fixed = (_special_cases() + _flag_cases(rng, max(40, n // 6)) + _campaign_cases(rng, n // 5)
-             + _toml_cases(rng, n // 6) + _mutate_cases(rng, max(5, n // 40)) + _plugin_cases(rng, max(2, n // 150)))
+             + _toml_cases(rng, n // 6) + _mutate_cases(rng, max(5, n // 40)) + _plugin_cases(rng, max(2, n // 150))
+             + _resume_cases(rng, max(5, n // 40)))
     return fixed + _trace_cases(rng, max(0, n - len(fixed)))
 
 

@@ -34,7 +34,7 @@ def test_the_corpus_covers_what_users_reported():
     # traces, counterexample folders, the pytest plugin's trace folders
     for what in ("report:parquet:", "report:summary:", "campaigns:summary:", "report:campaign-counterexample:",
                  "promote:campaign-counterexample:", ":isrlab.toml:", ":pyproject.toml:", "pytest-plugin:",
-                 "mutate:--mutant", "replay:isrlab.toml:", "explore:isrlab.toml:", "fuzz:isrlab.toml:"):
+                 "mutate:--mutant", "fuzz:resume:", "replay:isrlab.toml:", "explore:isrlab.toml:", "fuzz:isrlab.toml:"):
         assert what in names, what
 
 

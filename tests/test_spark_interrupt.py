@@ -124,7 +124,10 @@ def test_after_ctrl_c_the_finished_shards_are_kept_and_half_written_tables_go(tm
 @pytest.mark.parametrize("edit,problem", [
     (lambda d: d.update(spec=[]), "campaign.json: spec: expected an object, not a list"),
     (lambda d: d["spec"].update(presets=["kafka-9.9"]), "campaign.json: spec: "),
-    (lambda d: d["spec"].update(shards=0), "campaign.json: spec: shards must be at least 1"),
+    (lambda d: d["spec"].update(shards=0), "campaign.json: spec/shards: 0 is not within 1 to 10,000"),
+    (lambda d: d["spec"].update(runs="20"), "campaign.json: spec/runs: expected an integer or null, not a string"),
+    (lambda d: d["spec"].update(colour=1), "campaign.json: spec: unknown field(s) colour"),
+    (lambda d: d["spec"].update(engine="quantum"), "campaign.json: spec: unknown engine 'quantum'"),
     (lambda d: d.update(campaign="other"), "campaign.json: campaign 'other' is not this folder's name"),
     (lambda d: d.pop("master"), "campaign.json: top level: no 'master' field"),
 ])
