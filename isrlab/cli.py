@@ -895,13 +895,15 @@ def campaigns(out: str, as_json: bool) -> None:
     if rows and not as_json:
         click.echo(f"{'campaign':<{w}} {'date (UTC)':<21} {'engine':<8} {'result':<15} {'cx':>3}  presets")
     for r in rows if not as_json else ():   # UNEXPECTED only for a violation no known fix removes; a bug not found is "not as expected"
-        result = ("as expected" if r["as_expected"] else "UNEXPECTED" if r["unexpected"]
-                  else "not as expected" if r["as_expected"] is False else "?")
+        result = ("interrupted" if r.get("interrupted") else "as expected" if r["as_expected"]
+                  else "UNEXPECTED" if r["unexpected"] else "not as expected" if r["as_expected"] is False else "?")
         presets_text = ", ".join(r["presets"])
         if len(presets_text) > 60:
             presets_text = f"{len(r['presets'])} presets"
         click.echo(f"{r['id']:<{w}} {r['date']:<21} {str(r['engine']):<8} {result:<15} "
                    f"{'?' if r['counterexamples'] is None else r['counterexamples']:>3}  {presets_text}")
+    if not as_json and any(r.get("interrupted") for r in rows):
+        click.echo("an interrupted campaign is finished by: isrlab fuzz --resume PATH (its shards done are kept)")
     for problem in problems:   # after the others, as ls names an entry it cannot read: exit 2
         _log(f"isrlab: error: {problem}")
     sys.exit(EXIT_USAGE if problems else EXIT_OK)

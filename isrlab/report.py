@@ -133,6 +133,30 @@ def load_runs(folder: str, limit: int = MAX_RUNS_PLOTTED) -> list[dict]:
     return rows
 
 
+def _interrupted_row(folder: str, name: str) -> dict | None:
+    """A campaigns row for a campaign that has its campaign.json but no summary: interrupted, resumable."""
+    import datetime
+
+    path = os.path.join(folder, "campaign.json")
+    try:
+        mtime = os.stat(path).st_mtime
+    except OSError:
+        return None
+    from .model.trace import TraceError, read_regular_file
+
+    try:
+        data = parse_json(read_regular_file(path, 1 << 20), path)
+    except TraceError:
+        data = {}
+    spec = data.get("spec") if isinstance(data, dict) and isinstance(data.get("spec"), dict) else {}
+    presets = spec.get("presets") if shape_problem(spec.get("presets"), [str]) is None else []
+    when = datetime.datetime.fromtimestamp(mtime, datetime.timezone.utc)
+    return {"id": name, "date": when.strftime("%Y-%m-%d %H:%M:%SZ"), "presets": presets,
+            "engine": spec.get("engine") if isinstance(spec.get("engine"), str) else None, "runs": None,
+            "steps": None, "as_expected": None, "unexpected": False, "violations": 0, "counterexamples": 0,
+            "path": folder, "interrupted": True}
+
+
 def list_campaigns(out: str) -> tuple[list[dict], list[str]]:
     """(rows, problems) of the campaigns under ``out``, newest first: a row per folder with a readable summary.json
     (id, date, presets, engine, runs, steps, as_expected, violations, counterexamples, path), and one line per
@@ -147,7 +171,12 @@ def list_campaigns(out: str) -> tuple[list[dict], list[str]]:
     for name in names:
         folder = os.path.join(out, name)
         summary = os.path.join(folder, "summary.json")
-        if os.path.islink(folder) or not os.path.lexists(summary):
+        if os.path.islink(folder):
+            continue
+        if not os.path.lexists(summary):
+            row = _interrupted_row(folder, name)   # killed or interrupted: isrlab fuzz --resume finishes it
+            if row is not None:
+                rows.append(row)
             continue
         try:
             data = read_summary(summary, LIST_SHAPE)

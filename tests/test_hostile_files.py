@@ -169,6 +169,25 @@ def test_campaigns_lists_the_readable_ones_and_names_the_bad_one_last(tmp_path):
     assert [c["id"] for c in listed["campaigns"]] == ["a-good"] and len(listed["unreadable"]) == 2
 
 
+def test_campaigns_lists_an_interrupted_campaign_as_one_to_resume(tmp_path):
+    from isrlab.campaign import CampaignSpec
+
+    spec = CampaignSpec(presets=("kafka-0.11",), engine="walk", shards=2, runs=4)
+    (tmp_path / "c-int").mkdir()
+    (tmp_path / "c-int" / "campaign.json").write_text(json.dumps({"campaign": "c-int", "spec": spec.to_json()}))
+    (tmp_path / "c-junk").mkdir()
+    (tmp_path / "c-junk" / "campaign.json").write_bytes(b"\xff")
+    r = run("campaigns", "--out", tmp_path)
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    row = {ln.split()[0]: ln for ln in lines[1:3]}                     # newest first: either order
+    assert "interrupted" in row["c-int"] and row["c-int"].endswith("kafka-0.11")
+    assert "interrupted" in row["c-junk"]
+    assert lines[-1].startswith("an interrupted campaign is finished by: isrlab fuzz --resume PATH")
+    rows = json.loads(run("campaigns", "--out", tmp_path, "--json").stdout)["campaigns"]
+    assert {r["id"]: r["interrupted"] for r in rows} == {"c-int": True, "c-junk": True}
+
+
 # --------------------------------------------------------------------------- isrlab.toml
 from test_userpresets import in_tmp as in_folder  # noqa: E402,F401 - the fixture: a fresh working folder
 
