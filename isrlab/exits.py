@@ -3,7 +3,8 @@
 0 no violation (or, with ``--expected``, every outcome as expected); 1 a violation was found, a
 trace's outcome differs from the one its header expects, or a claim failed; 2 bad input or usage;
 3 the run could not complete (a Spark job that failed after its retries, an output that could not
-be written). Errors are one line on stderr, never a traceback.
+be written, or, as a last resort, an exception no validator caught: a bug, its traceback saved to a
+file the line names); 130 interrupted (Ctrl-C). Errors are one line on stderr, never a traceback.
 """
 
 from __future__ import annotations

@@ -343,7 +343,8 @@ def kept_shard_row(counters, done_dir: str, task: tuple) -> int:
     run_schema, shard_schema = _schemas()
     violation_fields = run_schema["violations"].dataType.elementType.names
     rec = dict(zip(shard_schema.names, row))
-    rec["runs"] = [dict(zip(run_schema.names, r), violations=[dict(zip(violation_fields, v)) for v in r[-1]])
+    at = run_schema.names.index("violations")
+    rec["runs"] = [dict(zip(run_schema.names, r), violations=[dict(zip(violation_fields, v)) for v in r[at]])
                    for r in rec["runs"]]
     write_atomic(os.path.join(done_dir, done_name(task[0], task[1])), json.dumps(rec, separators=(",", ":")) + "\n")
     return 1
