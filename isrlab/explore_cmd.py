@@ -55,6 +55,13 @@ def _bounds_help(name: str) -> str:
                                 "takes every kind), e.g. ConsumerFetch."))
 @click.option("--eager-tasks/--no-eager-tasks", default=None,
               help=_bounds_help("Run due scheduled tasks before anything else (reduction)."))
+@click.option("--composite/--fine", "composite", default=None,
+              help=_bounds_help("Search at the protocol's grain: take each exchange (a request with its handling and "
+                                "response, a broker's catch-up on the metadata log, a controller's queue to one "
+                                "broker) whole, checking every state it passes (--composite); or every interleaving "
+                                "of the model's actions (--fine). A complete composite search proves the invariants "
+                                "for schedules that run exchanges whole; only --fine covers the interleavings inside "
+                                "them. --liveness, --no-compress and --spark search --fine."))
 @click.option("--no-compress", is_flag=True, help="Store every state, also those with a single successor "
               "(compression steps through them; it is off anyway with --liveness).")
 @click.option("--symmetry", is_flag=True, help="Deduplicate up to renaming brokers; report the reduction factor "
@@ -93,7 +100,7 @@ def _bounds_help(name: str) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expirations, max_controller_epoch,
             max_isr_changes, max_queue, max_depth, max_time, no_time_bound, max_states, budget, acks, without, eager_tasks,
-            no_compress, symmetry, invariants, all_violations, continue_past, liveness, settle_every, out, no_archive,
+            composite, no_compress, symmetry, invariants, all_violations, continue_past, liveness, settle_every, out, no_archive,
             on_spark, master, checkpoint, conf, quiet, as_json) -> None:
     """Breadth-first search of every reachable state of a preset within explicit bounds.
 
@@ -128,11 +135,18 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
              "max_expirations": max_expirations, "max_controller_epoch": max_controller_epoch,
              "max_isr_changes": max_isr_changes, "max_time": max_time, "max_states": max_states, "max_queue": max_queue,
              "acks": tuple(int(a) for a in acks) or None, "eager_tasks": eager_tasks, "settle_every": settle_every,
+             "composite": composite,
              "without": (() if [w.lower() for w in without] == ["none"] else tuple(without)) if without else None}
     defaults = {**explore_bounds(preset_name), **USER_BOUNDS.get(preset_name, {})}
     b = {k: defaults[k] if v is None else v for k, v in given.items()}
     if no_time_bound or (liveness and max_time is None):
         b["max_time"] = None
+    fine_only = "--liveness" if liveness else "--no-compress" if no_compress else \
+        "--spark" if on_spark or master is not None else None
+    if fine_only and b["composite"]:
+        if composite:
+            raise InputError(f"--composite and {fine_only} contradict each other: {fine_only} searches --fine")
+        b["composite"] = False
     from_preset = sorted(k for k, v in given.items() if v is None and k in defaults)
     try:
         p = preset(preset_name)
@@ -218,7 +232,10 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
     for name, actions, found_v, passed in reported:
         sampled = name in LIVENESS   # found by settling a sample of the states: the path to one, not the shortest
         provenance = {"engine": "explore", "bounds": summary["bounds"],
-                      "minimal": not sampled and len(actions) == shortest[name], "distinct_states": res.distinct_states}
+                      "minimal": not sampled and not res.composite and len(actions) == shortest[name],
+                      "distinct_states": res.distinct_states}
+        if res.composite:   # the shortest among schedules that run exchanges whole: a fine search may find shorter
+            provenance["composite"] = True
         if sampled:
             # as a fuzzer's: the prefix, then the settling steps that show the cluster stuck (``settle_from``)
             from .archive import counterexample
@@ -304,7 +321,9 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
                            f"{item['settle_from']} actions (the path to the first sampled state that does not "
                            f"settle), then {item['length'] - item['settle_from']} settling steps")
             else:
-                how = "minimal trace" if item["minimal"] else "shortest trace with this attribution"
+                how = ("minimal trace" if item["minimal"] else "shortest composite trace (exchanges whole; `isrlab "
+                       "shrink` or --fine may find a shorter one)" if res.composite else
+                       "shortest trace with this attribution")
                 click.echo(f"VIOLATION {item['invariant']}: {how} of {item['length']} actions{past}")
             label = {"found": "the preset's bug", "known": "a known bug, not the preset's",
                      "unexpected": "UNEXPECTED"}[item["kind"]]
@@ -356,7 +375,7 @@ def _on_spark(preset_name, cfg, search_kw, max_depth, checked, all_violations, g
         check_output_folder(root, "--checkpoint")
     else:
         check_output_folder(checkpoint, "--checkpoint")
-    kw = {k: v for k, v in search_kw.items() if k != "settle_every"}
+    kw = {k: v for k, v in search_kw.items() if k not in ("settle_every", "composite")}   # --fine, always
     master = with_task_retries(master or "local[*]")   # a lost Python worker's task is retried
     ship_dir = default_ship_dir()
     progress = None if quiet else Progress(preset_name)
@@ -513,6 +532,7 @@ def describe_bounds(cfg, b: dict) -> str:
             f"{b['max_expirations']} expirations, controller epochs <= {b['max_controller_epoch']}, leader epochs <= "
             f"{b['max_epoch']}, ISR changes <= {b['max_isr_changes']}, {t}, acks {','.join(map(str, b['acks']))}, "
             f"{'eager' if b['eager_tasks'] else 'interleaved'} tasks, without {','.join(b['without']) or 'nothing'}, "
+            f"{'composite (exchanges whole)' if b.get('composite') else 'fine'} steps, "
             f"max {b['max_states']:,} states" + ("" if b["max_queue"] is None else
                                                  f", control requests queued per broker <= {b['max_queue']}")
             + (f", liveness settled on every {b['settle_every']}th stored state" if b["settle_every"] else ""))

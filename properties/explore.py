@@ -773,7 +773,8 @@ def search_args(cfg: ModelConfig, b: dict) -> tuple:
                          b["max_controller_epoch"]).replace(produce_acks=tuple(sorted(set(b["acks"]))))
     return cfg, dict(max_leader_epoch=b["max_epoch"], max_isr_changes=b["max_isr_changes"], max_time_ms=b["max_time"],
                      max_queue=b["max_queue"], settle_every=b["settle_every"],
-                     max_states=b["max_states"], eager_tasks=b["eager_tasks"], without=tuple(b["without"]))
+                     max_states=b["max_states"], eager_tasks=b["eager_tasks"], without=tuple(b["without"]),
+                     composite=bool(b.get("composite")))
 
 
 def _out_of_bounds(s, max_leader_epoch, max_isr_changes, max_queue=None) -> bool:
@@ -938,7 +939,7 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
         chain is.  Every state and transition it meets is checked, so a violation it finds is a real trace of the
         fine model; but the states inside an exchange are not expanded, so interleavings inside an exchange are not
         searched, and a complete coarse search proves the invariants only for schedules that run exchanges whole.
-        Needs ``compress`` (not with ``keep_graph``).
+        Only with ``compress`` (not with ``keep_graph``); else the search is fine (``ExploreResult.composite`` says).
     settle_every : check liveness on a sample: every ``settle_every``-th stored state (by discovery order, so the
         sample is deterministic) is settled as the fuzzers settle a run's end (``properties.settle``: no more faults,
         a fair schedule of the system's own actions), and a property still pending after it is a violation whose
@@ -994,8 +995,7 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
     else:
         key = fast_keyer(cfg, max_isr_changes, deadline=deadline)
     compress = compress and not keep_graph   # the graph's edges and fairness are per concrete state
-    if composite and not compress:
-        raise ExplorerError("a composite search steps through exchanges as chains: it needs compression and no graph")
+    composite = composite and compress   # exchanges are stepped through as chains are: not with the graph
 
     res = ExploreResult(cfg, symmetry, max_leader_epoch, max_depth, max_isr_changes, max_time_ms, eager_tasks,
                         tuple(sorted(k.__name__ for k in without)), compressed=compress, max_queue=max_queue,
