@@ -39,6 +39,7 @@ def main() -> None:
             b[k] = getattr(a, k)
     cfg, kw = search_args(preset(a.preset).config, b)
     kw.pop("settle_every")
+    kw.pop("composite", None)   # the Spark engine searches every interleaving
     kw["max_states"] = a.max_states
     c0 = time.process_time()
     res = explore(cfg, **kw, compress=False)

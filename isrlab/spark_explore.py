@@ -407,7 +407,7 @@ class Judging:
 def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=None, max_time_ms=None,
         eager_tasks=False, without=(), invariants=None, symmetry=False, stop_at_first=True, max_states=None,
         should_stop=None, go_on_past=frozenset(), max_queue=None, judge=None, checkpoint=None, checkpoint_root=None,
-        label="search", options=None, progress=None, partitions=None):
+        label="search", options=None, progress=None, partitions=None, composite=False):
     """Breadth-first search of ``explore``'s state space on Spark, level by level; (ExploreResult, info).
 
     The same arguments as ``properties.explore.explore`` (without chain compression, liveness or settling);
@@ -416,11 +416,14 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
     ``options``: what else the result depends on (the judge's identity), for the checkpoint's identity.
     ``info``: {"levels": [{"depth", "states", "transitions", "pruned"}], "resumed_from": depth or None, ...}.
     ``max_states`` and ``should_stop`` are asked between levels, so a search they stop has whole levels.
+    ``composite``: refused (exchanges taken whole are chains, which this engine does not make).
     """
     from .model import actions as A
     from .properties.explore import ExploreResult, ExplorerError, _check_symmetric
     from .properties.invariants import SAFETY
 
+    if composite:
+        raise ExplorerError("a composite search is not available on Spark, which searches every interleaving (--fine)")
     invariants = SAFETY if invariants is None else tuple(invariants)
     if symmetry:
         _check_symmetric(cfg)

@@ -47,6 +47,7 @@ def _bounds(name: str) -> tuple:
     cfg, kw = search_args(preset(name).config, explore_bounds(name))
     kw.pop("settle_every")
     kw.pop("max_states")
+    kw.pop("composite", None)   # both engines search every interleaving
     return cfg, kw
 
 
