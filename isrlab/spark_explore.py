@@ -577,6 +577,7 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
         if checkpoint:
             lines.sort(key=lambda x: x[2])
             _save_level(checkpoint, manifest, level, ((dg, m, list(p)) for dg, m, p in lines))
+            _hold_for_test(level["depth"])
         nxt = new
         if passed:
             bc = sc.broadcast(passed)
@@ -611,6 +612,21 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
     res.cpu_seconds = time.process_time() - c0
     info["levels"] = levels
     return res, info
+
+
+def _hold_for_test(depth: int) -> None:
+    """Test hook (off unless ISRLAB_TEST_TASK_MARKERS names a folder): once level ISRLAB_TEST_HOLD_LEVEL is
+    checkpointed, the driver writes its PID to <folder>/explore-driver.pid and waits (at most 120 s), so that a
+    test can kill a driver it knows is between two levels."""
+    folder = os.environ.get("ISRLAB_TEST_TASK_MARKERS")
+    if not folder or os.environ.get("ISRLAB_TEST_HOLD_LEVEL") != str(depth):
+        return
+    from .model.trace import write_atomic
+
+    write_atomic(os.path.join(folder, "explore-driver.pid"), str(os.getpid()))
+    end = time.monotonic() + 120.0
+    while time.monotonic() < end:
+        time.sleep(0.05)
 
 
 def _level():

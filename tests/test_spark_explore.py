@@ -2,8 +2,9 @@
 
 Per level and in total, the states, transitions and action kinds equal ``explore(..., compress=False)``'s, and the
 shortest counterexample is the same trace: on embedded local[2] in process, and through ``isrlab explore --master``
-on a standalone cluster on 127.0.0.1 under another PYTHONHASHSEED.  A search stopped at a depth resumes from its
-checkpoint to the same result; a damaged checkpoint is refused naming its file.  In the Spark tests' xdist group.
+on a standalone cluster on 127.0.0.1 under another PYTHONHASHSEED.  A search stopped at a depth, or whose driver
+was killed, resumes from its checkpoint to the same result; a damaged checkpoint is refused naming its file.  In
+the Spark tests' xdist group.
 """
 
 from __future__ import annotations
@@ -131,6 +132,42 @@ def test_command_refuses_what_spark_cannot_do_and_a_corrupt_checkpoint_in_one_li
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-2000:]
     last = r.stderr.strip().splitlines()[-1]
     assert last.startswith(f"isrlab: error: corrupt checkpoint {cp / 'manifest.json'}: ")
+
+
+def test_a_killed_driver_resumes_from_its_checkpoint(tmp_path):
+    """The command's driver, SIGKILLed by its PID once level 4 is checkpointed (a test hook holds it there), is
+    run again: it resumes after level 4 and ends as the single-process search does."""
+    import signal
+    import time
+
+    args = [ISRLAB, "explore", "--preset", "crash-loses-unflushed", "--json", "--quiet", "--no-archive"]
+    single = subprocess.run([*args, "--no-compress"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert single.returncode == 1, single.stderr[-2000:]
+    markers, cp = tmp_path / "markers", tmp_path / "cp"
+    markers.mkdir()
+    spark_args = [*args, "--master", "local[1]", "--checkpoint", str(cp)]
+    env = dict(os.environ, ISRLAB_TEST_TASK_MARKERS=str(markers), ISRLAB_TEST_HOLD_LEVEL="4")
+    proc = subprocess.Popen(spark_args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            cwd=tmp_path)
+    pid_file = markers / "explore-driver.pid"
+    end = time.monotonic() + 300
+    while not pid_file.exists() and proc.poll() is None and time.monotonic() < end:
+        time.sleep(0.1)
+    assert pid_file.exists(), proc.communicate()[1][-2000:]
+    assert int(pid_file.read_text()) == proc.pid
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=60)
+    manifest = json.loads((cp / "manifest.json").read_text())
+    assert [lv["depth"] for lv in manifest["levels"]] == [0, 1, 2, 3, 4] and not manifest["done"]
+    assert not [f for f in os.listdir(cp) if f.startswith(".tmp-")]   # nothing half-written
+
+    r = subprocess.run(spark_args, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 1, r.stderr[-2000:]
+    a, b = json.loads(r.stdout), json.loads(single.stdout)
+    assert a["spark"]["resumed_from"] == 4
+    for k in ("distinct_states", "transitions", "pruned", "depth", "kinds", "result"):
+        assert a[k] == b[k], k
+    assert [v["actions"] for v in a["violations"]] == [v["actions"] for v in b["violations"]]
 
 
 def test_command_on_a_standalone_cluster_equals_the_single_process_command(tmp_path):
