@@ -72,8 +72,11 @@ def archive_counterexample(out: str, preset_name: str, trace: Trace, keep_name: 
         name, _ = archive_name(trace)
     path = os.path.join(out, name)
     trace.description = trace.description or f"found by isrlab fuzz --preset {preset_name}"
-    # the replay command names the archive folder, never a machine's absolute path
-    shown = os.path.join(os.path.basename(os.path.normpath(out)), name)
+    # the replay command names the file as seen from where the command ran (campaigns/<id>/counterexamples/...), or
+    # by its folder's name when that is outside it: never a machine's absolute path
+    shown = os.path.relpath(path)
+    if shown.startswith(os.pardir):
+        shown = os.path.join(os.path.basename(os.path.normpath(out)), name)
     trace.provenance = dict(trace.provenance, replay=f"isrlab replay {shown}")
     write_trace(path, trace)
     return path, True

@@ -167,7 +167,7 @@ def campaign(summary: dict, out: Console, where: dict, verbose: bool = False) ->
         svg = shlex.quote((pick["file"][:-5] if pick["file"].endswith(".json") else pick["file"]) + ".svg")
         isrlab = isrlab_command()
         for what, cmd in (("its steps:", f"{isrlab} replay --expected {first}"),
-                          ("its diagram:", f"{isrlab} explain {first} --svg {svg}"),
+                          ("its diagram:", f"{isrlab} explain {first} --svg {svg} --expected"),
                           ("keep it as a regression test:", f"{isrlab} promote {first}")):
             out.print(f"  {what:<31}{cmd}", soft_wrap=True)
         hint = activate_hint(isrlab)

@@ -72,11 +72,9 @@ def test_next_commands_run_when_pasted_without_the_environment_on_path(tmp_path,
     assert "source " in text and "activate" in text, "says how to get plain isrlab on PATH"
     env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
     env["PATH"] = os.defpath
-    for cmd in (replay, explain):
+    for cmd in (replay, explain):   # both exit 0: the counterexample fails as it records
         r = subprocess.run(cmd, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
-        assert r.returncode in (0, 1) and "not found" not in r.stderr, (cmd, r.stderr)
-    assert subprocess.run(replay, shell=True, cwd=tmp_path, env=env, capture_output=True,
-                          timeout=300).returncode == 0
+        assert r.returncode == 0 and "not found" not in r.stderr, (cmd, r.stderr)
     assert (folder / (src.stem + ".svg")).is_file(), explain
     assert sorted(p.name for p in tmp_path.iterdir()) == ["campaigns"], "nothing written in the working folder"
     assert promote.split()[-1] == f"campaigns/c1/counterexamples/{src.name}"
