@@ -453,7 +453,7 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
     manifest = read_manifest(checkpoint, identity) if checkpoint else None
     stop_path = None
     if manifest is None:
-        bits, state_checks, _ = spec.checks()
+        state_checks = spec.checks()[1]
         events = [((), 1, k, inv.name, facts, 0) for k, inv in enumerate(state_checks)
                   for facts in [inv.check(cfg, s0)] if facts is not None]
         passed, stop_path = judging.level(-1, events)
@@ -491,13 +491,13 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
     res.transitions = sum(e["transitions"] for e in levels)
     res.pruned = sum(e["pruned"] for e in levels)
     res.depth = levels[-1]["depth"] if levels[-1]["states"] else max(0, levels[-1]["depth"] - 1)
-    stopped = manifest["done"]
-    if stopped and stop_path is not None:
+    stopped = stop_path is not None   # a violation ended the search (a search done otherwise has an empty last level)
+    if stopped:
         res.stop_reason = "violation"
         for k, v in manifest.get("at_stop", {}).items():
             setattr(res, k, v)
     visited = frontier = None
-    if not stopped:
+    if not stopped and levels[-1]["states"]:
         visited, frontier = _load(sc, spec, checkpoint, manifest, frontier_lines, n_parts)
     d = levels[-1]["depth"]
     spent: list = []   # RDDs to drop once the next level's dedup has read what it needs of them
@@ -537,7 +537,7 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
             wanted = {p[:-1] for p, _n, _f in step_events} | {p[:-1] for x in summary for p, _v in x[1]}
             masks = dict(frontier.filter(lambda r, w=wanted: r[1][0] in w).map(lambda r: (r[1][0], r[1][1]))
                          .collect())
-        bits, state_checks, step_checks = spec.checks()
+        _bits, state_checks, step_checks = spec.checks()
         step_order = {inv.name: k for k, inv in enumerate(step_checks)}
         state_order = {inv.name: k for k, inv in enumerate(state_checks)}
         events = [(p, 0, step_order[n], n, f, masks[p[:-1]]) for p, n, f in step_events]

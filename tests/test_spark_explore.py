@@ -73,6 +73,22 @@ def test_levels_and_totals_equal_the_single_process_search_on_local2(spark):
     assert res.stop_reason == single.stop_reason == "max_depth" and not res.complete and not res.found
 
 
+def test_a_complete_search_run_again_is_complete_from_its_checkpoint(spark, tmp_path):
+    from isrlab import spark_explore
+    from isrlab.properties.explore import bounded_config
+
+    cfg = bounded_config(preset("kafka-2.4").config, 1, 1, 0, 0, 1).replace(produce_acks=(-1,))
+    kw = dict(max_leader_epoch=1, max_isr_changes=0, eager_tasks=True, without=("ConsumerFetch",))
+    single = explore(cfg, **kw, compress=False)
+    folder = str(tmp_path / "cp")
+    for resumed in (None, single.depth + 1):   # the second run finds every level done
+        res, info = spark_explore.run(spark, cfg, **kw, checkpoint=folder, partitions=2)
+        assert info["resumed_from"] == resumed and res.complete and res.stop_reason is None
+        assert [lv["states"] for lv in info["levels"]] == _levels(single) + [0]
+        assert (res.distinct_states, res.transitions, res.depth, res.kinds) == (
+            single.distinct_states, single.transitions, single.depth, single.kinds)
+
+
 def test_shortest_trace_and_a_resumed_search_equal_the_single_process_search(spark, tmp_path):
     """crash-loses-unflushed with the command's judge: stopped at depth 8 (a stopped driver), then resumed from
     its checkpoint to the preset's bug, the same trace the single-process search finds first."""
