@@ -320,7 +320,10 @@ class TraceItem(pytest.Item):
         except ValueError:         # another drive (Windows): the name alone, never a machine's absolute path
             path = self.path.name
         path = shlex.quote(path)
-        return f"see it: isrlab replay {path} (step by step), isrlab explain {path} (in one sentence and a diagram)"
+        from .console import isrlab_command   # `isrlab` when on PATH, else the script beside this interpreter
+
+        isrlab = isrlab_command()
+        return f"see it: {isrlab} replay {path} (step by step), {isrlab} explain {path} (in one sentence and a diagram)"
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, TraceOutcomeError):
