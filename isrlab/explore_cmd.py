@@ -363,11 +363,13 @@ def _on_spark(preset_name, cfg, search_kw, max_depth, checked, all_violations, g
     from .sparkjob import default_ship_dir
     from . import spark_explore
 
-    for flag, on in (("--liveness", liveness), ("--symmetry", symmetry),
-                     (f"--settle-every {search_kw['settle_every']}", search_kw["settle_every"])):
+    for flag, on, why in (
+            ("--liveness", liveness, "the liveness check needs the whole state graph in one process"),
+            ("--symmetry", symmetry, "its reduction is measured against a second, single-process search"),
+            (f"--settle-every {search_kw['settle_every']}", search_kw["settle_every"],
+             "the sample follows the single-process search's numbering; give --settle-every 0")):
         if on:
-            raise InputError(f"{flag} is not available with --spark (it needs the whole state graph or a "
-                             f"single-process sample{'; give --settle-every 0' if 'settle' in flag else ''})")
+            raise InputError(f"{flag} is not available with --spark ({why})")
     conf_map = _conf_pairs(conf)
     root = None
     if checkpoint is None:
