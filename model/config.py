@@ -987,11 +987,12 @@ EXPLORE_BOUNDS: dict[str, dict] = {
                                        "composite": True},
     # KIP-966's case: the leader, alone in the ISR once both brokers lost their heartbeats, comes back from a replaced
     # disk empty and is elected again (20 actions at 2 brokers); the fix's preset (kafka-4.1-disk-wipe) breaks nothing
-    # on the same actions
-    "kafka-3.7-disk-wipe": {"max_expirations": 2, "max_epoch": 2},
+    # on the same actions; composite: 45 CPU s where the fine search took 298
+    "kafka-3.7-disk-wipe": {"max_expirations": 2, "max_epoch": 2, "composite": True},
     # KIP-966's motivation: the follower shuts down, the leader loses its heartbeats and crashes, losing its unflushed
-    # record, and is elected again from the ISR it never left (25 actions); with the fix (kafka-4.1-lossy-crash) clean
-    "kafka-3.7-lossy-crash": {"max_expirations": 1, "max_epoch": 2},
+    # record, and is elected again from the ISR it never left (25 actions fine, 26 composite: 52 CPU s where the fine
+    # search took 343); with the fix (kafka-4.1-lossy-crash) clean
+    "kafka-3.7-lossy-crash": {"max_expirations": 1, "max_epoch": 2, "composite": True},
     # KAFKA-14139's race at 2 brokers: the follower, caught up, is proposed for the ISR; before the AlterPartition goes
     # out it shuts down twice (the second time 2 s later, when its heartbeat is due), comes back empty and registers
     # again; no leader change (34 actions, composite: a fine search of these bounds no longer ends in minutes since the

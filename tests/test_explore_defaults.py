@@ -400,8 +400,7 @@ SLOW_DEFAULT_FINDS = {"kraft-no-partition-epoch-check": {"partition_epoch_check"
 @pytest.mark.unit
 @pytest.mark.parametrize("name", sorted(SLOW_DEFAULT_FINDS))
 def test_a_slow_default_searchs_trace_is_within_its_bounds(name):
-    """The trace a breaking preset's default search found in minutes (benchmarks/RESULTS.md, tenth and eleventh
-    sessions), kept as a fixture: every action is one the default search offers in its state (eager tasks, kinds left
+    """The trace a breaking preset's default search found in minutes (benchmarks/RESULTS.md), kept as a fixture: every action is one the default search offers in its state (eager tasks, kinds left
     out), no step leaves the bounds, it ends in the preset's bug, and the same actions with the fix break nothing."""
     import os
 
