@@ -132,7 +132,8 @@ class ModelConfig:
     #: shrinks (PartitionChangeBuilder.triggerLeaderEpochBumpIfNeeded); before, every shrink did.  Only with kip_500.
     kafka_15021: bool = True
     #: KAFKA-15583 (KIP-966 part 1, 3.7.0): a leader advances its HW only while its committed ISR has at least
-    #: min(min.insync.replicas, replication factor) members (Partition.isUnderMinIsr).  Only with kip_500.
+    #: min(min.insync.replicas, replication factor) members (Partition.isUnderMinIsr), and that effectiveMinIsr is
+    #: also the acks=all checks' (appendRecordsToLeader, checkEnoughReplicasReachOffset).  Only with kip_500.
     kafka_15583: bool = True
     #: KIP-966 Eligible Leader Replicas (3.7.0 behind the eligible.leader.replicas.version feature, on by default for
     #: new clusters from 4.1.0): replicas that leave an ISR below min ISR join the partition's ELR (but one that shut

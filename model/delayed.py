@@ -72,14 +72,22 @@ def leader_partition_or_error(br: Broker, p: int):
     return part, E.NONE
 
 
+def effective_min_isr(cfg: ModelConfig, part) -> int:
+    """Partition.effectiveMinIsr (Kafka 3.7.0, KAFKA-15583): min.insync.replicas capped at the replica count."""
+    if cfg.kip_500 and cfg.kafka_15583:
+        return min(cfg.min_insync_replicas, len(part.remote_replicas) + 1)
+    return cfg.min_insync_replicas
+
+
 def check_enough_replicas_reach_offset(cfg: ModelConfig, br: Broker, p: int, required_offset: int):
-    """Partition.checkEnoughReplicasReachOffset (Kafka 2.4.0 / 2.7.0, P7): (done, error); 2.7 counts the maximal ISR."""
+    """Partition.checkEnoughReplicasReachOffset (Kafka 2.4.0 / 2.7.0 / 3.7.0, P7): (done, error); 2.7 counts the
+    maximal ISR, 3.7 compares it with effectiveMinIsr (KAFKA-15583)."""
     part, error = leader_partition_or_error(br, p)
     if part is None:
         return True, error
     if br.logs[p].high_watermark >= required_offset:
         pend = part.pending_isr
-        if cfg.min_insync_replicas <= len(part.isr) + (1 if pend is not None and pend.expand else 0):
+        if effective_min_isr(cfg, part) <= len(part.isr) + (1 if pend is not None and pend.expand else 0):
             return True, E.NONE
         return True, E.NOT_ENOUGH_REPLICAS_AFTER_APPEND
     return False, E.NONE

@@ -79,7 +79,7 @@ def maybe_increment_leader_hw(cfg: ModelConfig, br: Broker, p: int, now: int) ->
     new_hw = log.log_end_offset
     isr = part.isr
     kraft = cfg.kip_500
-    if kraft and cfg.kafka_15583 and len(isr) < min(cfg.min_insync_replicas, len(part.remote_replicas) + 1):
+    if kraft and cfg.kafka_15583 and len(isr) < delayed.effective_min_isr(cfg, part):
         return False                             # isUnderMinIsr (KAFKA-15583, 3.7.0): the HW stays
     pend = part.pending_isr
     if pend is not None and pend.expand:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from . import errors as E
 from .config import ModelConfig
 from .delayed import (check_enough_replicas_reach_offset, complete_delayed_fetch, delayed_fetch_can_complete,
-                      get_partition_or_error, leader_partition_or_error, note_consumed, note_error, note_response,
+                      effective_min_isr, get_partition_or_error, leader_partition_or_error, note_consumed, note_error, note_response,
                       respond_produce, try_complete_delayed_fetch, try_complete_delayed_produce)
 from .fetch_from_follower import consumer_fetch_with_client_metadata
 from .log import append_as_leader, delete_old_segments, truncate_to
@@ -219,7 +219,7 @@ def append_records(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, acks: 
     part, error = leader_partition_or_error(br, p)                                   # P2
     if part is None:
         return _produce_error(s, br, p, acks, error)
-    if acks == -1 and len(part.isr) < cfg.min_insync_replicas:                        # P3
+    if acks == -1 and len(part.isr) < effective_min_isr(cfg, part):                   # P3 (3.7.0: effectiveMinIsr)
         return _produce_error(s, br, p, acks, E.NOT_ENOUGH_REPLICAS)
     g = s.ghost_mut()
     record_ids = tuple(range(g.next_record_id, g.next_record_id + n_records))
