@@ -171,7 +171,7 @@ MUTANTS: tuple[Mutant, ...] = (
       "    try_complete_delayed_produce(cfg, s, br, p)\n", "",
       "makeFollowers does not complete the produce requests parked on a partition it no longer leads"),
     M("min-isr-ignored", "replica manager", "missing check", "replica_manager", "append_records",
-      "if acks == -1 and len(part.isr) < cfg.min_insync_replicas:", "if False:",
+      "if acks == -1 and len(part.isr) < effective_min_isr(cfg, part):", "if False:",
       "an acks=all produce is appended even when the ISR is below min.insync.replicas (P3)",
       equivalent_reason="kafka-2.4 has min.insync.replicas=1 and the leader is always in its own ISR, so the "
                         "check never refuses (min_isr_promise kills it on min-isr-2)"),
@@ -309,7 +309,7 @@ MUTANTS: tuple[Mutant, ...] = (
       "DelayedProduce.onExpiration answers NONE instead of REQUEST_TIMED_OUT"),
     M("complete-without-min-isr", "delayed operations", "missing check", "delayed",
       "check_enough_replicas_reach_offset",
-      "if cfg.min_insync_replicas <= len(part.isr) + (1 if pend is not None and pend.expand else 0):", "if True:",
+      "if effective_min_isr(cfg, part) <= len(part.isr) + (1 if pend is not None and pend.expand else 0):", "if True:",
       "a completed acks=all produce is answered NONE even when the ISR shrank below min.insync.replicas (P7)",
       equivalent_reason="with min.insync.replicas=1 on kafka-2.4 the ISR (which holds the leader) always has "
                         "enough members; min_isr_promise kills it on min-isr-2"),
