@@ -480,7 +480,8 @@ def make_leader_3x(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, ps, no
         replicas = []
         for r in part.remote_replicas:                                            # Replica.resetReplicaState
             r = r._clone(br._tok)
-            reset_last_caught_up_time(r, leo, now, now if r.broker_id in isr else 0)
+            in_sync = now if r.broker_id in isr else 0   # 3.3.0+: lastFetchTimeMs and lastCaughtUpTimeMs alike
+            reset_last_caught_up_time(r, leo, in_sync, in_sync)
             if is_new_leader:
                 update_fetch_state(r, -1, -1, 0, -1)
                 r.broker_epoch = None                # brokerEpoch = Option.empty
