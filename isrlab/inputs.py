@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import stat
 import tempfile
 
 import click
 
 from .exits import InputError
+# the untrusted-JSON decoder and its limits live with the trace format (model/trace.py), used here by the commands
+from .model.trace import MAX_STRING_BYTES as MAX_STRING_BYTES, json_nesting as json_nesting  # noqa: F401
+from .model.trace import load_trace as load_trace, parse_json as parse_json  # noqa: F401
 
 #: the longest numeral accepted on the command line: enough for any 64-bit seed
 MAX_NUMERAL = 24
@@ -201,90 +203,7 @@ PRESET = Names(preset_names, extra=("all", "main"), what="preset")
 INVARIANT = Names(invariant_names, what="invariant")
 
 
-# --------------------------------------------------------------------------- files: JSON within limits, typed fields
-#: the longest string a JSON input may hold (descriptions, names, versions, explanations are short): a cap checked
-#: before the document is decoded, so that a 20 MB field costs its bytes, not a decoder's working set
-MAX_STRING_BYTES = 1 << 20
-_JSON_STRING = re.compile(rb'"[^"]*"')
-
-
-def _json_strings_removed(raw: bytes) -> bytes:
-    """JSON text with every string literal removed, in time and memory linear in its size (C speed, no backtracking
-    stack: escaped backslashes and quotes go first, then every string is a quote, non-quotes and a quote)."""
-    return _JSON_STRING.sub(b"", raw.replace(b"\\\\", b"").replace(b'\\"', b""))
-
-
-def _long_string_at(raw: bytes, limit: int) -> tuple[int, int] | None:
-    """(offset, length) of a JSON string literal longer than ``limit`` bytes, or None: runs of ``limit`` non-quote
-    bytes are found at C speed, and one inside a string (an odd number of quotes before it) is one."""
-    text = raw.replace(b"\\\\", b"  ").replace(b'\\"', b"  ")   # same length: offsets stay the file's
-    for m in re.finditer(rb'[^"]{%d,}' % (limit + 1), text):
-        if text.count(b'"', 0, m.start()) % 2 == 1:
-            return m.start() - 1, m.end() - m.start()
-    return None
-
-
-def json_nesting(raw: bytes, limit: int = 64) -> int:
-    """The deepest nesting of arrays and objects in JSON text, strings skipped; memory linear in the text's size.
-
-    Up to ``limit`` levels, the innermost empty pairs are removed a round at a time at C speed (a million actions in
-    well under a second); past it, the brackets left are counted one by one."""
-    import itertools
-
-    brackets = _json_strings_removed(raw).translate(None, delete=_NOT_BRACKETS)
-    depth = 0
-    while brackets:
-        if depth > limit:
-            steps = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
-            return depth + max(itertools.accumulate(steps[b] for b in brackets))
-        shorter = _EMPTY_PAIR.sub(b"", brackets)   # one level per round: [] and {} as they stand, not as they become
-        if len(shorter) == len(brackets):   # unbalanced: the decoder says where
-            break
-        brackets, depth = shorter, depth + 1
-    return depth
-
-
-_EMPTY_PAIR = re.compile(rb"\[\]|\{\}")
-_NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
-
-
-def parse_json(raw: bytes, what: str, max_string: int = MAX_STRING_BYTES):
-    """Untrusted JSON decoded within the limits (UTF-8, nesting, integer digits, finite numbers, string length),
-    with peak memory a small multiple of its size; every failure is a one-line ``TraceError`` naming ``what``."""
-    import json
-
-    from .model.trace import MAX_NESTING, TraceError, _parse_constant, _parse_float, _parse_int
-
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise TraceError(f"{what} is not UTF-8 text (byte {e.start:,})") from None
-    long = _long_string_at(raw, max_string)
-    if long is not None:
-        raise TraceError(f"{what}: a string of {long[1]:,} bytes at byte {long[0]:,} (at most "
-                         f"{max_string:,}: descriptions, names and versions are short)")
-    depth = json_nesting(raw, MAX_NESTING)
-    if depth > MAX_NESTING:
-        raise TraceError(f"{what} nests arrays and objects {depth} deep (at most {MAX_NESTING})")
-    try:
-        return json.loads(text, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
-    except (TraceError, json.JSONDecodeError, RecursionError) as e:
-        why = (f" is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}" if isinstance(e, json.JSONDecodeError)
-               else " nests too deep" if isinstance(e, RecursionError) else f": {e}")
-        raise TraceError(what + why) from None
-
-
-def load_trace(path: str):
-    """``model.trace.load_trace`` with the JSON decoded by ``parse_json`` above (string sizes capped first)."""
-    from .model.trace import TraceError, read_regular_file, trace_from_json
-
-    data = parse_json(read_regular_file(path), path)
-    try:
-        return trace_from_json(data)
-    except TraceError as e:
-        raise TraceError(f"{path}: {e}") from None
-
-
+# --------------------------------------------------------------------------- files: typed fields
 #: the shapes ``shape_problem`` knows: a Python type, [shape] (a list of it), {key: shape} (an object with these
 #: keys, a key ending in "?" optional, others allowed), Maybe(shape) (it or null), ANY
 ANY = object()

@@ -198,9 +198,6 @@ MAX_TRACE_BYTES = 32 * 1024 * 1024
 MAX_NESTING = 64
 MAX_INT_DIGITS = 40
 MAX_ACTIONS = 1_000_000
-_DEPTH = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
-_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
 
 
 def read_regular_file(path: str, limit: int = MAX_TRACE_BYTES) -> bytes:
@@ -238,12 +235,6 @@ def read_regular_file(path: str, limit: int = MAX_TRACE_BYTES) -> bytes:
         os.close(fd)
 
 
-def _nesting(raw: bytes) -> int:
-    """The deepest nesting of arrays and objects in JSON text (strings skipped), at C speed."""
-    brackets = _NOT_BRACKET.sub(b"", _STRING.sub(b"", raw))
-    return max(itertools.accumulate(_DEPTH[b] for b in brackets), default=0)
-
-
 def _parse_int(text: str) -> int:
     if len(text) > MAX_INT_DIGITS:
         raise TraceError(f"an integer of {len(text)} digits (at most {MAX_INT_DIGITS})")
@@ -261,23 +252,72 @@ def _parse_constant(name: str):
     raise TraceError(f"{name} is not a JSON value")
 
 
-def parse_json(raw: bytes, what: str):
-    """Decode untrusted JSON within the limits above; every failure is a one-line TraceError."""
+#: the longest string a JSON input may hold (descriptions, names, versions, explanations are short): a cap checked
+#: before the document is decoded, so that a 20 MB field costs its bytes, not a decoder's working set
+MAX_STRING_BYTES = 1 << 20
+_JSON_STRING = re.compile(rb'"[^"]*"')
+
+
+def _json_strings_removed(raw: bytes) -> bytes:
+    """JSON text with every string literal removed, in time and memory linear in its size (C speed, no backtracking
+    stack: escaped backslashes and quotes go first, then every string is a quote, non-quotes and a quote)."""
+    return _JSON_STRING.sub(b"", raw.replace(b"\\\\", b"").replace(b'\\"', b""))
+
+
+def _long_string_at(raw: bytes, limit: int) -> tuple[int, int] | None:
+    """(offset, length) of a JSON string literal longer than ``limit`` bytes, or None: runs of ``limit`` non-quote
+    bytes are found at C speed, and one inside a string (an odd number of quotes before it) is one."""
+    text = raw.replace(b"\\\\", b"  ").replace(b'\\"', b"  ")   # same length: offsets stay the file's
+    for m in re.finditer(rb'[^"]{%d,}' % (limit + 1), text):
+        if text.count(b'"', 0, m.start()) % 2 == 1:
+            return m.start() - 1, m.end() - m.start()
+    return None
+
+
+def json_nesting(raw: bytes, limit: int = 64) -> int:
+    """The deepest nesting of arrays and objects in JSON text, strings skipped; memory linear in the text's size.
+
+    Up to ``limit`` levels, the innermost empty pairs are removed a round at a time at C speed (a million actions in
+    well under a second); past it, the brackets left are counted one by one."""
+    import itertools
+
+    brackets = _json_strings_removed(raw).translate(None, delete=_NOT_BRACKETS)
+    depth = 0
+    while brackets:
+        if depth > limit:
+            steps = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+            return depth + max(itertools.accumulate(steps[b] for b in brackets))
+        shorter = _EMPTY_PAIR.sub(b"", brackets)   # one level per round: [] and {} as they stand, not as they become
+        if len(shorter) == len(brackets):   # unbalanced: the decoder says where
+            break
+        brackets, depth = shorter, depth + 1
+    return depth
+
+
+_EMPTY_PAIR = re.compile(rb"\[\]|\{\}")
+_NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
+
+
+def parse_json(raw: bytes, what: str, max_string: int = MAX_STRING_BYTES):
+    """Untrusted JSON decoded within the limits (UTF-8, nesting, integer digits, finite numbers, string length),
+    with peak memory a small multiple of its size; every failure is a one-line ``TraceError`` naming ``what``."""
     try:
         text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise TraceError(f"{what} is not UTF-8 text") from None
-    depth = _nesting(raw)
+    except UnicodeDecodeError as e:
+        raise TraceError(f"{what} is not UTF-8 text (byte {e.start:,})") from None
+    long = _long_string_at(raw, max_string)
+    if long is not None:
+        raise TraceError(f"{what}: a string of {long[1]:,} bytes at byte {long[0]:,} (at most "
+                         f"{max_string:,}: descriptions, names and versions are short)")
+    depth = json_nesting(raw, MAX_NESTING)
     if depth > MAX_NESTING:
         raise TraceError(f"{what} nests arrays and objects {depth} deep (at most {MAX_NESTING})")
     try:
         return json.loads(text, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
-    except TraceError as e:
-        raise TraceError(f"{what}: {e}") from None
-    except json.JSONDecodeError as e:
-        raise TraceError(f"{what} is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
-    except RecursionError:  # pragma: no cover - the nesting limit comes first
-        raise TraceError(f"{what} nests too deep") from None
+    except (TraceError, json.JSONDecodeError, RecursionError) as e:
+        why = (f" is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}" if isinstance(e, json.JSONDecodeError)
+               else " nests too deep" if isinstance(e, RecursionError) else f": {e}")
+        raise TraceError(what + why) from None
 
 
 def load_trace(path: str) -> Trace:

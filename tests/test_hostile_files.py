@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from isrlab import inputs
 from isrlab.cli import main
-from isrlab.model.trace import TraceError, _nesting
+from isrlab.model.trace import TraceError
 
 pytestmark = pytest.mark.unit
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,9 +60,31 @@ def test_escaped_quotes_and_backslashes_neither_hide_nor_fake_a_long_string():
 @pytest.mark.parametrize("text", ['[]', '[[{"a": [1, {}]}]]', '["[[[", "\\"[[", "\\\\", [[]]]',
                                   '{"a": "]]]]", "b": [{"c": "{{{\\\\\\""}]}', "[" * 70 + "]" * 70,
                                   '[{"x": ' * 40 + "1" + "}]" * 40, ""])
-def test_nesting_is_the_depth_the_old_scan_gives(text):
+def test_nesting_is_the_depth_a_plain_count_gives(text):
     raw = text.encode()
     assert inputs.json_nesting(raw) == _nesting(raw)
+
+
+def _nesting(raw: bytes) -> int:
+    """The deepest nesting by a plain scan, one byte at a time (strings and their escapes skipped)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for b in raw:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif b == ord("\\"):
+                escaped = True
+            elif b == ord('"'):
+                in_string = False
+        elif b == ord('"'):
+            in_string = True
+        elif b in b"[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif b in b"]}":
+            depth -= 1
+    return deepest
 
 
 def test_deep_nesting_is_named_with_its_depth():
