@@ -259,10 +259,10 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
                 "explanation": trace.explanation, "attribution": a.to_json(), "attributed": a.summary(),
                 "kind": kind, "bugs": list(bugs), "actions": trace.to_json()["actions"]}
         if not no_archive:
-            from .archive import archive_counterexample
+            from .cli import _archive_or_fail   # a write failure (disk full) is one line, exit 3
 
             trace.description = f"found by isrlab explore --preset {preset_name}"
-            path, written = archive_counterexample(out, preset_name, trace)
+            path, written = _archive_or_fail(out, preset_name, trace)
             item.update(trace_file=path, newly_archived=written)
         summary["violations"].append(item)
     result = preset_result(p, credited)

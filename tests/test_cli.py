@@ -535,3 +535,19 @@ def test_a_long_campaigns_result_fits_the_first_screen():
     assert "as expected (29)" in first and "preset-29" in first
     assert "not found within the budget" in "\n".join(lines[-5:])   # the verdict last
     assert sum("preset-03" in line for line in lines) == 1       # listed once, in the folded line
+
+
+def test_explore_on_a_full_disk_is_one_line(tmp_path, monkeypatch):
+    """The counterexample cannot be written (ENOSPC): one line naming the folder, exit 3, no traceback."""
+    import errno
+
+    from isrlab import archive
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(archive, "archive_counterexample", full)
+    r = run("explore", "--preset", "no-kafka-15583", "--quiet", "--out", str(tmp_path / "cx"))
+    lines = [ln for ln in r.output.splitlines() if ln.startswith("isrlab:")]
+    assert r.exit_code == 3 and "Traceback" not in r.output, r.output
+    assert lines == [f"isrlab: error: cannot archive the counterexample in {tmp_path / 'cx'}: No space left on device"]
