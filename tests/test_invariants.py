@@ -244,7 +244,7 @@ def test_isr_propagation_bound_counts_a_late_change_from_the_change():
     at the task's next run, not at once (the corrected bound's first version fired at the change's own step)."""
     cfg = PRESETS["kafka-2.4"].config
     inv = I.BY_NAME["isr_propagation_bound"]
-    r = walk(cfg, derive_seed(5, 3), 450, invariants=(inv,))
+    r = walk(cfg, derive_seed(5, 266), 450, invariants=(inv,))   # one walk in some 300 reaches the case
     assert r.violations == [] and r.steps == 450
     s, late = initial_state(cfg), 0
     for a in r.actions:
@@ -271,7 +271,7 @@ def test_leader_epoch_start_bound_allows_a_re_sent_epoch():
         return None
 
     differs = I.Invariant("start_differs", I.ALWAYS, I.STATE, start_differs, "", "", reads=inv.reads)
-    r = search(cfg, derive_seed(7, 0), 300, invariants=(differs,))
+    r = search(cfg, derive_seed(7, 1), 300, invariants=(differs,))
     assert r.violations, "the search no longer reaches a re-sent leader epoch"
     (v, actions), = r.violations
     assert v.facts["start"] > v.facts["offset"]
