@@ -7,7 +7,7 @@ For every preset with expected bugs: N campaign seeds, each an in-process hunt w
 preset: found k/N, median seconds to find (the cap for a miss), median and min shrunk length, and what else
 was met (known bugs gone past, unexpected violations).
 
-    python benchmarks/attributed_finds.py --seeds 5 --cap 60 [--engine walk] [--presets A B ...]
+    python benchmarks/attributed_finds.py --seeds 5 --cap 60 [--engine walk] [--presets A B ...] [--composite P]
 """
 
 from __future__ import annotations
@@ -41,6 +41,8 @@ def hunt(name: str, seed: int, cap: float, shrink_budget: float, engine: str = "
         kind, bugs = classify(p, a)
         if kind == "found":
             secs = time.monotonic() - t0
+            if not shrink_budget:
+                return secs, len(r.actions), met
             sr, _ = shrink_attributed(p.config, r.actions, r.violation.invariant, expected=p.bugs,
                                       time_budget_s=shrink_budget)
             return secs, len(sr.actions), met
@@ -56,7 +58,16 @@ def main() -> None:
     ap.add_argument("--shrink-budget", type=float, default=20.0)
     ap.add_argument("--engine", default="guided", choices=("guided", "walk", "hypothesis"))
     ap.add_argument("--presets", nargs="*", default=sorted(n for n, p in PRESETS.items() if p.bugs))
+    ap.add_argument("--composite", type=float, default=None,
+                    help="the share of walks and extensions that take exchanges whole (walker.P_COMPOSITE)")
+    ap.add_argument("--no-shrink", action="store_true", help="time to find only")
     args = ap.parse_args()
+    if args.composite is not None:
+        from isrlab.properties import walker
+
+        walker.P_COMPOSITE = args.composite
+    if args.no_shrink:
+        args.shrink_budget = 0.0
     print(f"{'preset':<32} {'bug':<22} {'found':>6} {'median s':>9} {'shrunk med (min)':>17}  also met")
     for name in args.presets:
         times, lengths, met = [], [], set()

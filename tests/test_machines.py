@@ -337,7 +337,9 @@ def test_swarm_walk_applies_policy_chosen_enabled_actions_checking_each_step():
 #: no-kafka-7164 (KAFKA-6880's divergence), none of seeds 0-8 within 1500 test cases before the targeting
 #: (about 330k steps each) nor of seeds 0-3 after; no-kafka-7415, found by seed 1 of seeds 0-13 before the
 #: targeting and by none of seeds 0-23 and 30-37 after (about 330k steps each).  KIP-497: no-kafka-13091's
-#: shrink commit that leaves the HW behind, seed 1 at 187 test cases, seed 2 at 1951 (seed 0 not within 1500);
+#: shrink commit that leaves the HW behind, seed 1 at 187 test cases, seed 2 at 1951 (seed 0 not within 1500); since
+#: the AlterIsr handling is a step of its own and half the swarm walks take exchanges whole, seed 0 at 393, seed 3
+#: at 262 (seeds 1 and 2 not within 1500);
 #: kafka-2.7's, seed 1 at 187, seed 2 at 663 (seed 0 not within 1500).  no-kafka-12686 (a LeaderAndIsr
 #: between an AlterIsr and its answer, then a new proposal) by none of seeds 0-2 within 1500 test cases
 #: (about 350k steps each); the guided search finds it in about 1 s (its AlterIsr race cell field).
@@ -352,7 +354,7 @@ MACHINE_FINDS = {
     "no-kafka-7128": (600, (0, 1)),
     "no-kafka-6082": (600, (0, 1)),
     "kafka-0.10.2": (1500, (1, 2)),
-    "no-kafka-13091": (1500, (1, 2)),
+    "no-kafka-13091": (1500, (0, 3)),
     "kafka-2.7": (1500, (1, 2)),
     "no-kafka-14704": (600, (0, 1)),
     "no-kafka-13141": (600, (0, 1)),
