@@ -402,3 +402,16 @@ def test_verdict_says_how_the_attribution_changed():
                                       "isr_entry_condition, the violation it expects\n")
     bare = dataclasses.replace(load_trace(str(_archived("no-kafka-7164-log_matching"))), attribution=None)
     assert verdict(replay(bare, with_changes=False)) == (True, "")
+
+
+def test_a_user_presets_counterexample_replays_outside_its_folder(tmp_path):
+    """The trace carries its whole configuration: a preset name no isrlab.toml here defines is a name only, and the
+    counterexample runs as a regression test anywhere (no known bug counts as expected without the preset)."""
+    src = sorted((ROOT / "counterexamples").glob("*-kafka-2.7-hw_advanced_on_isr_shrink-*.json"))[0]
+    data = json.loads(src.read_text())
+    data["preset"] = "my-own-2-7"
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    (traces / "mine.json").write_text(json.dumps(data))
+    r = _pytest(tmp_path, "--isrlab-traces", "traces")
+    assert r.returncode == 0 and "1 passed" in r.stdout, r.stdout + r.stderr
