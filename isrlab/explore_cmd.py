@@ -584,17 +584,17 @@ class Progress:
 @click.option("--svg", "svg_out", type=click.Path(dir_okay=False), default=None, help="Write an SVG diagram here.")
 @click.option("--png", "png_out", type=click.Path(dir_okay=False), default=None, help="Write a PNG diagram here.")
 @click.option("--expected", is_flag=True,
-              help="Exit 0 when the trace's outcome is the one it expects (a counterexample that still fails as "
-                   "recorded), as `isrlab replay --expected`.")
+              help="Exit 1 when the trace's outcome is not the one it expects (a counterexample that no longer fails "
+                   "as recorded), as `isrlab replay --expected`.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def explain(file, svg_out, png_out, expected, as_json) -> None:
     """Explain the trace FILE in one sentence and draw its space-time diagram (--svg / --png).
 
     After the sentence, the known bugs the violation is attributed to (the bugs whose fix removes it,
     `isrlab bugs`) and the replays behind that, one line per fix tried; a line says when the trace
-    records another attribution. Exit 0 when no invariant fails and the trace expects none, 1 when one
-    fails (the sentence names it; when the trace expects another invariant that holds, the sentence
-    says so first). With --expected: 0 when the outcome is the one the trace expects, else 1.
+    records another attribution. Exit 0 once it has explained (the sentence names the invariant that
+    fails, and when the trace expects another one that holds, says so first); with --expected, 1 when
+    the outcome is not the one the trace expects.
 
     Example: isrlab explain counterexamples/FILE.json --svg cx.svg --expected
     """
@@ -655,7 +655,6 @@ def explain(file, svg_out, png_out, expected, as_json) -> None:
                 click.echo(f"  {line}")
         if result.attribution_problem is not None:
             click.echo(f"NOT the trace's attribution: {result.attribution_problem}")
-    clean = not result.violations and not result.check_failures
-    if expected:
-        sys.exit(EXIT_OK if result.matches_expectation and not result.check_failures else EXIT_VIOLATION)
-    sys.exit(EXIT_OK if clean and result.matches_expectation else EXIT_VIOLATION)
+    if expected and not (result.matches_expectation and not result.check_failures):
+        sys.exit(EXIT_VIOLATION)
+    sys.exit(EXIT_OK)
