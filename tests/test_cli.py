@@ -328,7 +328,7 @@ def test_fuzz_default_preset_finds_nothing_in_a_short_run(tmp_path):
 
 
 def test_fuzz_in_process_writes_its_counterexample_under_out(tmp_path):
-    """In process, --out names the counterexample's folder (the issue's `isrlab fuzz ... --out DIR`)."""
+    """In process, --out names the counterexample's folder (`isrlab fuzz ... --out DIR`)."""
     r = run("fuzz", "--master", "none", "--preset", "kafka-0.11", "--runs", "5", "--json",
             "--out", str(tmp_path / "cx"))
     assert r.exit_code == 1, r.output

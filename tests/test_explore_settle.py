@@ -119,7 +119,7 @@ def test_a_negative_sample_rate_is_bad_input():
     assert r.exit_code == 2 and "settle-every" in r.output
 @pytest.mark.unit
 def test_no_kafka_7786s_default_search_trace_is_within_its_bounds():
-    """The trace no-kafka-7786's default search found (benchmarks/RESULTS.md, twelfth session), kept as a fixture: its
+    """The trace no-kafka-7786's default search found (benchmarks/RESULTS.md), kept as a fixture: its
     prefix is actions the default search offers within its bounds, the cluster does not settle after it, and with
     KAFKA-7786's fix (epoch-requests-in-flight) the same actions settle."""
     from isrlab.model.actions import ACTION_BY_NAME as KINDS
