@@ -1139,8 +1139,8 @@ CATALOGUE: tuple[Invariant, ...] = (
 def zk_isr_joins_live(cfg, pre: ClusterState, a, post: ClusterState):
     """INV zk_isr_joins_live (KIP-841 in ZooKeeper mode, KAFKA-14140): an ISR the ZooKeeper-era controller writes for an
     AlterIsr (leader and leader epoch unchanged) adds only brokers its context holds live and not shutting down."""
-    if post.quorum is not None or not cfg.kip_497 or pre.controllers is post.controllers:
-        return None
+    if type(a) is not A.AlterIsrReceived or post.quorum is not None or pre.controllers is post.controllers:
+        return None   # the write for an AlterIsr (not a context refreshed from ZooKeeper on another event)
     before = {c.broker_id: c for c in pre.controllers}
     for c1 in post.controllers:
         c0 = before.get(c1.broker_id)
