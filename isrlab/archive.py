@@ -121,7 +121,9 @@ def counterexample(preset_name: str, config: ModelConfig, actions, invariant: st
             result = replay(trace, with_changes=False)
             if any(x.invariant == invariant for x in result.violations):
                 break
-        found = next(x for x in settled.violations if x.invariant == invariant)
+        found = next((x for x in settled.violations if x.invariant == invariant), None)
+        if found is None:
+            raise ValueError(f"the shrunk trace settles: {invariant} does not fail after it")
         # its facts are the settling phase's from the prefix; its step is where the archived actions replay to it
         replayed = next((x for x in result.violations if x.invariant == invariant), None)
         if replayed is not None:
@@ -130,7 +132,9 @@ def counterexample(preset_name: str, config: ModelConfig, actions, invariant: st
         trace = Trace(config=config, actions=actions, expect="violation", violated=invariant, preset=preset_name,
                       provenance=provenance, start=start)
         result = replay(trace, with_changes=False)
-        found = next(x for x in result.violations if x.invariant == invariant)
+        found = next((x for x in result.violations if x.invariant == invariant), None)
+        if found is None:
+            raise ValueError(f"the shrunk trace does not replay to a violation of {invariant}")
     trace.violation = found.to_json()
     # the archive's file name: read from the replay above rather than replaying again (see archive_name)
     trace.provenance = dict(trace.provenance, first_broken=first_broken(result.violations) or invariant)

@@ -648,8 +648,13 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
         provenance = {"engine": spec.engine, "campaign": cid, "campaign_seed": spec.seed, "run_seed": s["seed"],
                       "max_steps": spec.steps, "extensions": spec.extensions if spec.engine == "guided" else None,
                       "swarm": spec.swarm}
-        cx = counterexample(s["preset"], cfg, actions, s["invariant"], provenance, s["original_length"],
-                            s["seconds"], s["complete"])
+        try:
+            cx = counterexample(s["preset"], cfg, actions, s["invariant"], provenance, s["original_length"],
+                                s["seconds"], s["complete"])
+        except ValueError as e:   # a shrunk trace that does not replay to its violation: said, and left out
+            log(f"campaign {cid}: {s['preset']} {s['invariant']} (run seed {s['seed']}) not archived: {e} "
+                f"(a bug in isrlab's shrinking; please report it)")
+            continue
         attribution = Attribution.from_json(json.loads(s["attribution"]))
         cx.trace.attribution = attribution.to_json()
         attributions.setdefault(s["preset"], []).append(attribution)
