@@ -262,9 +262,10 @@ def _deleted_below(s: ClusterState, p: int) -> int:
 def acked_durability(cfg, s: ClusterState):
     """INV acked_durability (I1): a record acknowledged to acks=all stays at its offset in every later leader's log
     (except the documented losses of unclean elections, ``Ghost.unclean_losses``: those records only, and the records
-    of a deleted topic, ``Ghost.deleted_partitions``)."""
+    of a topic deleted or queued for deletion, ``Ghost.deleted_partitions`` and /admin/delete_topics: a deletion asked
+    for gives up its records, whichever controller deletes them first)."""
     g = s.ghost
-    if not g.acked:
+    if not g.acked or s.zk.delete_topics:
         return None
     lost = lost_records(g) if g.unclean_losses else ()
     deleted = g.deleted_partitions
@@ -287,9 +288,9 @@ def acked_durability(cfg, s: ClusterState):
 def consumer_safety(cfg, s: ClusterState):
     """INV consumer_safety (I12): a record a consumer read below the HW is never replaced or truncated later
     (except the documented losses of unclean elections, ``Ghost.unclean_losses``: those records only, and the records
-    of a deleted topic, ``Ghost.deleted_partitions``)."""
+    of a topic deleted or queued for deletion, as acked_durability's)."""
     g = s.ghost
-    if not g.consumed:
+    if not g.consumed or s.zk.delete_topics:
         return None
     lost = lost_records(g) if g.unclean_losses else ()
     deleted = g.deleted_partitions
