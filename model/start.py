@@ -98,7 +98,9 @@ def _check_cache(where: str, lso: int, leo: int, records, cache) -> None:
               f"last record's ({records[-1][1]})")
 
 
-def _log(cfg: ModelConfig, b: int, item: dict, zk_parts: dict, assignment: tuple) -> tuple[int, Log, int | None]:
+def _log(cfg: ModelConfig, b: int, item: dict, parts: dict, assignment: tuple,
+         holder: str) -> tuple[int, Log, int | None]:
+    """One log of broker b; ``parts`` maps a partition to its state (replicas, leader epoch) as ``holder`` keeps it."""
     p = item["partition"]
     where = f"broker {b}, partition {p}"
     if not 0 <= p < cfg.n_partitions:
@@ -126,15 +128,15 @@ def _log(cfg: ModelConfig, b: int, item: dict, zk_parts: dict, assignment: tuple
         _fail(f"{where}: HW checkpoint {hw} is above the log end offset {leo}")
     if hw is not None and hw < lso:
         _fail(f"{where}: HW checkpoint {hw} is below the log start offset {lso}")
-    st = zk_parts.get(p)
+    st = parts.get(p)
     top = max([r[1] for r in records[-1:]] + [e for e, _o in cache[-1:]], default=None)
     if top is not None:
         if st is None:
-            _fail(f"{where}: the log holds leader epoch {top}, but the partition has no state in ZooKeeper "
+            _fail(f"{where}: the log holds leader epoch {top}, but the partition has no state in {holder} "
                   f"(no leader was ever elected)")
         if top > st["leader_epoch"]:
             _fail(f"{where}: the log holds leader epoch {top}, above the partition's leader epoch "
-                  f"{st['leader_epoch']} in ZooKeeper")
+                  f"{st['leader_epoch']} in {holder}")
     replicas = list(st["replicas"] if st is not None else assignment[p])
     if b not in replicas:
         _fail(f"{where}: a log on broker {b}, which is not among the partition's replicas {replicas}")
@@ -181,21 +183,27 @@ def _zk_partitions(cfg: ModelConfig, zk: dict, assignment: tuple) -> dict:
     return out
 
 
-def build_start(cfg: ModelConfig, start: dict, base: ClusterState) -> ClusterState:
-    """The state ``start`` describes, over ``base`` (``step.initial_state(cfg)``); StartError if inconsistent.
+class Disks:
+    """What the brokers' disks and processes hold, read from a start's ``brokers`` part (either era)."""
 
-    ``start`` is decoded JSON whose types the trace schema has checked (isrlab/trace.schema.json)."""
+    __slots__ = ("items", "alive", "logs", "checkpoints", "n_records")
+
+    def __init__(self, items, alive, logs, checkpoints, n_records):
+        self.items = items               # the broker's item in ``brokers`` (or {}), per broker
+        self.alive = alive
+        self.logs = logs                 # Log | None per broker and partition, records identified
+        self.checkpoints = checkpoints   # HW checkpoint | None per broker and partition
+        self.n_records = n_records       # ghost record ids used (1 to n_records)
+
+
+def read_disks(cfg: ModelConfig, start: dict, parts: dict, assignment: tuple, holder: str) -> Disks:
+    """Each broker's logs, epoch caches, log start offsets and HW checkpoints, and whether its process is up; the
+    partition states ``parts`` (replicas and leader epoch, as ``holder`` keeps them) bound the logs.  A record is
+    identified by its partition, offset and leader epoch: the same ghost id on every broker holding it."""
     n, np_ = cfg.n_brokers, cfg.n_partitions
-    zk_in = start.get("zookeeper", {})
-    controller_epoch = zk_in.get("controller_epoch", 1 if zk_in.get("partitions") else 0)
-    ce_version = zk_in.get("controller_epoch_zk_version", controller_epoch)
-    if controller_epoch < 0 or ce_version < 0:
-        _fail("ZooKeeper: /controller_epoch and its zkVersion cannot be negative")
-    zk_parts = _zk_partitions(cfg, zk_in, base.zk.assignment)
-
+    items: list = [{} for _ in range(n)]
     seen = set()
     alive = [True] * n
-    epochs = [None] * n
     logs = [[None] * np_ for _ in range(n)]
     checkpoints = [[None] * np_ for _ in range(n)]
     total = 0
@@ -206,26 +214,17 @@ def build_start(cfg: ModelConfig, start: dict, base: ClusterState) -> ClusterSta
         if b in seen:
             _fail(f"broker {b} is given twice")
         seen.add(b)
+        items[b] = item
         alive[b] = item.get("alive", True)
-        if "broker_epoch" in item:
-            if not alive[b]:
-                _fail(f"broker {b} is down, so it has no registration and no broker epoch")
-            if item["broker_epoch"] < 1:
-                _fail(f"broker {b}: broker epoch {item['broker_epoch']} (the czxid of its registration, >= 1)")
-            epochs[b] = item["broker_epoch"]
         for log_item in item.get("logs", []):
-            p, log, hw = _log(cfg, b, log_item, zk_parts, base.zk.assignment)
+            p, log, hw = _log(cfg, b, log_item, parts, assignment, holder)
             if logs[b][p] is not None:
                 _fail(f"broker {b}: partition {p} has two logs")
             total += len(log.entries)
             if total > MAX_START_RECORDS:
                 _fail(f"more than {MAX_START_RECORDS:,} records in the start")
             logs[b][p], checkpoints[b][p] = log, hw
-    given = [e for e in epochs if e is not None]
-    if len(set(given)) != len(given):
-        _fail(f"broker epochs {sorted(given)} are not distinct (each is its registration's czxid)")
 
-    # ghost record ids: one per (partition, offset, leader epoch), the same on every broker holding it
     ids: dict = {}
     for p in range(np_):
         keys = sorted({(log.log_start_offset + i, e) for row in logs if (log := row[p]) is not None
@@ -237,6 +236,38 @@ def build_start(cfg: ModelConfig, start: dict, base: ClusterState) -> ClusterSta
             if log is not None and log.entries:
                 lso = log.log_start_offset
                 log.entries = tuple((ids[(p, lso + i, e)], e) for i, (_r, e) in enumerate(log.entries))
+    return Disks(items, alive, logs, checkpoints, len(ids))
+
+
+def build_start(cfg: ModelConfig, start: dict, base: ClusterState) -> ClusterState:
+    """The ZooKeeper-era state ``start`` describes, over ``base`` (``step.initial_state(cfg)``); StartError if
+    inconsistent.  ``start`` is decoded JSON whose types the trace schema has checked (isrlab/trace.schema.json)."""
+    n, np_ = cfg.n_brokers, cfg.n_partitions
+    if "kraft" in start:
+        _fail("kraft: a metadata image is for a KRaft preset (kip_500), but this cluster runs on ZooKeeper")
+    zk_in = start.get("zookeeper", {})
+    controller_epoch = zk_in.get("controller_epoch", 1 if zk_in.get("partitions") else 0)
+    ce_version = zk_in.get("controller_epoch_zk_version", controller_epoch)
+    if controller_epoch < 0 or ce_version < 0:
+        _fail("ZooKeeper: /controller_epoch and its zkVersion cannot be negative")
+    zk_parts = _zk_partitions(cfg, zk_in, base.zk.assignment)
+    disks = read_disks(cfg, start, zk_parts, base.zk.assignment, "ZooKeeper")
+    alive, logs = disks.alive, disks.logs
+
+    epochs = [None] * n
+    for b, item in enumerate(disks.items):
+        for key in ("metadata_offset", "clean_shutdown"):
+            if key in item:
+                _fail(f"broker {b}: {key} is KRaft's (a broker's metadata log), but this cluster runs on ZooKeeper")
+        if "broker_epoch" in item:
+            if not alive[b]:
+                _fail(f"broker {b} is down, so it has no registration and no broker epoch")
+            if item["broker_epoch"] < 1:
+                _fail(f"broker {b}: broker epoch {item['broker_epoch']} (the czxid of its registration, >= 1)")
+            epochs[b] = item["broker_epoch"]
+    given = [e for e in epochs if e is not None]
+    if len(set(given)) != len(given):
+        _fail(f"broker epochs {sorted(given)} are not distinct (each is its registration's czxid)")
 
     # ZooKeeper: registrations (czxids) of live brokers, in id order after the given ones
     next_czxid = max(given, default=0) + 1
@@ -261,23 +292,31 @@ def build_start(cfg: ModelConfig, start: dict, base: ClusterState) -> ClusterSta
 
     brokers = []
     for b, br in enumerate(base.brokers):
-        br = br._clone(None)
-        br.logs = tuple(logs[b])
-        br.hw_checkpoint = tuple(checkpoints[b])
-        br.alive = alive[b]
+        br = restarted_broker(br, disks, b)
         br.broker_epoch = registrations[b]
-        if not alive[b]:     # as after KafkaServer.shutdown: no scheduled task runs
-            br.next_isr_expiration_ms = br.next_isr_propagation_ms = br.next_hw_checkpoint_ms = -1
         brokers.append(br)
 
-    ghost = _ghost(start, states, logs, base.ghost, len(ids))
+    leaders = tuple((p, st.leader_epoch, st.leader) for p, st in enumerate(states)
+                    if st is not None and st.leader != NO_LEADER)
+    ghost = derive_ghost(start, states, logs, base.ghost, disks.n_records, leaders, "ZooKeeper")
     return ClusterState(now=base.now, brokers=tuple(brokers), zk=zk, controllers=(), ghost=ghost)
 
 
-def _ghost(start: dict, states: list, logs: list, base: Ghost, n_records: int) -> Ghost:
-    """Leaders of their epochs, and the acknowledged records: those given, or those below the leader's HW."""
-    leaders = tuple((p, st.leader_epoch, st.leader) for p, st in enumerate(states)
-                    if st is not None and st.leader != NO_LEADER)
+def restarted_broker(br: Broker, disks: Disks, b: int) -> Broker:
+    """Broker b of the base state with the disks the start gives it, its process up or down."""
+    br = br._clone(None)
+    br.logs = tuple(disks.logs[b])
+    br.hw_checkpoint = tuple(disks.checkpoints[b])
+    br.alive = disks.alive[b]
+    if not br.alive:     # as after KafkaServer.shutdown: no scheduled task runs
+        br.next_isr_expiration_ms = br.next_isr_propagation_ms = br.next_hw_checkpoint_ms = -1
+    return br
+
+
+def derive_ghost(start: dict, states: list, logs: list, base: Ghost, n_records: int, leaders: tuple,
+                 holder: str) -> Ghost:
+    """The ghost of a start: ``leaders`` as leading their epochs, and the acknowledged records: those ``acked``
+    lists, or those below the HW of the leader ``states`` (by partition, as ``holder`` keeps them) names."""
     acked = []
     declared = start.get("acked", "committed")
     if declared == "committed":
@@ -292,11 +331,10 @@ def _ghost(start: dict, states: list, logs: list, base: Ghost, n_records: int) -
             log = logs[st.leader][p] if st is not None and st.leader != NO_LEADER else None
             entry = log.entry_at(o) if log is not None else None
             if entry is None:
-                _fail(f"acked: offset {o} of partition {p} is not in the log of the partition's leader in ZooKeeper")
+                _fail(f"acked: offset {o} of partition {p} is not in the log of the partition's leader in {holder}")
             acked.append((entry[0], o, st.leader_epoch, st.leader, p))
     g = base._clone(None)
     g.next_record_id = n_records + 1
     g.acked = tuple(sorted(set(acked)))
     g.leaders = leaders
     return g
-

@@ -58,8 +58,9 @@ class NotEnabled(ValueError):
 def initial_state(cfg: ModelConfig, start: dict | None = None) -> ClusterState:
     """All brokers up and registered, the topic's assignment in ZooKeeper, no controller elected yet.
 
-    With ``start`` (a trace's start object, ``model/start.py``), the disks and ZooKeeper hold what it
-    describes; ``start.StartError`` if it is not a consistent cluster."""
+    With ``start`` (a trace's start object, ``model/start.py``), the disks and ZooKeeper (KRaft: the quorum
+    controller's metadata image, ``model/kraft_start.py``) hold what it describes; ``start.StartError`` if it is
+    not a consistent cluster."""
     n, np_ = cfg.n_brokers, cfg.n_partitions
     brokers_meta = tuple(BrokerMetadata(b, cfg.racks[b] if cfg.racks else None) for b in range(n))
     assignment = assign_replicas_to_brokers(np_, cfg.replication_factor, brokers_meta,
@@ -90,6 +91,9 @@ def initial_state(cfg: ModelConfig, start: dict | None = None) -> ClusterState:
     from .start import StartError, build_start
     if cfg.initial_partitions >= 0:
         raise StartError("a start describes the whole topic: initial_partitions must be -1 (all) with a start")
+    if kraft:
+        from .kraft_start import build_kraft_start
+        return build_kraft_start(cfg, start, s)
     return build_start(cfg, start, s)
 
 
