@@ -201,6 +201,9 @@ def build(trace, invariants=SAFETY, sentence: str | None = None, attribution: st
 
 # =========================================================================== layout -> primitives
 LANE_W, ROW_H, TOP_PAD = 170, 26, 60
+LINE_H = 12           # a wrapped step label's further lines
+LABEL_CHARS = 72      # a step label wraps beyond this many characters, so the diagram is about a page wide
+MIN_WIDTH = 940       # the legend's three columns of colours
 CHAR_W = 6.2          # a 10 px monospace character, wide enough for DejaVu Sans Mono and browsers' monospace
 KIND_WORDS = (("append", "produce (append)"), ("fetch", "fetch / consumer"), ("truncation", "truncation"),
               ("isr", "ISR change"), ("control", "controller / control request"), ("election", "leader election"),
@@ -241,17 +244,61 @@ def _wrap(text: str, width_px: float) -> list:
     return textwrap.wrap(text, max(40, int(width_px / CHAR_W))) if text else []
 
 
+def _wrap_label(label: str) -> list:
+    """A row's label in lines of at most LABEL_CHARS, split at spaces only (joined by one space they give the label
+    back: no word is cut, no hyphen broken)."""
+    return textwrap.wrap(label, LABEL_CHARS, break_long_words=False, break_on_hyphens=False) or [label]
+
+
+def _hits(segment: tuple, box: tuple, tip: float = 8.0) -> bool:
+    """Whether a message line (x1, y1, x2, y2), 2 px wide and ending in an arrowhead, touches ``box``
+    (x0, y0, x1, y1): points every 2 px along it, those of the head (its last 2 x ``tip`` px) given its half-width
+    ``tip`` across the line, which is never steep."""
+    x1, y1, x2, y2 = segment
+    length = max(1.0, ((x2 - x1) ** 2 + (y2 - y1) ** 2) ** 0.5)
+    for i in range(int(length // 2) + 1):
+        t = min(1.0, 2 * i / length)
+        px, py = x1 + (x2 - x1) * t, y1 + (y2 - y1) * t
+        spread = tip if (1 - t) * length <= 2 * tip else 1.5     # the head spreads across the (flat) line
+        if box[0] - 1.5 <= px <= box[2] + 1.5 and box[1] - spread <= py <= box[3] + spread:
+            return True
+    return False
+
+
+def _place(x: float, y: float, w: float, taken: list, messages: list) -> tuple:
+    """Where a replica's state label of width ``w`` goes beside its lane at ``x`` on the row at ``y``: right of the
+    lane, else left, else under the row's arrows (right), the first whose box neither a message of the row nor a label
+    placed before (``taken``) covers; right when none is free.  (text x, baseline y, text-anchor, box)."""
+    spots = ((x + 8, y + 4, None, (x + 6, y - 7, x + 10 + w, y + 7)),
+             (x - 8, y + 4, "end", (x - 10 - w, y - 7, x - 6, y + 7)),
+             (x + 8, y + 17, None, (x + 6, y + 9, x + 10 + w, y + 20)))
+    for spot in spots:
+        box = spot[3]
+        if not any(_hits(m, box) for m in messages) and not any(
+                box[0] < t[2] and t[0] < box[2] and box[1] < t[3] and t[1] < box[3] for t in taken):
+            return spot
+    return spots[0]
+
+
 def scene(d: Diagram) -> tuple[int, int, list]:
-    """(width, height, primitives): ("rect"|"line"|"circle"|"text", {attributes}) in drawing order."""
+    """(width, height, primitives): ("rect"|"line"|"circle"|"text", {attributes}) in drawing order.
+
+    Long step labels wrap onto more lines (their row grows), so that a diagram is about as wide as a page; a replica's
+    state label goes where no message of its row passes (``_place``)."""
     rows = fold(d)
-    labels = [_row_label(r) for r in rows]
-    left = int(max([len(x) for x in labels] + [30]) * CHAR_W) + 30
-    width = max(left + LANE_W * len(d.lanes) + 40, int(len(NOTATION) * CHAR_W) + 30)   # the legend fits too
+    labels = [_wrap_label(_row_label(r)) for r in rows]
+    left = int(max([len(x) for lines in labels for x in lines] + [30]) * CHAR_W) + 30
+    width = max(left + LANE_W * len(d.lanes) + 40, MIN_WIDTH)
     caption = _wrap(d.caption, (width - 20) / 1.25)   # 11 px type, with room for wider monospace faces
     attribution = _wrap(d.attribution, (width - 20) / 1.25)
+    notation = _wrap(NOTATION, width - 20)
     top = TOP_PAD + 16 * (len(caption) + len(attribution)) + 24
-    body_end = top + ROW_H * (len(rows) + 1)
-    legend_rows = (len(KIND_WORDS) + 2) // 3 + 4
+    ys, y = [], top
+    for k in range(len(labels)):  # each row's first baseline: a row of n label lines is LINE_H x (n - 1) taller
+        y += ROW_H + (LINE_H * (len(labels[k - 1]) - 1) if k else 0)
+        ys.append(y)
+    body_end = (ys[-1] + LINE_H * (len(labels[-1]) - 1) if ys else top) + ROW_H
+    legend_rows = (len(KIND_WORDS) + 2) // 3 + 3 + len(notation)
     height = body_end + 18 * legend_rows + 20
     out = [("rect", {"x": 0, "y": 0, "w": width, "h": height, "fill": "#ffffff", "id": "background"})]
     out.append(("text", {"x": 10, "y": 22, "s": d.title, "size": 14, "fill": "#000000", "id": "title"}))
@@ -262,11 +309,11 @@ def scene(d: Diagram) -> tuple[int, int, list]:
         out.append(("text", {"x": 10, "y": 44 + 16 * k, "s": line, "size": 11, "fill": "#333333",
                              "class": "attribution"}))
     xs = {lane: left + LANE_W * i + LANE_W // 2 for i, lane in enumerate(d.lanes)}
-    row_of = {ev.step: k for k, r in enumerate(rows, 1) for ev in r}
+    row_of = {ev.step: k for k, r in enumerate(rows) for ev in r}
     if d.violation_step is not None and d.violation_step in row_of:
-        y = top + ROW_H * row_of[d.violation_step] - ROW_H // 2
-        out.append(("rect", {"x": 4, "y": y, "w": width - 8, "h": ROW_H, "fill": "#ffd6d6",
-                             "id": "violation", "class": "violation", "data-step": d.violation_step}))
+        k = row_of[d.violation_step]
+        out.append(("rect", {"x": 4, "y": ys[k] - ROW_H // 2, "w": width - 8, "h": ROW_H + LINE_H * (len(labels[k]) - 1),
+                             "fill": "#ffd6d6", "id": "violation", "class": "violation", "data-step": d.violation_step}))
     for lane in d.lanes:
         x = xs[lane]
         out.append(("text", {"x": x, "y": top - 30, "s": lane, "size": 13, "fill": "#000000", "anchor": "middle",
@@ -276,31 +323,42 @@ def scene(d: Diagram) -> tuple[int, int, list]:
     for lane, text in d.states[0].items():
         out.append(("text", {"x": xs[lane] + 6, "y": top - 6, "s": text, "size": 10, "fill": "#333333",
                              "class": "replica-state"}))
-    for k, (row, label) in enumerate(zip(rows, labels), 1):
-        y = top + ROW_H * k
+    taken: list = []      # the boxes of the labels placed so far
+    for row, lines, y in zip(rows, labels, ys):
         bad = any(ev.step == d.violation_step for ev in row)
-        out.append(("text", {"x": 10, "y": y + 4, "s": label, "size": 10,
-                             "fill": "#b00000" if bad else "#000000", "class": "step-label",
-                             "data-step": row[0].step}))
+        for j, line in enumerate(lines):      # a wrapped label's later lines start under its words, not its number
+            out.append(("text", {"x": 10 if j == 0 else 10 + 4 * CHAR_W, "y": y + 4 + LINE_H * j, "s": line,
+                                 "size": 10, "fill": "#b00000" if bad else "#000000", "class": "step-label",
+                                 "data-step": row[0].step}))
+        messages = []
         for ev in row:
             colour = COLOURS[ev.kinds[-1] if len(ev.kinds) > 1 else ev.kinds[0]]
             x = xs[ev.lane]
             if ev.arrow_to is not None and ev.arrow_to != ev.lane:
+                messages.append((x, y - 8, xs[ev.arrow_to], y + 8))
                 out.append(("line", {"x1": x, "y1": y - 8, "x2": xs[ev.arrow_to], "y2": y + 8, "stroke": colour,
                                      "w": 2, "arrow": True, "class": "message " + " ".join(ev.kinds)}))
             out.append(("circle", {"cx": x, "cy": y - 8 if ev.arrow_to else y, "r": 5, "fill": colour,
                                    "class": "event " + " ".join(ev.kinds), "data-step": ev.step}))
         before, after = d.states[row[0].step - 1], d.states[row[-1].step]
+        taken = [box for box in taken if box[3] > y - ROW_H // 2]     # a label put under the row above reaches here
         for lane, text in after.items():
-            if text != before[lane]:   # on a white ground: messages crossing the lane pass behind it
-                out.append(("rect", {"x": xs[lane] + 6, "y": y - 7, "w": int(len(text) * CHAR_W) + 4, "h": 14,
+            if text != before[lane]:   # on a white ground, beside its lane where no message of the row passes
+                w = int(len(text) * CHAR_W)
+                tx, ty, anchor, box = _place(xs[lane], y, w, taken, messages)
+                taken.append(box)
+                out.append(("rect", {"x": box[0], "y": box[1], "w": box[2] - box[0], "h": box[3] - box[1],
                                      "fill": "#ffffff", "class": "replica-state-ground"}))
-                out.append(("text", {"x": xs[lane] + 8, "y": y + 4, "s": text, "size": 10, "fill": "#333333",
-                                     "class": "replica-state", "data-step": row[-1].step}))
+                out.append(("text", {"x": tx, "y": ty, "s": text, "size": 10, "fill": "#333333",
+                                     "class": "replica-state", "data-step": row[-1].step,
+                                     **({"anchor": anchor} if anchor else {})}))
     # the legend: notation, colours, marks
     y = body_end + 22
     out.append(("text", {"x": 10, "y": y, "s": "Legend", "size": 12, "fill": "#000000", "class": "legend"}))
-    out.append(("text", {"x": 10, "y": y + 18, "s": NOTATION, "size": 10, "fill": "#333333", "class": "legend"}))
+    for j, line in enumerate(notation):
+        out.append(("text", {"x": 10, "y": y + 18 * (j + 1), "s": line, "size": 10, "fill": "#333333",
+                             "class": "legend"}))
+    y += 18 * (len(notation) - 1)
     for k, (kind, words) in enumerate(KIND_WORDS):
         lx, ly = 16 + 300 * (k % 3), y + 36 + 18 * (k // 3)
         out.append(("circle", {"cx": lx, "cy": ly - 4, "r": 5, "fill": COLOURS[kind], "class": "legend"}))
@@ -379,7 +437,7 @@ def to_png(d: Diagram) -> bytes:
             ax.add_patch(Circle((a["cx"], a["cy"]), a["r"], facecolor=a["fill"], edgecolor="none", zorder=z))
         else:
             ax.text(a["x"], a["y"], a["s"], fontsize=a["size"] * pt * 1.05, color=a["fill"], family="monospace",
-                    ha="center" if a.get("anchor") == "middle" else "left", va="baseline", zorder=z)
+                    ha={"middle": "center", "end": "right"}.get(a.get("anchor"), "left"), va="baseline", zorder=z)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
     return buf.getvalue()

@@ -177,3 +177,44 @@ def test_a_controller_failover_is_drawn_on_the_controller_lane():
     failover = [e for e in d.events if "fails over" in e.label]
     assert len(failover) == 1 and failover[0].lane == diagram.CONTROLLER
     assert "<svg" in diagram.to_svg(d)
+
+
+def _crosses(line, box) -> bool:
+    """Whether a drawn message line passes through a box (its points every pixel, the arrowhead's tip included)."""
+    x1, y1, x2, y2 = (float(line.get(k)) for k in ("x1", "y1", "x2", "y2"))
+    n = int(max(abs(x2 - x1), abs(y2 - y1))) + 1
+    return any(box[0] <= x1 + (x2 - x1) * i / n <= box[2] and box[1] <= y1 + (y2 - y1) * i / n <= box[3]
+               for i in range(n + 1))
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_no_replica_state_label_covers_a_message(path):
+    """A replica's state label sits on a white ground beside its lane: never where a message of its row passes, so no
+    arrow is hidden under a label; and no two labels overlap."""
+    root = ET.fromstring(diagram.to_svg(diagram.build(load_trace(str(path)))))
+    grounds = [tuple(float(r.get(k)) for k in ("x", "y", "width", "height"))
+               for r in root.iter(f"{SVG}rect") if r.get("class") == "replica-state-ground"]
+    boxes = [(x, y, x + w, y + h) for x, y, w, h in grounds]
+    messages = [e for e in root.iter(f"{SVG}line") if "message" in e.get("class", "")]
+    for box in boxes:
+        assert not [m for m in messages if _crosses(m, box)], box
+    for i, a in enumerate(boxes):
+        assert not [b for b in boxes[i + 1:] if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]], a
+
+
+@pytest.mark.unit
+def test_long_step_labels_wrap_so_that_a_diagram_is_about_a_page_wide():
+    """No step label line is longer than LABEL_CHARS (labels wrap at spaces, whole words), so that a four-lane
+    diagram stays within 1,200 px, the report's page width, instead of 1,650."""
+    widths, moved = [], 0
+    for path in FILES:
+        trace = load_trace(str(path))
+        root = ET.fromstring(diagram.to_svg(diagram.build(trace)))
+        lines = [e.text for e in root.iter(f"{SVG}text") if e.get("class") == "step-label"]
+        assert max(len(t) for t in lines) <= diagram.LABEL_CHARS
+        if trace.config.n_brokers == 3:
+            widths.append(int(root.get("width")))
+        # labels a message would have crossed on the right of their lane went left of it
+        moved += sum(e.get("text-anchor") == "end" for e in root.iter(f"{SVG}text") if e.get("class") == "replica-state")
+    assert widths and max(widths) <= 1200 and moved > 0
