@@ -1005,11 +1005,14 @@ def bugs(as_json: bool, markdown: bool) -> None:
 from .explore_cmd import explain, explore  # noqa: E402
 from .prove_cmd import prove  # noqa: E402
 from .mutate_cmd import mutate  # noqa: E402
+from .interop import export, import_  # noqa: E402
 
 main.add_command(prove)
 main.add_command(explore)
 main.add_command(explain)
 main.add_command(mutate)
+main.add_command(export)
+main.add_command(import_)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,408 @@
+"""A counterexample of Vanlightly/kafka-tlaplus's KRaft specification (kafka_data_replication/kraft/v3.5) turned into
+an isrlab trace, through ``MAPPING``: each specification action, the broker it acts on, and the model actions that do
+the same. docs/guides/tla-interop.md describes the mapping and where it cannot be made.
+
+The input is TLC's error trace (its standard output: TLC 2.15 has no ``-dumpTrace``) or ITF JSON whose states name
+their action in ``#meta.action`` (ITF carries no action otherwise; Apalache writes none). The specification's
+brokers 1..3 are the model's 0..2; its initial state (ISR {1, 2}, broker 3 fenced with a stale metadata log) is
+reached first by ``PRELUDE``.
+"""
+
+from __future__ import annotations
+
+import json
+
+from .model import actions as A
+
+#: spec action -> (how its broker is found in the state change, the model actions, what is left out).
+#: Model action forms: [kind, field...] where "b" is the broker (model id); ``catch_up`` replays the broker's
+#: metadata log up to the record the specification's broker has reached (or to the end); ``heartbeat`` lets the
+#: clock reach the broker's next heartbeat and sends it; ``fence`` expires the broker's session and fences it
+#: (skipped if the controller holds it fenced already); ``expand_sent`` is the AlterPartition the leader has built.
+MAPPING = {
+    "WriteRecordToLeader": ("log grew: partition_data", [["Produce", "b", 0, -1]],
+                            "acks=all only, as the specification"),
+    "SendFetchRequest": ("sent: FetchRequest source", [["fetch", "b"]],
+                         "the model's FetchRequest is the request and the leader's handling of it; a follower that "
+                         "must truncate first (KIP-279) does its OffsetsForLeaderEpoch round before it"),
+    "ReceiveFetchRequest": ("received: FetchRequest dest", [],
+                            "done by the model's FetchRequest of the SendFetchRequest before it"),
+    "ReceiveFetchResponse": ("received: FetchResponse dest", [["FetchResponse", "b", 0]], ""),
+    "FenceBroker": ("status: con_broker_reg FENCED", [["fence", "b"]],
+                    "the model fences a broker whose session expired: HeartbeatsLost then FenceStaleBroker"),
+    "UnfenceBroker": ("status: con_broker_reg UNFENCED", [["unfence", "b"]],
+                      "the model unfences on a heartbeat of a broker that has replayed its registration (nothing if "
+                      "the model's controller holds the broker unfenced already)"),
+    "ReceiveMetadataUpdate": ("log grew: broker_metadata_log", [["catch_up", "b"]],
+                              "the model's log also holds the registration and fencing records the specification "
+                              "omits: they are replayed with the partition records around them"),
+    "SendAlterPartitionRequest": ("sent: AlterPartitionRequest source", [["expand_sent", "b"]],
+                                  "the model's leader decides an ISR expansion while it handles a fetch "
+                                  "(Partition.maybeExpandIsr), a shrink in its isr-expiration task; this sends it"),
+    "ReceiveAlterPartitionRequest": ("received: AlterPartitionRequest source", [["AlterIsrReceived", "b"]], ""),
+    "ReceiveAlterPartitionResponse": ("received: AlterPartitionResponse dest", [["AlterIsrResponse", "b"]], ""),
+    "UncleanShutdown": ("status: broker_state OFFLINE_DIRTY", [["crash", "b", False]],
+                        "the specification's controller fences the broker at once: the model expires its session"),
+    "CleanShutdown": ("status: broker_state OFFLINE_CLEAN", [["crash", "b", True]],
+                      "the specification has no controlled shutdown: a clean stop"),
+    "BrokerStart": ("status: broker_state STARTING", [["BrokerRestart", "b"]],
+                    "the model's restart registers at once; the registration's replay is ReceiveBrokerRegRequest's"),
+    "ReceiveBrokerRegRequest": ("received: RegisterBrokerRequest source", [["catch_up", "b"], ["heartbeat", "b"]],
+                                "registration, then the unfencing heartbeat (and an election of the broker if it is "
+                                "the last ISR member) in the model"),
+    "ReceiveBrokerRegResponse": ("received: RegisterBrokerResponse dest", [["catch_up", "b"]],
+                                 "the broker starts once it has replayed the log up to its registration"),
+    "PerformPartitionReassignment": (None, None,
+                                     "no model counterpart: the model's reassignment (KIP-455) is the ZooKeeper "
+                                     "controller's; its KRaft side has none"),
+}
+
+SPEC_BROKERS = 3
+
+
+class ImportError_(ValueError):
+    """An input that cannot be imported (malformed, or a step the model cannot do), with a one-line reason."""
+
+
+# --------------------------------------------------------------------------- reading
+def read_counterexample(raw: bytes, where: str) -> dict:
+    """{"invariant": ..., "states": [{"action", "values"}]} from TLC's text or from ITF JSON."""
+    from .model.trace import TraceError, parse_json
+    from .tla_values import parse_tlc_output
+
+    head = raw.lstrip()[:1]
+    if head in (b"{", b"["):
+        try:
+            doc = parse_json(raw, where)
+        except TraceError as e:
+            raise ImportError_(str(e)) from None
+        return _from_itf(doc, where)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ImportError_(f"{where} is not UTF-8 text (byte {e.start:,})") from None
+    try:
+        return parse_tlc_output(text, where)
+    except ValueError as e:
+        raise ImportError_(str(e)) from None
+
+
+def _from_itf(doc, where: str) -> dict:
+    import itf_py
+
+    from .tla_values import Frozen
+
+    if not isinstance(doc, dict) or not isinstance(doc.get("states"), list) or not isinstance(doc.get("vars"), list):
+        raise ImportError_(f"{where}: not an ITF trace (an object with 'vars' and 'states' lists)")
+    try:
+        trace = itf_py.trace_from_json(doc)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise ImportError_(f"{where}: not an ITF trace: {type(e).__name__} {str(e)[:80]}") from None
+
+    def plain(v):
+        if hasattr(v, "_fields"):
+            return Frozen({k: plain(getattr(v, k)) for k in v._fields})
+        if isinstance(v, dict):
+            return Frozen({plain(k): plain(x) for k, x in v.items()})
+        if isinstance(v, frozenset):
+            return frozenset(plain(x) for x in v)
+        if isinstance(v, (list, tuple)):
+            return tuple(plain(x) for x in v)
+        return v
+
+    states = []
+    for i, st in enumerate(trace.states):
+        action = st.meta.get("action") if isinstance(st.meta, dict) else None
+        if i and not isinstance(action, str):
+            raise ImportError_(f"{where}: state {i}: no action name in #meta.action (ITF states carry no action "
+                               f"otherwise)")
+        states.append({"action": action if i else None, "values": {k: plain(v) for k, v in st.values.items()}})
+    if not states:
+        raise ImportError_(f"{where}: an ITF trace without states")
+    return {"invariant": (trace.meta or {}).get("invariant") if isinstance(trace.meta, dict) else None,
+            "states": states}
+
+
+# --------------------------------------------------------------------------- which broker
+_NEEDED = ("messages", "con_broker_reg", "broker_state", "partition_data", "broker_metadata_log")
+
+
+def _broker_of(rule: str, before: dict, after: dict, where: str) -> int:
+    """The specification broker (1-based) a step acts on, found by its mapping rule."""
+    kind, _, what = rule.partition(": ")
+    if kind in ("sent", "received"):
+        mtype, side = what.split()
+        msgs = after["messages"] - before["messages"] if kind == "sent" else before["messages"] - after["messages"]
+        hits = [m for m in msgs if isinstance(m, dict) and m.get("type") == mtype]
+        if len(hits) != 1:
+            raise ImportError_(f"{where}: expected one {mtype} {kind}, found {len(hits)}")
+        broker = hits[0].get(side)
+    elif kind == "status":
+        var, status = what.split()
+        changed = [i for i, (x, y) in enumerate(zip(before[var], after[var]), 1)
+                   if y.get("status") == status and x.get("status") != status]
+        if len(changed) != 1:
+            raise ImportError_(f"{where}: expected one broker whose {var} status became {status}, found "
+                               f"{len(changed)}")
+        broker = changed[0]
+    else:   # "log grew"
+        changed = [i for i, (x, y) in enumerate(zip(before[what], after[what]), 1)
+                   if len(y.get("log", ()) if isinstance(y, dict) else y) >
+                   len(x.get("log", ()) if isinstance(x, dict) else x)]
+        if len(changed) != 1:
+            raise ImportError_(f"{where}: expected one broker whose {what} grew, found {len(changed)}")
+        broker = changed[0]
+    if not isinstance(broker, int) or not 1 <= broker <= SPEC_BROKERS:
+        raise ImportError_(f"{where}: broker {broker!r} is not one of the specification's 1..{SPEC_BROKERS}")
+    return broker
+
+
+# --------------------------------------------------------------------------- translation
+class _Builder:
+    """The model actions of the translation so far, applied as they are chosen so that each is checked enabled."""
+
+    def __init__(self, cfg):
+        from .model.step import initial_state
+
+        self.cfg = cfg
+        self.s = initial_state(cfg)
+        self.actions: list = []
+        self.where = "prelude"
+        #: follower (model id) -> (TLC state number, in the leader's ISR then, spec HW then) of its last fetch
+        self.last_fetch: dict = {}
+
+    def do(self, a) -> None:
+        from .model.step import step
+
+        s2 = step(self.cfg, self.s, a)
+        if s2 is None:
+            raise ImportError_(f"{self.where}: the model cannot do {A.describe(a)} here (at {self.s.now} ms)")
+        self.s = s2
+        self.actions.append(a)
+
+    def catch_up(self, b: int, target: int | None = None) -> None:
+        end = len(self.s.quorum.log) if target is None else target
+        while self.s.brokers[b].alive and self.s.brokers[b].metadata_offset < end:
+            self.do(A.MetadataApply(b))
+
+    def advance_to(self, t: int) -> None:
+        """Let the clock reach ``t``, running the scheduled tasks that fall due on the way (in the model's order)."""
+        from .model.step import enabled_actions, tick_limit
+
+        background = (A.BrokerHeartbeat, A.HighWatermarkCheckpoint, A.IsrExpiration, A.IsrChangePropagation)
+        for _ in range(10_000):
+            if self.s.now >= t:
+                return
+            limit = tick_limit(self.cfg, self.s)
+            ms = t - self.s.now if limit is None else min(t, limit) - self.s.now
+            if ms > 0:
+                self.do(A.Tick(ms))
+                continue
+            due = [a for a in enabled_actions(self.cfg, self.s) if type(a) in background]
+            if not due:
+                raise ImportError_(f"{self.where}: the model's clock cannot reach {t} ms (a timeout is due)")
+            self.do(due[0])
+        raise ImportError_(f"{self.where}: the model's clock does not reach {t} ms")   # pragma: no cover
+
+    def heartbeat(self, b: int) -> None:
+        self.advance_to(self.s.brokers[b].next_heartbeat_ms)
+        self.do(A.BrokerHeartbeat(b))
+
+    def fence(self, b: int) -> None:
+        from .model.quorum_controller import is_unfenced
+
+        if is_unfenced(self.s.quorum, b):
+            self.do(A.HeartbeatsLost(b))
+            self.do(A.FenceStaleBroker(b))
+
+
+def prelude(builder: _Builder, broker_3: str = "fenced") -> None:
+    """The specification's initial state in the model: broker 0 leads with ISR {0, 1}; broker 2 is out of the ISR and
+    has not replayed that. ``broker_3`` "fenced": broker 2 is fenced, as the specification's broker 3, and brokers 0
+    and 1 replay the ISR change (and, in the same metadata batch, the fencing); "unfenced": broker 2 is fenced and
+    unfenced again (out of the ISR, registered, unfenced), and every broker replays the whole log."""
+    from .model.state import PartitionChangeRecord
+
+    for b in range(len(builder.s.brokers)):
+        builder.catch_up(b)
+    builder.fence(2)
+    log = builder.s.quorum.log
+    shrink = max(i for i, r in enumerate(log) if isinstance(r, PartitionChangeRecord))
+    for b in (0, 1):
+        builder.catch_up(b, shrink + 1)
+    if broker_3 == "unfenced":
+        builder.catch_up(2)
+        builder.heartbeat(2)
+        for b in range(len(builder.s.brokers)):
+            builder.catch_up(b)
+
+
+#: the starting points tried in turn: the specification's own, then the one a KIP-841 leader would act on
+PRELUDES = ("fenced", "unfenced")
+
+
+def translate(cx: dict, cfg, where: str):
+    """(model actions, notes, the prelude used) for a parsed counterexample on config ``cfg``: from each of
+    ``PRELUDES`` in turn; ImportError_ naming the first step the model cannot follow from the first prelude, and why,
+    when none gets through."""
+    states = cx["states"]
+    missing = [v for v in _NEEDED if v not in states[0]["values"]]
+    if missing:
+        raise ImportError_(f"{where}: not a state of the KRaft specification: no variable {missing[0]}")
+    first = None
+    for start in PRELUDES:
+        try:
+            return (*_translate_from(cx, cfg, where, start), start)
+        except ImportError_ as e:
+            first = first or e
+    raise first
+
+
+def _translate_from(cx: dict, cfg, where: str, start: str):
+    states = cx["states"]
+    builder = _Builder(cfg)
+    prelude(builder, start)
+    #: the specification's controller log length -> the model's log length at the same point
+    log_at = {len(states[0]["values"].get("con_metadata_log", ())): len(builder.s.quorum.log)}
+    notes = []
+    for i in range(1, len(states)):
+        name = states[i]["action"]
+        builder.where = f"{where}: state {i + 1} ({name})"
+        if name not in MAPPING:
+            raise ImportError_(f"{builder.where}: unknown action of the specification (known: "
+                               f"{', '.join(sorted(MAPPING))})")
+        rule, forms, note = MAPPING[name]
+        if forms is None:
+            raise ImportError_(f"{builder.where}: {note}")
+        before, after = states[i - 1]["values"], states[i]["values"]
+        b = _broker_of(rule, before, after, builder.where) - 1
+        start = len(builder.actions)
+        for form in forms:
+            _realise(builder, form, b, before, after, log_at)
+        if name == "ReceiveFetchRequest":
+            got = [m for m in before["messages"] - after["messages"]
+                   if isinstance(m, dict) and m.get("type") == "FetchRequest"]
+            f = got[0]["source"]
+            builder.last_fetch[f - 1] = (i + 1, f in after["partition_metadata"][b]["isr"],
+                                         after["partition_data"][b]["hwm"])
+        if len(after.get("inv_consumed", ())) > len(before.get("inv_consumed", ())):
+            leader = after["con_partition_metadata"]["leader"]
+            builder.do(A.ConsumerFetch(leader - 1, 0))   # the specification reads what a new HW exposes
+        new_len = len(after.get("con_metadata_log", ()))
+        for k in range(len(before.get("con_metadata_log", ())) + 1, new_len + 1):
+            log_at[k] = len(builder.s.quorum.log)
+        notes.append((i, name, b, builder.actions[start:]))
+    return builder.actions, notes
+
+
+def _realise(builder: _Builder, form: list, b: int, before: dict, after: dict, log_at: dict) -> None:
+    from .model.state import TRUNCATING
+
+    kind = form[0]
+    if kind == "catch_up":
+        spec_len = len(after["broker_metadata_log"][b])
+        grew = spec_len > len(before["broker_metadata_log"][b])
+        builder.catch_up(b, log_at.get(spec_len) if grew else None)
+    elif kind == "fetch":
+        f = builder.s.brokers[b].fetchers[0]
+        if f is not None and f.state == TRUNCATING:
+            if builder.cfg.offsets_for_leader_epoch_in_flight:
+                builder.do(A.OffsetsForLeaderEpochRequest(b, 0))
+                builder.do(A.OffsetsForLeaderEpochResponse(b, 0))
+            else:
+                builder.do(A.OffsetsForLeaderEpoch(b, 0))
+        builder.do(A.FetchRequest(b, 0))
+    elif kind == "heartbeat":
+        builder.heartbeat(b)
+    elif kind == "fence":
+        builder.fence(b)
+    elif kind == "unfence":
+        from .model.quorum_controller import is_unfenced
+
+        if not is_unfenced(builder.s.quorum, b):
+            builder.catch_up(b)
+            builder.heartbeat(b)
+    elif kind == "crash":
+        from .model.quorum_controller import is_unfenced
+
+        lost = is_unfenced(builder.s.quorum, b)
+        if lost:
+            builder.do(A.HeartbeatsLost(b))
+        builder.do(A.BrokerCrash(b, form[2]))
+        if lost:
+            builder.do(A.FenceStaleBroker(b))
+    elif kind == "expand_sent":
+        if not builder.s.brokers[b].alter_isr_unsent:
+            raise ImportError_(f"{builder.where}: {_why_no_proposal(builder, b, before, after)}")
+        builder.do(A.AlterIsrRequest(b))
+    else:
+        cls = getattr(A, kind)
+        builder.do(cls(*[b if x == "b" else x for x in form[1:]]))
+
+
+def _why_no_proposal(builder: _Builder, b: int, before: dict, after: dict) -> str:
+    """Why the model's leader has no ISR change to send where the specification's sends one, in one sentence."""
+    sent = [m for m in after["messages"] - before["messages"]
+            if isinstance(m, dict) and m.get("type") == "AlterPartitionRequest"]
+    isr = set(sent[0]["isr"]) if sent else set()
+    leader_isr = set(before["partition_metadata"][b]["isr"])
+    added = sorted(isr - leader_isr)
+    head = (f"the specification's leader {b + 1} proposes ISR {sorted(isr)} (adding {added}; the specification's "
+            f"brokers 1-3 are the model's 0-2) from the follower state its last fetch left; the model's leader has no "
+            f"ISR change to send, as Kafka decides an expansion only while it handles a fetch "
+            f"(Partition.updateFollowerFetchState -> maybeExpandIsr, 3.5.0)")
+    for f in added:
+        fetched = builder.last_fetch.get(f - 1)
+        if fetched is None:
+            return f"{head}, and broker {f} has not fetched"
+        step, in_isr, hw = fetched
+        if in_isr:
+            return (f"{head}, and broker {f}'s last fetch (TLC state {step}) came while it was in the leader's ISR "
+                    f"(the leader's HW then {hw - 1}, counted as the model counts): no expansion then; to fetch again it must first take that fetch's response (one fetch in "
+                    f"flight, AbstractFetcherThread)" + (", which it cannot, as it is down" if
+                                                         not builder.s.brokers[f - 1].alive else ""))
+    return f"{head}; a KIP-841 leader does not propose a broker its metadata holds fenced"
+
+
+def import_trace(raw: bytes, where: str, preset_name: str, changes: dict | None = None):
+    """An isrlab Trace of the counterexample in ``raw`` on preset ``preset_name`` (with the config ``changes``, if
+    any), and the per-step notes."""
+    import dataclasses
+
+    from .model.config import preset
+    from .model.trace import Trace
+
+    cx = read_counterexample(raw, where)
+    p = preset(preset_name)
+    if changes:
+        p = dataclasses.replace(p, config=p.config.replace(**changes))
+    if not p.config.kip_500:
+        raise ImportError_(f"--preset {preset_name}: the specification is of KRaft; choose a KRaft preset")
+    if p.config.n_brokers != SPEC_BROKERS or p.config.n_partitions != 1:
+        raise ImportError_(f"--preset {preset_name}: the specification has {SPEC_BROKERS} brokers and one partition")
+    roomy = p.config.replace(max_crashes=100, max_session_expirations=100)
+    actions, notes, start = translate(cx, roomy, where)
+    crashes = sum(isinstance(a, A.BrokerCrash) for a in actions)
+    expirations = sum(isinstance(a, A.HeartbeatsLost) for a in actions)
+    cfg = p.config.replace(max_crashes=max(p.config.max_crashes, crashes),
+                           max_session_expirations=max(p.config.max_session_expirations, expirations))
+    steps = len(cx["states"]) - 1
+    trace = Trace(config=cfg, actions=actions, expect="pass", preset=preset_name,
+                  description=f"imported from a counterexample of the TLA+ specification of Kafka 3.5's KRaft "
+                              f"replication ({steps} steps"
+                              f"{', breaking ' + cx['invariant'] if cx['invariant'] else ''})",
+                  provenance={"engine": "tla-import", "source": where, "spec_invariant": cx["invariant"],
+                              "broker_3_starts": start,
+                              "spec_steps": [n[1] for n in notes],
+                              "spec_step_actions": [len(n[3]) for n in notes]})
+    return trace, notes, start
+
+
+def mapping_table() -> list:
+    """The mapping as rows (spec action, broker rule, model actions, note) for the documentation."""
+    return [(name, rule or "-", "; ".join(" ".join(map(str, f)) for f in forms) if forms is not None else "none",
+             note) for name, (rule, forms, note) in MAPPING.items()]
+
+
+def dumps(obj) -> str:
+    return json.dumps(obj, indent=1) + "\n"
