@@ -1,8 +1,9 @@
 """Starting states (model/start.py) and epoch-cache observations (model/log.py ``epoch_cache_answer``).
 
 A trace may start from a given cluster: logs with records and epochs, epoch caches, HW checkpoints, ZooKeeper's
-partition states, broker and controller epochs.  These tests replay valid starts through the engines, feed every
-kind of inconsistent start to ``isrlab replay`` (one line, exit 2), and check the round trip and determinism.
+partition states, broker and controller epochs (KRaft's metadata image: tests/test_kraft_start.py).  These tests
+replay valid starts through the engines, feed every kind of inconsistent start to ``isrlab replay`` (one line,
+exit 2), and check the round trip and determinism.
 """
 
 from __future__ import annotations
@@ -183,6 +184,9 @@ BAD = [
     ("duplicate broker epochs", lambda s: s["brokers"][1].update(broker_epoch=7), "not distinct"),
     ("acked offset not on the leader", lambda s: s.update(acked=[[0, 5]]), "offset 5 of partition 0"),
     ("unknown field", lambda s: s.update(controller=1), "schema: start"),
+    ("a kraft metadata image", lambda s: s.update(kraft={"partitions": []}), "a metadata image is for a KRaft preset"),
+    ("an applied metadata offset", lambda s: s["brokers"][1].update(metadata_offset=0), "metadata_offset is KRaft's"),
+    ("a clean shutdown file", lambda s: s["brokers"][1].update(clean_shutdown=True), "clean_shutdown is KRaft's"),
 ]
 
 
