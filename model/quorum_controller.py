@@ -61,8 +61,9 @@ def _append(s: ClusterState, records: list) -> None:
 # --------------------------------------------------------------------------- PartitionChangeBuilder
 def build_partition_change(cfg: ModelConfig, part: PartitionRegistration, target_isr: tuple, acceptable,
                            unclean_shutdown: tuple = (), target_recovery: str | None = None) -> tuple:
-    """PartitionChangeBuilder.build (Kafka 3.5.0; KAFKA-15021 3.6.0; KIP-966's ELR 3.7.0, unclean shutdowns 3.9.0):
-    (the partition after the change, or None for a no-op, and whether the election was unclean)."""
+    """PartitionChangeBuilder.build (Kafka 3.5.0; KAFKA-15021 3.6.0; KIP-966's ELR 3.7.0, unclean shutdowns and
+    lastKnownElr as 3.9.0 keeps them): (the partition after the change, or None for a no-op, and whether the election
+    was unclean)."""
     elr_on = cfg.eligible_leader_replicas
     target_isr = tuple(target_isr)
     target_elr = part.elr
@@ -81,7 +82,9 @@ def build_partition_change(cfg: ModelConfig, part: PartitionRegistration, target
         leader = part.leader
     else:
         leader = next((r for r in part.replicas if valid(r)), NO_LEADER)
-        if leader == NO_LEADER and cfg.unclean_leader_election:
+        if leader == NO_LEADER and _can_elect_last_known_leader(cfg, part, target_isr, target_elr):
+            leader, unclean = part.last_known_elr[0], True
+        elif leader == NO_LEADER and cfg.unclean_leader_election:
             leader = next((r for r in part.replicas if acceptable(r)), NO_LEADER)
             unclean = leader != NO_LEADER
     leader_changed = leader != part.leader                   # tryElection sets record.leader
@@ -97,15 +100,34 @@ def build_partition_change(cfg: ModelConfig, part: PartitionRegistration, target
         target_elr = ()                                      # maybeUpdateRecordElr: unclean election, or ELR off
     if isr is None and (target_isr or elr_on) and tuple(sorted(target_isr)) != part.isr:
         isr = tuple(sorted(target_isr))                      # an empty ISR is written only with the ELR
+    last_known_elr = _last_known_leader(cfg, part, isr, leader) if elr_on else part.last_known_elr
     recovery = part.leader_recovery_state if target_recovery is None else target_recovery
     if leader_changed and unclean:
         recovery = "RECOVERING"                              # tryElection: KIP-704 (3.2.0) marks the unclean leader
-    if not bump and isr is None and target_elr == part.elr and recovery == part.leader_recovery_state:
+    if (not bump and isr is None and target_elr == part.elr and recovery == part.leader_recovery_state
+            and last_known_elr == part.last_known_elr):
         return None, False                                   # changeRecordIsNoOp
     new = PartitionRegistration(part.replicas, part.isr if isr is None else isr, leader,
                                 part.leader_epoch + 1 if bump else part.leader_epoch, part.partition_epoch + 1,
-                                target_elr, recovery)
+                                target_elr, recovery, last_known_elr)
     return new, unclean
+
+
+def _can_elect_last_known_leader(cfg: ModelConfig, part: PartitionRegistration, target_isr: tuple,
+                                 target_elr: tuple) -> bool:
+    """PartitionChangeBuilder.canElectLastKnownLeader (Kafka 3.7.0-4.0, useLastKnownLeaderInBalancedRecovery left on by
+    ReplicationControlManager): with the ISR and ELR both empty, the one last known leader, alive or not."""
+    return cfg.eligible_leader_replicas and not target_isr and not target_elr and len(part.last_known_elr) == 1
+
+
+def _last_known_leader(cfg: ModelConfig, part: PartitionRegistration, isr, leader: int) -> tuple:
+    """PartitionChangeBuilder.maybeUpdateLastKnownLeader (Kafka 3.8.0-4.0): a change that empties the ISR records the
+    leader the partition had; one that leaves it with a leader clears the field (the record's leader, set or not)."""
+    if isr is not None and not isr and part.last_known_elr != (part.leader,):
+        return (part.leader,)
+    if leader != NO_LEADER and part.last_known_elr:
+        return ()
+    return part.last_known_elr
 
 
 def _change_partitions(cfg: ModelConfig, s: ClusterState, partitions, remove: int, add: int, records: list,

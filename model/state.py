@@ -258,6 +258,9 @@ class PartitionRegistration:
     #: LeaderRecoveryState (KIP-704, 3.2.0): RECOVERING from an unclean election until the leader's AlterPartition
     #: says RECOVERED
     leader_recovery_state: str = "RECOVERED"
+    #: lastKnownElr (KIP-966, 3.7.0): as the controller keeps it (useLastKnownLeaderInBalancedRecovery, on by default),
+    #: the leader the partition had when its ISR became empty, cleared once it has a leader again; at most one member
+    last_known_elr: tuple = ()
 
     @property
     def zk_version(self) -> int:

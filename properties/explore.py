@@ -399,7 +399,7 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
                       q.registrations[inv[j]].in_controlled_shutdown) for j in range(n)]),
               tuple([(q.reported_offsets[inv[j]], q.shutdown_offsets[inv[j]]) for j in range(n)]),
               tuple([(ordered(r.replicas), ids(r.isr), lid(r.leader), r.leader_epoch, r.partition_epoch, ids(r.elr),
-                      r.leader_recovery_state) for r in q.partitions]),
+                      r.leader_recovery_state, tuple([lid(x) for x in r.last_known_elr])) for r in q.partitions]),
               tuple([past(q.last_contact_ms[inv[j]], h_sess, 1) for j in range(n)]))
     return (tuple(brokers), zkk, tuple(ctrls), gk, None if deadline is None else deadline - now, qk)
 
@@ -410,7 +410,7 @@ def metadata_record_key(r, lid, ids, ordered) -> tuple:
     if t is PartitionChangeRecord:
         g = r.registration
         return (0, r.partition, ordered(g.replicas), ids(g.isr), lid(g.leader), g.leader_epoch, g.partition_epoch,
-                ids(g.elr), r.created, g.leader_recovery_state)
+                ids(g.elr), r.created, g.leader_recovery_state, tuple([lid(x) for x in g.last_known_elr]))
     if t is RegisterBrokerRecord:
         return (1, lid(r.broker_id), r.broker_epoch, r.fenced)
     if t is FenceBrokerRecord:
@@ -687,8 +687,8 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
                 tuple([metadata_record_key(r, same, same, same) for r in q.log]), q.batch_ends,
                 tuple([None if r is None else (r.epoch, r.fenced, r.in_controlled_shutdown) for r in q.registrations]),
                 q.reported_offsets, q.shutdown_offsets,
-                tuple([(r.replicas, r.isr, r.leader, r.leader_epoch, r.partition_epoch, r.elr, r.leader_recovery_state)
-                       for r in q.partitions]))))
+                tuple([(r.replicas, r.isr, r.leader, r.leader_epoch, r.partition_epoch, r.elr, r.leader_recovery_state,
+                        r.last_known_elr) for r in q.partitions]))))
         return e[1]
 
     def ghost_static(g):

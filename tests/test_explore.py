@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -597,6 +598,13 @@ def test_fast_key_partitions_kraft_states_like_state_key(name):
     u.quorum.last_contact_ms = (t.now - 1,) + t.quorum.last_contact_ms[1:]
     if u.quorum.last_contact_ms != t.quorum.last_contact_ms:
         assert state_key(cfg, u) != state_key(cfg, t) and fast(u) != fast(t)
+    # a partition registration's lastKnownElr (KIP-966) is in both keys: a state differing only there gets another key
+    v = t._clone(None)
+    v.quorum = t.quorum._clone(None)
+    g = v.quorum.partitions[0]
+    other = () if g.last_known_elr else (g.replicas[0],)
+    v.quorum.partitions = (dataclasses.replace(g, last_known_elr=other),) + v.quorum.partitions[1:]
+    assert state_key(cfg, v) != state_key(cfg, t) and fast(v) != fast(t)
 
 
 def _walk_states(cfg, campaign_seed: int, runs: int, steps: int) -> list:

@@ -303,7 +303,6 @@ KRAFT_RELEASES = ("kafka-3.3", "kafka-3.5", "kafka-3.6", "kafka-3.7", "kafka-4.0
 #: where the fuzzer's archived trace of the race (67 actions, found on kafka-3.5) is not enabled: the step it stops at
 FUZZER_TRACE_CUT = {
     "kafka-3.3": 55,    # broker 0's fetch of step 53 is still in flight there, so its next FetchRequest is not enabled
-    "kafka-4.1": 53,    # the ELR leaves the partition leaderless after the two unclean crashes: nothing to fetch from
 }
 
 

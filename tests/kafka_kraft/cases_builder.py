@@ -11,6 +11,13 @@ says how); ISRs are compared as sets (the model keeps them sorted).
 The ELR cases run the model's ELR preset, ``kafka-4.1`` (= kafka-3.7's rules with eligible_leader_replicas on): in
 3.7.0 the ELR exists only behind the unreleased metadata version 3.8-IV0 (PartitionChangeRecord version 2), which is
 what the tests' ``isElrEnabled(version)`` selects.
+
+lastKnownElr is kept as the controller keeps it: ReplicationControlManager never calls
+setUseLastKnownLeaderInBalancedRecovery, so its builders run with the default, true, where lastKnownElr holds the
+leader the partition had when its ISR became empty (one member) and that leader is elected, uncleanly, once the ISR and
+the ELR are both empty.  The tests that set it to false (lastKnownElr then holds the replicas that left the ELR) check
+what no controller writes; where their assertion holds in the controller's mode too it is checked, else it is listed
+as not checked.
 """
 
 from __future__ import annotations
@@ -222,14 +229,15 @@ def elr_isr_shrink_below_min_isr():
     c.adapt("The target ISR is the leader's AlterPartition removing two lagging followers at once (2 and 3: Kafka's 3 "
             "and 4; Kafka's 1, 2 are the model's 0, 1).  The builder's election is PREFERRED in Kafka's test, ONLINE "
             "for AlterPartition; the leader is valid either way and stays.")
-    c.unchecked("lastKnownElr stays empty (lastKnownElr is not modelled)")
+    c.adapt("Kafka's builder runs with useLastKnownLeaderInBalancedRecovery false, which no controller sets; the "
+            "asserted lastKnownElr, empty, is the controller's too (the ISR does not become empty), so it is checked.")
     c.formed().produce(0).fetch(1, rounds=2)
     c.sleep(45_000)
     c.check_update(0, [0, 1], "the leader proposes ISR {0, 1}")
     c.alter(0)
     _last_change(c, "record: ISR [1, 2] (model [0, 1]), no leader change, ELR [3, 4] (model [2, 3])", isr=[0, 1],
                  leader=0, leader_epoch=0, elr=[2, 3])
-    c.check_registration("the merged registration's ELR", elr=[2, 3])
+    c.check_registration("the merged registration's ELR, and lastKnownElr empty", elr=[2, 3], last_known_elr=[])
     return c
 
 
@@ -241,7 +249,10 @@ def elr_isr_expand_above_min_isr():
     c.adapt("Brokers 3 then 2 are fenced: 3 leaves while the ISR is still at min ISR (so it is not in the ELR: "
             "Kafka's 4, which is in lastKnownElr), 2 joins the ELR.  Broker 2 is then unfenced and fetches, and the "
             "leader's AlterPartition proposes ISR {0, 1, 2}.  Kafka's 1, 2, 3, 4 are the model's 0, 1, 2, 3.")
-    c.unchecked("lastKnownElr [4] is cleared too (lastKnownElr is not modelled)")
+    c.unchecked("lastKnownElr [4] before the change: with the controller's useLastKnownLeaderInBalancedRecovery "
+                "(true; the test sets false) lastKnownElr is set only when the ISR becomes empty and cleared as soon "
+                "as the partition has a leader, so a partition with ISR [1, 2] never holds one; the asserted empty "
+                "lastKnownElr after the change is checked")
     c.formed().fence(3, 2).replay()
     c.check_registration("ISR [1, 2], ELR [3] (model [0, 1] and [2])", isr=[0, 1], elr=[2])
     c.unfence(2).replay(0).fetch(2)
@@ -249,6 +260,7 @@ def elr_isr_expand_above_min_isr():
     c.alter(0)
     _last_change(c, "record: ISR [1, 2, 3] (model [0, 1, 2]), ELR cleared, no leader change", isr=[0, 1, 2],
                  elr=[], leader=0, leader_epoch=0)
+    c.check_registration("the merged registration: ELR and lastKnownElr empty", elr=[], last_known_elr=[])
     return c
 
 
@@ -261,7 +273,7 @@ def elr_isr_add_member_not_in_elr():
             "the ELR is {1, 2} (Kafka's has one member, [3]; no protocol path leaves an ELR of one with the ISR at "
             "one member below a min ISR of 3).  Broker 3 is then unfenced and fetches, and the leader proposes "
             "ISR {0, 3}: the new member is not in the ELR, as Kafka's 4.")
-    c.unchecked("lastKnownElr [2] is kept (lastKnownElr is not modelled)")
+    c.unchecked("lastKnownElr [2] is kept: " + "the builder with useLastKnownLeaderInBalancedRecovery false, which no controller sets (lastKnownElr then holds replicas that left the ELR; the controller's holds the last leader)")
     c.formed().fence(3, 2, 1).replay()
     c.check_registration("ISR {0}, ELR {1, 2}", isr=[0], elr=[1, 2])
     c.unfence(3).replay(0).fetch(3)
@@ -282,7 +294,7 @@ def elr_remove_unclean_shutdown():
             "and registers again.")
     c.adapt("Brokers 3, 2, 1 are fenced in that order (3 leaves at min ISR and is not in the ELR): ISR {0}, ELR "
             "{1, 2}.  Kafka's 1, 2, 3 are the model's 0, 1, 2.")
-    c.unchecked("lastKnownElr [3] (lastKnownElr is not modelled)")
+    c.unchecked("lastKnownElr [3] after the unclean shutdown: " + "the builder with useLastKnownLeaderInBalancedRecovery false, which no controller sets (lastKnownElr then holds replicas that left the ELR; the controller's holds the last leader)")
     c.formed().fence(3, 2, 1).replay()
     c.check_registration("ISR [1], ELR [2, 3] (model [0] and [1, 2])", isr=[0], elr=[1, 2])
     c.crash(2, clean=False).restart(2)
@@ -309,13 +321,14 @@ def elr_can_be_elected():
     c.adapt("Replicas [0, 1, 2] with min ISR 2 (Kafka: [1, 2, 3, 4], min ISR 3): broker 2 is fenced while the ISR is "
             "at min ISR (not in the ELR, as Kafka's 2 and 4), then broker 1 (ELR {1}); both are unfenced again, and "
             "the leader, 0, is fenced: the target ISR is empty.  Kafka's 1 and 3 are the model's 0 and 1.")
-    c.unchecked("lastKnownElr (both parameters: lastKnownElr is not modelled)")
+    c.unchecked("the parameter lastKnownLeaderEnabled = false (lastKnownElr [2] kept): " + "the builder with useLastKnownLeaderInBalancedRecovery false, which no controller sets (lastKnownElr then holds replicas that left the ELR; the controller's holds the last leader)")
     c.formed().fence(2, 1).replay()
     c.check_registration("ISR [1], ELR [3] (model [0] and [1])", isr=[0], elr=[1], leader=0)
     c.unfence(1).unfence(2)
     c.fence(0)
     _change_before_fence(c, "record: ISR [3], ELR [1], leader 3 (model [1], [0], 1)", isr=[1], elr=[0], leader=1)
-    c.check_registration("the merged registration", isr=[1], elr=[0], leader=1)
+    c.check_registration("the merged registration (lastKnownLeaderEnabled: lastKnownElr stays empty)", isr=[1],
+                         elr=[0], leader=1, last_known_elr=[])
     return c
 
 
@@ -327,16 +340,76 @@ def elr_isr_can_shrink_to_zero():
     c.adapt("Kafka's builder takes the whole ISR away at once; here the controller fences the brokers one at a time "
             "(3, 2, 1, then the leader 0).  With min ISR 4 (Kafka: 3) the ISR is below min ISR from the first "
             "removal, so every replica that leaves joins the ELR, as in Kafka's single step.")
-    c.unchecked("lastKnownElr [1] with useLastKnownLeaderInBalancedRecovery, and its unclean-shutdown follow-up "
-                "(KIP-966 part 2 is not modelled)")
+    c.unchecked("the parameter lastKnownLeaderEnabled = false (lastKnownElr stays empty): " + "the builder with useLastKnownLeaderInBalancedRecovery false, which no controller sets (lastKnownElr then holds replicas that left the ELR; the controller's holds the last leader)")
+    c.unchecked("that the follow-up record has no lastKnownElr field (null): the model's record carries the whole "
+                "registration, whose lastKnownElr is checked unchanged instead")
     c.formed().fence(3, 2, 1, 0)
     _change_before_fence(c, "record: ISR [], leader -1, ELR [1, 2, 3, 4] (model [0, 1, 2, 3])", isr=[], leader=-1,
                          elr=[0, 1, 2, 3])
-    c.check_registration("the merged registration", isr=[], elr=[0, 1, 2, 3], leader=-1)
+    c.check_registration("the merged registration: lastKnownElr [1], the leader (model [0])", isr=[], elr=[0, 1, 2, 3],
+                         leader=-1, last_known_elr=[0])
+    c.crash(1, clean=False).restart(1)
+    why = ("lastKnownLeaderEnabled: a further change with replica 2 (model 1) shut down uncleanly leaves lastKnownElr "
+           "as it is, [1] (model [0])")
+    c.check("quorum.log.-2.@type", "PartitionChangeRecord", why)
+    c.check("quorum.log.-2.registration.last_known_elr", [0], why)
+    c.check_registration(why, last_known_elr=[0], elr=[0, 2, 3])
     return c
 
 
-missing(B + "testEligibleLeaderReplicas_ElectLastKnownLeader", "unclean recovery",
-        "With useLastKnownLeaderInBalancedRecovery, an empty ISR and ELR elect the last known leader.")
-missing(B + "testEligibleLeaderReplicas_ElectLastKnownLeaderShouldFail", "unclean recovery",
-        "The last known leader is not elected while the ELR is not empty.")
+def _leaderless(c: Case) -> Case:
+    """Every broker fenced, the leader 0 last: ISR [], ELR all of them, no leader, lastKnownElr [0]."""
+    c.formed().fence(2, 1, 0)
+    c.check_registration("ISR [], ELR [0, 1, 2], no leader, lastKnownElr [0] (the last leader)", isr=[], elr=[0, 1, 2],
+                         leader=-1, last_known_elr=[0])
+    return c
+
+
+@case(B + "testEligibleLeaderReplicas_ElectLastKnownLeader")
+def elr_elect_last_known_leader():
+    c = _elr_case(B + "testEligibleLeaderReplicas_ElectLastKnownLeader",
+                  "ISR [], ELR [], lastKnownElr [1], no leader: the last known leader, 1, is elected (an unclean "
+                  "election): ISR [1], RECOVERING, lastKnownElr cleared.", n=3, min_isr=3, all_versions=False)
+    c.adapt("Replicas [0, 1, 2] with min ISR 3 (Kafka: [1, 2, 3, 4], min ISR 3); Kafka's 1 is the model's 0.  Every "
+            "broker is fenced, the leader 0 last, so the ISR is empty, the ELR holds all three and lastKnownElr [0].  "
+            "The ELR empties by unclean shutdowns (handleBrokerUncleanShutdown, 3.9.0): broker 0 stops uncleanly, "
+            "registers again and is unfenced (no election: the ELR is not empty), then 1 and 2 stop uncleanly and "
+            "register again; the builder run for 2's registration finds ISR and ELR empty and elects 0, which is "
+            "acceptable, as every replica is in Kafka's test.")
+    _leaderless(c)
+    c.crash(0, clean=False).restart(0).unfence(0)
+    c.check_registration("0 left the ELR (unclean shutdown); still no leader while the ELR is not empty",
+                         isr=[], elr=[1, 2], leader=-1, last_known_elr=[0])
+    c.crash(1, clean=False).restart(1)
+    c.check_registration("ELR [2]", elr=[2], leader=-1, last_known_elr=[0])
+    c.crash(2, clean=False).restart(2)
+    why = "record: ISR [1], leader 1, RECOVERING, lastKnownElr [] (model: ISR [0], leader 0)"
+    c.check("quorum.log.-2.@type", "PartitionChangeRecord", why)
+    for name, value in (("isr", [0]), ("leader", 0), ("leader_recovery_state", "RECOVERING"), ("last_known_elr", []),
+                        ("elr", [])):
+        c.check(f"quorum.log.-2.registration.{name}", value, why)
+    c.check_registration("the merged registration: ELR [], lastKnownElr [], ISR [1] (model [0])", elr=[],
+                         last_known_elr=[], isr=[0], leader=0)
+    return c
+
+
+@case(B + "testEligibleLeaderReplicas_ElectLastKnownLeaderShouldFail")
+def elr_elect_last_known_leader_should_fail():
+    c = _elr_case(B + "testEligibleLeaderReplicas_ElectLastKnownLeaderShouldFail",
+                  "ISR [], ELR [3] (not acceptable), lastKnownElr [1], no leader: the last known leader is not elected "
+                  "while the ELR is not empty, and the builder makes no change.", n=3, min_isr=3, all_versions=False)
+    c.adapt("Replicas [0, 1, 2] with min ISR 3; Kafka's 1 and 3 are the model's 0 and 2.  Every broker is fenced, the "
+            "leader 0 last (ISR [], ELR [0, 1, 2], lastKnownElr [0]); 0 and 1 stop uncleanly and register again, "
+            "which leaves ELR [2], 2 still fenced (not acceptable).  The builder run is the one for 0's unfencing "
+            "(handleBrokerUnfenced runs it on every leaderless partition): no PartitionChangeRecord.")
+    _leaderless(c)
+    c.crash(0, clean=False).restart(0).crash(1, clean=False).restart(1).replay(0)
+    c.check_registration("ISR [], ELR [3] (model [2]), lastKnownElr [1] (model [0]), no leader", isr=[], elr=[2],
+                         leader=-1, last_known_elr=[0])
+    epoch = c.s.quorum.partitions[0].partition_epoch       # the "no change" below: the same partition epoch
+    c.wait_heartbeat(0)
+    c.check("quorum.registrations.0.fenced", False, "0, the last known leader, is unfenced: acceptable")
+    c.check("quorum.log.-1.@type", "UnfenceBrokerRecord", "no change to the partition: no PartitionChangeRecord")
+    c.check_registration("the registration is as it was", isr=[], elr=[2], leader=-1, last_known_elr=[0],
+                         partition_epoch=epoch)
+    return c

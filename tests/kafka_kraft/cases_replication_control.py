@@ -90,19 +90,20 @@ def elr_shrink_and_expand_isr():
     c.adapt("The model's ELR preset, kafka-4.1 (3.7.0 has the ELR behind the unreleased metadata version 3.8-IV0).  "
             "The requests are the leader's own: both followers lag for the lag time (shrink to [0]), then follower 1 "
             "catches up (expansion to [0, 1]).")
-    c.unchecked("lastKnownElr stays empty (lastKnownElr is not modelled)")
     _lagging(c, [1, 2])
     c.check_update(0, [0], "the shrink request: ISR [0]")
     c.send_alter(0)
     c.check_alter_response(0, "NONE, consistent with the registration", error="NONE", leader=0, leader_epoch=0,
                            zk_version=1, isr=[0])
-    c.check_registration("ISR [0], ELR [1, 2]", isr=[0], elr=[1, 2], partition_epoch=1)
+    c.check_registration("ISR [0], ELR [1, 2], lastKnownElr []", isr=[0], elr=[1, 2], partition_epoch=1,
+                         last_known_elr=[])
     c.receive_alter(0).replay().catch_up([1])
     c.check_update(0, [0, 1], "the expansion request: ISR [0, 1]")
     c.send_alter(0)
     c.check_alter_response(0, "NONE, consistent with the registration", error="NONE", leader=0, leader_epoch=0,
                            zk_version=2, isr=[0, 1])
-    c.check_registration("ISR [0, 1], ELR []", isr=[0, 1], elr=[], partition_epoch=2)
+    c.check_registration("ISR [0, 1], ELR [], lastKnownElr []", isr=[0, 1], elr=[], partition_epoch=2,
+                         last_known_elr=[])
     return c
 
 
@@ -116,17 +117,17 @@ def elr_broker_fence():
     c.adapt("The model's ELR preset, kafka-4.1.  fenceBrokers is the controller's stale-broker check after each "
             "broker's heartbeats are lost, in Kafka's order (2 before 3); unfenceBrokers is each broker's next "
             "heartbeat after it replays the log.")
-    c.unchecked("lastKnownElr stays empty (lastKnownElr is not modelled)")
     c.formed().fence(2, 3)
-    c.check_registration("ELR [3]", elr=[3], isr=[0, 1])
+    c.check_registration("ELR [3], lastKnownElr []", elr=[3], isr=[0, 1], last_known_elr=[])
     c.fence(1)
-    c.check_registration("ELR [1, 3]", elr=[1, 3], isr=[0])
+    c.check_registration("ELR [1, 3], lastKnownElr []", elr=[1, 3], isr=[0], last_known_elr=[])
     c.replay()
     for b in (1, 2, 3):
         c.heartbeat(b)
     for b in (1, 2, 3):
         c.check(f"quorum.registrations.{b}.fenced", False, "every broker is unfenced")
-    c.check_registration("unfencing changes no ELR: [1, 3]", elr=[1, 3], isr=[0], leader=0)
+    c.check_registration("unfencing changes no ELR: [1, 3]; lastKnownElr []", elr=[1, 3], isr=[0], leader=0,
+                         last_known_elr=[])
     return c
 
 
@@ -145,13 +146,12 @@ def elr_clean_election():
     c.adapt("The model's ELR preset, kafka-4.1.  Fencing is the controller's stale-broker check after lost heartbeats "
             "(1, 2, 3 in that order, as Kafka's expected ELR implies); unfencing is each broker's next heartbeat "
             "(Kafka's fenceBrokers({0, 1}) unfences 3 as well before it fences 0).")
-    c.unchecked("lastKnownElr stays empty (lastKnownElr is not modelled)")
     c.formed().fence(1, 2, 3)
-    c.check_registration("ISR [0], ELR [2, 3]", isr=[0], elr=[2, 3], leader=0)
+    c.check_registration("ISR [0], ELR [2, 3], lastKnownElr []", isr=[0], elr=[2, 3], leader=0, last_known_elr=[])
     c.unfence(2).unfence(3)
     c.fence(0)
-    c.check_registration("a clean election from the ELR: leader 2, ISR [2], ELR [0, 3]", isr=[2], elr=[0, 3],
-                         leader=2)
+    c.check_registration("a clean election from the ELR: leader 2, ISR [2], ELR [0, 3], lastKnownElr []", isr=[2],
+                         elr=[0, 3], leader=2, last_known_elr=[])
     return c
 
 
