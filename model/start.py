@@ -25,6 +25,15 @@ HW are committed and, unless ``acked`` lists others (``[[partition, offset], ...
 acks=all producers in the leader's epoch, and the ZooKeeper leader is recorded as leading its epoch,
 so the invariants keep their meaning.  A start that breaks an invariant (two logs that diverge
 below a matching epoch...) is well formed: replay reports the violation at step 0 or later.
+
+A KRaft preset (``cfg.kip_500``) has no ZooKeeper: its start gives the quorum controller's metadata image
+(``kraft``: broker registrations and partition registrations with their ISR, ELR, epochs and leader recovery
+state) and each broker's applied metadata offset, and ``model/kraft_start.py`` builds it.  The disks are read by
+the same code (``read_disks``), and the ghost derived by it (``derive_ghost``).  The image is not poked into the
+state: it becomes the metadata log a snapshot of it holds, in the model's own records, and a broker that has
+applied part of that log gets there by the model's own replay, so nothing can disagree with the model.  A
+``zookeeper`` part for a KRaft preset, or a ``kraft`` part, ``metadata_offset`` or ``clean_shutdown`` for a
+ZooKeeper preset, is refused.
 """
 
 from __future__ import annotations

@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 from click.testing import CliRunner
@@ -28,6 +25,7 @@ from isrlab.model.trace import Trace, TraceError, dumps_trace, trace_from_json
 from isrlab.properties.explain import sentence
 from isrlab.properties.replay import replay
 from isrlab.properties.shrink import shrink
+from start_checks import assert_refused_in_one_line, fingerprints_under_hash_seeds
 
 pytestmark = pytest.mark.unit
 
@@ -194,13 +192,7 @@ BAD = [
 def test_an_inconsistent_start_is_one_line_and_exit_2(tmp_path, name, mutate, message):
     data = _trace(actions=UP).to_json()
     data["start"] = _with(mutate)
-    path = tmp_path / "bad.json"
-    path.write_text(json.dumps(data))
-    r = CliRunner().invoke(main, ["replay", str(path)])
-    assert r.exit_code == 2, r.output
-    lines = [ln for ln in r.output.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("isrlab: error: ") and "Traceback" not in r.output, r.output
-    assert message in lines[0], lines[0]
+    assert_refused_in_one_line(tmp_path, data, message)
 
 
 def test_initial_state_raises_start_error_directly():
@@ -218,15 +210,7 @@ def test_round_trip_keeps_the_start_exactly():
 
 
 def test_the_start_state_is_the_same_under_any_hash_seed():
-    code = ("import json,sys; from isrlab.model.config import preset; from isrlab.model.step import initial_state; "
-            "from isrlab.model.encode import fingerprint; "
-            "print(fingerprint(initial_state(preset('kafka-2.4').config, json.loads(sys.argv[1]))))")
-    prints = set()
-    for seed in ("0", "1", "12345"):
-        env = dict(os.environ, PYTHONHASHSEED=seed)
-        out = subprocess.run([sys.executable, "-c", code, json.dumps(START)], env=env, capture_output=True,
-                             text=True, check=True)
-        prints.add(out.stdout.strip())
+    prints = fingerprints_under_hash_seeds("kafka-2.4", START)
     assert prints == {fingerprint(initial_state(CFG, START))}
     assert initial_state(CFG, START) == initial_state(CFG, copy.deepcopy(START))
 
