@@ -263,15 +263,27 @@ def run_shard(task: tuple, clock=time.monotonic) -> dict:
     Plain data only.  ``task`` is ``(preset, shard, spec JSON)`` as ``CampaignSpec.tasks`` makes it.
     With a budget, one ``budget.Deadline`` bounds the whole shard: it is asked between runs and inside
     each run's engine, so the shard ends within about one check stride of it; a run it cut short has
-    ``stopped`` set, and so has the shard (``stopped_by_budget``).
+    ``stopped`` set, and so has the shard (``stopped_by_budget``).  ``shard_runs`` is the same shard
+    one run at a time, for a caller that streams the runs instead of holding them.
     """
+    runs = []
+    gen = shard_runs(task, clock)
+    while True:
+        try:
+            runs.append(next(gen))
+        except StopIteration as end:
+            return {**end.value, "runs": runs}
+
+
+def shard_runs(task: tuple, clock=time.monotonic):
+    """A generator: each run's record of one task's shard as it ends, then (its return value, ``StopIteration.value``)
+    the shard's record without ``runs``.  The records are those ``run_shard`` returns, in the same order."""
     preset_name, shard, spec_text = task
     spec = CampaignSpec.from_json(json.loads(spec_text))
     started = time.time()  # wall clock for the report only (when the shards ran): never read by a run
     t0 = clock()
     over = None if spec.shard_budget_s is None else Deadline(spec.shard_budget_s, clock)
 
-    runs = []
     kept: dict[str, int] = {}
     steps = violating_runs = 0
     kinds: dict[str, int] = {}
@@ -293,7 +305,7 @@ def run_shard(task: tuple, clock=time.monotonic) -> dict:
             found.append({"invariant": v.invariant, "step": v.step,
                           "facts": json.dumps(v.facts, sort_keys=True, default=str), "trace": trace})
         violating_runs += bool(found)
-        runs.append({
+        yield {
             "run_index": j,
             "seed": seed,
             "steps": r.steps,
@@ -303,7 +315,7 @@ def run_shard(task: tuple, clock=time.monotonic) -> dict:
             "violation": found[0]["invariant"] if found else None,
             "violations": found,
             "stopped": r.stopped,
-        })
+        }
         steps += r.steps
         for k, c in r.kind_counts.items():
             kinds[k] = kinds.get(k, 0) + c
@@ -317,7 +329,7 @@ def run_shard(task: tuple, clock=time.monotonic) -> dict:
         "shard": shard,
         "engine": spec.engine,
         "executor": executor_name(),
-        "runs_done": len(runs),
+        "runs_done": j,
         "stopped_by_budget": over is not None and over.expired,
         "steps": steps,
         "violating_runs": violating_runs,
@@ -328,5 +340,4 @@ def run_shard(task: tuple, clock=time.monotonic) -> dict:
         "action_kinds": len(kinds),
         "error_codes": len(error_names(errors)),
         "invariants": [inv.name for inv in spec.checked] + list(spec.liveness),
-        "runs": runs,
     }

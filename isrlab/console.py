@@ -201,17 +201,27 @@ def _duration(seconds: float) -> str:
     return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
 
 
+def eta_text(eta_s: float | None, remaining: bool) -> str:
+    """", ETA 1:05" for the seconds left, rounded up while work ``remaining`` (never 0:00 then); ", ETA unknown"
+    when work remains and there is no estimate; "" when nothing remains and there is none."""
+    if eta_s is None or not math.isfinite(eta_s):
+        return ", ETA unknown" if remaining else ""
+    return f", ETA {_duration(max(1.0, math.ceil(eta_s)) if remaining else max(0.0, eta_s))}"
+
+
 class ProgressLine:
     """A phase's progress on stderr: a live single line on a terminal, plain lines every ``every`` seconds
     otherwise (or with ``plain``).  ``update`` takes the figures so far; ``note`` prints a line that stays
     (a phase starting, a claim proved) in both modes.
 
     ``done``/``total`` count the phase's units (``unit``); ``eta_s``, when given, is the phase's own estimate
-    of the seconds left (a budget's bound), else the rate so far gives one."""
+    of the seconds left (a budget's bound), else the rate of units so far gives one; with ``estimated`` the
+    phase gives its own estimates only, and "ETA unknown" is shown while it has none and work remains."""
 
     def __init__(self, label: str, total: int | None = None, unit: str = "", plain: bool = False,
-                 every: float = 5.0, stream=None, clock=time.monotonic):
+                 every: float = 5.0, stream=None, clock=time.monotonic, estimated: bool = False):
         self.label, self.total, self.unit, self.every, self.clock = label, total, unit, every, clock
+        self.estimated = estimated
         self.stream = stream if stream is not None else sys.stderr
         self.live = None
         self.t0 = self.last = clock()
@@ -234,14 +244,18 @@ class ProgressLine:
         for name, value in figures.items():
             if value is None:
                 continue
-            parts.append(f"{value:,.0f} {name}" if isinstance(value, (int, float)) else f"{name} {value}")
-        if eta_s is None and done and self.total and done < self.total:
+            if isinstance(value, tuple):   # (so far, of how many)
+                parts.append(f"{value[0]:,}/{value[1]:,} {name}")
+            else:
+                parts.append(f"{value:,.0f} {name}" if isinstance(value, (int, float)) else f"{name} {value}")
+        if eta_s is None and not self.estimated and done and self.total and done < self.total:
             eta_s = elapsed / done * (self.total - done)
-        parts.append(_duration(elapsed) + (f", ETA {_duration(max(0.0, eta_s))}" if eta_s is not None
-                                           and math.isfinite(eta_s) else ""))
+        parts.append(_duration(elapsed) + eta_text(eta_s, done is not None and self.total is not None
+                                                   and done < self.total))
         return f"{self.label}: " + ", ".join(parts)
 
     def update(self, done: int | None = None, eta_s: float | None = None, force: bool = False, **figures) -> None:
+        """Show these figures (live, or as a plain line when ``every`` seconds have passed or with ``force``)."""
         self.text = self.line(done, eta_s, **figures)
         if self.live is not None:
             self.live.update(Text(self.text))

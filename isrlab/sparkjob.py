@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import os
 import shutil
 import sys
@@ -260,16 +259,120 @@ def load_resumable(folder: str) -> dict:
     return data
 
 
-class Progress(threading.Thread):
-    """Polls Spark's status tracker (and the fuzz counters, ``counters``) every half second and hands the figures
-    to ``line`` (an ``isrlab.console.ProgressLine``: live on a terminal, plain lines otherwise): tasks done and
-    running, failed attempts, runs, steps/s and violating runs so far, and an ETA from ``eta(done, elapsed)``."""
+@dataclass
+class Moment:
+    """What a phase's ETA is worked out from, as ``Progress`` sees it at one poll."""
 
-    def __init__(self, sc, line, counters=None, eta=None, every: float = 0.5):
+    #: tasks finished, running now, and in the phase; the cluster's task slots; seconds since the phase began
+    done: int
+    running: int
+    total: int
+    slots: int
+    elapsed: float
+    #: seconds each running task has been running, oldest first (from its notes, else from when the tracker first
+    #: counted it)
+    running_for: list
+    #: runs done so far (notes of the tasks, running or finished) and runs the phase has to do (None: a budget's)
+    runs: int = 0
+    runs_total: int | None = None
+
+
+def budget_eta(m: Moment, budget_s: float) -> float | None:
+    """Seconds left when every task runs ``budget_s``: the running tasks' rest of it, then the waiting tasks, each
+    on the slot that frees first.  None when it cannot be known: every task left is past its budget (the run it is
+    in ends at its next budget check, or a task's start-up took the time)."""
+    import heapq
+
+    free = sorted(max(0.0, budget_s - e) for e in m.running_for[:m.slots])
+    waiting = max(0, m.total - m.done - len(free))
+    free += [0.0] * (max(1, m.slots) - len(free))
+    heapq.heapify(free)
+    for _ in range(waiting):
+        heapq.heappush(free, heapq.heappop(free) + budget_s)
+    left = max(free)
+    return left if left > 0 else None
+
+
+def rate_eta(m: Moment) -> float | None:
+    """Seconds left at the rate so far: of runs when the phase counts them, else of tasks; None before any is done."""
+    if m.runs_total is not None and m.runs:
+        return m.elapsed * (m.runs_total - m.runs) / m.runs
+    return m.elapsed * (m.total - m.done) / m.done if m.done else None
+
+
+#: seconds between a running shard's progress notes (``NoteWriter``): a note costs about 0.1 ms
+NOTE_EVERY_S = 1.0
+#: beside each shard's kept record in ``_shards_done``: its runs, one JSON line each, and its progress note
+RUNS_SUFFIX, NOTE_SUFFIX = ".runs", ".progress"
+
+
+class NoteWriter:
+    """Executor side: a running shard's progress note (runs, steps, violating runs, seconds), replaced whole every
+    ``NOTE_EVERY_S`` seconds and once more when the shard ends.  The driver reads the notes from the campaign's own
+    folder, so the channel needs nothing the kept records do not already need (a local or shared ``--out``) and
+    opens no port; without it the counts move when tasks end."""
+
+    def __init__(self, path: str, attempt: int, clock=time.monotonic):
+        self.path, self.attempt, self.clock = path, attempt, clock
+        self.t0 = self.last = clock()
+        self.runs = self.steps = self.violating = 0
+
+    def add(self, run: dict) -> None:
+        self.runs += 1
+        self.steps += run["steps"]
+        self.violating += bool(run["violations"])
+        if self.clock() - self.last >= NOTE_EVERY_S:
+            self.write(False)
+
+    def write(self, ended: bool) -> None:
+        self.last = self.clock()
+        note = {"runs": self.runs, "steps": self.steps, "violating": self.violating, "seconds": self.last - self.t0,
+                "attempt": self.attempt, "ended": ended}
+        tmp = f"{os.path.dirname(self.path)}/.note-{os.getpid()}-{self.attempt}"   # hidden: never a table's input
+        try:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(json.dumps(note))
+            os.replace(tmp, self.path)   # no fsync: a note lost in a crash is only a progress figure
+        except OSError:
+            pass   # a full disk or a folder gone: the progress line goes without this note, the shard goes on
+
+
+def read_notes(folder: str) -> dict:
+    """{shard file name: note} of the progress notes in ``folder`` (a note being replaced, or unreadable, is left
+    out until the next poll)."""
+    notes = {}
+    try:
+        names = [n for n in os.listdir(folder) if n.endswith(NOTE_SUFFIX)]
+    except OSError:
+        return notes
+    for name in names:
+        try:
+            with open(os.path.join(folder, name), encoding="utf-8") as fh:
+                notes[name[:-len(NOTE_SUFFIX)]] = json.load(fh)
+        except (OSError, ValueError):
+            continue
+    return notes
+
+
+class Progress(threading.Thread):
+    """Polls Spark's status tracker every half second (and, in the fuzz phase, the running shards' progress notes in
+    ``notes``, else the fuzz ``counters`` that move as tasks end) and hands the figures to ``line`` (an
+    ``isrlab.console.ProgressLine``: live on a terminal, plain lines otherwise): tasks done and running, failed
+    attempts, runs, steps/s and violating runs so far, and an ETA from ``eta(Moment)``, or "ETA unknown" when it
+    gives None while work remains."""
+
+    def __init__(self, sc, line, counters=None, eta=None, every: float = 0.5, notes: str | None = None,
+                 runs_total: int | None = None, tasks: bool = True):
         super().__init__(daemon=True)
         self.sc, self.line, self.counters, self.eta, self.every = sc, line, counters, eta, every
+        self.tasks = tasks   # False: a phase of several Spark jobs, whose task counts mean nothing; the time only
+        self.notes, self.runs_total = notes, runs_total
+        if eta is not None:
+            line.estimated = True   # eta's None means "unknown", not "use the rate of tasks"
         self.stopped = threading.Event()
         self.t0 = time.monotonic()
+        self.seen_running: list[float] = []   # when the tracker first counted each running task, oldest first
+        self.last_done = 0
 
     def run(self) -> None:
         try:
@@ -289,13 +392,37 @@ class Progress(threading.Thread):
                     failed += info.numFailedTasks
             self.show(done, running, failed)
 
+    def _running_for(self, done: int, running: int, now: float, notes: dict) -> list:
+        """Seconds each running task has run: the notes of the shards not ended, else first seen by the tracker."""
+        ended = max(0, done - self.last_done)
+        self.last_done = done
+        del self.seen_running[:ended]   # tasks end about in the order they start
+        self.seen_running = self.seen_running[:running] + [now] * max(0, running - len(self.seen_running))
+        from_notes = sorted((n["seconds"] for n in notes.values() if not n.get("ended")), reverse=True)
+        seen = [now - t for t in self.seen_running]
+        return (from_notes + seen[len(from_notes):])[:running]
+
     def show(self, done: int, running: int, failed: int, force: bool = False) -> None:
-        elapsed = time.monotonic() - self.t0
+        now = time.monotonic()
+        elapsed = now - self.t0
         figures = {"running": running or None, "failed attempts": failed or None}
-        if self.counters is not None:   # counted as tasks finish (a retried task may count twice)
+        notes = read_notes(self.notes) if self.notes is not None else {}
+        runs = 0
+        if notes:   # while the shards run; a retried shard's note starts again from its first run
+            runs = sum(n["runs"] for n in notes.values())
+            steps, bad = (sum(n[k] for n in notes.values()) for k in ("steps", "violating"))
+        elif self.counters is not None:   # counted as tasks finish (a retried task may count twice)
             runs, steps, bad = (a.value for a in self.counters)
-            figures.update({"runs": runs, "steps/s": steps / elapsed if elapsed else 0, "violating runs": bad})
-        eta = self.eta(done, elapsed) if self.eta and not force else None
+        if notes or self.counters is not None:
+            figures.update({"runs": runs if self.runs_total is None else (runs, self.runs_total),
+                            "steps/s": steps / elapsed if elapsed else 0, "violating runs": bad})
+        total = self.line.total or 0
+        eta = None
+        if self.eta and not force:
+            eta = self.eta(Moment(done, running, total, max(1, self.sc.defaultParallelism), elapsed,
+                                  self._running_for(done, running, now, notes), runs, self.runs_total))
+        if not self.tasks:
+            done, figures = None, {}
         self.line.update(done, eta_s=eta, force=force, **figures)
 
     def stop(self) -> None:
@@ -334,19 +461,47 @@ def done_name(preset: str, shard: int) -> str:
     return f"{shard:06d}-{preset}.json"
 
 
-def kept_shard_row(counters, done_dir: str, task: tuple) -> int:
-    """Executor side: run a task's shard and keep its record in ``done_dir`` (atomically: a retried attempt
-    replaces it whole); adds to the driver's progress counters; 1."""
+def kept_shard(counters, done_dir: str, task: tuple) -> int:
+    """Executor side: run a task's shard, streaming its runs (one JSON line each, never all in memory) to
+    ``<name>.runs`` and then its record without them to ``<name>.json`` in ``done_dir``: each written whole under
+    a temporary name and renamed, the record last, so a record on disk means its runs are there too, and a
+    retried attempt replaces both whole.  Notes its progress as it goes (``NoteWriter``); adds to the driver's
+    counters; 1."""
+    from pyspark import TaskContext
+
+    from .campaign import shard_runs
     from .model.trace import write_atomic
 
-    row = counted_shard_row(counters, task)
     run_schema, shard_schema = _schemas()
-    violation_fields = run_schema["violations"].dataType.elementType.names
-    rec = dict(zip(shard_schema.names, row))
-    at = run_schema.names.index("violations")
-    rec["runs"] = [dict(zip(run_schema.names, r), violations=[dict(zip(violation_fields, v)) for v in r[at]])
-                   for r in rec["runs"]]
-    write_atomic(os.path.join(done_dir, done_name(task[0], task[1])), json.dumps(rec, separators=(",", ":")) + "\n")
+    ctx = TaskContext.get()
+    attempt = ctx.attemptNumber() if ctx is not None else 0
+    hold_for_test(task[0], task[1], attempt)
+    register_env()
+    name = done_name(task[0], task[1])
+    stem = os.path.join(done_dir, name[:-len(".json")])
+    note = NoteWriter(stem + NOTE_SUFFIX, attempt)
+    note.write(False)   # running, with no run done yet
+    tag = {"preset": task[0], "shard": task[1], "engine": json.loads(task[2])["engine"]}
+    tmp = os.path.join(done_dir, f".{name}-{os.getpid()}-{attempt}.tmp")   # hidden, and no table's suffix
+    runs = shard_runs(task)
+    with open(tmp, "w", encoding="utf-8") as fh:
+        while True:
+            try:
+                run = next(runs)
+            except StopIteration as end:
+                rec = end.value
+                break
+            fh.write(json.dumps({**tag, **{f: run[f] for f in run_schema.names}}, separators=(",", ":")) + "\n")
+            note.add(run)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, stem + RUNS_SUFFIX)
+    rec["attempt"] = attempt
+    write_atomic(os.path.join(done_dir, name),
+                 json.dumps({f: rec[f] for f in shard_schema.names if f != "runs"}, separators=(",", ":")) + "\n")
+    note.write(True)
+    for acc, value in zip(counters, (rec["runs_done"], rec["steps"], rec["violating_runs"])):
+        acc.add(value)
     return 1
 
 
@@ -399,6 +554,22 @@ def _schemas():
         T.StructField("runs", T.ArrayType(run), False),
     ])
     return run, shard
+
+
+def run_line_schema():
+    """A kept shard's ``.runs`` lines: preset, shard and engine, then the run's own columns."""
+    from pyspark.sql import types as T
+
+    run, _ = _schemas()
+    return T.StructType([T.StructField("preset", T.StringType(), False), T.StructField("shard", T.IntegerType(), False),
+                         T.StructField("engine", T.StringType(), False), *run.fields])
+
+
+def shard_record_schema():
+    """A kept shard's record (``<name>.json``): the shard schema without its runs."""
+    from pyspark.sql import types as T
+
+    return T.StructType([f for f in _schemas()[1].fields if f.name != "runs"])
 
 
 def shard_row(task: tuple) -> tuple:
@@ -524,10 +695,9 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
     counters = tuple(sc.accumulator(0) for _ in range(3))
     slots = max(1, sc.defaultParallelism)
 
-    def fuzz_eta(done: int, elapsed: float):
-        if spec.shard_budget_s is None:
-            return None   # the rate so far gives one
-        return max(0.0, math.ceil(len(tasks) / slots) * spec.shard_budget_s - elapsed)
+    def fuzz_eta(m: Moment):
+        """Under --runs, the rate of runs so far; under a budget, what is left of the tasks' budgets."""
+        return rate_eta(m) if spec.shard_budget_s is None else budget_eta(m, spec.shard_budget_s)
 
     keep = is_local_path(out)   # each finished shard kept as it ends (executors write it: local or shared storage)
     done_dir = os.path.join(_local(root), DONE)
@@ -536,13 +706,19 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
     if done:
         log(f"campaign {cid}: resuming: {len(done)} of {len(tasks)} shards were done and are kept; "
             f"running the other {len(todo)}")
-    progress = Progress(sc, line(f"campaign {cid}: fuzz", len(todo), "tasks"), counters, fuzz_eta)
+    if keep:
+        os.makedirs(done_dir, exist_ok=True)
+        for name in os.listdir(done_dir):   # an interrupted campaign's notes: the line counts this run's shards
+            if name.endswith(NOTE_SUFFIX):
+                os.unlink(os.path.join(done_dir, name))
+    runs_total = None if spec.runs is None else sum(spec.runs_for(t_[1]) for t_ in todo)
+    progress = Progress(sc, line(f"campaign {cid}: fuzz", len(todo), "tasks"), counters, fuzz_eta,
+                        notes=done_dir if keep else None, runs_total=runs_total)
     progress.start()
     try:
         if keep:
-            os.makedirs(done_dir, exist_ok=True)
             if todo:
-                sc.parallelize(todo, len(todo)).map(functools.partial(kept_shard_row, counters, done_dir)).count()
+                sc.parallelize(todo, len(todo)).map(functools.partial(kept_shard, counters, done_dir)).count()
         else:
             rows = sc.parallelize(tasks, len(tasks)).map(functools.partial(counted_shard_row, counters))
             raw_df = spark.createDataFrame(rows, shard_schema).withColumn("campaign", F.lit(cid))
@@ -556,41 +732,56 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
     log(f"campaign {cid}: fuzz done in {timings['fuzz_s']:.0f} s; writing the runs and shards tables")
     t = time.monotonic()
     sc.setJobDescription(f"isrlab campaign {cid}: tables")
-    if keep:   # every shard's record, each from the one attempt that wrote its file last
-        raw = (spark.read.schema(shard_schema).option("mode", "FAILFAST").json(done_dir)
-               .withColumn("campaign", F.lit(cid)))
-    else:
-        raw = spark.read.parquet(raw_path)
-    (raw.select("campaign", "preset", "shard", "engine", F.explode("runs").alias("r"))
-        .select("campaign", "preset", "shard", "engine", "r.*")
-        .repartition("preset").write.mode("overwrite").partitionBy("preset").parquet(runs_path))
-    raw.drop("runs").coalesce(1).write.mode("overwrite").parquet(shards_path)
-    if not keep:
-        remove_tree(spark, raw_path)
+    progress = Progress(sc, line(f"campaign {cid}: writing the tables", None, ""), tasks=False)
+    progress.start()
+    try:
+        run_columns = [c for c in run_line_schema().names if c not in ("preset", "shard", "engine")]
+        if keep:   # every shard's runs and record, each from the one attempt that renamed its files last
+            run_rows = (spark.read.schema(run_line_schema()).option("mode", "FAILFAST")
+                        .json(os.path.join(done_dir, "*" + RUNS_SUFFIX)).withColumn("campaign", F.lit(cid)))
+            shard_rows = (spark.read.schema(shard_record_schema()).option("mode", "FAILFAST")
+                          .json(os.path.join(done_dir, "*.json")).withColumn("campaign", F.lit(cid)))
+        else:
+            raw = spark.read.parquet(raw_path)
+            run_rows = (raw.select("campaign", "preset", "shard", "engine", F.explode("runs").alias("r"))
+                        .select("campaign", "preset", "shard", "engine", "r.*"))
+            shard_rows = raw.drop("runs")
+        (run_rows.select("campaign", "preset", "shard", "engine", *run_columns)
+            .repartition("preset").write.mode("overwrite").partitionBy("preset").parquet(runs_path))
+        shard_rows.coalesce(1).write.mode("overwrite").parquet(shards_path)
+        if not keep:
+            remove_tree(spark, raw_path)
+    finally:
+        progress.stop()
     timings["tables_s"] = time.monotonic() - t
 
     # -- aggregations, in Spark
     log(f"campaign {cid}: aggregating the tables")
     t = time.monotonic()
     sc.setJobDescription(f"isrlab campaign {cid}: aggregations")
-    runs = spark.read.parquet(runs_path)
-    shards = spark.read.parquet(shards_path)
-    per_preset = {r["preset"]: r.asDict() for r in runs.groupBy("preset").agg(
-        F.count("*").alias("runs"), F.sum("steps").alias("steps"),
-        F.count("violation").alias("violating_runs")).collect()}
-    violations_df = (runs.select("preset", "seed", F.explode("violations").alias("v"))
-             .select("preset", "seed", "v.invariant", "v.step", "v.trace"))
-    violations = [r.asDict() for r in violations_df.groupBy("preset", "invariant").agg(
-        F.count("*").alias("runs"), F.min("step").alias("shortest_step"),
-        F.min_by("seed", "step").alias("example_seed")).orderBy("preset", "invariant").collect()]
-    kinds = runs.select("preset", F.explode("kind_counts").alias("kind", "count"))
-    kind_rows = kinds.groupBy("preset", "kind").agg(F.sum("count").alias("count")).collect()
-    error_rows = runs.select("preset", F.explode("error_codes").alias("error")).distinct().collect()
-    executors = [r.asDict() for r in shards.groupBy("executor").agg(
-        F.count("*").alias("tasks"), F.sum("runs_done").alias("runs"), F.sum("steps").alias("steps"),
-        F.sum("seconds").alias("seconds")).orderBy("executor").collect()]
-    span = shards.agg(F.min("started_unix").alias("a"), F.max("ended_unix").alias("b")).first()
-    timings["shards_span_s"] = (span["b"] - span["a"]) if span["a"] is not None else 0.0
+    progress = Progress(sc, line(f"campaign {cid}: aggregating", None, ""), tasks=False)
+    progress.start()
+    try:
+        runs = spark.read.parquet(runs_path)
+        shards = spark.read.parquet(shards_path)
+        per_preset = {r["preset"]: r.asDict() for r in runs.groupBy("preset").agg(
+            F.count("*").alias("runs"), F.sum("steps").alias("steps"),
+            F.count("violation").alias("violating_runs")).collect()}
+        violations_df = (runs.select("preset", "seed", F.explode("violations").alias("v"))
+                         .select("preset", "seed", "v.invariant", "v.step", "v.trace"))
+        violations = [r.asDict() for r in violations_df.groupBy("preset", "invariant").agg(
+            F.count("*").alias("runs"), F.min("step").alias("shortest_step"),
+            F.min_by("seed", "step").alias("example_seed")).orderBy("preset", "invariant").collect()]
+        kinds = runs.select("preset", F.explode("kind_counts").alias("kind", "count"))
+        kind_rows = kinds.groupBy("preset", "kind").agg(F.sum("count").alias("count")).collect()
+        error_rows = runs.select("preset", F.explode("error_codes").alias("error")).distinct().collect()
+        executors = [r.asDict() for r in shards.groupBy("executor").agg(
+            F.count("*").alias("tasks"), F.sum("runs_done").alias("runs"), F.sum("steps").alias("steps"),
+            F.sum("seconds").alias("seconds")).orderBy("executor").collect()]
+        span = shards.agg(F.min("started_unix").alias("a"), F.max("ended_unix").alias("b")).first()
+        timings["shards_span_s"] = (span["b"] - span["a"]) if span["a"] is not None else 0.0
+    finally:
+        progress.stop()
     timings["aggregate_s"] = time.monotonic() - t
 
     # -- attribute every kept violating trace on the cluster (a replay per known bug: milliseconds), then shrink the
@@ -620,12 +811,11 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
         work = [(c["preset"], c["invariant"], c["seed"], c["trace"], shrink_budget_s) for c in cands]
         log(f"campaign {cid}: shrinking {len(work)} counterexamples"
             + (f" (at most {shrink_budget_s:g} s each)" if shrink_budget_s is not None else ""))
-        waves = math.ceil(len(work) / slots)
 
-        def shrink_eta(done: int, elapsed: float):
+        def shrink_eta(m: Moment):
             """The rate so far, bounded by the budget's worst case (most shrinks end well before it)."""
-            rate = elapsed / done * (len(work) - done) if done else None
-            bound = None if shrink_budget_s is None else max(0.0, waves * shrink_budget_s - elapsed)
+            rate = rate_eta(m)
+            bound = None if shrink_budget_s is None else budget_eta(m, shrink_budget_s)
             return min(x for x in (rate, bound) if x is not None) if rate is not None or bound is not None else None
 
         progress = Progress(sc, line(f"campaign {cid}: shrink", len(work), "counterexamples"), None, shrink_eta)

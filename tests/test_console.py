@@ -130,3 +130,33 @@ def test_campaigns_tells_a_bug_not_found_from_an_unexpected_violation(tmp_path):
     rows = {line.split()[0]: line for line in out.splitlines()[1:]}
     assert "UNEXPECTED" in rows["b-2"] and "not as expected" in rows["a-1"]
     assert all(re.search(r"\s1\s+kafka-2\.4$", line) for line in rows.values()), "the .svg is not counted"
+
+
+def test_an_eta_is_never_0_00_while_work_remains_and_says_unknown_without_an_estimate():
+    import io
+
+    from isrlab.console import ProgressLine, eta_text
+
+    assert eta_text(0.2, True) == ", ETA 0:01" and eta_text(61.2, True) == ", ETA 1:02"
+    assert eta_text(None, True) == ", ETA unknown" and eta_text(float("inf"), True) == ", ETA unknown"
+    assert eta_text(None, False) == "" and eta_text(0.0, False) == ", ETA 0:00"
+    out = io.StringIO()
+    line = ProgressLine("c: fuzz", total=4, unit="tasks", stream=out, estimated=True, clock=lambda: 0.0)
+    assert line.line(0, None, runs=(1234, 1_000_000)) == "c: fuzz: 0/4 tasks, 1,234/1,000,000 runs, 0:00, ETA unknown"
+    assert line.line(4, None) == "c: fuzz: 4/4 tasks, 0:00"
+
+
+def test_a_budgeted_phase_counts_what_is_left_of_each_task_budget_wave_by_wave():
+    from isrlab.sparkjob import Moment, budget_eta, rate_eta
+
+    # 25 tasks of 2 s on 2 slots, two running for 1 s and 0.5 s: their slots free in 1 and 1.5 s; of the 23 others,
+    # 12 run on the first slot, the last ending 1 + 12 * 2 s from now
+    m = Moment(done=0, running=2, total=25, slots=2, elapsed=1.0, running_for=[1.0, 0.5])
+    assert budget_eta(m, 2.0) == 1.0 + 12 * 2.0
+    # every task left is past its budget: when it ends cannot be known, which is not "0:00"
+    assert budget_eta(Moment(23, 2, 25, 2, 30.0, [3.0, 2.5]), 2.0) is None
+    # past their budget but with a task waiting: at least that task's budget
+    assert budget_eta(Moment(22, 2, 25, 2, 30.0, [3.0, 2.5]), 2.0) == 2.0
+    # runs counted while tasks run: the rate of runs; before any run, unknown
+    assert rate_eta(Moment(0, 2, 2, 2, 10.0, [10.0, 10.0], runs=2500, runs_total=10_000)) == 30.0
+    assert rate_eta(Moment(0, 2, 2, 2, 10.0, [10.0, 10.0], runs=0, runs_total=10_000)) is None

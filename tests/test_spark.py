@@ -107,6 +107,29 @@ def test_campaign_on_local2_writes_tables_equal_to_the_shards_run_without_spark(
     assert not again.summary["counterexamples"][0]["newly_archived"] and len(os.listdir(archive)) == 1
 
 
+def test_a_kept_shard_streams_its_runs_and_notes_its_progress(spark, tmp_path):
+    """kept_shard, called here as an executor calls it: its runs as JSON lines equal run_shard's, its record without
+    runs, and a last progress note saying the shard ended with every run done."""
+    from isrlab import sparkjob
+
+    spec = CampaignSpec(presets=("no-kafka-7128",), engine="walk", shards=2, runs=301)
+    task = spec.tasks()[1]
+    counters = tuple(spark.sparkContext.accumulator(0) for _ in range(3))
+    assert sparkjob.kept_shard(counters, str(tmp_path), task) == 1
+    stem = tmp_path / "000001-no-kafka-7128"
+    lines = [json.loads(ln) for ln in stem.with_suffix(".runs").read_text().splitlines()]
+    assert {(r.pop("preset"), r.pop("shard"), r.pop("engine")) for r in lines} == {("no-kafka-7128", 1, "walk")}
+    expected = _expected_runs(spec, task)
+    assert lines == expected and len(expected) == 150
+    record = json.loads(stem.with_suffix(".json").read_text())
+    assert "runs" not in record and record["runs_done"] == 150 and record["attempt"] == 0
+    (note,) = sparkjob.read_notes(str(tmp_path)).values()
+    assert note["ended"] and note["runs"] == 150 and note["violating"] == sum(bool(r["violations"]) for r in lines)
+    assert [a.value for a in counters] == [150, sum(r["steps"] for r in lines), note["violating"]]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"000001-no-kafka-7128{s}" for s in (".json", ".progress",
+                                                                                                ".runs")]
+
+
 def test_hypothesis_engine_runs_inside_executors(spark, tmp_path):
     from isrlab import sparkjob
 
@@ -155,7 +178,7 @@ def test_fuzz_command_on_local2_checks_expectations(tmp_path):
     s = json.loads(r.stdout)
     assert [p["verdict"] for p in s["presets"]] == ["as expected", "as expected"] and s["runs"] == 16
     assert s["presets"][1]["found"] == ["KAFKA-7128"] and not s["presets"][1]["unexpected"]
-    assert re.search(r"campaign [\w-]*seed0-\w+: fuzz: 4/4 tasks, 16 runs, [\d,]+ steps/s, \d+ violating runs, ",
+    assert re.search(r"campaign [\w-]*seed0-\w+: fuzz: 4/4 tasks, 16/16 runs, [\d,]+ steps/s, \d+ violating runs, ",
                      r.stderr), "no closing progress line of the fuzz phase"
     assert os.path.exists(os.path.join(s["output"], "summary.json"))
     # one archived counterexample per invariant kafka-0.11 broke (it breaks several), none for kafka-2.4
