@@ -537,6 +537,7 @@ def _spark_campaign(spec, master, shards, budget, shrink_budget, shrink_candidat
     cid = None
     interrupted = False
     try:
+        _log(f"isrlab: starting Spark on {master}")   # 7 s or more: a line, not a silent wait
         spark = start_spark(master, "isrlab fuzz", conf_map, ship_dir)
         started = time.monotonic() - t0
         try:
