@@ -20,7 +20,7 @@ import tempfile
 from dataclasses import dataclass, field
 from importlib import resources
 
-from .actions import ActionError, action_from_json, action_to_json
+from .actions import ACTION_BY_NAME, ActionError, action_from_json, action_to_json
 from .config import ConfigError, ModelConfig
 
 FORMAT = "isrlab-trace"
@@ -132,14 +132,7 @@ def validate_json(data, actions_by_schema: bool = False) -> list | None:
     if isinstance(actions, list):  # cheap checks first: a huge list of junk must not cost a schema error each
         if len(actions) > MAX_ACTIONS:
             raise TraceError(f"schema: actions: {len(actions):,} actions (at most {MAX_ACTIONS:,})")
-        decoded = []
-        for i, item in enumerate(actions):
-            if not isinstance(item, dict):
-                raise TraceError(f"schema: actions/{i}: an action is a JSON object, not {_json_kind(item)}")
-            try:
-                decoded.append(action_from_json(item))
-            except ActionError as e:
-                raise TraceError(f"action {i + 1}: {e}") from None
+        decoded = [_action_at(i, item) for i, item in enumerate(actions)]
         if not actions_by_schema:
             data = dict(data, actions=[])
     validator = jsonschema.Draft202012Validator(schema())
@@ -152,13 +145,38 @@ def validate_json(data, actions_by_schema: bool = False) -> list | None:
     return decoded
 
 
+def _action_at(i: int, item, where: bool = False):
+    """The action decoded from ``item``, the ``i``-th (from 0) of a trace's list; TraceError naming it otherwise.
+    ``where`` adds the element's JSON path and, for an unknown type, what was expected (the streaming loader's
+    message: a file of a million actions deserves a pointer into it)."""
+    if not isinstance(item, dict):
+        raise TraceError(f"schema: actions/{i}: an action is a JSON object, not {_json_kind(item)}")
+    try:
+        return action_from_json(item)
+    except ActionError as e:
+        if not where:
+            raise TraceError(f"action {i + 1}: {e}") from None
+        name = item.get("type")
+        expected = ""
+        if not isinstance(name, str) or name not in ACTION_BY_NAME:
+            import difflib
+            close = difflib.get_close_matches(name, ACTION_BY_NAME, 1) if isinstance(name, str) else []
+            expected = (f": expected one of the {len(ACTION_BY_NAME)} action types of model/actions.py"
+                        + (f"; did you mean {close[0]!r}?" if close else ""))
+        raise TraceError(f"action {i + 1}: {e} (at actions/{i}{expected})") from None
+
+
 def _json_kind(value) -> str:
     return {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number",
             type(None): "null", dict: "an object"}.get(type(value), type(value).__name__)
 
 
 def trace_from_json(data) -> Trace:
-    actions = validate_json(data)
+    return _trace_of(data, validate_json(data))
+
+
+def _trace_of(data: dict, actions: list) -> Trace:
+    """The Trace of a document the schema accepted and its decoded actions."""
     try:
         cfg = ModelConfig.from_json(data["config"])
     except ConfigError as e:
@@ -252,23 +270,35 @@ def _parse_constant(name: str):
 #: the longest string a JSON input may hold (descriptions, names, versions, explanations are short): a cap checked
 #: before the document is decoded, so that a 20 MB field costs its bytes, not a decoder's working set
 MAX_STRING_BYTES = 1 << 20
-_JSON_STRING = re.compile(rb'"[^"]*"')
 
 
-def _json_strings_removed(raw: bytes) -> bytes:
-    """JSON text with every string literal removed, in time and memory linear in its size (C speed, no backtracking
-    stack: escaped backslashes and quotes go first, then every string is a quote, non-quotes and a quote)."""
-    return _JSON_STRING.sub(b"", raw.replace(b"\\\\", b"").replace(b'\\"', b""))
+def _unescaped(raw: bytes) -> bytes:
+    """JSON text with its escaped backslashes and quotes blanked (same length: offsets stay the file's), so that every
+    quote left opens or closes a string."""
+    return raw.replace(b"\\\\", b"  ").replace(b'\\"', b"  ")
 
 
 def _long_string_at(raw: bytes, limit: int) -> tuple[int, int] | None:
     """(offset, length) of a JSON string literal longer than ``limit`` bytes, or None: runs of ``limit`` non-quote
     bytes are found at C speed, and one inside a string (an odd number of quotes before it) is one."""
-    text = raw.replace(b"\\\\", b"  ").replace(b'\\"', b"  ")   # same length: offsets stay the file's
+    text = _unescaped(raw)
     for m in re.finditer(rb'[^"]{%d,}' % (limit + 1), text):
         if text.count(b'"', 0, m.start()) % 2 == 1:
             return m.start() - 1, m.end() - m.start()
     return None
+
+
+def _brackets(raw: bytes, chunk: int = 1 << 20) -> bytes:
+    """The brackets of JSON text outside its strings, in order.  The text is split at its quotes a chunk at a time
+    (C speed; the pieces of one chunk at a time in memory, where one ``re.sub`` over the whole text held a piece per
+    string: 600 MB for a million actions), the pieces outside strings kept."""
+    text = _unescaped(raw)
+    out, inside = [], False
+    for at in range(0, len(text), chunk):
+        parts = text[at:at + chunk].split(b'"')
+        out.append(b"".join(parts[1 if inside else 0::2]).translate(None, delete=_NOT_BRACKETS))
+        inside ^= len(parts) % 2 == 0      # an odd number of quotes in the chunk
+    return b"".join(out)
 
 
 def json_nesting(raw: bytes, limit: int = 64) -> int:
@@ -276,9 +306,7 @@ def json_nesting(raw: bytes, limit: int = 64) -> int:
 
     Up to ``limit`` levels, the innermost empty pairs are removed a round at a time at C speed (a million actions in
     well under a second); past it, the brackets left are counted one by one."""
-    import itertools
-
-    brackets = _json_strings_removed(raw).translate(None, delete=_NOT_BRACKETS)
+    brackets = _brackets(raw)
     depth = 0
     while brackets:
         if depth > limit:
@@ -295,13 +323,15 @@ _EMPTY_PAIR = re.compile(rb"\[\]|\{\}")
 _NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
 
 
-def parse_json(raw: bytes, what: str, max_string: int = MAX_STRING_BYTES):
-    """Untrusted JSON decoded within the limits (UTF-8, nesting, integer digits, finite numbers, string length),
-    with peak memory a small multiple of its size; every failure is a one-line ``TraceError`` naming ``what``."""
+def _checked_text(raw: bytes, what: str, max_string: int = MAX_STRING_BYTES) -> str:
+    """The text of untrusted JSON bytes once the limits that need no decoding hold (UTF-8, string length, nesting):
+    checked at C speed over the whole input before any value is built."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise TraceError(f"{what} is not UTF-8 text (byte {e.start:,})") from None
+    if text.startswith("\ufeff"):   # a byte order mark some editors write: no part of the JSON text (RFC 8259 8.1)
+        text = text[1:]
     long = _long_string_at(raw, max_string)
     if long is not None:
         raise TraceError(f"{what}: a string of {long[1]:,} bytes at byte {long[0]:,} (at most "
@@ -309,20 +339,141 @@ def parse_json(raw: bytes, what: str, max_string: int = MAX_STRING_BYTES):
     depth = json_nesting(raw, MAX_NESTING)
     if depth > MAX_NESTING:
         raise TraceError(f"{what} nests arrays and objects {depth} deep (at most {MAX_NESTING})")
+    return text
+
+
+#: the one decoder of untrusted JSON: integers of at most MAX_INT_DIGITS digits, finite numbers, no NaN/Infinity
+_DECODER = json.JSONDecoder(parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
+
+
+def _decoding_failed(what: str, e: Exception) -> TraceError:
+    why = (f" is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}" if isinstance(e, json.JSONDecodeError)
+           else " nests too deep" if isinstance(e, RecursionError) else f": {e}")
+    return TraceError(what + why)
+
+
+def parse_json(raw: bytes, what: str, max_string: int = MAX_STRING_BYTES):
+    """Untrusted JSON decoded within the limits (UTF-8, nesting, integer digits, finite numbers, string length),
+    with peak memory a small multiple of its size; every failure is a one-line ``TraceError`` naming ``what``."""
+    text = _checked_text(raw, what, max_string)
     try:
-        return json.loads(text, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
+        return _DECODER.decode(text)
     except (TraceError, json.JSONDecodeError, RecursionError) as e:
-        why = (f" is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}" if isinstance(e, json.JSONDecodeError)
-               else " nests too deep" if isinstance(e, RecursionError) else f": {e}")
-        raise TraceError(what + why) from None
+        raise _decoding_failed(what, e) from None
+
+
+_BLANKS = re.compile(r"[ \t\n\r]*")
+#: a JSON object of scalars and strings without escapes (an action as isrlab writes it), its text a cache key, and
+#: the separator after it (a comma or the array's end, blanks around it)
+_FLAT_ITEM = re.compile(r'(\{[^{}\[\]"]*(?:"[^"\\]*"[^{}\[\]"]*)*\})[ \t\n\r]*([,\]]?)[ \t\n\r]*')
+
+
+def _stream_trace(text: str) -> tuple[object, list | None]:
+    """A trace document decoded field by field, its ``actions`` array element by element straight into actions.
+
+    Returns the document with ``actions`` left empty, and the actions (None when ``actions`` is absent or no array:
+    the schema then says so).  The first element that is no action stops the decoding with a TraceError naming it:
+    nothing after it is read, and memory is the actions so far, never the whole list as JSON objects (about 23 times
+    the text's size).  Syntax errors are ``json.JSONDecodeError``, as ``json.loads`` raises them."""
+    decode, blank, end = _DECODER.raw_decode, _BLANKS.match, len(text)
+    pos = blank(text).end()
+    if not text.startswith("{", pos):
+        if text.startswith("[", pos):   # refused unread: a top-level list of a million junk items costs nothing
+            raise TraceError("schema: top level: a trace is a JSON object, not an array")
+        return _DECODER.decode(text), None      # a scalar: short (strings are capped), the schema refuses it
+    doc: dict = {}
+    actions = None
+    pos = blank(text, pos + 1).end()
+    if text.startswith("}", pos):
+        pos += 1
+    else:
+        while True:
+            if not text.startswith('"', pos):
+                raise json.JSONDecodeError("Expecting property name enclosed in double quotes", text, pos)
+            key, pos = decode(text, pos)
+            pos = blank(text, pos).end()
+            if not text.startswith(":", pos):
+                raise json.JSONDecodeError("Expecting ':' delimiter", text, pos)
+            pos = blank(text, pos + 1).end()
+            if key == "actions" and text.startswith("[", pos):
+                actions, pos = _stream_actions(text, pos)
+                doc[key] = []
+            else:
+                doc[key], pos = decode(text, pos)
+                if key == "actions":    # a later duplicate wins, as in json.loads
+                    actions = None
+            pos = blank(text, pos).end()
+            if text.startswith(",", pos):
+                pos = blank(text, pos + 1).end()
+            elif text.startswith("}", pos):
+                pos += 1
+                break
+            else:
+                raise json.JSONDecodeError("Expecting ',' delimiter", text, pos)
+    pos = blank(text, pos).end()
+    if pos != end:
+        raise json.JSONDecodeError("Extra data", text, pos)
+    return doc, actions
+
+
+def _stream_actions(text: str, pos: int) -> tuple[list, int]:
+    """The actions of the JSON array at ``pos`` and the position after it: each element decoded, turned into its
+    action and dropped, in constant time and memory per element; TraceError at the first that is no action."""
+    decode, blank, item_at = _DECODER.raw_decode, _BLANKS.match, _FLAT_ITEM.match
+    out: list = []
+    # actions are frozen values, and a trace repeats a few hundred of them (ticks, deliveries, fetches): the same
+    # text is the same action, so a repeat is looked up by its text, not decoded again (bounded: hostile text
+    # that never repeats costs a decode per element, as without it)
+    seen: dict = {}
+    pos = blank(text, pos + 1).end()
+    if text.startswith("]", pos):
+        return out, pos + 1
+    while True:
+        if len(out) == MAX_ACTIONS:
+            raise TraceError(f"schema: actions: more than {MAX_ACTIONS:,} actions")
+        m = item_at(text, pos)
+        action = seen.get(m.group(1)) if m is not None else None
+        if action is not None:      # a repeat, and the separator after it
+            out.append(action)
+            if m.group(2) == ",":
+                pos = m.end()
+                continue
+            if m.group(2) == "]":
+                return out, m.end()
+            raise json.JSONDecodeError("Expecting ',' delimiter", text, m.end())
+        item, end = decode(text, pos)
+        action = _action_at(len(out), item, where=True)
+        if m is not None and end == m.end(1) and end - pos <= 200:
+            if len(seen) >= 4096:
+                seen.clear()
+            seen[m.group(1)] = action
+        out.append(action)
+        pos = blank(text, end).end()
+        if text.startswith(",", pos):
+            pos = blank(text, pos + 1).end()
+        elif text.startswith("]", pos):
+            return out, pos + 1
+        else:
+            raise json.JSONDecodeError("Expecting ',' delimiter", text, pos)
 
 
 def load_trace(path: str) -> Trace:
-    """Read and validate a trace file; every failure is a one-line TraceError."""
-    data = parse_json(read_regular_file(path), path)
+    """Read and validate a trace file; every failure is a one-line TraceError naming the file.
+
+    The limits that need no decoding are checked first over the whole file (size, UTF-8, string length, nesting);
+    then the document is decoded a field at a time and its actions one at a time (``_stream_trace``), stopping at the
+    first bad one; then the header is checked against the schema."""
+    text = _checked_text(read_regular_file(path), path)   # the file's bytes are dropped once decoded
     try:
-        return trace_from_json(data)
-    except TraceError as e:
+        doc, actions = _stream_trace(text)
+        del text
+        if actions is None:
+            return trace_from_json(doc)
+        validate_json(doc)          # the header; its action list is empty here
+        return _trace_of(doc, actions)
+    except (json.JSONDecodeError, RecursionError) as e:
+        raise _decoding_failed(path, e) from None
+    except TraceError as e:        # a number past the limits (the decoder's hooks), a bad action, the schema
         raise TraceError(f"{path}: {e}") from None
 
 

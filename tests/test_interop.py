@@ -238,3 +238,9 @@ def test_a_fifo_an_oversized_file_and_a_zookeeper_preset_are_refused(tmp_path):
 def test_import_error_is_a_value_error_naming_the_state():
     with pytest.raises(ImportError_, match=r"x: state 2 \(Bogus\)"):
         import_trace(fixture("last-replica-standing").replace(b"<WriteRecordToLeader", b"<Bogus"), "x", "kafka-3.7")
+
+
+def test_the_guide_lists_every_action_of_the_mapping():
+    page = (ROOT / "docs" / "guides" / "tla-interop.md").read_text(encoding="utf-8")
+    rows = {line.split("`")[1] for line in page.splitlines() if line.startswith("| `")}
+    assert set(MAPPING) <= rows, sorted(set(MAPPING) - rows)
