@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from isrlab.cli import main
 from isrlab.model import actions as A
-from isrlab.model.config import preset
+from isrlab.model.config import PRESETS, preset
 from isrlab.model.encode import fingerprint
 from isrlab.model.start import StartError
 from isrlab.model.state import (BrokerRegistration, BrokerRegistrationChangeRecord, FenceBrokerRecord,
@@ -109,25 +109,28 @@ def test_kafka_epochs_are_registration_offsets_with_earlier_incarnations_below()
     assert s.quorum.log[-1] == UnfenceBrokerRecord(2, 102)
 
 
-def test_a_start_equal_to_the_formed_cluster_is_the_formed_cluster():
+KRAFT_PRESETS = [name for name, p in PRESETS.items() if p.config.kip_500]
+
+
+@pytest.mark.parametrize("name", KRAFT_PRESETS)
+def test_a_start_equal_to_the_formed_cluster_is_the_formed_cluster(name):
     """The synthesized log of the formed cluster's image is the formed cluster's log, record for record."""
-    formed = {"brokers": [{"broker": b} for b in range(3)],
+    cfg = preset(name).config
+    plain = initial_state(cfg)
+    formed = {"brokers": [{"broker": b} for b in range(cfg.n_brokers)],
               "kraft": {"registrations": [{"broker": b, "broker_epoch": b, "fenced": False,
-                                           "in_controlled_shutdown": False} for b in range(3)],
-                        "partitions": [{"partition": 0, "replicas": [0, 1, 2], "isr": [0, 1, 2], "elr": [],
-                                        "leader": 0, "leader_epoch": 0, "partition_epoch": 0,
-                                        "leader_recovery_state": "RECOVERED"}]}}
-    for name in ("kafka-3.3", "kafka-3.6", "kafka-4.1", "no-kafka-15021"):
-        cfg = preset(name).config
-        plain = initial_state(cfg)
-        assert initial_state(cfg, formed) == plain, name
-        assert fingerprint(initial_state(cfg, formed)) == fingerprint(plain) == fingerprint(initial_state(cfg, {}))
-        # brokers that have replayed the whole log: the same as replaying it from the formed cluster, broker by broker
-        caught_up = copy.deepcopy(formed)
-        for item in caught_up["brokers"]:
-            item["metadata_offset"] = len(plain.quorum.log)
-        _acts, replayed = _catch_up(cfg, plain, range(3))
-        assert fingerprint(initial_state(cfg, caught_up)) == fingerprint(replayed), name
+                                           "in_controlled_shutdown": False} for b in range(cfg.n_brokers)],
+                        "partitions": [{"partition": p, "replicas": list(r), "isr": sorted(r), "elr": [],
+                                        "leader": r[0], "leader_epoch": 0, "partition_epoch": 0,
+                                        "leader_recovery_state": "RECOVERED"}
+                                       for p, r in enumerate(plain.zk.assignment)]}}
+    assert initial_state(cfg, formed) == plain
+    assert fingerprint(initial_state(cfg, formed)) == fingerprint(plain) == fingerprint(initial_state(cfg, {}))
+    # brokers that have replayed the whole log: the same as replaying it from the formed cluster, broker by broker
+    for item in formed["brokers"]:
+        item["metadata_offset"] = len(plain.quorum.log)
+    _acts, replayed = _catch_up(cfg, plain, range(cfg.n_brokers))
+    assert fingerprint(initial_state(cfg, formed)) == fingerprint(replayed)
 
 
 def test_the_same_start_gives_the_same_state_under_any_hash_seed():
@@ -324,12 +327,19 @@ def test_an_image_the_preset_cannot_hold_is_refused(name, cfg_name, start, messa
 
 
 def test_an_empty_isr_with_the_elr_is_a_leaderless_partition():
-    """KIP-966: with the ISR empty and no eligible replica alive the partition has no leader; the image may say so."""
-    start = {"kraft": {"partitions": [{"partition": 0, "leader": -1, "leader_epoch": 3, "partition_epoch": 9,
+    """KIP-966: with the ISR empty and its one eligible replica fenced the partition has no leader; once that broker
+    is unfenced (its heartbeat after replaying its registration) the controller elects it from the ELR."""
+    start = {"kraft": {"registrations": [{"broker": 2, "fenced": True}],
+                       "partitions": [{"partition": 0, "leader": -1, "leader_epoch": 3, "partition_epoch": 9,
                                        "isr": [], "elr": [2]}]}}
     s = initial_state(CFG, start)
     assert s.quorum.partitions[0].isr == () and s.quorum.partitions[0].leader == -1
-    assert step(CFG, s, A.MetadataApply(0)) is not None
+    s = apply(CFG, apply(CFG, s, A.MetadataApply(2)), A.BrokerHeartbeat(2))
+    part = s.quorum.partitions[0]
+    assert (part.leader, part.isr, part.elr, part.leader_epoch, part.partition_epoch) == (2, (2,), (), 4, 10)
+    with pytest.raises(StartError, match="no leader, but replica 2 is an active broker the controller would have "
+                                         "elected"):
+        initial_state(CFG, {"kraft": {"partitions": start["kraft"]["partitions"]}})
 
 
 def test_an_elr_member_lacking_a_committed_record_is_found_and_its_election_loses_it():
