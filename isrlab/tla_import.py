@@ -249,6 +249,13 @@ def translate(cx: dict, cfg, where: str):
     missing = [v for v in _NEEDED if v not in states[0]["values"]]
     if missing:
         raise ImportError_(f"{where}: not a state of the KRaft specification: no variable {missing[0]}")
+    for n, st in enumerate(states, 1):
+        for var in _NEEDED:
+            v = st["values"].get(var)
+            ok = isinstance(v, frozenset) if var == "messages" else isinstance(v, tuple) and len(v) == SPEC_BROKERS
+            if not ok:
+                want = "a set" if var == "messages" else f"a sequence of {SPEC_BROKERS} (one per broker)"
+                raise ImportError_(f"{where}: state {n}: {var} is not {want}")
     first = None
     for start in PRELUDES:
         try:
@@ -275,23 +282,27 @@ def _translate_from(cx: dict, cfg, where: str, start: str):
         if forms is None:
             raise ImportError_(f"{builder.where}: {note}")
         before, after = states[i - 1]["values"], states[i]["values"]
-        b = _broker_of(rule, before, after, builder.where) - 1
-        start = len(builder.actions)
-        for form in forms:
-            _realise(builder, form, b, before, after, log_at)
-        if name == "ReceiveFetchRequest":
-            got = [m for m in before["messages"] - after["messages"]
-                   if isinstance(m, dict) and m.get("type") == "FetchRequest"]
-            f = got[0]["source"]
-            builder.last_fetch[f - 1] = (i + 1, f in after["partition_metadata"][b]["isr"],
-                                         after["partition_data"][b]["hwm"])
-        if len(after.get("inv_consumed", ())) > len(before.get("inv_consumed", ())):
-            leader = after["con_partition_metadata"]["leader"]
-            builder.do(A.ConsumerFetch(leader - 1, 0))   # the specification reads what a new HW exposes
-        new_len = len(after.get("con_metadata_log", ()))
-        for k in range(len(before.get("con_metadata_log", ())) + 1, new_len + 1):
-            log_at[k] = len(builder.s.quorum.log)
-        notes.append((i, name, b, builder.actions[start:]))
+        first_action = len(builder.actions)
+        try:
+            b = _broker_of(rule, before, after, builder.where) - 1
+            for form in forms:
+                _realise(builder, form, b, before, after, log_at)
+            if name == "ReceiveFetchRequest":
+                got = [m for m in before["messages"] - after["messages"]
+                       if isinstance(m, dict) and m.get("type") == "FetchRequest"]
+                f = got[0]["source"]
+                builder.last_fetch[f - 1] = (i + 1, f in after["partition_metadata"][b]["isr"],
+                                             after["partition_data"][b]["hwm"])
+            if len(after.get("inv_consumed", ())) > len(before.get("inv_consumed", ())):
+                leader = after["con_partition_metadata"]["leader"]
+                builder.do(A.ConsumerFetch(leader - 1, 0))   # the specification reads what a new HW exposes
+            new_len = len(after.get("con_metadata_log", ()))
+            for k in range(len(before.get("con_metadata_log", ())) + 1, new_len + 1):
+                log_at[k] = len(builder.s.quorum.log)
+        except (KeyError, TypeError, IndexError, AttributeError) as e:
+            raise ImportError_(f"{builder.where}: not a state of the KRaft specification's shape "
+                               f"({type(e).__name__}: {str(e)[:60]})") from None
+        notes.append((i, name, b, builder.actions[first_action:]))
     return builder.actions, notes
 
 

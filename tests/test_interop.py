@@ -235,6 +235,13 @@ def test_a_fifo_an_oversized_file_and_a_zookeeper_preset_are_refused(tmp_path):
     one_error_line(run("import", TLA / "last-replica-standing.tlc.txt", "--preset", "no-such-preset"), "preset")
 
 
+def test_a_variable_of_another_shape_is_named_not_a_traceback(tmp_path):
+    text = (TLA / "last-replica-standing.tlc.txt").read_text().replace("/\\ messages = {}", "/\\ messages = <<>>")
+    path = tmp_path / "shape.txt"
+    path.write_text(text)
+    one_error_line(run("import", path, "--preset", "kafka-3.7-lossy-crash"), "state 1: messages is not a set")
+
+
 def test_import_error_is_a_value_error_naming_the_state():
     with pytest.raises(ImportError_, match=r"x: state 2 \(Bogus\)"):
         import_trace(fixture("last-replica-standing").replace(b"<WriteRecordToLeader", b"<Bogus"), "x", "kafka-3.7")
