@@ -312,8 +312,9 @@ def scene(d: Diagram) -> tuple[int, int, list]:
     row_of = {ev.step: k for k, r in enumerate(rows) for ev in r}
     if d.violation_step is not None and d.violation_step in row_of:
         k = row_of[d.violation_step]
-        out.append(("rect", {"x": 4, "y": ys[k] - ROW_H // 2, "w": width - 8, "h": ROW_H + LINE_H * (len(labels[k]) - 1),
-                             "fill": "#ffd6d6", "id": "violation", "class": "violation", "data-step": d.violation_step}))
+        out.append(("rect", {"x": 4, "y": ys[k] - ROW_H // 2, "w": width - 8,
+                             "h": ROW_H + LINE_H * (len(labels[k]) - 1), "fill": "#ffd6d6", "id": "violation",
+                             "class": "violation", "data-step": d.violation_step}))
     for lane in d.lanes:
         x = xs[lane]
         out.append(("text", {"x": x, "y": top - 30, "s": lane, "size": 13, "fill": "#000000", "anchor": "middle",

@@ -216,5 +216,6 @@ def test_long_step_labels_wrap_so_that_a_diagram_is_about_a_page_wide():
         if trace.config.n_brokers == 3:
             widths.append(int(root.get("width")))
         # labels a message would have crossed on the right of their lane went left of it
-        moved += sum(e.get("text-anchor") == "end" for e in root.iter(f"{SVG}text") if e.get("class") == "replica-state")
+        moved += sum(e.get("text-anchor") == "end" for e in root.iter(f"{SVG}text")
+                     if e.get("class") == "replica-state")
     assert widths and max(widths) <= 1200 and moved > 0
