@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import random
 import pytest
 from click.testing import CliRunner
 
@@ -23,7 +24,7 @@ from isrlab.model.start import StartError
 from isrlab.model.state import (BrokerRegistration, BrokerRegistrationChangeRecord, FenceBrokerRecord,
                                 PartitionChangeRecord, RegisterBrokerRecord, UnfenceBrokerRecord)
 from isrlab.model.step import apply, enabled_actions, initial_state, step, tick_limit
-from isrlab.model.trace import Trace, dumps_trace, trace_from_json
+from isrlab.model.trace import Trace, TraceError, dumps_trace, trace_from_json
 from isrlab.properties.replay import replay
 from start_checks import assert_refused_in_one_line, fingerprints_under_hash_seeds
 
@@ -357,3 +358,59 @@ def test_an_elr_member_lacking_a_committed_record_is_found_and_its_election_lose
     assert prefix.step == 0 and prefix.facts["follower"] == 1 and prefix.facts.get("eligible_leader_replica")
     lost = first["acked_durability"]
     assert lost.facts["offset"] == 1 and lost.facts["leader"] == 1 and result.matches_expectation
+
+
+def _random_image(rng: random.Random, n: int) -> dict:
+    """A KRaft start drawn near consistency: an image built from valid pieces, then, half the time, one value
+    pushed out of range or made to contradict another."""
+    order = rng.sample(range(n), n)
+    isr = sorted(order[:rng.randint(0, n)])
+    elr = sorted(order[len(isr):len(isr) + rng.randint(0, n - len(isr))])
+    epoch = rng.choice([0, 3, 5])
+    part = {"partition": 0, "leader": rng.choice(isr or [-1]), "leader_epoch": epoch,
+            "partition_epoch": epoch + rng.choice([0, 4]), "isr": isr, "elr": elr}
+    regs = [{"broker": b, "broker_epoch": rng.choice([b, 10 + b, 120 + b]), "fenced": rng.random() < 0.2,
+             "in_controlled_shutdown": rng.random() < 0.2} for b in rng.sample(range(n), rng.randint(0, n))]
+    brokers = [{"broker": b, "alive": rng.random() < 0.8, "metadata_offset": rng.choice([0, 0, n + 1, 200]),
+                "logs": [{"partition": 0, "records": [[0, rng.choice([0, epoch])]],
+                          "hw_checkpoint": rng.choice([0, 1])}]}
+               for b in rng.sample(range(n), rng.randint(0, n))]
+    start = {"brokers": brokers, "kraft": {"registrations": regs, "partitions": [part]}}
+    fault = rng.choice([None] * 8 + list(range(8)))
+    if fault == 0:
+        part["leader"] = rng.choice([-2, n, *elr])
+    elif fault == 1:
+        part[rng.choice(["isr", "elr", "replicas"])] = rng.choice([[n], [0, 0], [-1]])
+    elif fault == 2:
+        part.update(leader_epoch=rng.choice([2 ** 31, epoch + 1]))
+    elif fault == 3:
+        part.update(leader_recovery_state="RECOVERING", last_known_elr=rng.choice([[], [0], [0, 1]]))
+    elif fault == 4:
+        regs.append({"broker": rng.choice([0, n]), "broker_epoch": rng.choice([0, 10 ** 6])})
+    elif fault == 5 and brokers:
+        brokers[0].update(metadata_offset=rng.choice([1, 2, 10 ** 6]), clean_shutdown=rng.random() < 0.5)
+    elif fault == 6:
+        start["zookeeper"] = {}
+    elif fault == 7:
+        part["partition"] = rng.choice([1, -1])
+    return start
+
+
+@pytest.mark.parametrize("name", ["kafka-3.3", "kafka-4.1", "kraft-unclean-election"])
+def test_random_images_are_a_state_or_one_line_error(name):
+    """Any image the schema accepts gives a state whose actions can be listed, or a one-line TraceError: never
+    another exception (500 seeded draws per preset; each kind of outcome is seen)."""
+    cfg = preset(name).config
+    rng = random.Random(20261129)
+    outcomes = {"state": 0, "refused": 0}
+    for _ in range(500):
+        data = _trace(_random_image(rng, cfg.n_brokers), cfg=cfg, name=name).to_json()
+        try:
+            trace = trace_from_json(json.loads(json.dumps(data)))
+        except TraceError as e:
+            assert "\n" not in str(e) and str(e).startswith(("start: ", "schema: start")), str(e)
+            outcomes["refused"] += 1
+            continue
+        assert enabled_actions(cfg, initial_state(cfg, trace.start))
+        outcomes["state"] += 1
+    assert outcomes["state"] >= 50 and outcomes["refused"] >= 100, outcomes
