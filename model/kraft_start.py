@@ -159,8 +159,10 @@ def _partitions(cfg: ModelConfig, image: dict, assignment: tuple, regs: list) ->
 
 
 def metadata_log(regs: list, parts: list) -> tuple:
-    """The records a snapshot of the image holds, in the model's vocabulary: (log, batch ends, controlled-shutdown
-    offsets); see the module docstring."""
+    """MetadataImage.write (ClusterImage: BrokerRegistration.toRecord per broker; TopicImage:
+    PartitionRegistration.toRecord per partition; Kafka 3.5.0), the records a snapshot of the image holds, in the
+    model's vocabulary: (log, batch ends, controlled-shutdown offsets).  The model's RegisterBrokerRecord has no
+    inControlledShutdown field, so a BrokerRegistrationChangeRecord says it; see the module docstring."""
     log: list = []
     ends: list = []
     for b in sorted(range(len(regs)), key=lambda x: regs[x].epoch):
@@ -203,8 +205,9 @@ def _applied_offsets(disks, regs: list, log: tuple, ends: tuple) -> list:
 
 
 def build_kraft_start(cfg: ModelConfig, start: dict, base: ClusterState) -> ClusterState:
-    """The KRaft state ``start`` describes, over ``base`` (``step.initial_state(cfg)``, the formed cluster);
-    StartError if inconsistent.  ``start`` is decoded JSON whose types the trace schema has checked."""
+    """The KRaft state ``start`` describes, over ``base`` (``step.initial_state(cfg)``, the formed cluster), as
+    after QuorumController loads a snapshot and each broker's MetadataLoader replays it to its applied offset
+    (Kafka 3.5.0); StartError if inconsistent.  ``start`` is decoded JSON whose types the trace schema has checked."""
     from .step import apply                       # step imports this module lazily, for a start only
     from . import actions as A
 
