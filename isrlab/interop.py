@@ -84,7 +84,7 @@ def import_(file: str, preset_name: str, out: str | None) -> None:
         check_output_file(out, "--out")
     try:
         raw = read_regular_file(file, MAX_INPUT_BYTES)
-        trace, notes, start = import_trace(raw, file, preset_name)
+        trace, notes, start, moves = import_trace(raw, file, preset_name)
         result = replay(trace, with_changes=False)
     except (ImportError_, TraceError) as e:
         raise InputError(str(e)) from None
@@ -94,5 +94,5 @@ def import_(file: str, preset_name: str, out: str | None) -> None:
     spec = trace.provenance.get("spec_invariant") or "no invariant named"
     found = ", ".join(f"{v.invariant} at action {v.step}" for v in result.violations) or "no violation"
     click.echo(f"imported {file}: {len(notes)} specification steps ({spec}) -> {len(trace.actions)} model actions "
-               f"on {preset_name} (broker 3 starts {start}); replay: {found}", err=True)
+               f"on {preset_name} (broker 3 starts {start}{'; fetches moved' if moves else ''}); replay: {found}", err=True)
     sys.exit(EXIT_VIOLATION if result.violations else EXIT_OK)

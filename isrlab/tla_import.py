@@ -170,6 +170,8 @@ class _Builder:
         self.where = "prelude"
         #: follower (model id) -> (TLC state number, in the leader's ISR then, spec HW then) of its last fetch
         self.last_fetch: dict = {}
+        #: follower (model id) -> the TLC state of its fetch moved next to the proposal resting on it
+        self.moved: dict = {}
 
     def do(self, a) -> None:
         from .model.step import step
@@ -203,6 +205,20 @@ class _Builder:
                 raise ImportError_(f"{self.where}: the model's clock cannot reach {t} ms (a timeout is due)")
             self.do(due[0])
         raise ImportError_(f"{self.where}: the model's clock does not reach {t} ms")   # pragma: no cover
+
+    def fetch(self, b: int) -> None:
+        """A follower's fetch, handled by its leader; a follower that must truncate first (KIP-279) does its
+        OffsetsForLeaderEpoch round before it."""
+        from .model.state import TRUNCATING
+
+        f = self.s.brokers[b].fetchers[0]
+        if f is not None and f.state == TRUNCATING:
+            if self.cfg.offsets_for_leader_epoch_in_flight:
+                self.do(A.OffsetsForLeaderEpochRequest(b, 0))
+                self.do(A.OffsetsForLeaderEpochResponse(b, 0))
+            else:
+                self.do(A.OffsetsForLeaderEpoch(b, 0))
+        self.do(A.FetchRequest(b, 0))
 
     def heartbeat(self, b: int) -> None:
         self.advance_to(self.s.brokers[b].next_heartbeat_ms)
@@ -242,9 +258,9 @@ PRELUDES = ("fenced", "unfenced")
 
 
 def translate(cx: dict, cfg, where: str):
-    """(model actions, notes, the prelude used) for a parsed counterexample on config ``cfg``: from each of
-    ``PRELUDES`` in turn; ImportError_ naming the first step the model cannot follow from the first prelude, and why,
-    when none gets through."""
+    """(model actions, notes, the prelude used, the fetches moved) for a parsed counterexample on config ``cfg``: from
+    each of ``PRELUDES`` in turn, as the specification orders the steps, then with ``deferrable_fetches`` moved;
+    ImportError_ naming the first step the model cannot follow, and why, when none gets through."""
     states = cx["states"]
     missing = [v for v in _NEEDED if v not in states[0]["values"]]
     if missing:
@@ -256,19 +272,76 @@ def translate(cx: dict, cfg, where: str):
             if not ok:
                 want = "a set" if var == "messages" else f"a sequence of {SPEC_BROKERS} (one per broker)"
                 raise ImportError_(f"{where}: state {n}: {var} is not {want}")
-    first = None
+    failed = []
+    moved = deferrable_fetches(states)
     for start in PRELUDES:
-        try:
-            return (*_translate_from(cx, cfg, where, start), start)
-        except ImportError_ as e:
-            first = first or e
-    raise first
+        for moves in ((), moved) if moved else ((),):
+            try:
+                return (*_translate_from(cx, cfg, where, start, moves), start, moves)
+            except ImportError_ as e:
+                failed.append((bool(moves), e))
+    raise next((e for used, e in failed if used), failed[0][1])   # with fetches moved, the reason goes further
 
 
-def _translate_from(cx: dict, cfg, where: str, start: str):
+#: what a step between a follower's fetch and the leader's proposal that is moved next to it may not change
+_FETCH_STATE = ("partition_data", "broker_fetchers", "broker_metadata_log", "broker_state")
+
+
+def deferrable_fetches(states: list) -> tuple:
+    """The follower fetches to move next to the ISR proposal that rests on them: (follower, its SendFetchRequest,
+    its ReceiveFetchRequest, the proposal), indices of ``states``, 1-based brokers.
+
+    One is moved where the specification's leader proposes follower f from a fetch it handled while f was in its ISR
+    (no expansion at that fetch in Kafka), and no step from the fetch's sending to the proposal changes f's log,
+    fetcher, metadata or life, the leader's log or leader epoch, or proposes an ISR (none reads what the fetch wrote):
+    then the fetch handled just before the proposal is a behaviour of the specification too, whose fetch response
+    differs only in the HW it carries, and Kafka decides the expansion while it handles that fetch."""
+    out = []
+    for j, st in enumerate(states):
+        if st["action"] != "SendAlterPartitionRequest":
+            continue
+        before, after = states[j - 1]["values"], st["values"]
+        sent = [m for m in after["messages"] - before["messages"]
+                if isinstance(m, dict) and m.get("type") == "AlterPartitionRequest"]
+        if len(sent) != 1 or not isinstance(sent[0].get("source"), int):
+            continue
+        leader = sent[0]["source"]
+        for f in sorted(set(sent[0].get("isr", ())) - set(before["partition_metadata"][leader - 1]["isr"])):
+            recv = next((k for k in range(j - 1, 0, -1) if states[k]["action"] == "ReceiveFetchRequest"
+                         and _fetch_from(states, k) == f), None)
+            send = None if recv is None else next(
+                (k for k in range(recv - 1, 0, -1) if states[k]["action"] == "SendFetchRequest"
+                 and f in [m.get("source") for m in states[k]["values"]["messages"] - states[k - 1]["values"]
+                           ["messages"] if isinstance(m, dict) and m.get("type") == "FetchRequest"]), None)
+            if send is None or f not in states[recv]["values"]["partition_metadata"][leader - 1]["isr"]:
+                continue
+            if all(_leaves_fetch_alone(states[k - 1]["values"], states[k]["values"], f, leader)
+                   and states[k]["action"] != "SendAlterPartitionRequest"
+                   for k in range(send + 1, j) if k != recv):
+                out.append((f, send, recv, j))
+    return tuple(out)
+
+
+def _fetch_from(states: list, k: int):
+    got = [m for m in states[k - 1]["values"]["messages"] - states[k]["values"]["messages"]
+           if isinstance(m, dict) and m.get("type") == "FetchRequest"]
+    return got[0].get("source") if len(got) == 1 else None
+
+
+def _leaves_fetch_alone(before: dict, after: dict, f: int, leader: int) -> bool:
+    if any(before[var][f - 1] != after[var][f - 1] for var in _FETCH_STATE):
+        return False
+    return (before["partition_data"][leader - 1]["log"] == after["partition_data"][leader - 1]["log"]
+            and before["partition_metadata"][leader - 1]["leader_epoch"] ==
+            after["partition_metadata"][leader - 1]["leader_epoch"])
+
+
+def _translate_from(cx: dict, cfg, where: str, start: str, moves: tuple = ()):
     states = cx["states"]
     builder = _Builder(cfg)
     prelude(builder, start)
+    deferred = {k for _, send, recv, _ in moves for k in (send, recv)}
+    fetch_before = {j: (f, recv) for f, _, recv, j in moves}
     #: the specification's controller log length -> the model's log length at the same point
     log_at = {len(states[0]["values"].get("con_metadata_log", ())): len(builder.s.quorum.log)}
     notes = []
@@ -285,7 +358,11 @@ def _translate_from(cx: dict, cfg, where: str, start: str):
         first_action = len(builder.actions)
         try:
             b = _broker_of(rule, before, after, builder.where) - 1
-            for form in forms:
+            if i in fetch_before:
+                f, recv = fetch_before[i]
+                builder.fetch(f - 1)
+                builder.moved[f - 1] = recv + 1
+            for form in forms if i not in deferred else ():
                 _realise(builder, form, b, before, after, log_at)
             if name == "ReceiveFetchRequest":
                 got = [m for m in before["messages"] - after["messages"]
@@ -307,22 +384,13 @@ def _translate_from(cx: dict, cfg, where: str, start: str):
 
 
 def _realise(builder: _Builder, form: list, b: int, before: dict, after: dict, log_at: dict) -> None:
-    from .model.state import TRUNCATING
-
     kind = form[0]
     if kind == "catch_up":
         spec_len = len(after["broker_metadata_log"][b])
         grew = spec_len > len(before["broker_metadata_log"][b])
         builder.catch_up(b, log_at.get(spec_len) if grew else None)
     elif kind == "fetch":
-        f = builder.s.brokers[b].fetchers[0]
-        if f is not None and f.state == TRUNCATING:
-            if builder.cfg.offsets_for_leader_epoch_in_flight:
-                builder.do(A.OffsetsForLeaderEpochRequest(b, 0))
-                builder.do(A.OffsetsForLeaderEpochResponse(b, 0))
-            else:
-                builder.do(A.OffsetsForLeaderEpoch(b, 0))
-        builder.do(A.FetchRequest(b, 0))
+        builder.fetch(b)
     elif kind == "heartbeat":
         builder.heartbeat(b)
     elif kind == "fence":
@@ -362,15 +430,22 @@ def _why_no_proposal(builder: _Builder, b: int, before: dict, after: dict) -> st
             f"brokers 1-3 are the model's 0-2) from the follower state its last fetch left; the model's leader has no "
             f"ISR change to send, as Kafka decides an expansion only while it handles a fetch "
             f"(Partition.updateFollowerFetchState -> maybeExpandIsr, 3.5.0)")
+    fenced = builder.s.brokers[b].metadata.fenced
     for f in added:
         fetched = builder.last_fetch.get(f - 1)
+        if f - 1 in builder.moved and f - 1 in fenced:
+            return (f"{head}: broker {f}'s fetch (handled at TLC state {builder.moved[f - 1]}, while it was in the "
+                    f"ISR) was moved next to the proposal, yet the model's leader proposes "
+                    f"nothing, as its metadata holds broker {f} fenced (the specification's controller does too) and "
+                    f"since KIP-841 (3.3) a leader proposes no fenced broker (Partition.isReplicaIsrEligible); the "
+                    f"specification's brokers know nothing of fencing")
         if fetched is None:
             return f"{head}, and broker {f} has not fetched"
         step, in_isr, hw = fetched
         if in_isr:
             return (f"{head}, and broker {f}'s last fetch (TLC state {step}) came while it was in the leader's ISR "
-                    f"(the leader's HW then {hw - 1}, counted as the model counts): no expansion then; to fetch again it must first take that fetch's response (one fetch in "
-                    f"flight, AbstractFetcherThread)" + (", which it cannot, as it is down" if
+                    f"(the leader's HW then {hw - 1}, counted as the model counts): no expansion then; to fetch again "
+                    f"it must first take that fetch's response (one fetch in flight, AbstractFetcherThread)" + (", which it cannot, as it is down" if
                                                          not builder.s.brokers[f - 1].alive else ""))
     return f"{head}; a KIP-841 leader does not propose a broker its metadata holds fenced"
 
@@ -392,7 +467,7 @@ def import_trace(raw: bytes, where: str, preset_name: str, changes: dict | None 
     if p.config.n_brokers != SPEC_BROKERS or p.config.n_partitions != 1:
         raise ImportError_(f"--preset {preset_name}: the specification has {SPEC_BROKERS} brokers and one partition")
     roomy = p.config.replace(max_crashes=100, max_session_expirations=100)
-    actions, notes, start = translate(cx, roomy, where)
+    actions, notes, start, moves = translate(cx, roomy, where)
     crashes = sum(isinstance(a, A.BrokerCrash) for a in actions)
     expirations = sum(isinstance(a, A.HeartbeatsLost) for a in actions)
     cfg = p.config.replace(max_crashes=max(p.config.max_crashes, crashes),
@@ -404,9 +479,11 @@ def import_trace(raw: bytes, where: str, preset_name: str, changes: dict | None 
                               f"{', breaking ' + cx['invariant'] if cx['invariant'] else ''})",
                   provenance={"engine": "tla-import", "source": where, "spec_invariant": cx["invariant"],
                               "broker_3_starts": start,
+                              "fetches_moved": [{"follower": f, "sent_at": send + 1, "handled_at": recv + 1,
+                                                 "moved_to": j + 1} for f, send, recv, j in moves],
                               "spec_steps": [n[1] for n in notes],
                               "spec_step_actions": [len(n[3]) for n in notes]})
-    return trace, notes, start
+    return trace, notes, start, moves
 
 
 def mapping_table() -> list:

@@ -21,7 +21,7 @@ from isrlab.model.actions import action_to_json
 from isrlab.model.step import initial_state, step
 from isrlab.model.trace import load_trace
 from isrlab.properties.replay import replay
-from isrlab.tla_import import MAPPING, ImportError_, import_trace
+from isrlab.tla_import import MAPPING, ImportError_, deferrable_fetches, import_trace
 from isrlab.tla_values import parse_tlc_output, parse_value
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -125,7 +125,7 @@ def test_partition_epoch_check_off_breaks_the_leader_isr_cover_on_the_matching_p
     assert trace.provenance["spec_steps"][-1] == "ReceiveAlterPartitionRequest"
     assert replay(trace).violations[0].invariant == "leader_isr_covers_controller_isr"
     assert run("replay", "--expected", "--quiet", out).exit_code == 0
-    fixed, _, _ = import_trace(fixture("no-partition-epoch-check"), "pe", "kafka-3.7")
+    fixed, _, _, _ = import_trace(fixture("no-partition-epoch-check"), "pe", "kafka-3.7")
     assert fixed.actions == trace.actions and replay(fixed).violations == []
 
 
@@ -134,25 +134,38 @@ def test_last_replica_standing_is_a_read_record_lost_before_kafka_15583_and_noth
     a consumer read and is elected again (LeaderCompletenessProperty). On kafka-3.7-lossy-crash KAFKA-15583 holds the
     HW, so nothing is read or lost; with that fix off the model loses the read record (consumer_safety)."""
     raw = fixture("last-replica-standing")
-    trace, notes, start = import_trace(raw, "lrs", "kafka-3.7-lossy-crash")
-    assert start == "fenced"
+    trace, notes, start, moves = import_trace(raw, "lrs", "kafka-3.7-lossy-crash")
+    assert start == "fenced" and moves == ()
     assert [n[1] for n in notes][-3:] == ["BrokerStart", "ReceiveBrokerRegRequest", "ReceiveBrokerRegResponse"]
     assert A.BrokerCrash(0, False) in trace.actions
     assert replay(trace).violations == []
-    before, _, _ = import_trace(raw, "lrs", "kafka-3.7-lossy-crash", {"kafka_15583": False})
+    before, _, _, _ = import_trace(raw, "lrs", "kafka-3.7-lossy-crash", {"kafka_15583": False})
     assert before.actions == trace.actions
     assert [v.invariant for v in replay(before).violations] == ["consumer_safety"]
 
 
-@pytest.mark.parametrize("name, preset, fetched", [("no-isr-join-hw-check", "kraft-no-isr-join-hw-check", 4),
-                                                   ("no-kip-903", "no-kip-903", 7)])
-def test_a_proposal_from_stale_fetch_state_cannot_be_followed_and_the_line_says_why(name, preset, fetched):
+@pytest.mark.parametrize("name, preset, words", [
+    ("no-isr-join-hw-check", "kraft-no-isr-join-hw-check",
+     ["TLC state 4", "moved next to the proposal", "holds broker 2 fenced", "KIP-841"]),
+    ("no-kip-903", "no-kip-903", ["TLC state 7", "in the leader's ISR", "as it is down"])])
+def test_a_proposal_from_stale_fetch_state_cannot_be_followed_and_the_line_says_why(name, preset, words):
     """The specification's leader proposes an ISR expansion at any time from the state the follower's last fetch
     left; Kafka's, and the model's, only while handling a fetch, and here the follower's last fetch came while it was
-    in the ISR."""
-    line = one_error_line(run("import", TLA / f"{name}.tlc.txt", "--preset", preset), "SendAlterPartitionRequest",
-                          "maybeExpandIsr", f"TLC state {fetched}")
-    assert "in the leader's ISR" in line
+    in the ISR. Moving that fetch next to the proposal gets one step further on the first trace only: there the
+    follower is fenced, which a KIP-841 leader sees; on the second the follower is down by then."""
+    one_error_line(run("import", TLA / f"{name}.tlc.txt", "--preset", preset), "state", "SendAlterPartitionRequest",
+                   "maybeExpandIsr", *words)
+
+
+def test_a_fetch_is_moved_only_over_steps_that_leave_it_alone():
+    def moves(name):
+        return deferrable_fetches(parse_tlc_output((TLA / f"{name}.tlc.txt").read_text(), name)["states"])
+
+    # follower 2's fetch, sent at index 2 and handled at 3, next to the proposal at 6 (fencing and the leader's
+    # replay in between touch neither its log nor the leader's)
+    assert moves("no-isr-join-hw-check") == ((2, 2, 3, 6),)
+    assert moves("no-kip-903") == ()              # follower 2 crashes between its fetch and the proposal
+    assert moves("last-replica-standing") == ()   # no proposal at all
 
 
 def test_itf_input_with_actions_in_meta_imports_as_the_tlc_text_does(tmp_path):
@@ -180,7 +193,7 @@ def test_itf_input_with_actions_in_meta_imports_as_the_tlc_text_does(tmp_path):
     out = tmp_path / "pe.json"
     r = run("import", path, "--preset", "kraft-no-partition-epoch-check", "-o", out)
     assert r.exit_code == 1, r.output
-    from_text, _, _ = import_trace(fixture("no-partition-epoch-check"), "pe", "kraft-no-partition-epoch-check")
+    from_text, _, _, _ = import_trace(fixture("no-partition-epoch-check"), "pe", "kraft-no-partition-epoch-check")
     assert load_trace(str(out)).actions == from_text.actions
     # without the action names, ITF says nothing of the steps
     for s in doc["states"]:
