@@ -88,8 +88,10 @@ def import_(file: str, preset_name: str, out: str | None) -> None:
         result = replay(trace, with_changes=False)
     except (ImportError_, TraceError) as e:
         raise InputError(str(e)) from None
-    if result.violations:
-        trace.expect, trace.violated = "violation", result.violations[0].invariant
+    if result.violations:    # the preset's own headline invariant where it is among them, else the first
+        names = [v.invariant for v in result.violations]
+        headline = PRESETS[preset_name].expected
+        trace.expect, trace.violated = "violation", headline if headline in names else names[0]
     _write_or_echo(dumps_trace(trace), out)
     spec = trace.provenance.get("spec_invariant") or "no invariant named"
     found = ", ".join(f"{v.invariant} at action {v.step}" for v in result.violations) or "no violation"

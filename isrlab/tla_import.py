@@ -220,6 +220,21 @@ class _Builder:
                 self.do(A.OffsetsForLeaderEpoch(b, 0))
         self.do(A.FetchRequest(b, 0))
 
+    def unfence_seen_by(self, f: int, leader: int) -> None:
+        """Unfence ``f`` (its catch-up and heartbeat), then let ``leader`` replay the records that follow, which must
+        be registration records only (the specification's log has none of them)."""
+        from .model.quorum_controller import is_unfenced
+        from .model.state import PartitionChangeRecord
+
+        if not is_unfenced(self.s.quorum, f):
+            self.catch_up(f)
+            self.heartbeat(f)
+        rest = self.s.quorum.log[self.s.brokers[leader].metadata_offset:]
+        if any(isinstance(r, PartitionChangeRecord) for r in rest):
+            raise ImportError_(f"{self.where}: the leader would replay a partition record the specification's has "
+                               f"not reached to see broker {f + 1} unfenced")
+        self.catch_up(leader)
+
     def heartbeat(self, b: int) -> None:
         self.advance_to(self.s.brokers[b].next_heartbeat_ms)
         self.do(A.BrokerHeartbeat(b))
@@ -273,14 +288,16 @@ def translate(cx: dict, cfg, where: str):
                 want = "a set" if var == "messages" else f"a sequence of {SPEC_BROKERS} (one per broker)"
                 raise ImportError_(f"{where}: state {n}: {var} is not {want}")
     failed = []
-    moved = deferrable_fetches(states)
+    fetches = deferrable_fetches(states)
+    unfencings = deferrable_unfencings(states, fetches)
+    orders = [((), ())] + ([(fetches, ())] if fetches else []) + ([(fetches, unfencings)] if unfencings else [])
     for start in PRELUDES:
-        for moves in ((), moved) if moved else ((),):
+        for moves in orders:
             try:
                 return (*_translate_from(cx, cfg, where, start, moves), start, moves)
             except ImportError_ as e:
-                failed.append((bool(moves), e))
-    raise next((e for used, e in failed if used), failed[0][1])   # with fetches moved, the reason goes further
+                failed.append((len(moves[0]) + len(moves[1]), e))
+    raise max(failed, key=lambda x: x[0])[1]   # the reason found with the most moved goes furthest
 
 
 #: what a step between a follower's fetch and the leader's proposal that is moved next to it may not change
@@ -322,6 +339,32 @@ def deferrable_fetches(states: list) -> tuple:
     return tuple(out)
 
 
+#: the specification's controller actions: those that read or write the controller's broker registrations
+_CONTROLLER = frozenset({"ReceiveAlterPartitionRequest", "FenceBroker", "UnfenceBroker", "ReceiveBrokerRegRequest",
+                         "UncleanShutdown", "CleanShutdown", "BrokerStart", "PerformPartitionReassignment"})
+
+
+def deferrable_unfencings(states: list, fetches: tuple) -> tuple:
+    """The unfencings to move before a moved fetch: (follower, the UnfenceBroker's index, the proposal's index).
+
+    Where the follower of a moved fetch is fenced at the proposal and the specification unfences it later, before
+    any other controller step (none reads or writes a registration in between: the specification's unfencing
+    writes nothing else, and no broker reads it), the unfencing moved before the fetch is a behaviour of the
+    specification too; in Kafka the leader then replays it before it handles the fetch (KIP-841)."""
+    out = []
+    for f, _, _, j in fetches:
+        if states[j - 1]["values"]["con_broker_reg"][f - 1].get("status") != "FENCED":
+            continue
+        for k in range(j + 1, len(states)):
+            if states[k]["action"] == "UnfenceBroker" and \
+                    states[k]["values"]["con_broker_reg"][f - 1].get("status") == "UNFENCED":
+                out.append((f, k, j))
+                break
+            if states[k]["action"] in _CONTROLLER:
+                break
+    return tuple(out)
+
+
 def _fetch_from(states: list, k: int):
     got = [m for m in states[k - 1]["values"]["messages"] - states[k]["values"]["messages"]
            if isinstance(m, dict) and m.get("type") == "FetchRequest"]
@@ -336,12 +379,14 @@ def _leaves_fetch_alone(before: dict, after: dict, f: int, leader: int) -> bool:
             after["partition_metadata"][leader - 1]["leader_epoch"])
 
 
-def _translate_from(cx: dict, cfg, where: str, start: str, moves: tuple = ()):
+def _translate_from(cx: dict, cfg, where: str, start: str, moves: tuple = ((), ())):
     states = cx["states"]
     builder = _Builder(cfg)
     prelude(builder, start)
-    deferred = {k for _, send, recv, _ in moves for k in (send, recv)}
-    fetch_before = {j: (f, recv) for f, _, recv, j in moves}
+    fetch_moves, unfence_moves = moves or ((), ())
+    deferred = {k for _, send, recv, _ in fetch_moves for k in (send, recv)} | {k for _, k, _ in unfence_moves}
+    fetch_before = {j: (f, recv) for f, _, recv, j in fetch_moves}
+    unfence_before = {j: f for f, _, j in unfence_moves}
     #: the specification's controller log length -> the model's log length at the same point
     log_at = {len(states[0]["values"].get("con_metadata_log", ())): len(builder.s.quorum.log)}
     notes = []
@@ -358,6 +403,8 @@ def _translate_from(cx: dict, cfg, where: str, start: str, moves: tuple = ()):
         first_action = len(builder.actions)
         try:
             b = _broker_of(rule, before, after, builder.where) - 1
+            if i in unfence_before:
+                builder.unfence_seen_by(unfence_before[i] - 1, b)
             if i in fetch_before:
                 f, recv = fetch_before[i]
                 builder.fetch(f - 1)
@@ -439,6 +486,13 @@ def _why_no_proposal(builder: _Builder, b: int, before: dict, after: dict) -> st
                     f"nothing, as its metadata holds broker {f} fenced (the specification's controller does too) and "
                     f"since KIP-841 (3.3) a leader proposes no fenced broker (Partition.isReplicaIsrEligible); the "
                     f"specification's brokers know nothing of fencing")
+        if f - 1 in builder.moved:
+            part, log = builder.s.brokers[b].partitions[0], builder.s.brokers[b].logs[0]
+            r = part.remote(f - 1) if part is not None else None
+            if r is not None and log is not None and r.log_end_offset < log.high_watermark:
+                return (f"{head}: with broker {f}'s fetch (TLC state {builder.moved[f - 1]}) moved next to the "
+                        f"proposal, its LEO {r.log_end_offset} is below the leader's HW {log.high_watermark}, and a "
+                        f"follower joins the ISR only from the HW on (Partition.isFollowerInSync)")
         if fetched is None:
             return f"{head}, and broker {f} has not fetched"
         step, in_isr, hw = fetched
@@ -480,7 +534,9 @@ def import_trace(raw: bytes, where: str, preset_name: str, changes: dict | None 
                   provenance={"engine": "tla-import", "source": where, "spec_invariant": cx["invariant"],
                               "broker_3_starts": start,
                               "fetches_moved": [{"follower": f, "sent_at": send + 1, "handled_at": recv + 1,
-                                                 "moved_to": j + 1} for f, send, recv, j in moves],
+                                                 "moved_to": j + 1} for f, send, recv, j in moves[0]],
+                              "unfencings_moved": [{"follower": f, "at": k + 1, "moved_to": j + 1}
+                                                   for f, k, j in moves[1]],
                               "spec_steps": [n[1] for n in notes],
                               "spec_step_actions": [len(n[3]) for n in notes]})
     return trace, notes, start, moves

@@ -21,7 +21,7 @@ from isrlab.model.actions import action_to_json
 from isrlab.model.step import initial_state, step
 from isrlab.model.trace import load_trace
 from isrlab.properties.replay import replay
-from isrlab.tla_import import MAPPING, ImportError_, deferrable_fetches, import_trace
+from isrlab.tla_import import MAPPING, ImportError_, deferrable_fetches, deferrable_unfencings, import_trace
 from isrlab.tla_values import parse_tlc_output, parse_value
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -135,7 +135,7 @@ def test_last_replica_standing_is_a_read_record_lost_before_kafka_15583_and_noth
     HW, so nothing is read or lost; with that fix off the model loses the read record (consumer_safety)."""
     raw = fixture("last-replica-standing")
     trace, notes, start, moves = import_trace(raw, "lrs", "kafka-3.7-lossy-crash")
-    assert start == "fenced" and moves == ()
+    assert start == "fenced" and moves == ((), ())
     assert [n[1] for n in notes][-3:] == ["BrokerStart", "ReceiveBrokerRegRequest", "ReceiveBrokerRegResponse"]
     assert A.BrokerCrash(0, False) in trace.actions
     assert replay(trace).violations == []
@@ -144,17 +144,32 @@ def test_last_replica_standing_is_a_read_record_lost_before_kafka_15583_and_noth
     assert [v.invariant for v in replay(before).violations] == ["consumer_safety"]
 
 
-@pytest.mark.parametrize("name, preset, words", [
-    ("no-isr-join-hw-check", "kraft-no-isr-join-hw-check",
-     ["TLC state 4", "moved next to the proposal", "holds broker 2 fenced", "KIP-841"]),
-    ("no-kip-903", "no-kip-903", ["TLC state 7", "in the leader's ISR", "as it is down"])])
-def test_a_proposal_from_stale_fetch_state_cannot_be_followed_and_the_line_says_why(name, preset, words):
-    """The specification's leader proposes an ISR expansion at any time from the state the follower's last fetch
-    left; Kafka's, and the model's, only while handling a fetch, and here the follower's last fetch came while it was
-    in the ISR. Moving that fetch next to the proposal gets one step further on the first trace only: there the
-    follower is fenced, which a KIP-841 leader sees; on the second the follower is down by then."""
-    one_error_line(run("import", TLA / f"{name}.tlc.txt", "--preset", preset), "state", "SendAlterPartitionRequest",
-                   "maybeExpandIsr", *words)
+def test_isr_join_below_the_hw_breaks_isr_entry_condition_once_the_fetch_and_the_unfencing_are_moved(tmp_path):
+    """The specification's leader proposes follower 2 at TLC state 7 from its fetch at state 4, made while it was in
+    the ISR, and the controller unfences it only at state 8. Kafka's leader decides an expansion while it handles a
+    fetch, and (KIP-841) proposes no fenced broker: with the fetch and the unfencing moved before the proposal (no
+    step in between reads what they write), the model's leader proposes follower 1 below its HW, and the controller
+    takes it: the preset's isr_entry_condition, and controller_isr_entry_condition. With the check on (kafka-3.7)
+    the leader proposes nothing, and the line says why."""
+    out = tmp_path / "ij.json"
+    r = run("import", TLA / "no-isr-join-hw-check.tlc.txt", "--preset", "kraft-no-isr-join-hw-check", "-o", out)
+    assert r.exit_code == 1, r.output
+    trace = load_trace(str(out))
+    assert trace.violated == "isr_entry_condition"
+    assert trace.provenance["fetches_moved"] == [{"follower": 2, "sent_at": 3, "handled_at": 4, "moved_to": 7}]
+    assert trace.provenance["unfencings_moved"] == [{"follower": 2, "at": 8, "moved_to": 7}]
+    broken = {v.invariant for v in replay(trace).violations}
+    assert {"isr_entry_condition", "controller_isr_entry_condition"} <= broken
+    one_error_line(run("import", TLA / "no-isr-join-hw-check.tlc.txt", "--preset", "kafka-3.7"),
+                   "TLC state 4", "moved next to the proposal", "below the leader's HW", "isFollowerInSync")
+
+
+def test_kip_903_off_cannot_be_followed_and_the_line_says_why():
+    """The specification's leader proposes follower 2 at TLC state 10 from its fetch at state 7, made while it was in
+    the ISR; Kafka's leader decides an expansion only while it handles a fetch, and follower 2 is down from state 8,
+    so the fetch cannot be moved next to the proposal either."""
+    one_error_line(run("import", TLA / "no-kip-903.tlc.txt", "--preset", "no-kip-903"), "state 10",
+                   "SendAlterPartitionRequest", "maybeExpandIsr", "TLC state 7", "in the leader's ISR", "as it is down")
 
 
 def test_a_fetch_is_moved_only_over_steps_that_leave_it_alone():
@@ -164,6 +179,8 @@ def test_a_fetch_is_moved_only_over_steps_that_leave_it_alone():
     # follower 2's fetch, sent at index 2 and handled at 3, next to the proposal at 6 (fencing and the leader's
     # replay in between touch neither its log nor the leader's)
     assert moves("no-isr-join-hw-check") == ((2, 2, 3, 6),)
+    states = parse_tlc_output((TLA / "no-isr-join-hw-check.tlc.txt").read_text(), "ij")["states"]
+    assert deferrable_unfencings(states, ((2, 2, 3, 6),)) == ((2, 7, 6),)   # nothing of the controller in between
     assert moves("no-kip-903") == ()              # follower 2 crashes between its fetch and the proposal
     assert moves("last-replica-standing") == ()   # no proposal at all
 
