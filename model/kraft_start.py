@@ -127,21 +127,17 @@ def _partition(cfg: ModelConfig, item: dict, replicas_default: tuple, regs: list
     if recovery == "RECOVERING" and len(isr) > 1:
         _fail(f"{where}: leader recovery state RECOVERING with ISR {list(isr)} (a recovering leader keeps the ISR to "
               f"itself, KIP-704)")
-    extra = {}
-    if "last_known_elr" in item:
-        last = _distinct_brokers(where, "last known ELR", item["last_known_elr"], n)
-        if "last_known_elr" not in PartitionRegistration.__dataclass_fields__:
-            _fail(f"{where}: last_known_elr, but the model does not keep lastKnownElr")
-        if last and not cfg.eligible_leader_replicas:
+    last = _distinct_brokers(where, "last known ELR", item.get("last_known_elr", []), n)
+    if last:
+        if not cfg.eligible_leader_replicas:
             _fail(f"{where}: a last known ELR {list(last)}, but this preset has no Eligible Leader Replicas (KIP-966)")
         if len(last) > 1 or not set(last) <= set(replicas):
             _fail(f"{where}: last known ELR {list(last)} must be at most one of the replicas {list(replicas)}")
-        if last and leader != NO_LEADER:
+        if leader != NO_LEADER:
             _fail(f"{where}: last known ELR {list(last)} with leader {leader} (it is cleared once the partition has a "
                   f"leader)")
-        extra["last_known_elr"] = last
     return PartitionRegistration(replicas, tuple(sorted(isr)), leader, epoch, partition_epoch, tuple(sorted(elr)),
-                                 recovery, **extra)
+                                 recovery, last)
 
 
 def _partitions(cfg: ModelConfig, image: dict, assignment: tuple, regs: list) -> list:

@@ -193,7 +193,7 @@ def test_clean_election_from_the_elr_as_replication_control_manager_test():
         s = apply(cfg, s, a)
     part = s.quorum.partitions[0]
     assert (part.elr, part.isr, part.leader) == ((0, 3), (2,), 2)
-    assert getattr(part, "last_known_elr", ()) == ()
+    assert part.last_known_elr == ()
     assert (part.leader_epoch, part.partition_epoch) == (1, 4)
     trace = _trace(start, [A.HeartbeatsLost(0), A.FenceStaleBroker(0)], cfg=cfg, name=None,
                    checks=[{"after": 2, "path": "quorum.partitions.0.leader", "equals": 2}])
@@ -414,3 +414,17 @@ def test_random_images_are_a_state_or_one_line_error(name):
         assert enabled_actions(cfg, initial_state(cfg, trace.start))
         outcomes["state"] += 1
     assert outcomes["state"] >= 50 and outcomes["refused"] >= 100, outcomes
+
+
+def test_a_last_known_leader_is_elected_when_it_comes_back():
+    """KIP-966's lastKnownElr (PartitionChangeBuilder.canElectLastKnownLeader, Kafka 3.8.0-4.0): with the ISR and ELR
+    empty and broker 1 the last known leader, unfencing 1 elects it uncleanly, RECOVERING, and clears the field."""
+    start = {"kraft": {"registrations": [{"broker": 1, "fenced": True}],
+                       "partitions": [{"partition": 0, "leader": -1, "leader_epoch": 4, "partition_epoch": 6,
+                                       "isr": [], "elr": [], "last_known_elr": [1]}]}}
+    s = initial_state(CFG, start)
+    assert s.quorum.partitions[0].last_known_elr == (1,)
+    s = apply(CFG, apply(CFG, s, A.MetadataApply(1)), A.BrokerHeartbeat(1))
+    part = s.quorum.partitions[0]
+    assert (part.leader, part.isr, part.leader_epoch, part.leader_recovery_state, part.last_known_elr) == \
+        (1, (1,), 5, "RECOVERING", ())
