@@ -6,7 +6,8 @@ Each case is a trace file written to a temporary folder (the header of a real co
 in a fresh subprocess per case, so that its peak resident memory (``getrusage`` ``ru_maxrss``, via ``os.wait4``) is
 that case's alone:
 
-* ``load``: ``isrlab.model.trace.load_trace`` on the file, the path every command's trace goes through;
+* ``load``: ``isrlab.model.trace.load_trace`` on the file, the path every command's trace goes through (its outcome
+  starts with what the peak grew by during the load, past the imports: ``+25MB``);
 * ``replay``: ``isrlab replay --quiet`` on it, the whole command (a valid trace is replayed to its end, or until the
   timeout).
 
@@ -29,13 +30,16 @@ ROOT = Path(__file__).resolve().parent.parent
 GOOD = sorted((ROOT / "counterexamples").glob("*-kafka-0.11-isr_entry_condition-*.json"))[0]
 
 _LOAD = """
-import sys
+import resource, sys
 from isrlab.model.trace import TraceError, load_trace
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 try:
     t = load_trace(sys.argv[1])
-    print(f"ok: {len(t.actions):,} actions")
+    said = f"ok: {len(t.actions):,} actions"
 except TraceError as e:
-    print(str(e)[:300])
+    said = str(e)[:300]
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(f"+{(after - before) / 1024:.0f}MB {said}")
 """
 
 
@@ -112,10 +116,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--replay-timeout", type=float, default=120.0, help="seconds before a replay is stopped")
     ap.add_argument("--only", default="", help="comma-separated case names (default: all)")
+    ap.add_argument("--write", metavar="DIR", help=argparse.SUPPRESS)   # the child that writes the cases
     a = ap.parse_args()
+    if a.write:
+        print(" ".join(f"{name} {path.name}" for name, path in cases(Path(a.write)).items()))
+        return
     isrlab = os.path.join(os.path.dirname(sys.executable), "isrlab")
     with tempfile.TemporaryDirectory(prefix="isrlab-hostile-") as tmp:
-        files = cases(Path(tmp))
+        # written by a child: a process's peak RSS is passed on to the processes it starts (Linux keeps it across
+        # fork and exec), so this one must stay small for the children's figures to be theirs
+        names = subprocess.run([sys.executable, __file__, "--write", tmp], check=True, capture_output=True,
+                               text=True).stdout.split()
+        files = {name: Path(tmp) / file for name, file in zip(names[::2], names[1::2])}
         only = {s for s in a.only.split(",") if s}
         base_rss: dict = {}   # per path: the interpreter, its imports and a 1-action trace
         print(f"{'case':<26} {'bytes':>12} {'path':<7} {'seconds':>8} {'peak RSS':>10} {'x size':>7}  outcome")

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from isrlab import inputs
 from isrlab.cli import main
+from isrlab.model.actions import ACTION_BY_NAME
 from isrlab.model.trace import TraceError
 
 pytestmark = pytest.mark.unit
@@ -97,6 +98,102 @@ def test_deep_nesting_is_named_with_its_depth():
 def test_unbalanced_brackets_are_the_decoders_to_name(text, why):
     with pytest.raises(TraceError, match=f"^f {why}"):
         inputs.parse_json(text.encode(), "f")
+
+
+def test_the_bracket_scan_is_the_same_at_any_chunk_boundary():
+    """The scan splits the text at quotes a chunk at a time: a string (or an escape) across a boundary changes
+    nothing."""
+    from isrlab.model.trace import _brackets
+
+    raw = json.dumps({"a": ['x"[{', "\\", {"b": ["]]", 1]}], "c": "}" * 7}).encode()
+    whole = _brackets(raw)
+    assert whole == b"{[{[]}]}"
+    for chunk in (1, 2, 3, 5, 8):
+        assert _brackets(raw, chunk) == whole, chunk
+
+
+# --------------------------------------------------------------------------- traces decoded an action at a time
+def _trace_text(actions_text: str) -> bytes:
+    head = json.loads(GOOD.read_text())
+    head.pop("checks", None)
+    return json.dumps({**head, "actions": "@"}).replace('"@"', actions_text).encode()
+
+
+def test_a_trace_is_refused_at_its_first_unknown_action_without_reading_past_it(tmp_path):
+    """The decoder stops at the first bad action: what follows it, here no JSON at all, is never read, where
+    decoding the whole document first named the syntax error instead."""
+    path = tmp_path / "t.json"
+    path.write_bytes(_trace_text('[{"type": "Tick", "ms": 5}, {"type": "tick", "ms": 5}, this is not JSON'))
+    with pytest.raises(TraceError) as e:
+        inputs.load_trace(str(path))
+    assert str(e.value) == (f"{path}: action 2: unknown action type 'tick' (at actions/1: expected one of the "
+                            f"{len(ACTION_BY_NAME)} action types of model/actions.py; did you mean 'Tick'?)")
+    assert "action 2: unknown action type 'tick'" in one_line_error(run("replay", path))
+
+
+@pytest.mark.parametrize("item,problem", [
+    ('{"type": "Tick", "ms": "5"}', "action 3: Tick: field 'ms' must be int, got '5' (at actions/2)"),
+    ('{"type": "Tick"}', "action 3: Tick: missing field 'ms' (at actions/2)"),
+    ('[1]', "schema: actions/2: an action is a JSON object, not an array"),
+    ('{"type": 7}', "action 3: unknown action type 7 (at actions/2: expected one of the"),
+])
+def test_a_wrong_action_is_named_by_its_number_path_and_what_was_expected(tmp_path, item, problem):
+    path = tmp_path / "t.json"
+    path.write_bytes(_trace_text('[{"type": "Tick", "ms": 5}, {"type": "Tick", "ms": 5}, ' + item + ', ]'))
+    with pytest.raises(TraceError) as e:
+        inputs.load_trace(str(path))
+    assert str(e.value).startswith(f"{path}: {problem}")
+
+
+def test_refusing_a_long_list_of_unknown_actions_costs_no_decoded_list(tmp_path):
+    """200,000 unknown actions: the decoded list alone would be about 20 times the file (a dict per action); the
+    streaming decoder holds the text and the scan's copies, a few times the file."""
+    raw = _trace_text("[" + ", ".join(['{"type": "FlipCoin", "n": 1}'] * 200_000) + "]")
+    path = tmp_path / "t.json"
+    path.write_bytes(raw)
+    tracemalloc.start()
+    try:
+        with pytest.raises(TraceError, match="action 1: unknown action type 'FlipCoin'"):
+            inputs.load_trace(str(path))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * len(raw)
+
+
+def test_the_streaming_decoder_gives_what_decoding_the_whole_document_gives(tmp_path):
+    """Every archived counterexample (and a copy with blanks everywhere, a BOM and its actions' keys reordered) loads
+    to the trace json.loads and trace_from_json give."""
+    from isrlab.model.trace import trace_from_json
+
+    for path in sorted((ROOT / "counterexamples").glob("*.json"))[::7]:
+        data = json.loads(path.read_text())
+        want = trace_from_json(data)
+        assert inputs.load_trace(str(path)).to_json() == want.to_json(), path.name
+        odd = dict(reversed(list(data.items())))
+        odd["actions"] = [dict(reversed(list(a.items()))) for a in data["actions"]]
+        copy = tmp_path / path.name
+        copy.write_bytes(b"\xef\xbb\xbf \n" + json.dumps(odd, indent=3).encode() + b"\n\t")
+        got = inputs.load_trace(str(copy))
+        assert got.actions == want.actions and got.to_json() == want.to_json(), path.name
+
+
+@pytest.mark.parametrize("text", ['{"format": "isrlab-trace" "version": 1}', '{"format": "isrlab-trace",}',
+                                  '{"actions": []} []', '{"actions": [] ', '{"actions": [{"type": "Tick", "ms": 1} 2]}',
+                                  '{"format": NaN}', '{"version": ' + "9" * 50 + "}", "", "[", '"x"',
+                                  '{"actions": [{"type": "Tick", "ms": 1e999}]}', '{"actions": {}}'])
+def test_a_broken_trace_document_is_one_line_naming_the_file(tmp_path, text):
+    path = tmp_path / "t.json"
+    path.write_text(text)
+    with pytest.raises(TraceError) as e:
+        inputs.load_trace(str(path))
+    assert str(e.value).startswith(str(path)) and "\n" not in str(e.value)
+
+
+def test_a_duplicate_actions_field_counts_as_json_loads_counts_it(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_bytes(_trace_text('[{"type": "Tick", "ms": 1}]')[:-1] + b', "actions": [{"type": "Tick", "ms": 3}]}')
+    assert [a.ms for a in inputs.load_trace(str(path)).actions] == [3]
 
 
 # --------------------------------------------------------------------------- campaign folders: report, campaigns
