@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from ..model.actions import describe
 from ..model.encode import encode, flatten, lookup
 from ..model.log import epoch_cache_answer
+from ..model.metrics import PREFIX as METRICS_PREFIX, metric_at
 from ..model.step import initial_state, step
 from ..model.trace import Trace, TraceError
 from .invariants import CATALOGUE, LIVENESS_BY_NAME, Violation, check_state, check_transition
@@ -240,7 +241,12 @@ def _run_checks(trace: Trace, after: int, data: dict, failures: list, s=None) ->
         q = c.get("epoch_cache")
         what = c.get("path") if q is None else _describe_query(q)
         try:
-            got = lookup(data, c["path"]) if q is None else _epoch_cache_answer(s, q)
+            if q is not None:
+                got = _epoch_cache_answer(s, q)
+            elif c["path"].startswith(METRICS_PREFIX):     # a metric (model/metrics.py), computed, not stored
+                got = metric_at(trace.config, s, c["path"])
+            else:
+                got = lookup(data, c["path"])
         except KeyError as e:
             failures.append(f"after {after} actions: no such state path {c['path']!r}" if q is None
                             else f"after {after} actions: {what}: {e.args[0]}")

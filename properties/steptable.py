@@ -13,6 +13,7 @@ import io
 from dataclasses import dataclass
 
 from ..model import actions as A
+from ..model.metrics import leader_metrics
 from ..model.state import OFFLINE, Partition
 from ..model.step import initial_state, step
 
@@ -290,6 +291,9 @@ def facts(cfg, s) -> dict:
                 out[f"broker {b}{q} fetcher"] = f"{how} from {f.leader} at {f.fetch_offset} (epoch {f.leader_epoch})"
             if br.hw_checkpoint and br.hw_checkpoint[p] is not None:
                 out[f"broker {b}{q} checkpointed HW"] = str(br.hw_checkpoint[p])
+            metrics = leader_metrics(cfg, s, b, p)
+            if metrics:
+                out[f"broker {b}{q} metrics"] = ", ".join(m.replace("_", " ") for m in metrics)
         out[f"broker {b} controller epoch"] = str(br.controller_epoch)
         if br.isr_change_set:
             out[f"broker {b} ISR changes to propagate"] = "partitions " + _isr(br.isr_change_set)
@@ -313,6 +317,8 @@ def facts(cfg, s) -> dict:
                                                f"{' shutting down' if reg.in_controlled_shutdown else ''}")
         for p, g in enumerate(q.partitions):
             elr = f" ELR {_isr(g.elr)}" if g.elr else ""
+            if g.last_known_elr:
+                elr += f" last known leader {_isr(g.last_known_elr)}"
             out[f"controller{_p(cfg, p)} state"] = (f"leader {_leader(g.leader)} e{g.leader_epoch} ISR {_isr(g.isr)}{elr} "
                                                     f"(partition epoch {g.partition_epoch})")
         for br in s.brokers:

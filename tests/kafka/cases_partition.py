@@ -477,7 +477,25 @@ def follower_joins_isr_at_epoch_start():
 
 
 out_of_scope(P + "testDelayedFetchAfterAppendRecords", "lock ordering between threads (a deadlock test)")
-out_of_scope(P + "testAtMinIsr", "metrics only (the AtMinIsr gauge)")
+
+
+@case(P + "testAtMinIsr")
+def at_min_isr():
+    c = Case(P + "testAtMinIsr",
+             "Partition.isAtMinIsr, the AtMinIsr gauge: false before the broker leads the partition; true once it "
+             "leads with the ISR {leader} only, at the default min.insync.replicas of 1.", n_brokers=3,
+             replication_factor=3)
+    c.adapt("Kafka's makeLeader with ISR [leader] (leader epoch 8, replicas [leader, follower1, follower2]) is the "
+            "controller's answer here: broker 0 leads the created partition, both followers stop, and the "
+            "controller's broker change removes them from the ISR (LeaderAndIsr with ISR {0}).")
+    c.adapt("isAtMinIsr is read as the metric path metrics.0.0.at_min_isr (model/metrics.py: the leader's ISR size "
+            "equals min.insync.replicas; false on a broker that does not lead).")
+    c.check("metrics.0.0.at_min_isr", False, "before makeLeader: not at min ISR")
+    c.create_topic(controller=0).catch_up()
+    c.crash(1).crash(2).broker_change(0).deliver_all()
+    c.check("brokers.0.partitions.0.isr", [0], "the leader's ISR is {0}")
+    c.check("metrics.0.0.at_min_isr", True, "ISR {leader}, min ISR 1: at min ISR")
+    return c
 
 
 @case(P + "testUpdateFollowerFetchState")

@@ -436,13 +436,56 @@ def is_under_min_isr():
             "otherwise (answered once the follower has fetched).")
     c.adapt("Kafka's second makeLeader (leader epoch 1, ISR {0}) is the controller's fence of follower 1 here (ISR "
             "{0}, leader epoch 0: KAFKA-15021).")
+    c.adapt("isUnderMinIsr itself is read as the metric path metrics.0.0.under_min_isr (model/metrics.py).")
     c.formed().produce(0, acks=-1)
     c.fetch(1, rounds=2)
+    c.check("metrics.0.0.under_min_isr", False, "ISR {0, 1}, min ISR 2: not under min ISR")
     c.check("ghost.responses.produce.0.0.error", "NONE", "ISR {0, 1}: not under min ISR, the produce is accepted")
     c.fence(1).replay(0)
     c.check_leader_state(0, "the leader's ISR is {0}", isr=[0])
+    c.check("metrics.0.0.under_min_isr", True, "ISR {0}, min ISR 2: under min ISR")
     c.produce(0, acks=-1)
     c.check("ghost.responses.produce.0.0.error", "NOT_ENOUGH_REPLICAS", "ISR {0}: under min ISR")
+    return c
+
+
+@case(P + "testAtMinIsr")
+def at_min_isr():
+    c = Case(P + "testAtMinIsr",
+             "Partition.isAtMinIsr, the AtMinIsr gauge: false before the broker leads the partition; true once it "
+             "leads with the ISR {leader} only, at the default min.insync.replicas of 1.", n_brokers=3,
+             replication_factor=3)
+    c.adapt("isAtMinIsr is read as the metric path metrics.0.0.at_min_isr (model/metrics.py: the leader's committed "
+            "ISR size equals the effective min ISR; false on a broker that does not lead).  Before the formed "
+            "cluster's log is replayed broker 0 leads nothing, as Kafka's Partition before makeLeader.")
+    c.adapt("Kafka's makeLeader with ISR [leader] (leader epoch 8) is the controller's fence of both followers here "
+            "(ISR {0}, leader epoch 0: KAFKA-15021), replayed by the leader.")
+    c.check("metrics.0.0.at_min_isr", False, "before makeLeader: not at min ISR")
+    c.formed().fence(1, 2).replay(0)
+    c.check_leader_state(0, "the leader's ISR is {0}", isr=[0])
+    c.check("metrics.0.0.at_min_isr", True, "ISR {leader}, min ISR 1: at min ISR")
+    return c
+
+
+@case(P + "testUnderReplicatedPartitionsCorrectSemantics")
+def under_replicated_partitions_correct_semantics():
+    c = Case(P + "testUnderReplicatedPartitionsCorrectSemantics",
+             "Partition.isUnderReplicated, the UnderReplicatedPartitions gauge: a leader whose ISR {0, 1} misses "
+             "replica 2 of [0, 1, 2] is under-replicated; with the ISR the whole assignment it is not.",
+             n_brokers=3, replication_factor=3)
+    c.adapt("isUnderReplicated is read as the metric path metrics.0.0.under_replicated (model/metrics.py: the "
+            "leader's committed ISR is smaller than the replication factor).")
+    c.adapt("Kafka's makeLeader with ISR [0, 1] is the controller's fence of follower 2 here, replayed by the "
+            "leader; its second makeLeader with the whole assignment as ISR is follower 2's return: its heartbeat "
+            "unfences it, it fetches, and the leader's AlterPartition adds it.")
+    c.formed().fence(2).replay(0)
+    c.check_leader_state(0, "the leader's ISR is {0, 1}", isr=[0, 1])
+    c.check("metrics.0.0.under_replicated", True, "ISR {0, 1} of replicas [0, 1, 2]: under-replicated")
+    c.unfence(2).replay(0).fetch(2)
+    c.check_update(0, [0, 1, 2], "the leader proposes ISR {0, 1, 2}")
+    c.alter(0)
+    c.check_leader_state(0, "the leader's ISR is {0, 1, 2}", isr=[0, 1, 2])
+    c.check("metrics.0.0.under_replicated", False, "the ISR is every replica: not under-replicated")
     return c
 
 
@@ -617,12 +660,10 @@ for _name, _detail in (
         ("testGetReplica", "an accessor of a Partition without a log"),
         ("testAppendRecordsToFollowerWithNoReplicaThrowsException", "an internal guard (a follower append without a "
                                                                     "local log)"),
-        ("testAtMinIsr", "the AtMinIsr gauge (metrics)"),
         ("testZkIsrManagerAsyncCallback", "the ZooKeeper-era AlterIsr manager (ZkAlterPartitionManager), not KRaft"),
         ("testTopicIdAndPartitionMetadataFileForLeader", "topic ids and the partition.metadata file"),
         ("testTopicIdAndPartitionMetadataFileForFollower", "topic ids and the partition.metadata file"),
         ("testAddAndRemoveMetrics", "metrics"),
-        ("testUnderReplicatedPartitionsCorrectSemantics", "the UnderReplicated gauge (metrics)"),
         ("testLogConfigNotDirty", "log configuration"),
         ("testLogConfigDirtyAsTopicUpdated", "log configuration"),
         ("testLogConfigDirtyAsBrokerUpdated", "log configuration"),
