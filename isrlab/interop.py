@@ -76,7 +76,7 @@ def import_(file: str, preset_name: str, out: str | None) -> None:
     from .model.config import PRESETS
     from .model.trace import TraceError, dumps_trace, read_regular_file
     from .properties.replay import replay
-    from .tla_import import ImportError_, import_trace
+    from .tla_import import TlaImportError, import_trace
 
     if preset_name not in PRESETS:
         raise InputError(f"--preset: unknown preset {preset_name!r} (isrlab presets lists them)")
@@ -86,7 +86,7 @@ def import_(file: str, preset_name: str, out: str | None) -> None:
         raw = read_regular_file(file, MAX_INPUT_BYTES)
         trace, notes, start, moves = import_trace(raw, file, preset_name)
         result = replay(trace, with_changes=False)
-    except (ImportError_, TraceError) as e:
+    except (TlaImportError, TraceError) as e:
         raise InputError(str(e)) from None
     if result.violations:    # the preset's own headline invariant where it is among them, else the first
         names = [v.invariant for v in result.violations]
@@ -95,6 +95,7 @@ def import_(file: str, preset_name: str, out: str | None) -> None:
     _write_or_echo(dumps_trace(trace), out)
     spec = trace.provenance.get("spec_invariant") or "no invariant named"
     found = ", ".join(f"{v.invariant} at action {v.step}" for v in result.violations) or "no violation"
+    moved = "; steps moved" if any(moves) else ""
     click.echo(f"imported {file}: {len(notes)} specification steps ({spec}) -> {len(trace.actions)} model actions "
-               f"on {preset_name} (broker 3 starts {start}{'; fetches moved' if moves else ''}); replay: {found}", err=True)
+               f"on {preset_name} (broker 3 starts {start}{moved}); replay: {found}", err=True)
     sys.exit(EXIT_VIOLATION if result.violations else EXIT_OK)

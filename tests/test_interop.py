@@ -21,7 +21,7 @@ from isrlab.model.actions import action_to_json
 from isrlab.model.step import initial_state, step
 from isrlab.model.trace import load_trace
 from isrlab.properties.replay import replay
-from isrlab.tla_import import MAPPING, ImportError_, deferrable_fetches, deferrable_unfencings, import_trace
+from isrlab.tla_import import MAPPING, TlaImportError, deferrable_fetches, deferrable_unfencings, import_trace
 from isrlab.tla_values import parse_tlc_output, parse_value
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -273,7 +273,7 @@ def test_a_variable_of_another_shape_is_named_not_a_traceback(tmp_path):
 
 
 def test_import_error_is_a_value_error_naming_the_state():
-    with pytest.raises(ImportError_, match=r"x: state 2 \(Bogus\)"):
+    with pytest.raises(TlaImportError, match=r"x: state 2 \(Bogus\)"):
         import_trace(fixture("last-replica-standing").replace(b"<WriteRecordToLeader", b"<Bogus"), "x", "kafka-3.7")
 
 
