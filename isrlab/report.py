@@ -436,7 +436,10 @@ def _overview(points: list[dict], unit: str, shard_budget: float | None) -> str:
     ax.grid(axis="y", color="#f6f8fa", zorder=0)
     top = max(xs + [shard_budget or 0, 1])
     if top / low > 20:
+        from matplotlib.ticker import FuncFormatter
+
         ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))    # 0.01, not 10^-2
         scale = " (log scale)"
     else:
         ax.set_xlim(0, top * 1.05)
@@ -446,6 +449,18 @@ def _overview(points: list[dict], unit: str, shard_budget: float | None) -> str:
     # above the axes, never over the points
     ax.legend(fontsize=8, loc="lower left", bbox_to_anchor=(0, 1.01), ncol=2, frameon=False)
     return _svg(fig, "overview-")
+
+
+def _amount(x: float, unit: str) -> str:
+    """Seconds as a person reads them (5 ms, 2.1 s, 95 s), steps as a count."""
+    if unit != "seconds":
+        return f"{x:,.0f} steps"
+    return f"{x * 1000:.0f} ms" if x < 1 else f"{x:.1f} s" if x < 10 else f"{x:,.0f} s"
+
+
+def _some(names: list, n: int = 6) -> str:
+    """Up to ``n`` names, then how many more."""
+    return ", ".join(names[:n]) + (f" and {len(names) - n} more" if len(names) > n else "")
 
 
 def verdict_lines(summary: dict) -> tuple[str, str, list[tuple[str, str]]]:
@@ -481,9 +496,8 @@ def verdict_lines(summary: dict) -> tuple[str, str, list[tuple[str, str]]]:
         else:
             kind = "found" if order == 2 else "known"
             n = sum(c.get("kind") == kind and name in c.get("bugs", []) and c["preset"] in where for c in cxs)
-        shown = ", ".join(where[:6]) + (f" and {len(where) - 6} more" if len(where) > 6 else "")
         count = ("within the budget" if order == 1 else f"{n} counterexample{'s' * (n != 1)}")
-        lines.append((cls, f"{what}: {name} in {len(where)} preset{'s' * (len(where) != 1)} ({shown}), {count}"))
+        lines.append((cls, f"{what}: {name} in {len(where)} preset{'s' * (len(where) != 1)} ({_some(where)}), {count}"))
     return head[0], head[1], lines
 
 
@@ -590,7 +604,7 @@ def _counterexamples_html(groups: list) -> list[str]:
         total = sum(n for _c, n in items)
         presets = sorted({c["preset"] for c, _n in items})
         head = (f'<h3 class="group"><span class="{cls}">{e(words)}</span>: {e(name)}: {total} counterexample'
-                f'{"s" * (total != 1)} in {len(presets)} preset{"s" * (len(presets) != 1)} ({e(", ".join(presets))})'
+                f'{"s" * (total != 1)} in {len(presets)} preset{"s" * (len(presets) != 1)} ({e(_some(presets))})'
                 "</h3>")
         drawn = ""
         if used < DRAWN_BUDGET:       # with its step table if that fits too, else without, else not at all
@@ -612,7 +626,8 @@ _STYLE = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1400px;padding:0 1em;
 color:#222} h1{font-size:1.5em} h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}
 table.summary,table.runs{border-collapse:collapse} table td,table th{padding:.25em .8em;text-align:left;
-border-bottom:1px solid #eee} td.num{text-align:right}
+border-bottom:1px solid #eee;vertical-align:top} td.num{text-align:right} table.summary td:first-child,
+table.summary td:last-child{white-space:nowrap}
 .ok,.found{color:#1a7f37} .UNEXPECTED,.unexpected{color:#cf222e;font-weight:bold} .notfound{color:#9a6700}
 .known{color:#0969da} .verdict ul{margin:.3em 0;padding-left:1.4em} .verdict p{margin:.3em 0}
 #verdict-end{border-top:2px solid #ddd;margin-top:2em;padding-top:.5em}
@@ -620,7 +635,7 @@ border-bottom:1px solid #eee} td.num{text-align:right}
 figure{margin:0} figure svg,.diagram svg{display:block;max-width:100%;height:auto}
 .plots{display:flex;flex-wrap:wrap;gap:1em} #overview{max-width:900px}
 details.preset{border:1px solid #eee;margin:.3em 0;padding:.2em .6em} details.preset>summary{cursor:pointer}
-code{background:#f6f8fa;padding:0 .2em} .attribution ul{margin:.2em 0} .rule{color:#57606a;font-size:.9em}
+code{background:#f6f8fa;padding:0 .2em;overflow-wrap:anywhere} .wide{overflow-x:auto} .attribution ul{margin:.2em 0} .rule{color:#57606a;font-size:.9em}
 """
 
 
@@ -690,7 +705,8 @@ def render(folder: str, say_after: float | None = 2.0, stream=None) -> str:
            f"<p class=\"rule\">{e(DRAWN_RULE)}</p>"]
     with phases.phase(f"replaying and drawing up to {len(groups)} diagram{'s' * (len(groups) != 1)}"):
         cxs += _counterexamples_html(groups) or ["<p>none</p>"]
-    rows = ["<h2>Presets</h2><table class=\"summary\" id=\"summary\"><tr><th>preset</th><th>expected bugs</th>"
+    rows = ["<h2>Presets</h2><details><summary>the presets in one table</summary><div class=\"wide\">"
+            "<table class=\"summary\" id=\"summary\"><tr><th>preset</th><th>expected bugs</th>"
             "<th>runs</th><th>steps</th><th>violated</th><th>found</th><th>not found</th><th>unexpected</th>"
             "<th>known bugs met</th><th>verdict</th></tr>"]
 
@@ -705,7 +721,7 @@ def render(folder: str, say_after: float | None = 2.0, stream=None) -> str:
                     f"<td>{cell(p.get('not_found', []))}</td>"
                     f"<td>{cell(u['invariant'] for u in p.get('unexpected', []))}</td>"
                     f"<td>{cell(p.get('known', []))}</td><td class=\"{e(cls)}\">{e(p['verdict'])}</td></tr>")
-    rows.append(f"</table><p class=\"rule\">{e(PLOT_RULE)}</p>")
+    rows.append(f"</table></div></details><p class=\"rule\">{e(PLOT_RULE)}</p>")
     by_preset: dict[str, list] = {}
     for r in runs:
         by_preset.setdefault(r["preset"], []).append(r)
@@ -717,12 +733,11 @@ def render(folder: str, say_after: float | None = 2.0, stream=None) -> str:
                     + "</div>" if figs else "")
             if len(mine) < max(MIN_RUNS_FOR_COVERAGE, MIN_VIOLATIONS_FOR_HISTOGRAM):
                 body += _runs_table(mine) if mine else "<p>no runs recorded</p>"
-            first = (f"first telling violation after {pt['at']:,.1f} {unit}" if unit == "seconds" and pt["at"]
-                     is not None else f"first telling violation after {pt['at']:,.0f} {unit}" if pt["at"] is not None
-                     else "nothing telling found")
+            first = ("nothing telling found" if pt["at"] is None
+                     else f"first telling violation after {_amount(pt['at'], unit)} into its shard")
             rows.append(f"<details class=\"preset\"><summary><strong>{e(p['preset'])}</strong>: "
                         f"<span class=\"{_STATUS_CLASS[pt['status']]}\">{e(p['verdict'])}</span>; "
-                        f"{p['runs']:,} runs, {p['steps']:,} steps; {e(first)}"
+                        f"{p['runs']:,} run{'s' * (p['runs'] != 1)}, {p['steps']:,} steps; {e(first)}"
                         f"</summary>{body}</details>")
     foot = [f"<h2>Data</h2><p><code>{e(os.path.join(folder, 'summary.json'))}</code>, Parquet tables under "
             f"<code>{e(os.path.join(folder, 'runs'))}</code> and <code>{e(os.path.join(folder, 'shards'))}</code> "

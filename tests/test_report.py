@@ -170,8 +170,8 @@ def test_report_is_one_self_contained_page(tmp_path):
                  "with KAFKA-7128 fixed, hw_within_isr still fails, at step 39",
                  "with KIP-320 fixed, hw_within_isr holds throughout"):
         assert f"<li>{line}</li>" in page, line
-    # the step tables, each preset's detail and the campaign's specification, folded
-    assert p.tags.count("details") == 2 + 2 + 1 and p.classes.count("preset") == 2
+    # the step tables, the presets' table, each preset's detail and the campaign's specification, folded
+    assert p.tags.count("details") == 2 + 1 + 2 + 1 and p.classes.count("preset") == 2
     # the tables are the replay's, in Kafka's terms: broker columns, the failing step marked at its row's start
     assert "broker 0" in text and "changes" in text and "\n!! " in text and "VIOLATED: isr_entry_condition" in text
     assert "brokers.0." not in text and "null -> null" not in text
