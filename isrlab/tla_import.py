@@ -208,11 +208,13 @@ class _Builder:
         raise TlaImportError(f"{self.where}: the model's clock does not reach {t} ms")   # pragma: no cover
 
     def fetch(self, b: int) -> None:
-        """A follower's fetch, handled by its leader; a follower that must truncate first (KIP-279) does its
-        OffsetsForLeaderEpoch round before it."""
+        """A follower's fetch, handled by its leader, which first replays the registration records ahead of it; a
+        follower that must truncate first (KIP-279) does its OffsetsForLeaderEpoch round before it."""
         from .model.state import TRUNCATING
 
         f = self.s.brokers[b].fetchers[0]
+        if f is not None:
+            self.replay_registrations(f.leader)
         if f is not None and f.state == TRUNCATING:
             if self.cfg.offsets_for_leader_epoch_in_flight:
                 self.do(A.OffsetsForLeaderEpochRequest(b, 0))
@@ -221,20 +223,26 @@ class _Builder:
                 self.do(A.OffsetsForLeaderEpoch(b, 0))
         self.do(A.FetchRequest(b, 0))
 
-    def unfence_seen_by(self, f: int, leader: int) -> None:
-        """Unfence ``f`` (its catch-up and heartbeat), then let ``leader`` replay the records that follow, which must
-        be registration records only (the specification's log has none of them)."""
+    def unfence(self, b: int) -> None:
+        """Unfence ``b``: it replays the log to its end and heartbeats (nothing if the controller holds it unfenced)."""
         from .model.quorum_controller import is_unfenced
-        from .model.state import PartitionChangeRecord
 
-        if not is_unfenced(self.s.quorum, f):
-            self.catch_up(f)
-            self.heartbeat(f)
-        rest = self.s.quorum.log[self.s.brokers[leader].metadata_offset:]
-        if any(isinstance(r, PartitionChangeRecord) for r in rest):
-            raise TlaImportError(f"{self.where}: the leader would replay a partition record the specification's has "
-                               f"not reached to see broker {f + 1} unfenced")
-        self.catch_up(leader)
+        if not is_unfenced(self.s.quorum, b):
+            self.catch_up(b)
+            self.heartbeat(b)
+
+    def replay_registrations(self, b: int) -> None:
+        """``b`` replays the metadata batches ahead of it that hold no partition record: the fencing and unfencing the
+        specification's brokers never see, so that the model broker's view of them is the controller's."""
+        from .model.state import PartitionChangeRecord
+        from .model.step import step
+
+        while self.s.brokers[b].alive and self.s.brokers[b].metadata_offset < len(self.s.quorum.log):
+            s2 = step(self.cfg, self.s, A.MetadataApply(b))
+            batch = self.s.quorum.log[self.s.brokers[b].metadata_offset:s2.brokers[b].metadata_offset]
+            if any(isinstance(r, PartitionChangeRecord) for r in batch):
+                return
+            self.do(A.MetadataApply(b))
 
     def heartbeat(self, b: int) -> None:
         self.advance_to(self.s.brokers[b].next_heartbeat_ms)
@@ -405,7 +413,7 @@ def _translate_from(cx: dict, cfg, where: str, start: str, moves: tuple = ((), (
         try:
             b = _broker_of(rule, before, after, builder.where) - 1
             if i in unfence_before:
-                builder.unfence_seen_by(unfence_before[i] - 1, b)
+                builder.unfence(unfence_before[i] - 1)
             if i in fetch_before:
                 f, recv = fetch_before[i]
                 builder.fetch(f - 1)
@@ -444,11 +452,7 @@ def _realise(builder: _Builder, form: list, b: int, before: dict, after: dict, l
     elif kind == "fence":
         builder.fence(b)
     elif kind == "unfence":
-        from .model.quorum_controller import is_unfenced
-
-        if not is_unfenced(builder.s.quorum, b):
-            builder.catch_up(b)
-            builder.heartbeat(b)
+        builder.unfence(b)
     elif kind == "crash":
         from .model.quorum_controller import is_unfenced
 
