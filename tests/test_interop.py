@@ -91,6 +91,14 @@ def test_export_needs_a_format_and_a_good_trace(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("{")
     one_error_line(run("export", "--itf", bad), "bad.json")
+    from isrlab.model.config import preset
+    from isrlab.model.trace import Trace, dumps_trace
+
+    stuck = tmp_path / "stuck.json"    # a fetch response with no fetch in flight
+    stuck.write_text(dumps_trace(Trace(config=preset("kafka-3.7").config, actions=[A.FetchResponse(1, 0)],
+                                       preset="kafka-3.7")))
+    one_error_line(run("export", "--itf", stuck), "action 1", "not enabled")
+    one_error_line(run("export", "--itf", RACE, "-o", tmp_path), "is a folder")
 
 
 # --------------------------------------------------------------------------- reading TLC's output
