@@ -96,6 +96,7 @@ def trace_to_itf(trace, source: str = "") -> dict:
                                              f"{len(trace.actions)} actions, the model's state after each",
             "preset": trace.preset, "encoding": "docs/guides/tla-interop.md"}
     doc = trace_to_json(Trace(meta=meta, params=[], vars=names, states=states, loop=None))
+    del doc["loop"]     # a finite trace has no loop: ITF leaves the field out, where itf-py writes null
     return _plain_ints(doc)
 
 

@@ -54,7 +54,9 @@ def test_export_itf_reads_back_with_itf_py_and_matches_the_replay(tmp_path):
     assert r.exit_code == 0, r.output
     trace = load_trace(str(RACE))
     result = replay(trace)
-    itf = itf_py.trace_from_json(json.loads(out.read_text()))
+    doc = json.loads(out.read_text())
+    assert "loop" not in doc and doc["#meta"]["preset"] == trace.preset
+    itf = itf_py.trace_from_json(doc)
     assert len(itf.states) == len(trace.actions) + 1
     assert itf.states[0].meta["action"] is None
     assert [s.meta["action"] for s in itf.states[1:]] == [action_to_json(a) for a in trace.actions]
