@@ -47,7 +47,8 @@ class Case:
 
     name: str
     args: list
-    files: dict = field(default_factory=dict)   # name -> bytes, or "fifo" / "dir" / ("sparse", size)
+    files: dict = field(default_factory=dict)   # name -> bytes, "fifo", "dir", ("sparse", size), ("symlink", to),
+                                                # ("mode", bytes, mode)
     expect: tuple = (2,)                        # acceptable exit codes
     subprocess: bool = False
     outputs: tuple = ()                         # output folders (under {dir}) that must stay empty on exit 2
@@ -73,7 +74,9 @@ def _mutate_trace(rng: random.Random, data: dict) -> tuple[str, bytes, tuple]:
     kind = rng.choice(["truncate", "binary", "latin1", "empty", "deep", "bigint", "nan", "junk_actions",
                        "drop_key", "wrong_type", "unknown_action", "action_field", "broker_range", "config_field",
                        "config_unknown", "expect", "violated", "checks_after", "check_path", "top_list",
-                       "dup_actions", "swap_actions", "drop_action", "provenance_deep", "format", "start"])
+                       "dup_actions", "swap_actions", "drop_action", "provenance_deep", "format", "start", "bom",
+                       "bom_twice", "number_constant", "huge_float", "huge_config_int", "long_name",
+                       "late_unknown_action"])
     raw = _dump(d)
     if kind == "truncate":
         return kind, raw[: rng.randrange(0, max(1, len(raw) - 1))], (2,)
@@ -93,6 +96,30 @@ def _mutate_trace(rng: random.Random, data: dict) -> tuple[str, bytes, tuple]:
     if kind == "nan":
         return kind, raw.replace(b'"version": 1', b'"version": ' + rng.choice([b"NaN", b"Infinity", b"-Infinity"]),
                                  1), (2,)
+    if kind == "bom":     # no part of the JSON text: the trace reads as without it
+        return kind, b"\xef\xbb\xbf" + raw, (0, 1, 2)
+    if kind == "bom_twice":
+        return kind, b"\xef\xbb\xbf" * 2 + raw, (2,)
+    if kind == "number_constant" and d["actions"]:    # NaN/Infinity where an action's number goes
+        d["actions"][0] = {"type": "Tick", "ms": 12345}
+        bad = rng.choice([b"NaN", b"Infinity", b"-Infinity"])
+        return kind, _dump(d).replace(b'"ms": 12345', b'"ms": ' + bad, 1), (2,)
+    if kind == "huge_float":
+        d["actions"].insert(0, {"type": "Tick", "ms": 12345})
+        return kind, _dump(d).replace(b'"ms": 12345', b'"ms": ' + rng.choice([b"1e400", b"-1e999", b"1.5"]), 1), (2,)
+    if kind == "huge_config_int":
+        k = rng.choice(sorted(d["config"]))
+        d["config"][k] = 12345
+        digits = rng.choice([b"-", b""]) + b"9" * rng.choice([19, 20, 39, 41, 4300])
+        return kind, _dump(d).replace(b"12345", digits, 1), (0, 1, 2)
+    if kind == "long_name":    # a field's string past the cap, or just under it
+        key = rng.choice(["description", "preset", "model_version", "violated", "explanation"])
+        d[key] = "n" * rng.choice([(1 << 20) - 8, (1 << 20) + 1, 3 << 20])
+        return kind, _dump(d), (0, 1, 2)
+    if kind == "late_unknown_action":    # after many good actions, one unknown, then text no decoder takes
+        d.pop("checks", None)
+        d["actions"] = d["actions"] * rng.choice([1, 50, 2000]) + [{"type": "FlipCoin"}]
+        return kind, _dump(d)[:-2] + b", {\"type\": [[[", (2,)
     if kind == "junk_actions":
         d["actions"] = [rng.choice([1, "x", None, [], True])] * rng.choice([10, 1000, 300000])
         return kind, _dump(d), (2,)
@@ -204,7 +231,31 @@ def _special_cases() -> list[Case]:
                 Case(f"{cmd}:dev-null", [cmd, "/dev/null", *tail], outputs=("out",)),
                 Case(f"{cmd}:missing", [cmd, "{dir}/nope.json", *tail], outputs=("out",)),
                 Case(f"{cmd}:oversized", [cmd, "{dir}/big.json", *tail], {"big.json": ("sparse", 40 << 20)},
+                     outputs=("out",)),
+                Case(f"{cmd}:fifo-named-json", [cmd, "{dir}/t.json", *tail], {"t.json": "fifo"}, subprocess=True,
+                     outputs=("out",)),
+                Case(f"{cmd}:symlink-loop", [cmd, "{dir}/t.json", *tail], {"t.json": ("symlink", None)},
+                     outputs=("out",)),
+                Case(f"{cmd}:dangling-symlink", [cmd, "{dir}/t.json", *tail], {"t.json": ("symlink", "gone.json")},
+                     outputs=("out",)),
+                # root reads a file of mode 000: then it is refused as the JSON it is not
+                Case(f"{cmd}:unreadable", [cmd, "{dir}/t.json", *tail], {"t.json": ("mode", b"{", 0)},
                      outputs=("out",))]
+    # a campaign folder whose summary.json is no regular file, or cannot be opened
+    for kind, content in (("fifo", "fifo"), ("folder", "dir"), ("symlink-loop", ("symlink", None)),
+                          ("unreadable", ("mode", b"{", 0))):
+        files = {**_campaign_folder(base), "c/summary.json": content}
+        out.append(Case(f"report:summary:{kind}", ["report", "c"], files, subprocess=kind == "fifo",
+                        absent=("c/report.html",)))
+        listing = {**_campaign_folder(base, prefix="cs/a-good"), **_campaign_folder(base, prefix="cs/b-bad"),
+                   "cs/b-bad/summary.json": content}
+        out.append(Case(f"campaigns:summary:{kind}", ["campaigns", "--out", "cs"], listing, (0, 2),
+                        subprocess=kind == "fifo", listing=True))
+        out.append(Case(f"fuzz:resume:campaign.json-{kind}", ["fuzz", "--resume", "c"], {"c/campaign.json": content},
+                        subprocess=kind == "fifo", absent=("c/summary.json", "c/_shards_done")))
+        for cmd in ("presets", "replay"):
+            out.append(Case(f"{cmd}:isrlab.toml:{kind}", [cmd, *(["t.json"] if cmd == "replay" else [])],
+                            {"isrlab.toml": content, "t.json": base["cx"]}, subprocess=kind == "fifo"))
     return out
 
 
@@ -412,6 +463,68 @@ def _campaign_cases(rng: random.Random, n: int) -> list[Case]:
     return out
 
 
+def _summary_field_cases(rng: random.Random, every: bool) -> list[Case]:
+    """A wrong value in each field of summary.json in turn (``every``; else a dozen of them), under report and
+    campaigns: the report refuses it naming the field, or reads on where any value does (0)."""
+    base = _campaign_files()
+    paths = [p for p in _json_paths(base["summary"]) if p]
+    out = []
+    for at in (paths if every else rng.sample(paths, 12)):
+        d = copy.deepcopy(base["summary"])
+        node = d
+        for key in at[:-1]:
+            node = node[key]
+        node[at[-1]] = rng.choice(WRONG_VALUES)
+        where = "/".join(map(str, at))[:40]
+        out.append(Case(f"report:summary:field:{where}", ["report", "c"], _campaign_folder(base, summary=_dump(d)),
+                        (0, 2), absent=()))
+        files = {**_campaign_folder(base, prefix="cs/a-good"), **_campaign_folder(base, _dump(d), prefix="cs/b-bad")}
+        out.append(Case(f"campaigns:summary:field:{where}", ["campaigns", "--out", "cs"], files, (0, 2),
+                        listing=True))
+    return out
+
+
+#: a checkpoint manifest as isrlab explore --spark writes it (isrlab/spark_explore.py), of some other search
+_MANIFEST = {"format": 1, "identity": "0123456789abcdef", "events": [[[0, 1], 1, 0, "acked_durability", {"o": 1}, 0]],
+             "levels": [{"depth": 0, "states": 1, "transitions": 0, "pruned": 0, "file": "level-0000.jsonl.gz",
+                         "sha256": "0" * 64}], "kinds": {"Produce": 3}, "errors": 0, "witnesses": ["hw_advances"],
+             "passed": 0, "stopped_at": None, "done": False, "at_stop": {"depth": 1}}
+_MANIFEST_WRONG = {"format": [2, "1", None, 1.0], "identity": [1, None], "levels": [[], [1], None, "x", [{}]],
+                   "levels/0/file": ["../level-0000.jsonl.gz", 1, "/etc/passwd", ""],
+                   "levels/0/states": ["1", None, 1.5, True], "events": [[1], [[1, 2]], None, [[[0], 1, 0, 7, {}, 0]]],
+                   "kinds": [{"a": "x"}, [], None], "errors": ["x", None, []], "witnesses": [[1], "x"],
+                   "passed": [None, "1"], "stopped_at": ["x", [1.5], {}], "done": [1, None, "yes"],
+                   "at_stop": [{"__class__": 1}, {"depth": "x"}, []]}
+
+
+def _checkpoint_cases(rng: random.Random, n: int) -> list[Case]:
+    """isrlab explore --spark --checkpoint on a folder whose manifest.json is damaged, of a wrong type or no regular
+    file: refused before Spark starts (a subprocess each: a Spark session started by mistake is a hang, killed)."""
+    args = ["explore", "--spark", "--preset", "kafka-2.4", "--brokers", "2", "--max-records", "0", "--max-states", "30",
+            "--checkpoint", "{dir}/ck", "--no-archive", "--quiet"]
+    specials = [("fifo", "fifo"), ("folder", "dir"), ("symlink-loop", ("symlink", None)),
+                ("dangling-symlink", ("symlink", "gone.json")), ("unreadable", ("mode", b"{", 0))]
+    out = []
+    for i in range(n):
+        roll = rng.random()
+        if roll < 0.2:
+            what, content = rng.choice(specials)
+        elif roll < 0.5:
+            what, content = "syntax", b""
+            while what == "syntax" or what.startswith(("wrong_type", "drop_key")):
+                what, content, _ = _damage_json(rng, _MANIFEST)
+        else:
+            field_, values = rng.choice(sorted(_MANIFEST_WRONG.items()))
+            d = copy.deepcopy(_MANIFEST)
+            node, key = d, field_
+            if field_.startswith("levels/0/"):
+                node, key = d["levels"][0], field_.split("/")[-1]
+            node[key] = rng.choice(values)
+            what, content = f"wrong:{field_}", _dump(d)
+        out.append(Case(f"explore:checkpoint:{what}:{i}", args, {"ck/manifest.json": content}, subprocess=True))
+    return out
+
+
 def _resume_cases(rng: random.Random, n: int) -> list[Case]:
     """isrlab fuzz --resume on an interrupted campaign whose campaign.json is damaged: refused before Spark starts."""
     good = {"campaign": "c", "spec": {"presets": ["kafka-2.4"], "seed": 0, "engine": "walk", "shards": 2, "runs": 20,
@@ -525,8 +638,9 @@ def _mutate_cases(rng: random.Random, n: int) -> list[Case]:
     out = []
     base = ["mutate", "--out", "{dir}/out", "--budget", "1"]
     for i in range(n):
-        flag = rng.choice(["--budget", "--steps", "--seeds", "--seed", "--shrink-budget", "--tests-jobs", "--mutant",
-                           "--preset", "--engine", "--half", "--conf"])
+        flags = ["--budget", "--steps", "--seeds", "--seed", "--shrink-budget", "--tests-jobs", "--mutant", "--preset",
+                 "--engine", "--half", "--conf"]
+        flag = flags[i % len(flags)]    # each flag in turn: every one is in a sample of 11 or more
         value = (rng.choice(["", ",", " , ", "no_such_mutant", "x" * 500]) if flag == "--mutant" else
                  rng.choice(["kafka-9.9", "", "KAFKA-2.4", "all,nope"]) if flag == "--preset" else
                  rng.choice(["quantum", ""]) if flag in ("--engine", "--half") else
@@ -551,12 +665,14 @@ def _plugin_cases(rng: random.Random, n: int) -> list[Case]:
 
 def generate(seed: int = 0, n: int = 300) -> list[Case]:
     """``n`` cases at least: the special files, the flag and path cases, damaged campaign folders (report, campaigns,
-    promote), isrlab.toml files under every command, mutate's flags, pytest sessions on a folder with a bad trace, and
-    mutated traces for the rest."""
+    promote), isrlab.toml files under every command, mutate's flags, pytest sessions on a folder with a bad trace,
+    interrupted campaigns under fuzz --resume, damaged explore --spark checkpoints, summary.json's fields one by one
+    (every one from 1000 cases up), and mutated traces for the rest."""
     rng = random.Random(seed)
     fixed = (_special_cases() + _flag_cases(rng, max(40, n // 6)) + _campaign_cases(rng, n // 5)
              + _toml_cases(rng, n // 6) + _mutate_cases(rng, max(5, n // 40)) + _plugin_cases(rng, max(2, n // 150))
-             + _resume_cases(rng, max(5, n // 40)))
+             + _resume_cases(rng, max(5, n // 40)) + _checkpoint_cases(rng, max(4, n // 100))
+             + _summary_field_cases(rng, every=n >= 1000))
     return fixed + _trace_cases(rng, max(0, n - len(fixed)))
 
 
@@ -582,6 +698,12 @@ def _materialise(case: Case, folder: Path) -> list:
         elif isinstance(content, tuple) and content[0] == "sparse":
             with open(p, "wb") as fh:
                 fh.truncate(content[1])
+        elif isinstance(content, tuple) and content[0] == "symlink":     # to a name beside it; None: a loop
+            p.unlink(missing_ok=True)
+            os.symlink(content[1] or p.name, p)
+        elif isinstance(content, tuple) and content[0] == "mode":       # bytes and a mode (0: unreadable)
+            p.write_bytes(content[1])
+            p.chmod(content[2])
         else:
             p.write_bytes(content)
     return [a.replace("{dir}", str(folder)).replace("{file}", str(folder / "file")) for a in case.args]

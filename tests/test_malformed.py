@@ -7,6 +7,8 @@ benchmarks/malformed.py runs thousands of the same cases and prints the counts.
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from malformed import classify, generate, run_case
@@ -34,8 +36,22 @@ def test_the_corpus_covers_what_users_reported():
     # traces, counterexample folders, the pytest plugin's trace folders
     for what in ("report:parquet:", "report:summary:", "campaigns:summary:", "report:campaign-counterexample:",
                  "promote:campaign-counterexample:", ":isrlab.toml:", ":pyproject.toml:", "pytest-plugin:",
-                 "mutate:--mutant", "fuzz:resume:", "replay:isrlab.toml:", "explore:isrlab.toml:", "fuzz:isrlab.toml:"):
+                 "mutate:--mutant", "fuzz:resume:", "replay:isrlab.toml:", "explore:isrlab.toml:", "fuzz:isrlab.toml:",
+                 "explore:checkpoint:", "report:summary:field:", "campaigns:summary:field:"):
         assert what in names, what
+    # special files wherever a file is read: a FIFO named *.json, a symlink loop, an unreadable file
+    for what in ("replay:fifo-named-json", "promote:symlink-loop", "shrink:dangling-symlink", "explain:unreadable",
+                 "report:summary:fifo", "campaigns:summary:symlink-loop", "fuzz:resume:campaign.json-fifo",
+                 "presets:isrlab.toml:folder"):
+        assert what in names, what
+
+
+def test_the_big_corpus_damages_every_field_of_a_summary():
+    from malformed import _campaign_files, _json_paths, _summary_field_cases
+
+    fields = {"/".join(map(str, p))[:40] for p in _json_paths(_campaign_files()["summary"]) if p}
+    named = {c.name.split(":", 3)[3] for c in _summary_field_cases(random.Random(0), every=True)}
+    assert named == fields and len(fields) > 40
 
 
 def test_an_internal_error_counts_as_a_failure():
