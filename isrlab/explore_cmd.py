@@ -377,6 +377,10 @@ def _on_spark(preset_name, cfg, search_kw, max_depth, checked, all_violations, g
         check_output_folder(root, "--checkpoint")
     else:
         check_output_folder(checkpoint, "--checkpoint")
+        try:        # a damaged manifest is refused before Spark starts (whether it is of this search, after)
+            spark_explore.read_manifest(checkpoint, None)
+        except spark_explore.CheckpointError as e:
+            raise InputError(str(e)) from None
     kw = {k: v for k, v in search_kw.items() if k not in ("settle_every", "composite")}   # --fine, always
     master = with_task_retries(master or "local[*]")   # a lost Python worker's task is retried
     ship_dir = default_ship_dir()

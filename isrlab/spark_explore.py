@@ -288,22 +288,54 @@ def write_manifest(folder: str, manifest: dict) -> None:
     write_atomic(os.path.join(folder, MANIFEST), json.dumps(manifest, indent=1, sort_keys=True) + "\n")
 
 
-def read_manifest(folder: str, identity: str) -> dict | None:
+def _manifest_problem(m: dict) -> str | None:
+    """What is wrong with the fields a resumed search reads of a decoded manifest, or None."""
+    from .inputs import Maybe, shape_problem
+
+    shape = {"format": int, "identity": str, "events": [list], "kinds": dict, "errors": int, "witnesses": [str],
+             "passed": int, "stopped_at": Maybe([int]), "done": bool, "at_stop?": dict,
+             "levels": [{"depth": int, "states": int, "transitions": int, "pruned": int, "file": str, "sha256": str}]}
+    problem = shape_problem(m, shape)
+    if problem is not None:
+        return problem
+    if not m["levels"]:
+        return "levels: no level (a checkpoint holds its first level from the start)"
+    for i, e in enumerate(m["levels"]):
+        if os.path.basename(e["file"]) != e["file"] or not e["file"].startswith("level-"):
+            return f"levels/{i}/file: not a level file of the checkpoint's folder"
+    for i, ev in enumerate(m["events"]):
+        if not (len(ev) == 6 and isinstance(ev[0], list) and all(type(x) is int for x in ev[0])
+                and all(type(x) is int for x in (ev[1], ev[2], ev[5])) and isinstance(ev[3], str)):
+            return f"events/{i}: expected [path, phase, order, invariant, facts, mask]"
+    if not all(type(v) is int for v in m["kinds"].values()) or not all(type(v) is int for v in
+                                                                       m.get("at_stop", {}).values()):
+        return "kinds or at_stop: expected counts"
+    if not set(m.get("at_stop", {})) <= {"distinct_states", "transitions", "pruned", "depth"}:
+        return "at_stop: a figure no search records"
+    return None
+
+
+def read_manifest(folder: str, identity: str | None) -> dict | None:
     """The manifest of a checkpoint of this search in folder; None if there is none.  CheckpointError if the file
-    is not a manifest of this format, or is of another search."""
+    is not a manifest of this format (read within the JSON limits, a FIFO or a special file refused, every field it
+    resumes from checked), or is of another search (``identity`` None: the file alone is checked, as the command
+    does before it starts Spark)."""
+    from .model.trace import TraceError, parse_json, read_regular_file
+
     path = os.path.join(folder, MANIFEST)
-    if not os.path.exists(path):
+    if not os.path.lexists(path):
         return None
     try:
-        with open(path, encoding="utf-8") as fh:
-            m = json.load(fh)
-        ok = (isinstance(m, dict) and m.get("format") == FORMAT and isinstance(m.get("levels"), list)
-              and isinstance(m.get("events"), list) and isinstance(m.get("identity"), str))
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise CheckpointError(f"corrupt checkpoint {path}: {e}") from None
-    if not ok:
+        m = parse_json(read_regular_file(path, 64 << 20), path)
+    except TraceError as e:        # "PATH is not valid JSON: ...", "PATH is a FIFO, ...": said after the path
+        why = str(e)[len(path):].lstrip(":").strip() if str(e).startswith(path) else str(e)
+        raise CheckpointError(f"corrupt checkpoint {path}: {why}") from None
+    if not (isinstance(m, dict) and m.get("format") == FORMAT):
         raise CheckpointError(f"corrupt checkpoint {path}: not an isrlab explore checkpoint of format {FORMAT}")
-    if m["identity"] != identity:
+    problem = _manifest_problem(m)
+    if problem is not None:
+        raise CheckpointError(f"corrupt checkpoint {path}: {problem}")
+    if identity is not None and m["identity"] != identity:
         raise CheckpointError(f"checkpoint {path} is of another search (bounds, preset or model differ): give "
                               f"another --checkpoint folder, or remove this one")
     return m

@@ -43,7 +43,7 @@ def config_file(cwd: str = ".") -> tuple[str, bool] | None:
         return env, os.path.basename(env) == "pyproject.toml"
     for name, is_pyproject in (("isrlab.toml", False), ("pyproject.toml", True)):
         path = os.path.join(cwd, name)
-        if os.path.isfile(path):
+        if os.path.lexists(path):   # a FIFO, folder or broken link of that name is refused when read, not skipped
             return path, is_pyproject
     return None
 

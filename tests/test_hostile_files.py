@@ -354,3 +354,50 @@ def test_an_uncaught_exception_is_one_line_with_the_file_its_traceback_was_saved
                     f"input; traceback in {saved}; please report it)")
     text = saved.read_text()
     assert text.startswith("Traceback") and "in broken" in text and "second line" in text
+
+
+# --------------------------------------------------------------------------- explore --spark checkpoints
+_MANIFEST = {"format": 1, "identity": "0123456789abcdef", "events": [[[0, 1], 1, 0, "acked_durability", {"o": 1}, 0]],
+             "levels": [{"depth": 0, "states": 1, "transitions": 0, "pruned": 0, "file": "level-0000.jsonl.gz",
+                         "sha256": "0" * 64}], "kinds": {"Produce": 3}, "errors": 0, "witnesses": ["hw_advances"],
+             "passed": 0, "stopped_at": None, "done": False, "at_stop": {"depth": 1}}
+
+
+@pytest.mark.parametrize("field,value,problem", [
+    ("levels", [{"depth": 0}], "levels/0: no '(states|sha256)' field"),
+    ("levels", [], "levels: no level"),
+    ("events", [[[0], 1, 0, 7, {}, 0]], r"events/0: expected \[path, phase, order, invariant, facts, mask\]"),
+    ("kinds", {"Produce": "3"}, "kinds or at_stop: expected counts"),
+    ("at_stop", {"__class__": 1}, "at_stop: a figure no search records"),
+    ("stopped_at", "x", "stopped_at: expected a list or null, not a string"),
+    ("done", 1, r"done: expected true or false, not an integer \(1\)"),
+])
+def test_a_checkpoint_manifest_of_this_search_with_a_wrong_field_is_refused_naming_it(tmp_path, field, value,
+                                                                                      problem):
+    """The identity matches, so the search would resume from these fields: each is checked before it is used."""
+    from isrlab import spark_explore
+
+    (tmp_path / "manifest.json").write_text(json.dumps({**_MANIFEST, field: value}))
+    with pytest.raises(spark_explore.CheckpointError, match=f"corrupt checkpoint {tmp_path}/manifest.json: {problem}"):
+        spark_explore.read_manifest(str(tmp_path), "0123456789abcdef")
+    (tmp_path / "manifest.json").write_text(json.dumps(_MANIFEST))
+    assert spark_explore.read_manifest(str(tmp_path), "0123456789abcdef") == _MANIFEST
+
+
+def test_a_checkpoint_manifest_that_is_no_regular_file_or_no_json_within_limits_is_refused(tmp_path):
+    import os
+
+    from isrlab import spark_explore
+
+    path = tmp_path / "manifest.json"
+    os.mkfifo(path)     # opened without blocking, as every JSON input is
+    with pytest.raises(spark_explore.CheckpointError, match="manifest.json: is a FIFO, not a regular file"):
+        spark_explore.read_manifest(str(tmp_path), None)
+    path.unlink()
+    path.write_bytes(b"[" * 100_000 + b"]" * 100_000)
+    with pytest.raises(spark_explore.CheckpointError, match="nests arrays and objects 100000 deep"):
+        spark_explore.read_manifest(str(tmp_path), None)
+    path.unlink()
+    path.symlink_to("manifest.json")
+    with pytest.raises(spark_explore.CheckpointError, match="cannot read .*manifest.json: Too many levels"):
+        spark_explore.read_manifest(str(tmp_path), None)
