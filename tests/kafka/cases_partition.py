@@ -482,9 +482,9 @@ out_of_scope(P + "testDelayedFetchAfterAppendRecords", "lock ordering between th
 @case(P + "testAtMinIsr")
 def at_min_isr():
     c = Case(P + "testAtMinIsr",
-             "Partition.isAtMinIsr, the AtMinIsr gauge: false before the broker leads the partition; true once it "
-             "leads with the ISR {leader} only, at the default min.insync.replicas of 1.", n_brokers=3,
-             replication_factor=3)
+             "2.4.0's isAtMinIsr (leaderLogIfLocal with inSyncReplicaIds.size == min.insync.replicas): no local "
+             "leader log before makeLeader, so false; the leader alone in the ISR at the default min ISR 1: true.",
+             n_brokers=3, replication_factor=3)
     c.adapt("Kafka's makeLeader with ISR [leader] (leader epoch 8, replicas [leader, follower1, follower2]) is the "
             "controller's answer here: broker 0 leads the created partition, both followers stop, and the "
             "controller's broker change removes them from the ISR (LeaderAndIsr with ISR {0}).")
