@@ -535,3 +535,46 @@ def test_a_broker_in_controlled_shutdown_when_the_controller_fails_over_asks_aga
         br = s.brokers[0]
         assert broker_heartbeat(KRAFT, s, 0, br.broker_epoch, br.metadata_offset, True) == (E.NONE, granted)
         assert s.quorum.registrations[0].fenced == granted
+
+
+# --------------------------------------------------------------------------- lastKnownElr (KIP-966)
+def _registration(isr, elr, last_known_elr, leader=-1):
+    from isrlab.model.state import PartitionRegistration
+
+    return PartitionRegistration((0, 1, 2), tuple(isr), leader, 4, 9, tuple(elr), "RECOVERED", tuple(last_known_elr))
+
+
+ELR_CFG = preset("kafka-4.1").config.replace(min_insync_replicas=3)
+
+
+def test_the_last_known_leader_is_elected_uncleanly_once_isr_and_elr_are_empty_alive_or_not():
+    """PartitionChangeBuilder.canElectLastKnownLeader (3.7.0-4.0, the controller's default mode): with the ISR and the
+    ELR empty and one last known leader, the builder elects it whether or not it is an acceptable leader (the check
+    only logs), as an unclean election: ISR [it], RECOVERING, ELR and lastKnownElr emptied, a new leader epoch."""
+    from isrlab.model.quorum_controller import build_partition_change
+
+    for acceptable in (lambda r: False, lambda r: True):
+        new, unclean = build_partition_change(ELR_CFG, _registration((), (), (1,)), (), acceptable)
+        assert unclean and (new.leader, new.isr, new.elr, new.last_known_elr) == (1, (1,), (), ())
+        assert (new.leader_recovery_state, new.leader_epoch, new.partition_epoch) == ("RECOVERING", 5, 10)
+
+
+def test_no_last_known_leader_election_while_the_elr_has_a_member_or_without_the_elr():
+    """The ELR not empty (its member not acceptable): no election, and nothing else changes, so no record
+    (changeRecordIsNoOp); with the ELR off the field is not read and an empty ISR is not written."""
+    from isrlab.model.quorum_controller import build_partition_change
+
+    assert build_partition_change(ELR_CFG, _registration((), (2,), (1,)), (), lambda r: r != 2) == (None, False)
+    off = ELR_CFG.replace(eligible_leader_replicas=False)
+    assert build_partition_change(off, _registration((), (), (1,)), (), lambda r: True) == (None, False)
+
+
+def test_last_known_elr_records_the_leader_as_the_isr_empties_and_is_cleared_by_a_leader():
+    """PartitionChangeBuilder.maybeUpdateLastKnownLeader (3.8.0-4.0): the change that empties the ISR records the
+    leader the partition had; a change that leaves the partition with a leader clears the field."""
+    from isrlab.model.quorum_controller import build_partition_change
+
+    new, _ = build_partition_change(ELR_CFG, _registration((0,), (1, 2), (), leader=0), (), lambda r: False)
+    assert (new.isr, new.leader, new.elr, new.last_known_elr) == ((), -1, (0, 1, 2), (0,))
+    back, unclean = build_partition_change(ELR_CFG, new, (), lambda r: r == 2)
+    assert not unclean and (back.leader, back.isr, back.elr, back.last_known_elr) == (2, (2,), (0, 1), ())
