@@ -462,6 +462,7 @@ def _realise(builder: _Builder, form: list, b: int, before: dict, after: dict, l
         builder.do(A.BrokerCrash(b, form[2]))
         if lost:
             builder.do(A.FenceStaleBroker(b))
+        _lose_the_log_as_the_specification(builder, b, after)
     elif kind == "expand_sent":
         if not builder.s.brokers[b].alter_isr_unsent:
             raise TlaImportError(f"{builder.where}: {_why_no_proposal(builder, b, before, after)}")
@@ -469,6 +470,24 @@ def _realise(builder: _Builder, form: list, b: int, before: dict, after: dict, l
     else:
         cls = getattr(A, kind)
         builder.do(cls(*[b if x == "b" else x for x in form[1:]]))
+
+
+def _lose_the_log_as_the_specification(builder: _Builder, b: int, after: dict) -> None:
+    """The specification's unclean shutdown loses every record (nothing is flushed): where the model's crash kept
+    some (a preset without crash_loses_unflushed_data), its disk is wiped (``DiskWipe``, on a preset that allows
+    it); otherwise the step cannot be followed."""
+    log = builder.s.brokers[b].logs[0]
+    kept = 0 if log is None else log.log_end_offset
+    if kept <= len(after["partition_data"][b]["log"]):
+        return
+    wipe = A.DiskWipe(b)
+    from .model.step import step
+
+    if step(builder.cfg, builder.s, wipe) is None:
+        raise TlaImportError(f"{builder.where}: the specification's broker {b + 1} loses its log, the model's keeps "
+                             f"{kept} records: the preset neither loses unflushed records in a crash "
+                             f"(crash_loses_unflushed_data) nor allows a disk wipe (max_disk_wipes)")
+    builder.do(wipe)
 
 
 def _why_no_proposal(builder: _Builder, b: int, before: dict, after: dict) -> str:

@@ -147,11 +147,31 @@ def test_last_replica_standing_is_a_read_record_lost_before_kafka_15583_and_noth
     trace, notes, start, moves = import_trace(raw, "lrs", "kafka-3.7-lossy-crash")
     assert start == "fenced" and moves == ((), ())
     assert [n[1] for n in notes][-3:] == ["BrokerStart", "ReceiveBrokerRegRequest", "ReceiveBrokerRegResponse"]
-    assert A.BrokerCrash(0, False) in trace.actions
+    assert A.BrokerCrash(0, False) in trace.actions and not any(isinstance(a, A.DiskWipe) for a in trace.actions)
     assert replay(trace).violations == []
     before, _, _, _ = import_trace(raw, "lrs", "kafka-3.7-lossy-crash", {"kafka_15583": False})
     assert before.actions == trace.actions
     assert [v.invariant for v in replay(before).violations] == ["consumer_safety"]
+
+
+@pytest.mark.parametrize("preset, broken", [("kafka-3.7-disk-wipe", ["acked_durability", "consumer_safety"]),
+                                            ("kafka-4.1-disk-wipe", [])])
+def test_last_replica_standing_with_a_wiped_disk_loses_an_acked_write_until_the_elr(tmp_path, preset, broken):
+    """Where a crash keeps the log, the specification's unclean shutdown (every record lost) is the crash and a disk
+    wipe. With min ISR 1 the write is acknowledged once the ISR is the leader alone: kafka-3.7-disk-wipe loses it
+    (its headline, acked_durability); kafka-4.1-disk-wipe's ELR (KIP-966) keeps the empty broker from leading."""
+    out = tmp_path / "lrs.json"
+    r = run("import", TLA / "last-replica-standing.tlc.txt", "--preset", preset, "-o", out)
+    assert r.exit_code == (1 if broken else 0), r.output
+    trace = load_trace(str(out))
+    assert A.DiskWipe(0) in trace.actions
+    assert [v.invariant for v in replay(trace).violations] == broken
+    assert trace.violated == (broken[0] if broken else None)
+
+
+def test_an_unclean_shutdown_the_preset_cannot_lose_a_log_in_is_refused():
+    one_error_line(run("import", TLA / "last-replica-standing.tlc.txt", "--preset", "kafka-3.7"),
+                   "state 5 (UncleanShutdown)", "crash_loses_unflushed_data", "max_disk_wipes")
 
 
 def test_isr_join_below_the_hw_breaks_isr_entry_condition_once_the_fetch_and_the_unfencing_are_moved(tmp_path):
