@@ -202,6 +202,24 @@ def test_kip_903_off_cannot_be_followed_and_the_line_says_why():
                    "SendAlterPartitionRequest", "maybeExpandIsr", "TLC state 7", "in the leader's ISR", "as it is down")
 
 
+@pytest.mark.parametrize("preset, broken", [("no-kip-903", "controller_isr_entry_condition"),
+                                            ("kafka-4.1-disk-wipe", None)])
+def test_kip_903_off_restricted_as_kafka_proposes_breaks_the_controllers_isr_entry_condition(tmp_path, preset, broken):
+    """TLC's counterexample of the same variant with proposals restricted as Kafka's (README of the fixtures): the
+    leader proposes follower 2 (fetch moved next to the proposal, over a fencing and an unfencing that leave it
+    alone), the follower stops uncleanly (crash and disk wipe: every record lost), registers again and is unfenced,
+    and the controller, without KIP-903's broker-epoch check, admits the empty replica: no-kip-903's headline. With
+    KIP-903 (kafka-4.1-disk-wipe, the same preset with the check) the controller refuses it."""
+    out = tmp_path / "k903.json"
+    r = run("import", TLA / "no-kip-903-kafka-like.tlc.txt", "--preset", preset, "-o", out)
+    assert r.exit_code == (1 if broken else 0), r.output
+    trace = load_trace(str(out))
+    assert trace.provenance["fetches_moved"] == [{"follower": 2, "sent_at": 6, "handled_at": 7, "moved_to": 11}]
+    assert A.DiskWipe(1) in trace.actions
+    assert trace.violated == broken
+    assert [v.invariant for v in replay(trace).violations] == ([broken] if broken else [])
+
+
 def test_a_fetch_is_moved_only_over_steps_that_leave_it_alone():
     def moves(name):
         return deferrable_fetches(parse_tlc_output((TLA / f"{name}.tlc.txt").read_text(), name)["states"])
