@@ -724,7 +724,9 @@ PRESETS: dict[str, Preset] = {
         Preset("kafka-4.1", _KRAFT_37.replace(eligible_leader_replicas=True), "pass",
                "Kafka 4.1.0: kafka-4.0 with Eligible Leader Replicas on (the default for new clusters): replicas that "
                "leave an ISR below min ISR join the ELR unless they shut down uncleanly, the ISR may become empty, and "
-               "a leaderless partition elects from the ELR.", "4.1.0, KIP-966"),
+               "a leaderless partition elects from the ELR or, with the ISR and ELR both empty, uncleanly its last known "
+               "leader (RECOVERING). The model elects that leader fenced or not, as 4.0.0 does; 4.1.0 waits until it "
+               "is unfenced (KAFKA-19522).", "4.1.0, KIP-966"),
         Preset("kafka-4.1-min-isr-2", _KRAFT_37.replace(eligible_leader_replicas=True, min_insync_replicas=2), "pass",
                "kafka-4.1 with min.insync.replicas=2 (with RF 3, the setting the ELR is meant for): a replica that leaves "
                "an ISR of two joins the ELR, and the HW stays while the ISR is below two.", "4.1.0, KIP-966"),
@@ -744,7 +746,9 @@ PRESETS: dict[str, Preset] = {
                                                        eligible_leader_replicas=True), "pass",
                "kafka-4.1 with min.insync.replicas=2 and crashes that lose the unflushed log suffix: a broker that "
                "shut down uncleanly leaves every ISR and ELR when it registers again, so the last replica standing is "
-               "not elected with its lost records; another ELR member is, or the partition waits.",
+               "not elected from them with its lost records; another ELR member is, or the partition waits. Once every "
+               "ELR member has shut down uncleanly too, the last known leader is elected uncleanly (RECOVERING), and "
+               "what it lost is a documented loss.",
                "4.1.0, KIP-966"),
         Preset("kafka-3.7-disk-wipe", _KRAFT_37.replace(max_disk_wipes=1), "acked_durability",
                "kafka-3.7 where a stopped broker's disk may be replaced: when it was the last replica standing in the "
@@ -752,8 +756,9 @@ PRESETS: dict[str, Preset] = {
                "records acknowledged to acks=all (KIP-966's motivation, a disk failure).", "3.7.0, KIP-966 motivation"),
         Preset("kafka-4.1-disk-wipe", _KRAFT_37.replace(max_disk_wipes=1, eligible_leader_replicas=True), "pass",
                "kafka-4.1 where a stopped broker's disk may be replaced: the empty broker registers without a clean "
-               "shutdown epoch, so the controller takes it out of every ISR and ELR first; it is never elected without "
-               "its records.", "4.1.0, KIP-966"),
+               "shutdown epoch, so the controller takes it out of every ISR and ELR first, and it is never elected from "
+               "them without its records. When it was the partition's last known leader and the ELR is empty, it is "
+               "elected uncleanly (RECOVERING): the records it lacks are a documented loss.", "4.1.0, KIP-966"),
         Preset("kraft-unclean-election", _KRAFT_37.replace(unclean_leader_election=True), "pass",
                "kafka-3.7 with unclean.leader.election.enable=true: when no ISR member is left, an out-of-sync replica "
                "is elected, the ISR becomes that leader alone and the partition is RECOVERING (KIP-704) until the "
