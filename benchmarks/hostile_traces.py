@@ -84,6 +84,8 @@ def cases(folder: Path) -> dict[str, Path]:
                                           + json.dumps(unknown).encode() + b"]")
     out["valid-1M"] = _write(folder, "valid-1M", h, down + _many(tick, 999_997)[1:])
     out["description-20MB"] = _write(folder, "description", {**h, "description": "x" * (20 << 20), "actions": [tick]})
+    out["header-field-20MB"] = _write(folder, "header-field", {**h, "provenance": {"runs": [{}] * (5 << 20)},
+                                                               "actions": [tick]})
     deep = 1_000_000
     out["nesting-1M-deep"] = _write(folder, "deep", h, b"[" * deep + b"]" * deep)
     out["nesting-1M-deep-unclosed"] = _write(folder, "deep-unclosed", h, b"[" * deep)

@@ -353,10 +353,29 @@ def _decoding_failed(what: str, e: Exception) -> TraceError:
     return TraceError(what + why)
 
 
+#: how many times its size a whole JSON document may take once decoded (json.loads builds 25 bytes per byte of
+#: "[{},{},...]", 15 of short strings); isrlab's own files take 3 to 5
+MAX_DECODED_RATIO = 12
+
+
+def _decoded_cost(raw: bytes) -> int:
+    """About what ``json.loads`` builds from ``raw``, in bytes, counted at C speed before it is built: a hundred per
+    array or object, a str object per string (keys too, where the decoder shares them: an overestimate), a pointer per
+    element.  Numbers are left out: at most ten times their text."""
+    brackets = _brackets(raw)
+    strings = _unescaped(raw).count(b'"') // 2
+    return 100 * (len(brackets) // 2) + 56 * strings + 8 * raw.count(b",")
+
+
 def parse_json(raw: bytes, what: str, max_string: int = MAX_STRING_BYTES):
     """Untrusted JSON decoded within the limits (UTF-8, nesting, integer digits, finite numbers, string length),
     with peak memory a small multiple of its size; every failure is a one-line ``TraceError`` naming ``what``."""
     text = _checked_text(raw, what, max_string)
+    cost = _decoded_cost(raw)
+    if cost > MAX_DECODED_RATIO * len(raw) + (8 << 20):
+        raise TraceError(f"{what}: {len(raw):,} bytes of JSON that would take about {cost >> 20:,} MB decoded (at "
+                         f"most {MAX_DECODED_RATIO} times its size: this many arrays, objects and strings is no "
+                         f"file isrlab writes)")
     try:
         return _DECODER.decode(text)
     except (TraceError, json.JSONDecodeError, RecursionError) as e:
@@ -376,7 +395,7 @@ def _stream_trace(text: str) -> tuple[object, list | None]:
     the schema then says so).  The first element that is no action stops the decoding with a TraceError naming it:
     nothing after it is read, and memory is the actions so far, never the whole list as JSON objects (about 23 times
     the text's size).  Syntax errors are ``json.JSONDecodeError``, as ``json.loads`` raises them."""
-    decode, blank, end = _DECODER.raw_decode, _BLANKS.match, len(text)
+    blank, end = _BLANKS.match, len(text)
     pos = blank(text).end()
     if not text.startswith("{", pos):
         if text.startswith("[", pos):   # refused unread: a top-level list of a million junk items costs nothing
@@ -391,7 +410,7 @@ def _stream_trace(text: str) -> tuple[object, list | None]:
         while True:
             if not text.startswith('"', pos):
                 raise json.JSONDecodeError("Expecting property name enclosed in double quotes", text, pos)
-            key, pos = decode(text, pos)
+            key, pos = _DECODER.raw_decode(text, pos)
             pos = blank(text, pos).end()
             if not text.startswith(":", pos):
                 raise json.JSONDecodeError("Expecting ':' delimiter", text, pos)
@@ -400,7 +419,7 @@ def _stream_trace(text: str) -> tuple[object, list | None]:
                 actions, pos = _stream_actions(text, pos)
                 doc[key] = []
             else:
-                doc[key], pos = decode(text, pos)
+                doc[key], pos = _header_value(text, pos, key)
                 if key == "actions":    # a later duplicate wins, as in json.loads
                     actions = None
             pos = blank(text, pos).end()
@@ -415,6 +434,32 @@ def _stream_trace(text: str) -> tuple[object, list | None]:
     if pos != end:
         raise json.JSONDecodeError("Extra data", text, pos)
     return doc, actions
+
+
+#: the most JSON text one header field of a trace may take (its config, provenance, start state, checks: kilobytes),
+#: so that no field but the streamed actions is ever decoded whole at a decoder's 25 bytes per byte
+MAX_FIELD_BYTES = 4 << 20
+
+
+def _header_value(text: str, pos: int, key: str) -> tuple[object, int]:
+    """The value of header field ``key`` at ``pos`` and the position after it, decoded from a window of
+    MAX_FIELD_BYTES: a longer value is refused before it is built."""
+    window = text[pos:pos + MAX_FIELD_BYTES]
+    cut = len(window) == MAX_FIELD_BYTES
+    try:
+        value, end = _DECODER.raw_decode(window)
+    except json.JSONDecodeError as e:
+        if not (cut and (e.pos >= len(window) - 64 or e.msg.startswith("Unterminated string"))):
+            raise json.JSONDecodeError(e.msg, text, pos + e.pos) from None
+        end = len(window)
+    if cut and end >= len(window) - 1:   # it reaches the window's end: it may go on past it
+        raise TraceError(f"schema: {_capped_key(key)}: more than {MAX_FIELD_BYTES:,} bytes of JSON (a trace's "
+                         f"header fields are short; only its actions may be long)")
+    return value, pos + end
+
+
+def _capped_key(key: str) -> str:
+    return key if len(key) <= 40 and key.isprintable() else repr(key[:40]) + "..."
 
 
 def _stream_actions(text: str, pos: int) -> tuple[list, int]:

@@ -112,6 +112,23 @@ def test_the_bracket_scan_is_the_same_at_any_chunk_boundary():
         assert _brackets(raw, chunk) == whole, chunk
 
 
+def test_a_document_of_millions_of_tiny_objects_is_refused_before_it_is_built():
+    """json.loads builds about 25 bytes per byte of "[{},{},...]": the cost is counted first, at C speed."""
+    raw = b"[" + b",".join([b"{}"] * 2_000_000) + b"]"
+    tracemalloc.start()
+    try:
+        with pytest.raises(TraceError, match=r"^s.json: 6,000,001 bytes of JSON that would take about \d+ MB decoded "
+                                             r"\(at most 12 times its size"):
+            inputs.parse_json(raw, "s.json")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 3 * len(raw)      # the text and the brackets' scan, not 25 times it
+    # isrlab's own files cost a few times their size: the archive's traces and a campaign summary pass
+    for path in sorted((ROOT / "counterexamples").glob("*.json"))[::9]:
+        assert inputs.parse_json(path.read_bytes(), path.name)["format"] == "isrlab-trace"
+
+
 # --------------------------------------------------------------------------- traces decoded an action at a time
 def _trace_text(actions_text: str) -> bytes:
     head = json.loads(GOOD.read_text())
@@ -188,6 +205,37 @@ def test_a_broken_trace_document_is_one_line_naming_the_file(tmp_path, text):
     with pytest.raises(TraceError) as e:
         inputs.load_trace(str(path))
     assert str(e.value).startswith(str(path)) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("size", [(4 << 20) - 200, 4 << 20, 6 << 20])
+def test_a_header_field_of_megabytes_is_refused_before_it_is_decoded(tmp_path, size):
+    """Only the actions are streamed: any other field is decoded whole, from a window of 4 MB at most."""
+    from isrlab.model.trace import MAX_FIELD_BYTES
+
+    head = json.loads(GOOD.read_text())
+    head.pop("checks", None)
+    n = (size - 2) // 2
+    head["provenance"] = {"runs": [0] * n}
+    raw = json.dumps(head, separators=(",", ":")).encode()
+    path = tmp_path / "t.json"
+    path.write_bytes(raw)
+    if len(json.dumps(head["provenance"], separators=(",", ":"))) < MAX_FIELD_BYTES - 1:
+        assert len(inputs.load_trace(str(path)).provenance["runs"]) == n
+    else:
+        with pytest.raises(TraceError, match=f"^{path}: schema: provenance: more than 4,194,304 bytes of JSON"):
+            inputs.load_trace(str(path))
+
+
+def test_a_syntax_error_inside_a_long_header_field_is_named_where_it_is(tmp_path):
+    head = json.loads(GOOD.read_text())
+    head["provenance"] = {"runs": [0] * (3 << 20)}
+    text = json.dumps(head, separators=(",", ":")).replace("[0,0,0", "[0,,0,0", 1)
+    path = tmp_path / "t.json"
+    path.write_text(text)
+    with pytest.raises(TraceError) as e:
+        inputs.load_trace(str(path))
+    column = text.index(",,") + 2
+    assert str(e.value) == f"{path} is not valid JSON: Expecting value at line 1 column {column}"
 
 
 def test_a_duplicate_actions_field_counts_as_json_loads_counts_it(tmp_path):
