@@ -442,20 +442,25 @@ MAX_FIELD_BYTES = 4 << 20
 
 
 def _header_value(text: str, pos: int, key: str) -> tuple[object, int]:
-    """The value of header field ``key`` at ``pos`` and the position after it, decoded from a window of
-    MAX_FIELD_BYTES: a longer value is refused before it is built."""
-    window = text[pos:pos + MAX_FIELD_BYTES]
-    cut = len(window) == MAX_FIELD_BYTES
-    try:
-        value, end = _DECODER.raw_decode(window)
-    except json.JSONDecodeError as e:
-        if not (cut and (e.pos >= len(window) - 64 or e.msg.startswith("Unterminated string"))):
-            raise json.JSONDecodeError(e.msg, text, pos + e.pos) from None
-        end = len(window)
-    if cut and end >= len(window) - 1:   # it reaches the window's end: it may go on past it
-        raise TraceError(f"schema: {_capped_key(key)}: more than {MAX_FIELD_BYTES:,} bytes of JSON (a trace's "
-                         f"header fields are short; only its actions may be long)")
-    return value, pos + end
+    """The value of header field ``key`` at ``pos`` and the position after it, decoded from a window of 1 MiB, then
+    of MAX_FIELD_BYTES if it goes on past that (and the first MiB, all of it the value's, is not too costly to
+    decode): a longer value is refused before it is built."""
+    small = 1 << 20
+    for size in (small, MAX_FIELD_BYTES):
+        window = text[pos:pos + size]
+        cut = len(window) == size
+        try:
+            value, end = _DECODER.raw_decode(window)
+        except json.JSONDecodeError as e:
+            if not (cut and (e.pos >= size - 64 or e.msg.startswith("Unterminated string"))):
+                raise json.JSONDecodeError(e.msg, text, pos + e.pos) from None
+            end = size
+        if not cut or end < size - 1:   # it ends inside the window
+            return value, pos + end
+        if size == small and _decoded_cost(window.encode()) > MAX_DECODED_RATIO * size:
+            break
+    raise TraceError(f"schema: {_capped_key(key)}: more than {size:,} bytes of JSON (a trace's header fields are "
+                     f"short; only its actions may be long)")
 
 
 def _capped_key(key: str) -> str:
