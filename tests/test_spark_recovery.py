@@ -127,3 +127,67 @@ def test_standalone_campaign_survives_the_worker_under_a_running_task(tmp_path):
     assert attempts[("kafka-2.4", 1)] >= 1, "the killed worker's task was not rerun"
     for task in spec.tasks():
         assert runs[(task[0], task[1])] == _undisturbed(task)
+
+
+def _tree(pid: int) -> list[int]:
+    """``pid`` and its live descendants, read from /proc."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as fh:
+                    todo += [int(k) for k in fh.read().split()]
+        except OSError:
+            continue
+    return out
+
+
+def _runs_table(root: str) -> list:
+    """Every row of a campaign's runs table but its campaign id, in (preset, shard, run) order."""
+    rows = ds.dataset(os.path.join(root, "runs"), format="parquet", partitioning="hive").to_table().to_pylist()
+    for r in rows:
+        r.pop("campaign")
+        r["kind_counts"] = sorted(r["kind_counts"])
+    return sorted(rows, key=lambda r: (r["preset"], r["shard"], r["run_index"]))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="finds the killed worker's executors through /proc")
+def test_a_worker_killed_mid_campaign_loses_nothing(tmp_path):
+    """1 master + 2 workers on 127.0.0.1: a campaign runs undisturbed, then again with worker 0 SIGKILLed (with its
+    executor and Python workers, as a lost machine) once the campaign's first task is seen running (its progress
+    note).  Whichever tasks worker 0 held at that moment, and whether or not any were left, the second campaign's
+    runs table equals the first's, row for row."""
+    from isrlab.sparkjob import DONE, NOTE_SUFFIX
+    from isrlab.standalone import StandaloneCluster
+
+    args = ["--preset", "kafka-2.4", "--engine", "walk", "--shards", "4", "--runs", "6000", "--max-steps", "20",
+            "--json", "--conf", "spark.executor.memory=512m"]
+    with StandaloneCluster(str(tmp_path / "cluster"), workers=2) as cluster:
+        calm = subprocess.run([ISRLAB, "fuzz", "--master", cluster.master_url, *args, "--out", str(tmp_path / "a")],
+                              capture_output=True, text=True, timeout=600)
+        assert calm.returncode == 0, calm.stderr[-3000:]
+        out = tmp_path / "b"
+        proc = subprocess.Popen([ISRLAB, "fuzz", "--master", cluster.master_url, *args, "--out", str(out)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        end = time.monotonic() + 300
+        while not list(out.glob(f"*/{DONE}/*{NOTE_SUFFIX}")):
+            assert proc.poll() is None, f"the campaign ended before a task was seen running: {proc.stderr.read()}"
+            assert time.monotonic() < end, "no task of the campaign was seen running"
+            time.sleep(0.1)
+        doomed = _tree(cluster.workers[0].pid)
+        for pid in doomed:   # the worker first: it must not start another executor
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        cluster.workers[0].wait(timeout=30)
+        stdout, stderr = proc.communicate(timeout=600)
+        assert proc.returncode == 0, stderr[-3000:]
+        assert cluster.status()["aliveworkers"] == 1
+    first, second = json.loads(calm.stdout), json.loads(stdout)
+    assert first["runs"] == second["runs"] == 6000
+    rows = _runs_table(first["output"])
+    assert len(rows) == 6000 and _runs_table(second["output"]) == rows
