@@ -100,7 +100,9 @@ def build_partition_change(cfg: ModelConfig, part: PartitionRegistration, target
         target_elr = ()                                      # maybeUpdateRecordElr: unclean election, or ELR off
     if isr is None and (target_isr or elr_on) and tuple(sorted(target_isr)) != part.isr:
         isr = tuple(sorted(target_isr))                      # an empty ISR is written only with the ELR
-    last_known_elr = _last_known_leader(cfg, part, isr, leader) if elr_on else part.last_known_elr
+    last_known_elr = part.last_known_elr
+    if elr_on and (last_known_elr or isr == ()):             # else maybeUpdateLastKnownLeader changes nothing
+        last_known_elr = _last_known_leader(part, isr, leader)
     recovery = part.leader_recovery_state if target_recovery is None else target_recovery
     if leader_changed and unclean:
         recovery = "RECOVERING"                              # tryElection: KIP-704 (3.2.0) marks the unclean leader
@@ -120,10 +122,10 @@ def _can_elect_last_known_leader(cfg: ModelConfig, part: PartitionRegistration, 
     return cfg.eligible_leader_replicas and not target_isr and not target_elr and len(part.last_known_elr) == 1
 
 
-def _last_known_leader(cfg: ModelConfig, part: PartitionRegistration, isr, leader: int) -> tuple:
+def _last_known_leader(part: PartitionRegistration, isr, leader: int) -> tuple:
     """PartitionChangeBuilder.maybeUpdateLastKnownLeader (Kafka 3.8.0-4.0): a change that empties the ISR records the
     leader the partition had; one that leaves it with a leader clears the field (the record's leader, set or not)."""
-    if isr is not None and not isr and part.last_known_elr != (part.leader,):
+    if isr == () and part.last_known_elr != (part.leader,):
         return (part.leader,)
     if leader != NO_LEADER and part.last_known_elr:
         return ()
