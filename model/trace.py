@@ -410,6 +410,8 @@ def _stream_trace(text: str) -> tuple[object, list | None]:
         while True:
             if not text.startswith('"', pos):
                 raise json.JSONDecodeError("Expecting property name enclosed in double quotes", text, pos)
+            if len(doc) == MAX_HEADER_FIELDS:
+                raise TraceError(f"schema: top level: more than {MAX_HEADER_FIELDS} fields (a trace has about 15)")
             key, pos = _DECODER.raw_decode(text, pos)
             pos = blank(text, pos).end()
             if not text.startswith(":", pos):
@@ -436,6 +438,8 @@ def _stream_trace(text: str) -> tuple[object, list | None]:
     return doc, actions
 
 
+#: the most fields a trace's top level may have (the schema knows 15; each one's name and value are decoded apart)
+MAX_HEADER_FIELDS = 64
 #: the most JSON text one header field of a trace may take (its config, provenance, start state, checks: kilobytes),
 #: so that no field but the streamed actions is ever decoded whole at a decoder's 25 bytes per byte
 MAX_FIELD_BYTES = 4 << 20
@@ -445,8 +449,15 @@ def _header_value(text: str, pos: int, key: str) -> tuple[object, int]:
     """The value of header field ``key`` at ``pos`` and the position after it, decoded from a window of 1 MiB, then
     of MAX_FIELD_BYTES if it goes on past that (and the first MiB, all of it the value's, is not too costly to
     decode): a longer value is refused before it is built."""
-    small = 1 << 20
-    for size in (small, MAX_FIELD_BYTES):
+    return _windowed_value(text, pos, (1 << 20, MAX_FIELD_BYTES), _capped_key(key),
+                           "a trace's header fields are short; only its actions may be long")
+
+
+def _windowed_value(text: str, pos: int, sizes: tuple, where: str, why: str) -> tuple[object, int]:
+    """The JSON value at ``pos`` and the position after it, decoded from the text's next ``sizes[0]`` characters,
+    then the next ``sizes[1]``... if it goes on past them (and what it took of the last window is not too costly to
+    decode); TraceError ("where: more than N bytes of JSON (why)") if it goes on past the last."""
+    for size in sizes:
         window = text[pos:pos + size]
         cut = len(window) == size
         try:
@@ -457,10 +468,9 @@ def _header_value(text: str, pos: int, key: str) -> tuple[object, int]:
             end = size
         if not cut or end < size - 1:   # it ends inside the window
             return value, pos + end
-        if size == small and _decoded_cost(window.encode()) > MAX_DECODED_RATIO * size:
+        if size != sizes[-1] and _decoded_cost(window.encode()) > MAX_DECODED_RATIO * size:
             break
-    raise TraceError(f"schema: {_capped_key(key)}: more than {size:,} bytes of JSON (a trace's header fields are "
-                     f"short; only its actions may be long)")
+    raise TraceError(f"schema: {where}: more than {size:,} bytes of JSON ({why})")
 
 
 def _capped_key(key: str) -> str:
@@ -492,7 +502,10 @@ def _stream_actions(text: str, pos: int) -> tuple[list, int]:
             if m.group(2) == "]":
                 return out, m.end()
             raise json.JSONDecodeError("Expecting ',' delimiter", text, m.end())
-        item, end = decode(text, pos)
+        if m is not None:   # an object of scalars: it costs a few times its text, whatever its length
+            item, end = decode(text, pos)
+        else:               # nested, or strings with escapes: no action needs more than a few hundred bytes
+            item, end = _windowed_value(text, pos, (4096,), f"actions/{len(out)}", "an action is a few fields")
         action = _action_at(len(out), item, where=True)
         if m is not None and end == m.end(1) and end - pos <= 200:
             if len(seen) >= 4096:

@@ -238,6 +238,21 @@ def test_a_syntax_error_inside_a_long_header_field_is_named_where_it_is(tmp_path
     assert str(e.value) == f"{path} is not valid JSON: Expecting value at line 1 column {column}"
 
 
+def test_an_action_is_decoded_within_a_few_kilobytes_and_a_header_within_a_few_fields(tmp_path):
+    """A nested element is no action, and is not built past 4 KB to learn it; an escaped string is still read."""
+    path = tmp_path / "t.json"
+    path.write_bytes(_trace_text('[{"type": "Ti\\u0063k", "ms": 2}, {"type": "Tick", "ms": [' + "{}," * 3_000_000
+                                 + "{}]}]"))
+    with pytest.raises(TraceError, match=f"^{path}: schema: actions/1: more than 4,096 bytes of JSON "
+                                         r"\(an action is a few fields\)$"):
+        inputs.load_trace(str(path))
+    path.write_bytes(_trace_text('[{"type": "Ti\\u0063k", "ms": 2}]'))
+    assert [a.ms for a in inputs.load_trace(str(path)).actions] == [2]
+    path.write_bytes(b'{' + b", ".join(b'"f%d": 0' % i for i in range(100)) + b"}")
+    with pytest.raises(TraceError, match=f"^{path}: schema: top level: more than 64 fields"):
+        inputs.load_trace(str(path))
+
+
 def test_a_duplicate_actions_field_counts_as_json_loads_counts_it(tmp_path):
     path = tmp_path / "t.json"
     path.write_bytes(_trace_text('[{"type": "Tick", "ms": 1}]')[:-1] + b', "actions": [{"type": "Tick", "ms": 3}]}')
