@@ -45,7 +45,8 @@ from ..model import actions as A
 from ..model import errors as E
 from ..model.losses import lost_records
 from ..model.node import memo_by_identity
-from ..model.state import FAILED, TRUNCATING, ClusterState, FetchState, Partition
+from ..model.state import (FAILED, TRUNCATING, ClusterState, FetchState, Partition, PartitionChangeRecord,
+                           RegisterBrokerRecord)
 
 ALWAYS = "always"
 SOMETIMES = "sometimes"
@@ -1368,6 +1369,205 @@ CATALOGUE += (
 )
 
 
+
+# --------------------------------------------------------------------------- KIP-966: Vanlightly/kafka-tlaplus
+# kip_966_properties.tla checks three properties the entries above did not state.  NoCommittedRecordLostGlobally is
+# acked_durability where that one is silent (no live leader in the record's epoch or later: acked_durability holds
+# every such leader to the record, so together they are the TLA+ property, at the record's own offset); its
+# tolerance differs (the specification disables it once MinISR replicas may lose data), so it is an entry of its own
+# rather than a clause of acked_durability, which mirrors LeaderCompletenessProperty.  MinIsrRecoveryQuorum reads the
+# specification's LastKnownELR, which the controller does not keep as the specification does: it is rebuilt here
+# from the metadata log by the specification's own rule (ApplyPartitionChange).  EventuallyRuns is the liveness
+# property broker_registers below.
+def _live_leader_epochs(s: ClusterState) -> dict:
+    """partition -> the newest leader epoch a live broker leads it in (``_leaders``: its Partition says it leads)."""
+    out: dict = {}
+    for p in range(len(s.zk.assignment)):
+        for _br, part in _leaders(s, p):
+            if part.leader_epoch > out.get(p, -1):
+                out[p] = part.leader_epoch
+    return out
+
+
+def _owed_acked(s: ClusterState):
+    """(record id, offset, acked epoch, partition) of every record acknowledged to acks=all that is still owed: not a
+    documented loss of an unclean election, not of a topic deleted or queued for deletion, not below a log start
+    (deleted on purpose), as acked_durability gives them up."""
+    g = s.ghost
+    lost = lost_records(g) if g.unclean_losses else ()
+    for rid, offset, epoch, _b, p in g.acked:
+        if lost and (p, offset, rid) in lost or topic_gone(s, p) or offset < _deleted_below(s, p):
+            continue
+        yield rid, offset, epoch, p
+
+
+def _holds(log, offset: int, rid: int) -> bool:
+    if log is None:
+        return False
+    entry = log.entry_at(offset)
+    return entry is not None and entry[0] == rid
+
+
+def _leaderless_acked(s: ClusterState):
+    """The owed acknowledged records (``_owed_acked``) of a partition no live broker leads in the record's leader epoch
+    or a later one: those acked_durability does not look at."""
+    if not s.ghost.acked:
+        return
+    newest = _live_leader_epochs(s)
+    for rid, offset, epoch, p in _owed_acked(s):
+        if newest.get(p, -1) < epoch:
+            yield rid, offset, epoch, p
+
+
+def _min_isr(cfg, s: ClusterState, p: int) -> int:
+    """min(min.insync.replicas, RF): the replicas an acks=all write reaches (KAFKA-15583's effectiveMinIsr; before it,
+    a larger min.insync.replicas acknowledges nothing), and so the lossy crashes it is promised to survive, less one."""
+    return min(cfg.min_insync_replicas, len(s.zk.assignment[p]))
+
+
+def acked_survives_leaderless(cfg, s: ClusterState):
+    """INV acked_survives_leaderless (Vanlightly/kafka-tlaplus NoCommittedRecordLostGlobally where acked_durability
+    is silent): while no live broker leads a partition in a record's acknowledged epoch or later, some replica, live
+    or stopped (its log on disk), still holds that acknowledged record at its offset, unless as many lossy crashes
+    (or disk wipes) as min ISR have happened (Kafka's tolerance, f = min ISR - 1, where the specification turns the
+    property off)."""
+    lossy = s.ghost.lossy_crashes
+    for rid, offset, epoch, p in _leaderless_acked(s):
+        if lossy >= _min_isr(cfg, s, p):
+            continue
+        if not any(_holds(br.logs[p], offset, rid) for br in s.brokers):
+            return {"partition": p, "offset": offset, "record": rid, "acked_epoch": epoch,
+                    "replicas": [[br.broker_id, br.alive, None if br.logs[p] is None else br.logs[p].log_end_offset]
+                                 for br in s.brokers if br.broker_id in s.zk.assignment[p]],
+                    "lossy_crashes": s.ghost.lossy_crashes}
+    return None
+
+
+def witness_acked_while_leaderless(cfg, s: ClusterState):
+    """WITNESS acked_while_leaderless: an acknowledged record is owed while its partition has no live leader in its
+    epoch or later (acked_survives_leaderless's premise)."""
+    return next(_leaderless_acked(s), None) is not None
+
+
+#: id(metadata log) -> (log, min.insync.replicas, the replay's answer): ``_last_known_elr`` per log object (states share
+#: their log until a record is appended, so a walk replays each log once)
+_LKE: dict = {}
+
+
+def _last_known_elr(cfg, log: tuple) -> tuple:
+    """Per partition (by the log's PartitionChangeRecords): (LastKnownELR, given up) as the TLA+ specification keeps
+    them (kip_966_functions.tla ApplyPartitionChange): emptied while the ISR has min ISR members (here
+    min(min.insync.replicas, RF), as PartitionChangeBuilder counts it), else it gains every replica that left the ELR.
+    ``given up``: an unclean election (KIP-704 marks it RECOVERING) was written since the ISR last had min ISR members;
+    it trades the quorum for availability, which the specification does not model."""
+    entry = _LKE.get(id(log))
+    if entry is not None and entry[0] is log and entry[1] == cfg.min_insync_replicas:
+        return entry[2]
+    lke: dict = {}
+    given_up: dict = {}
+    prev: dict = {}
+    for rec in log:
+        if type(rec) is not PartitionChangeRecord:
+            continue
+        p, reg = rec.partition, rec.registration
+        old = prev.get(p)
+        if rec.created or len(reg.isr) >= min(cfg.min_insync_replicas, len(reg.replicas)):
+            lke[p], given_up[p] = frozenset(), False
+        else:
+            left = frozenset(old.elr if old is not None else ()) - frozenset(reg.elr)
+            lke[p] = lke.get(p, frozenset()) | (left & frozenset(reg.replicas))
+            if reg.leader_recovery_state == "RECOVERING" and reg.leader >= 0 and (old is None or old.leader != reg.leader):
+                given_up[p] = True
+        prev[p] = reg
+    out = tuple((tuple(sorted(lke.get(p, ()))), given_up.get(p, False)) for p in range(max(prev, default=-1) + 1))
+    if len(_LKE) >= 256:
+        _LKE.clear()
+    _LKE[id(log)] = (log, cfg.min_insync_replicas, out)
+    return out
+
+
+def min_isr_recovery_quorum(cfg, s: ClusterState):
+    """INV min_isr_recovery_quorum (Vanlightly/kafka-tlaplus MinIsrRecoveryQuorum; KRaft with the ELR): a partition's
+    recovery quorum, its ISR, ELR and LastKnownELR, has min(min.insync.replicas, RF) members, and while fewer lossy
+    crashes than that have happened one of them holds every acknowledged record."""
+    q = s.quorum
+    if q is None or not cfg.eligible_leader_replicas:
+        return None              # the ELR is KRaft's (KIP-966): without it the ISR keeps its last member, and no more
+    known = _last_known_elr(cfg, q.log)
+    owed = None
+    for p, part in enumerate(q.partitions):
+        if p >= len(known) or known[p][1]:
+            continue
+        need = _min_isr(cfg, s, p)
+        quorum = sorted(set(part.isr) | set(part.elr) | set(known[p][0]))
+        facts = {"partition": p, "isr": list(part.isr), "elr": list(part.elr), "last_known_elr": list(known[p][0]),
+                 "min_isr": need}
+        if len(quorum) < need:
+            return {**facts, "problem": "recovery quorum below min ISR"}
+        if s.ghost.lossy_crashes >= need or not s.ghost.acked:
+            continue             # as many replicas as min ISR may have lost data: Kafka promises no more (f = min ISR - 1)
+        if owed is None:
+            owed = tuple(_owed_acked(s))
+        for rid, offset, epoch, pp in owed:
+            if pp == p and not any(_holds(s.brokers[b].logs[p], offset, rid) for b in quorum):
+                return {**facts, "problem": "no quorum member holds an acknowledged record", "offset": offset,
+                        "record": rid, "acked_epoch": epoch, "lossy_crashes": s.ghost.lossy_crashes}
+    return None
+
+
+def witness_recovery_quorum_alone(cfg, s: ClusterState):
+    """WITNESS (KRaft with the ELR; not a campaign witness: ZooKeeper-era presets cannot reach it) recovery_quorum_alone:
+    a partition whose ISR and ELR are both empty, so that its recovery quorum is its LastKnownELR alone
+    (MinIsrRecoveryQuorum's premise)."""
+    q = s.quorum
+    if q is None or not cfg.eligible_leader_replicas:
+        return False
+    known = _last_known_elr(cfg, q.log)
+    return any(not part.isr and not part.elr and p < len(known) and known[p][0] and not known[p][1]
+               for p, part in enumerate(q.partitions))
+
+
+def witness_broker_starting_up(cfg, s: ClusterState):
+    """WITNESS broker_starting_up: a live broker has not finished starting up (EventuallyRuns' STARTING): ZooKeeper
+    era, it has no session (it registers again on reconnecting); KRaft, a new incarnation is registered fenced and has
+    not replayed its own RegisterBrokerRecord yet."""
+    q = s.quorum
+    for br in s.brokers:
+        if not br.alive:
+            continue
+        if q is None:
+            if not s.zk.sessions[br.broker_id]:
+                return True
+            continue
+        reg = q.registrations[br.broker_id]
+        if reg is not None and reg.fenced and reg.epoch == br.broker_epoch and br.metadata_offset <= reg.epoch \
+                and type(q.log[reg.epoch]) is RegisterBrokerRecord and q.log[reg.epoch].fenced:
+            return True          # registered fenced at start-up (the formed cluster's first records register unfenced)
+    return False
+
+
+CATALOGUE += (
+    Invariant("acked_survives_leaderless", ALWAYS, STATE, acked_survives_leaderless,
+              "while no live broker leads a partition in an acknowledged record's epoch or later, some replica (live "
+              "or stopped) holds that record at its offset, with fewer lossy crashes than min(min.insync.replicas, "
+              "RF) (with acked_durability: no acknowledged record is lost from every replica)",
+              "Vanlightly/kafka-tlaplus NoCommittedRecordLostGlobally; Partition.appendRecordsToLeader / "
+              "checkEnoughReplicasReachOffset, UnifiedLog (Kafka 2.4.0, 3.7.0)",
+              reads=ACKED | LOSSES | ALIVE | PARTITIONS | LOGS | ZK_STATES),
+    Invariant("min_isr_recovery_quorum", ALWAYS, STATE, min_isr_recovery_quorum,
+              "KRaft with the ELR: a partition's ISR, ELR and LastKnownELR hold min(min.insync.replicas, RF) replicas, "
+              "and, with fewer lossy crashes than that, one of them holds every acknowledged record",
+              "Vanlightly/kafka-tlaplus MinIsrRecoveryQuorum; PartitionChangeBuilder.maybePopulateTargetElr, "
+              "ReplicationControlManager.handleBrokerUncleanShutdown (KIP-966, Kafka 3.7.0, 3.9.0)"),
+    Invariant("acked_while_leaderless", SOMETIMES, STATE, witness_acked_while_leaderless,
+              "an acknowledged record is owed while its partition has no live leader in its epoch or later",
+              "vacuity guard of acked_survives_leaderless"),
+    Invariant("broker_starting_up", SOMETIMES, STATE, witness_broker_starting_up,
+              "a live broker has not finished starting up (no ZooKeeper session; KRaft: registered fenced, its "
+              "registration not replayed)", "vacuity guard of broker_registers, eventually_unfenced"),
+)
+
+
 BY_NAME = {inv.name: inv for inv in CATALOGUE}
 
 
@@ -1604,6 +1804,36 @@ LIVENESS += (
              "eventually held by every live member of its ISR",
              "Vanlightly/kafka-tlaplus EventuallyAcknowledgedValueFullyReplicated; "
              "AbstractFetcherThread.processFetchRequest (Kafka 2.4.0)", acked_fully_replicated_bad),
+)
+
+
+def broker_registers_bad(cfg, s, p) -> bool:
+    """"C and not G" of broker_registers: a live broker (KRaft: not shutting down) holds no registration of its own
+    incarnation: ZooKeeper era, no live session with /brokers/ids/<b> at its broker epoch; KRaft, no registration at
+    the controller with its broker epoch.  A broker property: stated on partition 0 only."""
+    if p != 0:
+        return False
+    q = s.quorum
+    for br in s.brokers:
+        if not br.alive:
+            continue
+        b = br.broker_id
+        if q is None:
+            if not s.zk.sessions[b] or s.zk.registrations[b] != br.broker_epoch:
+                return True
+        elif not br.want_shutdown:
+            reg = q.registrations[b]
+            if reg is None or reg.epoch != br.broker_epoch:
+                return True
+    return False
+
+
+LIVENESS += (
+    Liveness("broker_registers", "L-k", "a live broker (KRaft: not shutting down) eventually holds a registration of "
+             "its own incarnation (with eventually_unfenced and metadata_converges: it finishes starting up)",
+             "Vanlightly/kafka-tlaplus EventuallyRuns; KafkaController.processRegisterBrokerAndReelect / "
+             "KafkaZkClient.registerBroker (Kafka 2.4.0), BrokerLifecycleManager.sendBrokerRegistration / "
+             "ClusterControlManager.registerBroker (Kafka 3.5.0)", broker_registers_bad),
 )
 
 
