@@ -62,7 +62,7 @@ def _append(s: ClusterState, records: list) -> None:
 def build_partition_change(cfg: ModelConfig, part: PartitionRegistration, target_isr: tuple, acceptable,
                            unclean_shutdown: tuple = (), target_recovery: str | None = None) -> tuple:
     """PartitionChangeBuilder.build (Kafka 3.5.0; KAFKA-15021 3.6.0; KIP-966's ELR 3.7.0, unclean shutdowns and
-    lastKnownElr as 3.9.0 keeps them): (the partition after the change, or None for a no-op, and whether the election
+    lastKnownElr as 4.1.0 keeps them): (the partition after the change, or None for a no-op, and whether the election
     was unclean)."""
     elr_on = cfg.eligible_leader_replicas
     target_isr = tuple(target_isr)
@@ -82,7 +82,7 @@ def build_partition_change(cfg: ModelConfig, part: PartitionRegistration, target
         leader = part.leader
     else:
         leader = next((r for r in part.replicas if valid(r)), NO_LEADER)
-        if leader == NO_LEADER and _can_elect_last_known_leader(cfg, part, target_isr, target_elr):
+        if leader == NO_LEADER and _can_elect_last_known_leader(cfg, part, target_isr, target_elr, acceptable):
             leader, unclean = part.last_known_elr[0], True
         elif leader == NO_LEADER and cfg.unclean_leader_election:
             leader = next((r for r in part.replicas if acceptable(r)), NO_LEADER)
@@ -116,14 +116,15 @@ def build_partition_change(cfg: ModelConfig, part: PartitionRegistration, target
 
 
 def _can_elect_last_known_leader(cfg: ModelConfig, part: PartitionRegistration, target_isr: tuple,
-                                 target_elr: tuple) -> bool:
-    """PartitionChangeBuilder.canElectLastKnownLeader (Kafka 3.7.0-4.0, useLastKnownLeaderInBalancedRecovery left on by
-    ReplicationControlManager): with the ISR and ELR both empty, the one last known leader, alive or not."""
-    return cfg.eligible_leader_replicas and not target_isr and not target_elr and len(part.last_known_elr) == 1
+                                 target_elr: tuple, acceptable) -> bool:
+    """PartitionChangeBuilder.canElectLastKnownLeader (Kafka 4.1.0, KAFKA-19522; useLastKnownLeaderInBalancedRecovery
+    left on by ReplicationControlManager): with the ISR and ELR both empty, the one last known leader, if acceptable."""
+    return (cfg.eligible_leader_replicas and not target_isr and not target_elr and len(part.last_known_elr) == 1
+            and acceptable(part.last_known_elr[0]))
 
 
 def _last_known_leader(part: PartitionRegistration, isr, leader: int) -> tuple:
-    """PartitionChangeBuilder.maybeUpdateLastKnownLeader (Kafka 3.8.0-4.0): a change that empties the ISR records the
+    """PartitionChangeBuilder.maybeUpdateLastKnownLeader (Kafka 3.8.0-4.1.0): a change that empties the ISR records the
     leader the partition had; one that leaves it with a leader clears the field (the record's leader, set or not)."""
     if isr == () and part.last_known_elr != (part.leader,):
         return (part.leader,)

@@ -15,7 +15,7 @@ what the tests' ``isElrEnabled(version)`` selects.
 lastKnownElr is kept as the controller keeps it: ReplicationControlManager never calls
 setUseLastKnownLeaderInBalancedRecovery, so its builders run with the default, true, where lastKnownElr holds the
 leader the partition had when its ISR became empty (one member) and that leader is elected, uncleanly, once the ISR and
-the ELR are both empty.  The tests that set it to false (lastKnownElr then holds the replicas that left the ELR) check
+the ELR are both empty and it is an acceptable leader (4.1.0, KAFKA-19522; before, fenced or not).  The tests that set it to false (lastKnownElr then holds the replicas that left the ELR) check
 what no controller writes; where their assertion holds in the controller's mode too it is checked, else it is listed
 as not checked.
 """
