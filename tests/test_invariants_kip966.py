@@ -110,6 +110,41 @@ def test_a_replaced_disk_at_min_isr_1_loses_the_only_copy_within_kafkas_toleranc
     assert I.acked_survives_leaderless(cfg, s) is None
 
 
+#: kafka-3.7-lossy-crash (min.insync.replicas=2): record 1 acknowledged on all three; broker 0 shuts down, broker 1
+#: crashes losing its unflushed suffix and, the last replica standing in the ISR, is elected (KIP-966's motivation);
+#: 0 and 2 truncate to it, then 1 is fenced: no replica holds the record (shrunk from a guided search's 103 actions)
+LAST_REPLICA_STANDING = [
+    A.MetadataApply(1), A.MetadataApply(2), A.MetadataApply(2), A.OffsetsForLeaderEpoch(2, 0)] \
+    + [A.MetadataApply(0)] * 4 + [
+    A.Produce(0, 0, -1), A.MetadataApply(1), A.MetadataApply(1), A.OffsetsForLeaderEpoch(1, 0), A.FetchRequest(1, 0),
+    A.FetchRequest(2, 0), A.FetchResponse(1, 0), A.FetchRequest(1, 0), A.FetchResponse(2, 0), A.FetchRequest(2, 0),
+    A.ControlledShutdown(0), A.BrokerHeartbeat(0), A.BrokerCrash(0, True), A.ControlledShutdown(2),
+    A.BrokerCrash(1, False), A.BrokerHeartbeat(2), A.Tick(9001), A.FenceStaleBroker(1), A.BrokerRestart(2),
+    A.BrokerRestart(1), A.MetadataApply(1), A.FenceStaleBroker(0), A.BrokerRestart(0), A.MetadataApply(0),
+    A.MetadataApply(1), A.MetadataApply(1), A.BrokerHeartbeat(1), A.MetadataApply(0), A.MetadataApply(1),
+    A.FetchRequest(0, 0)] + [A.MetadataApply(2)] * 5 + [
+    A.FetchRequest(2, 0), A.FetchResponse(0, 0), A.FetchResponse(2, 0), A.HeartbeatsLost(1), A.FenceStaleBroker(1),
+    A.MetadataApply(1)]
+
+
+def test_kip_966_loses_an_acknowledged_record_from_every_replica_and_the_elr_cuts_it():
+    """The violation is KIP-966's (model/bugs.toml): replayed with the ELR (its fix) the unclean replica is never
+    elected and the trace is cut; one lossy crash at min ISR 2 is within Kafka's tolerance, so it is no setting's."""
+    from isrlab.properties.attribution import attribute, classify
+    from isrlab.properties.shrink import replay_outcome
+
+    p = preset("kafka-3.7-lossy-crash")
+    s = drive(p.config, initial_state(p.config), *LAST_REPLICA_STANDING)
+    assert s.ghost.lossy_crashes == 1 and I.witness_acked_while_leaderless(p.config, s)
+    facts = I.acked_survives_leaderless(p.config, s)
+    assert facts is not None and (facts["record"], facts["offset"]) == (1, 0)
+    assert replay_outcome(p.config, LAST_REPLICA_STANDING, "acked_survives_leaderless", None)[0] == "fails"
+    assert replay_outcome(p.config.replace(eligible_leader_replicas=True), LAST_REPLICA_STANDING,
+                          "acked_survives_leaderless", None)[0] in ("holds", "cut")
+    a = attribute(p.config, LAST_REPLICA_STANDING, "acked_survives_leaderless", expected=p.bugs)
+    assert a.bugs == ("KIP-966",) and classify(p, a) == ("found", ("KIP-966",))
+
+
 # --------------------------------------------------------------------------- min_isr_recovery_quorum
 def _record(p, replicas, isr, leader, epoch, elr=(), recovery="RECOVERED", created=False):
     return PartitionChangeRecord(p, PartitionRegistration(replicas, isr, leader, epoch, epoch, elr, recovery), created)
@@ -200,6 +235,24 @@ def test_recovery_quorum_alone_is_the_specifications_premise():
     assert I.witness_recovery_quorum_alone(ELR2, s)
     assert I._last_known_elr(ELR2, q.log)[0] == ((0, 1), False)
     assert I.min_isr_recovery_quorum(ELR2, s) is None
+
+
+def test_a_fenced_last_known_leader_elected_leaves_no_recovery_quorum():
+    """The metadata log a controller writes when it elects a last known leader that is fenced (KAFKA-19522, fixed in
+    4.1.0): broker 2, the ISR's last member, is fenced into the ELR, registers again after an unclean shutdown and is
+    elected at once (RECOVERING, alone in the ISR, which resets the LastKnownELR at min ISR 1); its next unclean
+    restart takes it out of the ISR, with no ELR to move to: the recovery quorum is empty."""
+    cfg = preset("kafka-4.1").config
+    s = _edited(initial_state(cfg))
+    q = s.quorum_mut()
+    r = (0, 1, 2)
+    records = (_record(0, r, r, 0, 0, created=True), _record(0, r, (1, 2), 1, 1), _record(0, r, (2,), 2, 2),
+               _record(0, r, (), -1, 3, elr=(2,)), _record(0, r, (2,), 2, 4, recovery="RECOVERING"),
+               _record(0, r, (), -1, 5, recovery="RECOVERING"))
+    q.log = tuple(x for x in q.log if type(x) is not PartitionChangeRecord) + records
+    q.partitions = (records[-1].registration,)
+    assert I.min_isr_recovery_quorum(cfg, s) == {"partition": 0, "isr": [], "elr": [], "last_known_elr": [],
+                                                 "min_isr": 1, "problem": "recovery quorum below min ISR"}
 
 
 # --------------------------------------------------------------------------- broker_registers (EventuallyRuns)
