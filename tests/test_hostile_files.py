@@ -14,6 +14,7 @@ from isrlab import inputs
 from isrlab.cli import main
 from isrlab.model.actions import ACTION_BY_NAME
 from isrlab.model.trace import TraceError
+from malformed import _MANIFEST     # the corpus's checkpoint manifest, of some other search
 
 pytestmark = pytest.mark.unit
 ROOT = Path(__file__).resolve().parent.parent
@@ -420,12 +421,6 @@ def test_an_uncaught_exception_is_one_line_with_the_file_its_traceback_was_saved
 
 
 # --------------------------------------------------------------------------- explore --spark checkpoints
-_MANIFEST = {"format": 1, "identity": "0123456789abcdef", "events": [[[0, 1], 1, 0, "acked_durability", {"o": 1}, 0]],
-             "levels": [{"depth": 0, "states": 1, "transitions": 0, "pruned": 0, "file": "level-0000.jsonl.gz",
-                         "sha256": "0" * 64}], "kinds": {"Produce": 3}, "errors": 0, "witnesses": ["hw_advances"],
-             "passed": 0, "stopped_at": None, "done": False, "at_stop": {"depth": 1}}
-
-
 @pytest.mark.parametrize("field,value,problem", [
     ("levels", [{"depth": 0}], "levels/0: no '(states|sha256)' field"),
     ("levels", [], "levels: no level"),
