@@ -8,14 +8,19 @@ The pipeline, for ``isrlab fuzz --master URL`` (``local[*]`` by default):
    installed, only Python 3.11 on every worker (``PYSPARK_PYTHON`` names it; it
    defaults to this interpreter).  The walk and guided engines need nothing but
    the standard library on executors; the hypothesis engine needs Hypothesis there.
-2. Fuzz: one task per (preset, shard), ``campaign.run_shard`` on an executor,
-   returning plain records.  Under a local or shared ``--out``, each task keeps its
-   shard's record as it ends, one file per shard under ``_shards_done`` written
-   atomically (a retried attempt replaces it whole, never adds to it), beside the
-   campaign's ``campaign.json``: ``isrlab fuzz --resume`` after a killed driver, a
-   lost cluster or Ctrl-C runs only the shards without a file, and the tables are
-   then those of an uninterrupted campaign under ``--runs``.  Under a URI, the
-   records are written once as ``_shards_raw`` Parquet, as one job.
+2. Fuzz: one task per (preset, shard), ``campaign.shard_runs`` on an executor,
+   yielding plain records.  Under a local or shared ``--out``, each task streams its
+   shard's runs to a file of JSON lines as they end (a million runs never sit in one
+   process's memory) and keeps its shard's record beside them, both under
+   ``_shards_done``, each written under a temporary name and renamed (a retried
+   attempt replaces them whole, never adds to them), beside the campaign's
+   ``campaign.json``: ``isrlab fuzz --resume`` after a killed driver, a lost cluster
+   or Ctrl-C runs only the shards without a record, and the tables are then those
+   of an uninterrupted campaign under ``--runs``.  A running task also replaces a
+   small progress note there every second, which the driver's progress line reads
+   (runs, steps/s, and an ETA while the tasks run; no port is opened).  Under a
+   URI, the records are written once as ``_shards_raw`` Parquet, as one job, and
+   the progress line moves as tasks end.
 3. Tables: ``runs`` (one row per run, partitioned by preset) and ``shards`` (one
    row per task), both Parquet under ``<out>/<campaign id>/``.  On a multi-machine
    cluster ``--out`` must be shared storage (hdfs://, s3a://, NFS): a ``file:``
@@ -269,8 +274,7 @@ class Moment:
     total: int
     slots: int
     elapsed: float
-    #: seconds each running task has been running, oldest first (from its notes, else from when the tracker first
-    #: counted it)
+    #: seconds each running task has been running, oldest first
     running_for: list
     #: runs done so far (notes of the tasks, running or finished) and runs the phase has to do (None: a budget's)
     runs: int = 0
@@ -300,6 +304,9 @@ def rate_eta(m: Moment) -> float | None:
     return m.elapsed * (m.total - m.done) / m.done if m.done else None
 
 
+#: the input each task of the runs table's write reads at most (spark.sql.files.maxPartitionBytes): about 100,000
+#: runs' JSON lines, which that task sorts by preset in memory
+TABLE_SLICE = "32m"
 #: seconds between a running shard's progress notes (``NoteWriter``): a note costs about 0.1 ms
 NOTE_EVERY_S = 1.0
 #: beside each shard's kept record in ``_shards_done``: its runs, one JSON line each, and its progress note
@@ -392,15 +399,15 @@ class Progress(threading.Thread):
                     failed += info.numFailedTasks
             self.show(done, running, failed)
 
-    def _running_for(self, done: int, running: int, now: float, notes: dict) -> list:
-        """Seconds each running task has run: the notes of the shards not ended, else first seen by the tracker."""
+    def _running_for(self, done: int, running: int, now: float) -> list:
+        """Seconds each running task has run, oldest first, from when the tracker first counted it (within a poll
+        of its start; the driver's own clock, so no skew with a worker's, and no wait for a note: a guided run
+        may take a whole budget before its shard notes anything more)."""
         ended = max(0, done - self.last_done)
         self.last_done = done
         del self.seen_running[:ended]   # tasks end about in the order they start
         self.seen_running = self.seen_running[:running] + [now] * max(0, running - len(self.seen_running))
-        from_notes = sorted((n["seconds"] for n in notes.values() if not n.get("ended")), reverse=True)
-        seen = [now - t for t in self.seen_running]
-        return (from_notes + seen[len(from_notes):])[:running]
+        return [now - t for t in self.seen_running]
 
     def show(self, done: int, running: int, failed: int, force: bool = False) -> None:
         now = time.monotonic()
@@ -420,7 +427,7 @@ class Progress(threading.Thread):
         eta = None
         if self.eta and not force:
             eta = self.eta(Moment(done, running, total, max(1, self.sc.defaultParallelism), elapsed,
-                                  self._running_for(done, running, now, notes), runs, self.runs_total))
+                                  self._running_for(done, running, now), runs, self.runs_total))
         if not self.tasks:
             done, figures = None, {}
         self.line.update(done, eta_s=eta, force=force, **figures)
@@ -746,8 +753,15 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
             run_rows = (raw.select("campaign", "preset", "shard", "engine", F.explode("runs").alias("r"))
                         .select("campaign", "preset", "shard", "engine", "r.*"))
             shard_rows = raw.drop("runs")
-        (run_rows.select("campaign", "preset", "shard", "engine", *run_columns)
-            .repartition("preset").write.mode("overwrite").partitionBy("preset").parquet(runs_path))
+        # no shuffle: each task writes the runs of its own slice of the input (the sort by preset that a partitioned
+        # write makes holds one slice, TABLE_SLICE), so a million runs never meet in one task's memory
+        slice_conf = spark.conf.get("spark.sql.files.maxPartitionBytes")
+        spark.conf.set("spark.sql.files.maxPartitionBytes", TABLE_SLICE)
+        try:
+            (run_rows.select("campaign", "preset", "shard", "engine", *run_columns)
+                .write.mode("overwrite").partitionBy("preset").parquet(runs_path))
+        finally:
+            spark.conf.set("spark.sql.files.maxPartitionBytes", slice_conf)
         shard_rows.coalesce(1).write.mode("overwrite").parquet(shards_path)
         if not keep:
             remove_tree(spark, raw_path)
