@@ -1493,6 +1493,23 @@ def min_isr_recovery_quorum(cfg, s: ClusterState):
     q = s.quorum
     if q is None or not cfg.eligible_leader_replicas:
         return None              # the ELR is KRaft's (KIP-966): without it the ISR keeps its last member, and no more
+    g = s.ghost
+    # every part it reads: most steps change none (copy-on-write states share them, and a tuple compares its
+    # items by identity first), and then the last answer stands
+    parts = (cfg, q.log, q.partitions, g.acked, g.unclean_losses, g.lossy_crashes, g.deleted_partitions,
+             s.zk.delete_topics, s.zk.assignment, *[br.logs for br in s.brokers])
+    if _QUORUM_CHECKED and _QUORUM_CHECKED[0] == parts:
+        return _QUORUM_CHECKED[1]
+    facts = _recovery_quorum_facts(cfg, s, q)
+    _QUORUM_CHECKED[:] = (parts, facts)
+    return facts
+
+
+#: [parts read, answer] of min_isr_recovery_quorum's last call
+_QUORUM_CHECKED: list = []
+
+
+def _recovery_quorum_facts(cfg, s: ClusterState, q):
     known = _last_known_elr(cfg, q.log)
     owed = None
     for p, part in enumerate(q.partitions):
