@@ -1,8 +1,9 @@
-"""A lost task changes no record: a Python worker killed by its PID on the default embedded master, and a
-standalone worker killed under its running task.
+"""A lost task changes no record: a Python worker killed by its PID on the default embedded master, a
+standalone worker killed under its running task, and a standalone worker killed mid-campaign.
 
 Load-independent: the task to kill writes its PID to a marker file and holds (isrlab.campaign.hold_for_test),
-so the test kills a task it knows is running; it never waits to see two tasks running at once.
+so the test kills a task it knows is running; it never waits to see two tasks running at once.  The worker killed
+mid-campaign dies once a task is seen running, whatever it holds then: the outcome checked holds at any moment.
 """
 
 from __future__ import annotations
