@@ -486,6 +486,7 @@ def kept_shard(counters, done_dir: str, task: tuple) -> int:
     register_env()
     name = done_name(task[0], task[1])
     stem = os.path.join(done_dir, name[:-len(".json")])
+    os.makedirs(done_dir, exist_ok=True)   # a worker's own disk, when --out is no shared storage
     note = NoteWriter(stem + NOTE_SUFFIX, attempt)
     note.write(False)   # running, with no run done yet
     tag = {"preset": task[0], "shard": task[1], "engine": json.loads(task[2])["engine"]}
