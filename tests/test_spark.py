@@ -130,6 +130,31 @@ def test_a_kept_shard_streams_its_runs_and_notes_its_progress(spark, tmp_path):
                                                                                                 ".runs")]
 
 
+def test_the_progress_line_counts_the_runs_of_shards_still_running(spark, tmp_path):
+    """The driver's side of the notes: two shards noted mid-run (no task ended) give the runs so far of all, their
+    steps/s and an ETA at the rate of runs; with no run yet the ETA is unknown, not 0:00."""
+    import io
+
+    from isrlab import sparkjob
+    from isrlab.console import ProgressLine
+
+    for name, runs in (("000000-kafka-2.4", 1000), ("000001-kafka-2.4", 1500)):
+        (tmp_path / f"{name}{sparkjob.NOTE_SUFFIX}").write_text(json.dumps(
+            {"runs": runs, "steps": 5 * runs, "violating": 1, "seconds": 9.0, "attempt": 0, "ended": False}))
+    out = io.StringIO()
+    line = ProgressLine("c: fuzz", 2, "tasks", plain=True, every=0.0, stream=out)
+    progress = sparkjob.Progress(spark.sparkContext, line, eta=sparkjob.rate_eta, notes=str(tmp_path),
+                                 runs_total=10_000)
+    progress.show(0, 2, 0)
+    text = out.getvalue()
+    assert re.fullmatch(r"c: fuzz: 0/2 tasks, 2 running, 2,500/10,000 runs, [\d,]+ steps/s, 2 violating runs, "
+                        r"0:\d\d, ETA \d+:\d\d\n", text), text
+    for note in tmp_path.iterdir():
+        note.unlink()
+    progress.show(0, 2, 0)
+    assert out.getvalue()[len(text):].endswith(", ETA unknown\n")
+
+
 def test_hypothesis_engine_runs_inside_executors(spark, tmp_path):
     from isrlab import sparkjob
 
