@@ -116,7 +116,9 @@ def test_guided_search_is_deterministic():
 #: kraft-no-partition-epoch-check: its four runs meet only the pending-reset race, which breaks the same invariant
 #: (gone past); benchmarks/attributed_finds.py finds the bug itself in 1 of 5 seeds within 120 s, the walk engine in 2.
 #: no-kafka-2143: every violation its runs meet is kafka-0.10.2's own (KIP-101, KIP-320: their fixes remove it).
-NOT_FOUND_YET = {"no-kip-903", "kraft-no-partition-epoch-check", "no-kafka-2143"}
+#: no-kafka-15221: found by seed 0 until the controller kept lastKnownElr (2026-11-29: its ELR walks take other paths);
+#: since, seeds 11, 14, 21, 29 and 37 of 0-40 find KAFKA-15221 itself (attributed to it), none of 0-3.
+NOT_FOUND_YET = {"no-kip-903", "kraft-no-partition-epoch-check", "no-kafka-2143", "no-kafka-15221"}
 
 
 @pytest.mark.parametrize("name", [
