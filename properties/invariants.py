@@ -1369,7 +1369,6 @@ CATALOGUE += (
 )
 
 
-
 # --------------------------------------------------------------------------- KIP-966: Vanlightly/kafka-tlaplus
 # kip_966_properties.tla checks three properties the entries above did not state.  NoCommittedRecordLostGlobally is
 # acked_durability where that one is silent (no live leader in the record's epoch or later: acked_durability holds
@@ -1476,7 +1475,8 @@ def _last_known_elr(cfg, log: tuple) -> tuple:
         else:
             left = frozenset(old.elr if old is not None else ()) - frozenset(reg.elr)
             lke[p] = lke.get(p, frozenset()) | (left & frozenset(reg.replicas))
-            if reg.leader_recovery_state == "RECOVERING" and reg.leader >= 0 and (old is None or old.leader != reg.leader):
+            if reg.leader_recovery_state == "RECOVERING" and reg.leader >= 0 \
+                    and (old is None or old.leader != reg.leader):
                 given_up[p] = True
         prev[p] = reg
     out = tuple((tuple(sorted(lke.get(p, ()))), given_up.get(p, False)) for p in range(max(prev, default=-1) + 1))
@@ -1522,7 +1522,7 @@ def _recovery_quorum_facts(cfg, s: ClusterState, q):
         if len(quorum) < need:
             return {**facts, "problem": "recovery quorum below min ISR"}
         if s.ghost.lossy_crashes >= need or not s.ghost.acked:
-            continue             # as many replicas as min ISR may have lost data: Kafka promises no more (f = min ISR - 1)
+            continue             # min ISR replicas may have lost data: Kafka promises no more (f = min ISR - 1)
         if owed is None:
             owed = tuple(_owed_acked(s))
         for rid, offset, epoch, pp in owed:
@@ -1533,9 +1533,9 @@ def _recovery_quorum_facts(cfg, s: ClusterState, q):
 
 
 def witness_recovery_quorum_alone(cfg, s: ClusterState):
-    """WITNESS (KRaft with the ELR; not a campaign witness: ZooKeeper-era presets cannot reach it) recovery_quorum_alone:
-    a partition whose ISR and ELR are both empty, so that its recovery quorum is its LastKnownELR alone
-    (MinIsrRecoveryQuorum's premise)."""
+    """WITNESS recovery_quorum_alone (KRaft with the ELR; not in the catalogue, whose witnesses the ZooKeeper-era
+    presets' campaigns must reach too): a partition whose ISR and ELR are both empty, so that its recovery quorum is
+    its LastKnownELR alone (MinIsrRecoveryQuorum's premise)."""
     q = s.quorum
     if q is None or not cfg.eligible_leader_replicas:
         return False
