@@ -156,13 +156,13 @@ def load_trace_file(file: str):
     return trace
 
 
-def replay_or_fail(trace, file: str, with_changes: bool = True):
+def replay_or_fail(trace, file: str, with_changes: bool = True, every_step: bool = True):
     """properties.replay.replay, with an action the trace's state does not enable as bad input."""
     from .model.trace import TraceError
     from .properties.replay import replay as run_replay
 
     try:
-        return run_replay(trace, with_changes=with_changes)
+        return run_replay(trace, with_changes=with_changes, every_step=every_step)
     except TraceError as e:
         raise InputError(f"{file}: {e}") from None
 
@@ -208,7 +208,7 @@ def replay(file: str, as_json: bool, max_changes: int, quiet: bool, check_expect
     from .properties.steptable import render
 
     trace = load_trace_file(file)
-    result = replay_or_fail(trace, file, with_changes=not quiet or as_json)
+    result = replay_or_fail(trace, file, with_changes=not quiet or as_json, every_step=not quiet or as_json)
     note = version_note(trace.model_version)
     if note and trace.provenance:
         _log(f"isrlab: {note}")

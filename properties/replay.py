@@ -276,8 +276,12 @@ def _new_losses(pre, post, i: int, elections: dict) -> list:
     return out
 
 
-def replay(trace: Trace, invariants=CATALOGUE, with_changes: bool = True, liveness=None) -> ReplayResult:
+def replay(trace: Trace, invariants=CATALOGUE, with_changes: bool = True, liveness=None,
+           every_step: bool = True) -> ReplayResult:
     """Apply every action of the trace; TraceError if one is not enabled where the trace applies it.
+
+    ``every_step=False`` keeps a step record only for the steps that broke an invariant or established a loss, so
+    that replaying a long trace for its outcome alone holds no record per action.
 
     ``liveness`` names liveness properties to check after the last action by settling the cluster
     (``properties.settle``); by default the one the trace's header expects violated, if it is one.
@@ -309,7 +313,8 @@ def replay(trace: Trace, invariants=CATALOGUE, with_changes: bool = True, livene
         result.losses.extend(losses)
         data2 = encode(s2) if need_data else None
         changes = diff_states(data, data2) if with_changes else []
-        result.steps.append(StepRecord(i, a, changes, vs, losses))
+        if every_step or vs or losses:
+            result.steps.append(StepRecord(i, a, changes, vs, losses))
         if trace.checks:
             _run_checks(trace, i, data2, result.check_failures, s2)
         s, data = s2, data2
@@ -323,6 +328,8 @@ def replay(trace: Trace, invariants=CATALOGUE, with_changes: bool = True, livene
         vs = [Violation(v.invariant, len(trace.actions), v.facts)
               for v in settle(cfg, s, len(trace.actions), tuple(liveness)).violations]
         note(vs)
+        if vs and (not result.steps or result.steps[-1].index != len(trace.actions)) and trace.actions:
+            result.steps.append(StepRecord(len(trace.actions), trace.actions[-1], [], [], []))
         if vs and result.steps:
             result.steps[-1].violations = list(result.steps[-1].violations) + vs
     stored = result.stored_attribution
