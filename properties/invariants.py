@@ -84,8 +84,9 @@ class Invariant:
 #: Parts of a state the invariants read.  ``changes(pre, post)`` sets the bit of every part a step replaced:
 #: a broker's logs, its Partition records or its liveness; ZooKeeper's partition states and assignment; the ghost's
 #: acknowledged, consumed and leader records; its unclean elections and their losses, and its lossy-crash counter; the controller
-#: epoch in ZooKeeper or on a broker; a broker's unsent AlterIsr items (KIP-497).
-LOGS, PARTITIONS, ALIVE, ZK_STATES, ACKED, CONSUMED, LEADERS, LOSSES, EPOCHS, ALTER_ISR = (1 << i for i in range(10))
+#: epoch in ZooKeeper or on a broker; a broker's unsent AlterIsr items (KIP-497); the topics queued for deletion.
+LOGS, PARTITIONS, ALIVE, ZK_STATES, ACKED, CONSUMED, LEADERS, LOSSES, EPOCHS, ALTER_ISR, DELETIONS = (
+    1 << i for i in range(11))
 
 
 def changes(pre: ClusterState, post: ClusterState) -> int:
@@ -122,7 +123,7 @@ def changes(pre: ClusterState, post: ClusterState) -> int:
         if z0.controller_epoch != z1.controller_epoch:
             bits |= EPOCHS
         if z0.delete_topics != z1.delete_topics:
-            bits |= ZK_STATES                        # a topic queued for deletion, or no longer (topic_gone)
+            bits |= ZK_STATES | DELETIONS            # a topic queued for deletion, or no longer (topic_gone)
     g0, g1 = pre.ghost, post.ghost
     if g0 is not g1:
         if g0.acked is not g1.acked:
@@ -1017,12 +1018,12 @@ CATALOGUE: tuple[Invariant, ...] = (
     Invariant("acked_durability", ALWAYS, STATE, acked_durability,
               "a record acknowledged with NONE to acks=all stays at its offset in every later leader's log "
               "(but the records an unclean election lost: unclean_loss)", "reference I1; KIP-101, KIP-279",
-              reads=ACKED | LOSSES | ALIVE | PARTITIONS | LOGS),
+              reads=ACKED | LOSSES | ALIVE | PARTITIONS | LOGS | DELETIONS),
     Invariant("consumer_safety", ALWAYS, STATE, consumer_safety,
               "a record a consumer read below the HW is never replaced or truncated (but the records an unclean "
               "election lost: unclean_loss)",
               "reference I12",
-              reads=CONSUMED | LOSSES | ALIVE | PARTITIONS | LOGS),
+              reads=CONSUMED | LOSSES | ALIVE | PARTITIONS | LOGS | DELETIONS),
     Invariant("committed_prefix", ALWAYS, STATE, committed_prefix,
               "below the leader's HW every member of the controller's ISR and ELR holds the leader's records (StrongIsr)",
               "reference I2; hachikuji/kafka-specification Kip320.tla StrongIsr",
