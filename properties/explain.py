@@ -327,3 +327,25 @@ def evidence_line(invariant: str, e) -> str:
 def attribution_lines(a) -> list:
     """An attribution for people: its summary line (which known bugs, by their fixes), then each replay behind it."""
     return [a.summary()] + [evidence_line(a.invariant, e) for e in a.evidence]
+
+
+def _replicas(replicas) -> str:
+    return ", ".join(f"broker {b} ({'up' if up else 'down'}, " + ("no log)" if leo is None else f"LEO {leo})")
+                     for b, up, leo in replicas) or "none"
+
+
+# the properties of Vanlightly/kafka-tlaplus's KIP-966 specification
+_SENTENCES.update({
+    "acked_survives_leaderless": lambda f, cfg: (
+        f"no live broker leads partition {f['partition']} in epoch {f['acked_epoch']} or later, and no replica holds "
+        f"record {f['record']}, acknowledged at offset {f['offset']} in epoch {f['acked_epoch']}, any longer "
+        f"(replicas: {_replicas(f['replicas'])}; {f['lossy_crashes']} lossy crashes, fewer than min ISR): an "
+        f"acknowledged write was lost from every replica"),
+    "min_isr_recovery_quorum": lambda f, cfg: (
+        f"partition {f['partition']}'s recovery quorum, ISR {f['isr']} + ELR {f['elr']} + last known ELR "
+        f"{f['last_known_elr']}, "
+        + (f"holds fewer than min ISR = {f['min_isr']} replicas" if f["problem"] == "recovery quorum below min ISR"
+           else f"holds no replica with record {f['record']}, acknowledged at offset {f['offset']} in epoch "
+                f"{f['acked_epoch']} ({f['lossy_crashes']} lossy crashes, fewer than min ISR = {f['min_isr']})")
+        + ": the controller can no longer recover the partition without losing acknowledged writes"),
+})
