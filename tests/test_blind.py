@@ -75,11 +75,12 @@ def test_the_settling_phase_reads_only_the_timers():
 def test_the_catalogue_reads_flags_only_to_scope_invariants():
     """The invariant catalogue is not an engine: it states Kafka's rules with Kafka's settings (timers, min ISR),
     and of the protocol switches it may ask only whether the model has AlterIsr (an AlterIsr invariant means
-    nothing without it) and whether fetches carry a leader epoch (KIP-320: an invariant on a fetch's epoch means
-    nothing before it)."""
+    nothing without it), whether fetches carry a leader epoch (KIP-320: an invariant on a fetch's epoch means
+    nothing before it) and whether the controller keeps an ELR (KIP-966: without it the ISR keeps its last member and
+    may sit below min ISR, so there is no recovery quorum to check)."""
     switches = {f.name for f in dataclasses.fields(ModelConfig) if isinstance(f.default, bool) or f.name == "truncation"}
     reads = {name for _line, name in _reads(ROOT / "properties" / "invariants.py")}
-    assert reads & switches == {"kip_497", "kip_320"}
+    assert reads & switches == {"kip_497", "kip_320", "eligible_leader_replicas"}
 
 
 def test_the_source_check_sees_a_flag_read():
