@@ -2,8 +2,9 @@
 and how many of those leaders are fenced at that step.
 
 Kafka 4.0.0 elects the last known leader fenced or not; 4.1.0 (KAFKA-19522) only once it is an acceptable leader
-(docs/fidelity/kafka-4.md).  A fenced one counted here is an election 4.1.0 would not make at that step.  Prints
-figures; asserts nothing.  Each walk is the walker's (properties/walker.py: its Policy, swarm on) with no invariant
+(docs/fidelity/kafka-4.md; the flag kafka_19522).  Each preset is walked twice, with the flag as the preset has it
+(4.1.0's rule) and with it off (4.0.0's): a fenced one counted there is an election 4.1.0 would not make at that
+step.  Prints figures; asserts nothing.  Each walk is the walker's (properties/walker.py: its Policy, swarm on) with no invariant
 checked, seeds 1 to --walks, so the figures are the same on every run.
 """
 
@@ -58,12 +59,16 @@ def main(argv=None) -> None:
     ap.add_argument("--preset", action="append", help="preset (repeatable); default: the ELR presets")
     args = ap.parse_args(argv)
     print(f"walks {args.walks} of at most {args.depth} actions each, seeds 1..{args.walks}")
-    print(f"{'preset':24} {'elections':>9} {'fenced':>7} {'lossy walks':>11}  fenced by action; first (seed, step)")
+    print(f"{'preset':24} {'rule':6} {'elections':>9} {'fenced':>7} {'lossy walks':>11}  fenced by action; first "
+          f"(seed, step)")
     for name in args.preset or ELR_PRESETS:
-        r = survey(preset(name).config, args.walks, args.depth)
-        first = r["first_fenced"]
-        where = f"; first ({first[0]}, {first[1]})" if first else ""
-        print(f"{name:24} {r['elections']:>9} {r['fenced']:>7} {r['lossy_walks']:>11}  {r['by_action']}{where}")
+        cfg = preset(name).config
+        for rule, c in (("4.1.0", cfg.replace(kafka_19522=True)), ("4.0.0", cfg.replace(kafka_19522=False))):
+            r = survey(c, args.walks, args.depth)
+            first = r["first_fenced"]
+            where = f"; first ({first[0]}, {first[1]})" if first else ""
+            print(f"{name:24} {rule:6} {r['elections']:>9} {r['fenced']:>7} {r['lossy_walks']:>11}  "
+                  f"{r['by_action']}{where}")
 
 
 if __name__ == "__main__":

@@ -140,6 +140,10 @@ class ModelConfig:
     #: down uncleanly, 3.9.0), the ISR may become empty, and a leaderless partition with an empty ISR elects from the
     #: ELR.  Only with kip_500.
     eligible_leader_replicas: bool = False
+    #: KAFKA-19522 (4.1.0): with the ELR, the last known leader of a partition whose ISR and ELR are empty is elected
+    #: only while it is an acceptable leader (unfenced, not shutting down); 3.8.0 to 4.0.1 elect it fenced or not.
+    #: Only with eligible_leader_replicas.
+    kafka_19522: bool = True
     #: The leader's "follower LEO >= HW" condition for ISR entry (Partition.isFollowerInSync).  No JIRA: off is a
     #: mutant, as the TLA+ specification switches its ``\* CHECK`` off (an ISR join without the HW).
     isr_join_requires_hw: bool = True
@@ -410,6 +414,7 @@ LATER_FIELDS = ("kip_497", "kafka_12686", "kafka_12751", "kafka_13091", "partiti
 LATER_FIELDS += ("delayed_fetch", "fetch_max_wait_ms", "max_reassignments")
 LATER_FIELDS += ("kafka_14140", "kafka_15221", "isr_expand_window")
 LATER_FIELDS += ("make_leader_keeps_pending_isr",)
+LATER_FIELDS += ("kafka_19522",)
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(ModelConfig)}
 
 
@@ -725,8 +730,13 @@ PRESETS: dict[str, Preset] = {
                "Kafka 4.1.0: kafka-4.0 with Eligible Leader Replicas on (the default for new clusters): replicas that "
                "leave an ISR below min ISR join the ELR unless they shut down uncleanly, the ISR may become empty, and "
                "a leaderless partition elects from the ELR or, with the ISR and ELR both empty, uncleanly its last known "
-               "leader (RECOVERING). The model elects that leader fenced or not, as 4.0.0 does; 4.1.0 waits until it "
-               "is unfenced (KAFKA-19522).", "4.1.0, KIP-966"),
+               "leader (RECOVERING), once it is unfenced (KAFKA-19522).", "4.1.0, KIP-966"),
+        Preset("no-kafka-19522", _KRAFT_37.replace(eligible_leader_replicas=True, kafka_19522=False),
+               "min_isr_recovery_quorum",
+               "kafka-4.1 with KAFKA-19522 off (Kafka 4.0 with the ELR on): with the ISR and ELR both empty, the "
+               "partition's last known leader is elected even while fenced: a broker that restarted without a clean "
+               "shutdown leads again at its registration, and its next unclean restart takes it out of the ISR with no "
+               "ELR or last known leader left to recover the partition from.", "KAFKA-19522, apache/kafka#20200"),
         Preset("kafka-4.1-min-isr-2", _KRAFT_37.replace(eligible_leader_replicas=True, min_insync_replicas=2), "pass",
                "kafka-4.1 with min.insync.replicas=2 (with RF 3, the setting the ELR is meant for): a replica that leaves "
                "an ISR of two joins the ELR, and the HW stays while the ISR is below two.", "4.1.0, KIP-966"),
@@ -869,6 +879,7 @@ _EXPECTED_BUGS = {
     "no-kip-903": ("KIP-903",), "kraft-no-isr-join-hw-check": ("isr-join-hw-check",),
     "no-kafka-15221": ("KAFKA-15221",), "no-kafka-14140": ("KAFKA-14140",), "no-kafka-5634": ("KAFKA-5634",),
     "no-kafka-9491": ("KAFKA-9491",), "no-kafka-2143": ("KAFKA-2143",), "old-message-format": ("message-format-v1",),
+    "no-kafka-19522": ("KAFKA-19522",),
 }
 PRESETS = {name: dataclasses.replace(p, bugs=_EXPECTED_BUGS.get(name, ())) for name, p in PRESETS.items()}
 

@@ -799,6 +799,41 @@ def t_kraft_broker_fenced_and_replayed() -> list:
     """Broker 0 replays the formed cluster's records; broker 1 loses its session and is fenced; broker 0 replays that."""
     return [A.MetadataApply(0)] * 4 + [A.HeartbeatsLost(1), A.FenceStaleBroker(1), A.MetadataApply(0)]
 
+# --- the KIP-966 specification's properties ----------------------------------------------------------------------
+CFG_ELR = preset("kafka-4.1").config
+
+
+def mut_no_kafka_19522(monkeypatch):
+    """KAFKA-19522 off (Kafka 3.8.0 to 4.0.1 with the ELR on): the last known leader is elected while fenced."""
+    return CFG_ELR.replace(kafka_19522=False)
+
+
+def mut_crash_recovers_to_hw_checkpoint(monkeypatch):
+    """An unclean crash's log recovery truncates each log to its HW checkpoint (Log.recoverLog keeps every record
+    below the recovery point, and a crash without lost unflushed data keeps them all)."""
+    real = stepmod.broker_crash
+
+    def broker_crash(cfg, s, b, clean):
+        if not clean:
+            br = s.broker_mut(b)
+            for p, log in enumerate(br.logs):
+                checkpoint = br.hw_checkpoint[p] or 0
+                if log is not None and checkpoint < log.log_end_offset:
+                    logmod.truncate_to(br.log_mut(p), checkpoint)
+        real(cfg, s, b, clean)
+
+    monkeypatch.setattr(stepmod, "broker_crash", broker_crash)
+    return None
+
+
+def t_acked_then_leader_crashes_alone() -> list:
+    """kafka-2.4: broker 1 leads alone (broker 0 stopped, broker 2's session gone), acknowledges record 1 to an acks=all
+    producer, then crashes uncleanly before its HW checkpoint: no broker leads the partition any longer."""
+    return [A.ElectController(0), A.BrokerCrash(0, True), A.ElectController(1), A.ZkSessionExpire(2),
+            A.DeliverControlRequest(1, 1), A.ControllerProcessBrokerChange(1)] \
+        + [A.DeliverControlRequest(1, 1)] * 7 + [A.Produce(1, 0, -1), A.BrokerCrash(1, False)]
+
+
 CASES = (
     Case("controller_isr_entry_condition", mut_no_kip_903, fixture("controller_isr_entry_condition"),
          {"follower": 2, "follower_log_end_offset": 0, "high_watermark": 1}, CFG_DISK_WIPE),
@@ -918,6 +953,10 @@ CASES = (
          {"record": 1, "offset": 0, "leader": 0, "high_watermark": 0, "held": [1, 0]}),
     Case("controller_in_own_session", registry("reconnect-keeps-controller"), fixture("controller_in_own_session"),
          {"broker": 0, "controller_epoch": 1, "broker_epoch_before": -1, "broker_epoch_after": 4}),
+    Case("acked_survives_leaderless", mut_crash_recovers_to_hw_checkpoint, t_acked_then_leader_crashes_alone,
+         {"partition": 0, "offset": 0, "record": 1, "lossy_crashes": 0}),
+    Case("min_isr_recovery_quorum", mut_no_kafka_19522, fixture("min_isr_recovery_quorum"),
+         {"partition": 0, "isr": [], "elr": [], "problem": "recovery quorum below min ISR"}, CFG_ELR),
 )
 
 
