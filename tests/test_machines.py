@@ -395,8 +395,10 @@ def test_every_breaking_preset_the_machine_misses_is_named():
     # no-kip-903: not found by the guided search either (tests/test_fuzz.py's NOT_FOUND_YET).
     # no-kafka-14140, no-kafka-15221: not measured for the machine yet (the walker finds the first in about
     # a second; the second needs a whole reboot inside the leader's expansion, see benchmarks/RESULTS.md).
+    # no-kafka-19522: none of seeds 0-2 within 600 test cases (2026-11-29; the guided search finds it in 119 steps:
+    # a fenced last known leader elected at its registration, then its next unclean restart).
     out_of_reach = {"no-kip-320", "no-kafka-7164", "no-kafka-7415", "no-kafka-12686", "kafka-2.8", "no-kafka-7786",
-                    "no-kip-903", "no-kafka-14140", "no-kafka-15221"}
+                    "no-kip-903", "no-kafka-14140", "no-kafka-15221", "no-kafka-19522"}
     breaking = {n for n, p in PRESETS.items() if p.expected != "pass"}
     assert breaking == set(MACHINE_FINDS) | out_of_reach
 
