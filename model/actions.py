@@ -302,10 +302,12 @@ class ControllerProcessPreferredReplicaElection:
 
 @dataclass(frozen=True, slots=True)
 class ElectLeaders:
-    """An admin client's ElectLeaders request (KIP-460, election type PREFERRED) for ``partition`` reaches ``broker``,
-    whose controller answers (KafkaApis.handleElectReplicaLeader, KafkaController.processReplicaLeaderElection)."""
+    """An admin client's ElectLeaders request (KIP-460) for ``partition`` reaches ``broker``, whose controller answers
+    (KafkaApis.handleElectReplicaLeader, KafkaController.processReplicaLeaderElection); in KRaft the broker forwards
+    it to the quorum controller (ControllerApis.handleElectLeaders), which also takes ``election_type`` UNCLEAN."""
     broker: int
     partition: int
+    election_type: str = "PREFERRED"
 
 
 @dataclass(frozen=True, slots=True)
@@ -488,10 +490,22 @@ ISOLATIONS = ("read_uncommitted", "read_committed")
 _FIELD_TYPES = {t: tuple((f.name, f.type) for f in dataclasses.fields(t)) for t in ACTION_TYPES}
 
 
+#: Fields added to an action after traces used it, left out of its JSON and description at their default value so
+#: that those traces read and print as before.
+_QUIET_DEFAULTS = {ElectLeaders: ("election_type",)}
+ELECTION_TYPES = ("PREFERRED", "UNCLEAN")
+
+
+def _shown_fields(a):
+    quiet = _QUIET_DEFAULTS.get(type(a), ())
+    return [name for name, _ in _FIELD_TYPES[type(a)]
+            if name not in quiet or getattr(a, name) != type(a).__dataclass_fields__[name].default]
+
+
 def action_to_json(a) -> dict:
     """{"type": ClassName, field: value, ...}."""
     out = {"type": type(a).__name__}
-    for name, _ in _FIELD_TYPES[type(a)]:
+    for name in _shown_fields(a):
         out[name] = getattr(a, name)
     return out
 
@@ -527,6 +541,8 @@ def action_from_json(data: object):
         kwargs[fname] = value
     if cls in (ConsumerFetch, ListOffsets) and kwargs.get("isolation", "read_uncommitted") not in ISOLATIONS:
         raise ActionError(f"{name}: isolation must be one of {', '.join(ISOLATIONS)}")
+    if cls is ElectLeaders and kwargs.get("election_type", "PREFERRED") not in ELECTION_TYPES:
+        raise ActionError(f"{name}: election_type must be one of {', '.join(ELECTION_TYPES)}")
     if cls is ConsumerFetchWithClientMetadata and kwargs.get("current_leader_epoch", -1) < -1:
         raise ActionError(f"{name}: current_leader_epoch must be >= -1, got {kwargs['current_leader_epoch']}")
     if cls is ReassignPartitions:
@@ -550,4 +566,4 @@ def action_from_json(data: object):
 
 def describe(a) -> str:
     """``Produce(broker=0, partition=0, acks=-1)``: the action as a call."""
-    return f"{type(a).__name__}({', '.join(f'{n}={getattr(a, n)!r}' for n, _ in _FIELD_TYPES[type(a)])})"
+    return f"{type(a).__name__}({', '.join(f'{n}={getattr(a, n)!r}' for n in _shown_fields(a))})"

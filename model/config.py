@@ -184,7 +184,8 @@ class ModelConfig:
     #: KRaft: disk replacements of a stopped broker (``DiskWipe``: it comes back with no log and no checkpoint)
     max_disk_wipes: int = 0
     #: admin requests of a preferred-replica leader election (``PreferredReplicaElection``: kafka-preferred-replica-election
-    #: writes /admin/preferred_replica_election); 0, the default, offers none
+    #: writes /admin/preferred_replica_election, and ``ElectLeaders``; in KRaft ElectLeaders only, PREFERRED or
+    #: UNCLEAN); 0, the default, offers none
     max_preferred_elections: int = 0
     #: clock tick sizes offered besides "up to the next scheduled deadline".
     tick_ms: tuple[int, ...] = (1000,)
@@ -312,9 +313,10 @@ class ModelConfig:
             errors.append("leader_imbalance_check_interval_ms must be > 0")
         if self.leader_imbalance_per_broker_percentage > 100:
             errors.append("leader_imbalance_per_broker_percentage must be in 0..100")
-        if self.kip_500 and (self.auto_leader_rebalance_enable or self.max_preferred_elections):
-            errors.append("auto_leader_rebalance_enable and max_preferred_elections are ZooKeeper-era settings "
-                          "(the model's KRaft controller has no preferred-replica election)")
+        if self.kip_500 and self.auto_leader_rebalance_enable:
+            errors.append("auto_leader_rebalance_enable is among the ZooKeeper-era settings (the model's KRaft "
+                          "controller has no automatic leader balancing; ElectLeaders, max_preferred_elections, is "
+                          "of both eras)")
         if self.start_time_ms <= self.replica_lag_time_max_ms:
             errors.append("start_time_ms must exceed replica_lag_time_max_ms (time 0 stands for 'never')")
         if self.scheduler_jitter_ms < 0:
@@ -737,6 +739,13 @@ PRESETS: dict[str, Preset] = {
                "partition's last known leader is elected even while fenced: a broker that restarted without a clean "
                "shutdown leads again at its registration, and its next unclean restart takes it out of the ISR with no "
                "ELR or last known leader left to recover the partition from.", "KAFKA-19522, apache/kafka#20200"),
+        Preset("kraft-elect-leaders", _KRAFT_37.replace(eligible_leader_replicas=True, max_preferred_elections=1),
+               "pass",
+               "kafka-4.1 with an admin's ElectLeaders (KIP-460) forwarded to the quorum controller, PREFERRED or "
+               "UNCLEAN (ReplicationControlManager.electLeaders): a preferred election moves leadership only to an "
+               "active ISR member, an unclean one elects only a leaderless partition, its ISR the new leader alone "
+               "(RECOVERING, KIP-704) and its ELR cleared; the unclean election may lose acknowledged records, which "
+               "the loss ledger counts as the unclean election's, not as a protocol bug.", "3.7.0, KIP-460"),
         Preset("kafka-4.1-min-isr-2", _KRAFT_37.replace(eligible_leader_replicas=True, min_insync_replicas=2), "pass",
                "kafka-4.1 with min.insync.replicas=2 (with RF 3, the setting the ELR is meant for): a replica that leaves "
                "an ISR of two joins the ELR, and the HW stays while the ISR is below two.", "4.1.0, KIP-966"),

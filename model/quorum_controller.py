@@ -60,10 +60,12 @@ def _append(s: ClusterState, records: list) -> None:
 
 # --------------------------------------------------------------------------- PartitionChangeBuilder
 def build_partition_change(cfg: ModelConfig, part: PartitionRegistration, target_isr: tuple, acceptable,
-                           unclean_shutdown: tuple = (), target_recovery: str | None = None) -> tuple:
+                           unclean_shutdown: tuple = (), target_recovery: str | None = None,
+                           election: str | None = None) -> tuple:
     """PartitionChangeBuilder.build (Kafka 3.5.0; KAFKA-15021 3.6.0; KIP-966's ELR 3.7.0, unclean shutdowns and
     lastKnownElr as 4.1.0 keeps them): (the partition after the change, or None for a no-op, and whether the election
-    was unclean)."""
+    was unclean).  ``election`` is the builder's Election: None for the topic's configuration (ONLINE, or UNCLEAN
+    with ``unclean_leader_election``), "PREFERRED" or "UNCLEAN" for an admin's ElectLeaders."""
     elr_on = cfg.eligible_leader_replicas
     target_isr = tuple(target_isr)
     target_elr = part.elr
@@ -78,13 +80,17 @@ def build_partition_change(cfg: ModelConfig, part: PartitionRegistration, target
         return (r in target_isr or (not target_isr and r in target_elr)) and acceptable(r)
 
     unclean = False
-    if valid(part.leader):                                   # electAnyLeader: keep a leader that qualifies
+    allow_unclean = cfg.unclean_leader_election if election is None else election == "UNCLEAN"
+    preferred = part.replicas[0] if part.replicas else NO_LEADER
+    if election == "PREFERRED" and valid(preferred):         # electPreferredLeader: the preferred replica first
+        leader = preferred
+    elif valid(part.leader):                                 # electAnyLeader: keep a leader that qualifies
         leader = part.leader
     else:
         leader = next((r for r in part.replicas if valid(r)), NO_LEADER)
         if leader == NO_LEADER and _can_elect_last_known_leader(cfg, part, target_isr, target_elr, acceptable):
             leader, unclean = part.last_known_elr[0], True
-        elif leader == NO_LEADER and cfg.unclean_leader_election:
+        elif leader == NO_LEADER and allow_unclean:
             leader = next((r for r in part.replicas if acceptable(r)), NO_LEADER)
             unclean = leader != NO_LEADER
     leader_changed = leader != part.leader                   # tryElection sets record.leader
@@ -152,6 +158,29 @@ def _change_partitions(cfg: ModelConfig, s: ClusterState, partitions, remove: in
                                               (unclean_shutdown,) if unclean_shutdown >= 0 else ())
         if new is not None:
             _commit_partition(s, p, new, unclean, records)
+
+
+def elect_leader(cfg: ModelConfig, s: ClusterState, p: int, election_type: str) -> str:
+    """ReplicationControlManager.electLeaders / electLeader (Kafka 3.7.0), one partition of an admin's ElectLeaders
+    (KIP-460) forwarded by a broker to the controller: ELECTION_NOT_NEEDED when the preferred replica leads (PREFERRED)
+    or the partition has a leader (UNCLEAN); else PartitionChangeBuilder with that Election and active brokers as
+    acceptable leaders, whose record is appended to the metadata log, or PREFERRED_LEADER_NOT_AVAILABLE /
+    ELIGIBLE_LEADERS_NOT_AVAILABLE when it makes none."""
+    q = s.quorum
+    part = q.partitions[p] if 0 <= p < len(q.partitions) else None
+    if part is None:
+        return E.UNKNOWN_TOPIC_OR_PARTITION
+    preferred = part.replicas[0] if part.replicas else NO_LEADER
+    if (part.leader == preferred if election_type == "PREFERRED" else part.leader != NO_LEADER):
+        return E.ELECTION_NOT_NEEDED
+    new, unclean = build_partition_change(cfg, part, part.isr, lambda r: is_active(s.quorum, r),
+                                          election=election_type)
+    if new is None:
+        return E.PREFERRED_LEADER_NOT_AVAILABLE if election_type == "PREFERRED" else E.ELIGIBLE_LEADERS_NOT_AVAILABLE
+    records: list = []
+    _commit_partition(s, p, new, unclean, records)
+    _append(s, records)
+    return E.NONE
 
 
 def _commit_partition(s: ClusterState, p: int, new: PartitionRegistration, unclean: bool, records: list) -> None:

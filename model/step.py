@@ -35,8 +35,8 @@ from .fetcher import (process_fetch_response, receive_epoch_response, send_epoch
 from .list_offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, handle_list_offsets
 from .losses import judge
 from .node import memo_by_identity
-from .quorum_controller import (controller_failover, fence_broker, initial_quorum, is_unfenced, lose_heartbeats,
-                                session_expired)
+from .quorum_controller import (controller_failover, elect_leader, fence_broker, initial_quorum, is_unfenced,
+                                lose_heartbeats, session_expired)
 from .replica_manager import (CONSUMER_ID, append_records, checkpoint_high_watermarks, delete_records, fetch_messages,
                               isr_expiration, maybe_propagate_isr_changes, run_log_retention)
 from .log import UNDEFINED_EPOCH, deletable_segments
@@ -439,8 +439,10 @@ def g_preferred_election_process(cfg, s, a) -> bool:
 
 
 def g_elect_leaders(cfg, s, a) -> bool:
-    """A live broker, an existing partition, within the admin's budget (``max_preferred_elections``)."""
-    return _bp(s, a) and s.brokers[a.broker].alive and s.ghost.preferred_elections < cfg.max_preferred_elections
+    """A live broker, an existing partition, within the admin's budget (``max_preferred_elections``); the UNCLEAN
+    type only in KRaft (the ZooKeeper-era model's controller elects the preferred replica only)."""
+    return (_bp(s, a) and s.brokers[a.broker].alive and s.ghost.preferred_elections < cfg.max_preferred_elections
+            and a.election_type in (A.ELECTION_TYPES if cfg.kip_500 else ("PREFERRED",)))
 
 
 def g_auto_leader_rebalance(cfg, s, a) -> bool:
@@ -712,9 +714,19 @@ def e_auto_leader_rebalance(cfg, s, a):
 
 
 def e_elect_leaders(cfg, s, a):
-    error = elect_leaders(cfg, s, a.broker, a.partition)
+    if cfg.kip_500:
+        error = kraft_elect_leaders(cfg, s, a)
+    else:
+        error = elect_leaders(cfg, s, a.broker, a.partition)
     note_error(s, error)
     note_response(s, "elect_leaders", a.broker, a.partition, error)
+
+
+def kraft_elect_leaders(cfg, s, a) -> str:
+    """KafkaApis.handleElectLeaders forwarding to ControllerApis.handleElectLeaders (Kafka 3.7.0): any live broker
+    forwards the request to the quorum controller, whose answer it returns (ReplicationControlManager.electLeaders)."""
+    s.ghost_mut().preferred_elections += 1
+    return elect_leader(cfg, s, a.partition, a.election_type)
 
 
 def e_delete_topic(cfg, s, a):
@@ -782,6 +794,12 @@ def _brokers(s):
 def _bps(s):
     np_ = len(s.zk.assignment)
     return ((b, p) for b in range(len(s.brokers)) for p in range(np_))
+
+
+def c_elect_leaders(cfg, s):
+    """Every broker and partition; in KRaft each with both election types."""
+    types = A.ELECTION_TYPES if cfg.kip_500 else ("PREFERRED",)
+    return (A.ElectLeaders(b, p, t) for b, p in _bps(s) for t in types)
 
 
 def c_elect_controller(cfg, s):
@@ -943,7 +961,7 @@ RULES = {
     A.ControllerProcessPreferredReplicaElection: (g_preferred_election_process, e_preferred_election_process,
                                                   _controllers(A.ControllerProcessPreferredReplicaElection)),
     A.AutoLeaderRebalance: (g_auto_leader_rebalance, e_auto_leader_rebalance, _controllers(A.AutoLeaderRebalance)),
-    A.ElectLeaders: (g_elect_leaders, e_elect_leaders, _per_bp(A.ElectLeaders)),
+    A.ElectLeaders: (g_elect_leaders, e_elect_leaders, c_elect_leaders),
     A.DeleteRecords: (g_delete_records, e_delete_records, c_delete_records),
     A.DeleteOldSegments: (g_delete_old_segments, e_delete_old_segments, _per_bp(A.DeleteOldSegments)),
     A.DeleteTopic: (g_delete_topic, e_delete_topic, lambda cfg, s: (A.DeleteTopic(),)),
@@ -1493,6 +1511,12 @@ def _kraft_groups(cfg, s, kinds, T, group) -> None:
             group(g)
     if (every or A.ControllerFailover in kinds) and s.ghost.controller_moves < cfg.max_controller_moves:
         group(list(T.failover))
+    if (every or A.ElectLeaders in kinds) and s.ghost.preferred_elections < cfg.max_preferred_elections:
+        n = len(s.zk.assignment)
+        g = [A.ElectLeaders(br.broker_id, p, t) for br in brokers if br.alive for p in range(n)
+             for t in A.ELECTION_TYPES]
+        if g:
+            group(g)
 
 
 def _live_rows(brokers, rows, group) -> None:
@@ -1564,11 +1588,12 @@ ZK_ONLY = frozenset({A.ElectController, A.ControllerProcessBrokerChange, A.Contr
                      A.ControllerResign, A.DeliverControlRequest, A.IsrChangePropagation, A.ZkSessionExpire,
                      A.ZkReconnect, A.ZkDeleteController,
                      A.ControlledShutdownRequest, A.ControlledShutdownResponse, A.PreferredReplicaElection,
-                     A.ControllerProcessPreferredReplicaElection, A.AutoLeaderRebalance, A.ElectLeaders,
+                     A.ControllerProcessPreferredReplicaElection, A.AutoLeaderRebalance,
                      A.DeleteTopic, A.CreateTopic, A.CreatePartitions,
                      A.ControllerProcessTopicDeletion, A.ControllerProcessTopicChange,
                      A.ControllerProcessStopReplicaResponse})
-#: ``ControlledShutdown`` is of both eras (KRaft's heartbeats, the ZooKeeper era's request to the controller).
+#: ``ControlledShutdown`` is of both eras (KRaft's heartbeats, the ZooKeeper era's request to the controller), and so
+#: is ``ElectLeaders`` (the ZooKeeper-era controller, or forwarded to the quorum controller).
 KRAFT_ONLY = frozenset({A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker, A.HeartbeatsLost, A.DiskWipe,
                         A.ControllerFailover, A.PrepareIsrExpand})
 ZK_ONLY = ZK_ONLY | {A.ReassignPartitions, A.ControllerProcessPartitionReassignment,

@@ -1497,7 +1497,7 @@ def min_isr_recovery_quorum(cfg, s: ClusterState):
     g = s.ghost
     # every part it reads: most steps change none (copy-on-write states share them, and a tuple compares its
     # items by identity first), and then the last answer stands
-    parts = (cfg, q.log, q.partitions, g.acked, g.unclean_losses, g.lossy_crashes, g.deleted_partitions,
+    parts = (cfg, q.log, q.partitions, g.acked, g.unclean, g.unclean_losses, g.lossy_crashes, g.deleted_partitions,
              s.zk.delete_topics, s.zk.assignment, *[br.logs for br in s.brokers])
     if _QUORUM_CHECKED and _QUORUM_CHECKED[0] == parts:
         return _QUORUM_CHECKED[1]
@@ -1513,9 +1513,10 @@ _QUORUM_CHECKED: list = []
 def _recovery_quorum_facts(cfg, s: ClusterState, q):
     known = _last_known_elr(cfg, q.log)
     owed = None
+    pending = {u.partition for u in s.ghost.unclean if u.log is None}
     for p, part in enumerate(q.partitions):
-        if p >= len(known) or known[p][1]:
-            continue
+        if p >= len(known) or known[p][1] or p in pending:
+            continue             # given up, or an unclean election whose losses its leader's takeover will document
         need = _min_isr(cfg, s, p)
         quorum = sorted(set(part.isr) | set(part.elr) | set(known[p][0]))
         facts = {"partition": p, "isr": list(part.isr), "elr": list(part.elr), "last_known_elr": list(known[p][0]),

@@ -187,7 +187,8 @@ def action_words(cfg, s, a) -> str:
     if t is A.ControllerProcessPreferredReplicaElection:
         return f"controller {a.controller} handles /admin/preferred_replica_election"
     if t is A.ElectLeaders:
-        return f"an admin asks broker {a.broker} to elect the preferred leader (ElectLeaders){_p(cfg, a.partition)}"
+        what = "the preferred leader" if a.election_type == "PREFERRED" else "any replica, uncleanly,"
+        return f"an admin asks broker {a.broker} to elect {what} (ElectLeaders){_p(cfg, a.partition)}"
     if t is A.AutoLeaderRebalance:
         return f"controller {a.controller} runs the auto-leader-rebalance-task"
     if t is A.DeleteRecords:
