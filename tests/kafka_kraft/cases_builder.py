@@ -51,8 +51,9 @@ def _change_before_fence(c: Case, why: str, **fields) -> Case:
 out_of_scope(B + "testChangeRecordIsNoOp", "the record schema's versions and tagged fields (changeRecordIsNoOp)")
 missing(B + "testElectLeader", "several states",
         "Elections on FOO and BAZ with preferred, online and unclean election types and four target ISRs, each on the "
-        "same starting registration; the model's controller elects only when a broker is fenced or unfenced (online, "
-        "or unclean by configuration) and has no ElectLeaders (preferred / unclean on demand).")
+        "same starting registration; the model's controller elects when a broker is fenced or unfenced (online, "
+        "or unclean by configuration) or on an admin's ElectLeaders (preferred or unclean), one partition at a "
+        "time.")
 
 
 @case(B + "testTriggerLeaderEpochBumpIfNeeded")

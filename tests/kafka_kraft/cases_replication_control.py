@@ -10,6 +10,7 @@ when its followers fall behind or catch up.  Each trace says how Kafka's brokers
 
 from __future__ import annotations
 
+from isrlab.model import actions as A
 from kraftcase import Case, case, missing, out_of_scope
 
 R = "ReplicationControlManagerTest."
@@ -292,9 +293,46 @@ missing(R + "testManualPartitionAssignmentOnAllFencedBrokers", "topic creation",
         "Creating a topic on fenced brokers only.")
 missing(R + "testCreatePartitionsFailsWithManualAssignmentWithAllFenced", "topic creation",
         "Creating partitions on fenced brokers only.")
-missing(R + "testElectUncleanLeaders_WithoutElr", "elect leaders",
-        "ElectLeaders with the UNCLEAN type: ELIGIBLE_LEADERS_NOT_AVAILABLE, then an unclean election once a replica "
-        "is unfenced, and ELECTION_NOT_NEEDED for partitions with a leader.")
+@case(R + "testElectUncleanLeaders_WithoutElr")
+def elect_unclean_leaders_without_elr():
+    c = Case(R + "testElectUncleanLeaders_WithoutElr",
+             "ElectLeaders with the UNCLEAN type after brokers 1, 2 and 3 are fenced: ELIGIBLE_LEADERS_NOT_AVAILABLE for "
+             "[1, 2, 3] (leaderless, ISR [1]), ELECTION_NOT_NEEDED for the partitions with a leader; once broker 2 is "
+             "unfenced (and back in the ISR of [2, 3, 4]), one record electing 2 uncleanly, ISR [2].",
+             n_brokers=5, n_partitions=3, replication_factor=3, max_preferred_elections=6)
+    c.adapt("The model's assignment is [0, 1, 2], [1, 2, 3], [2, 3, 4]: Kafka's partitions 0 and 1 ([1, 2, 3], "
+            "[2, 3, 4]) are the model's 1 and 2, Kafka's partition 2 ([0, 2, 1]) the model's 0.  One ElectLeaders per "
+            "partition (the model's request names one), each through broker 0, and each partition's answer read from "
+            "its response; no record is observed as the partition epoch unchanged.  Brokers 1 and 3 stop after they "
+            "are fenced, so that the clock can run to broker 2's heartbeat without their heartbeats unfencing them.  "
+            "Kafka's ctx.alterPartition (2 back in the ISR of [2, 3, 4]) is leader 4's own proposal once 2 fetches "
+            "(every live broker first replays the log, so that 4 leads in the controller's epoch).")
+    c.unchecked("electAllPartitions = true (the request naming no partition); the response's top-level error")
+    c.formed().fence(2, 3).fence(1).crash(1).crash(3)
+    c.check_registration("Kafka's partition 0: no leader, ISR [1]", p=1, leader=-1, isr=[1])
+    c.check_registration("Kafka's partition 1: leader 4, ISR [4]", p=2, leader=4, isr=[4])
+    c.check_registration("Kafka's partition 2: leader 0, ISR [0]", p=0, leader=0, isr=[0])
+    epoch = c.s.quorum.partitions[1].partition_epoch
+    for p, error in ((1, "ELIGIBLE_LEADERS_NOT_AVAILABLE"), (2, "ELECTION_NOT_NEEDED"), (0, "ELECTION_NOT_NEEDED")):
+        c.do(A.ElectLeaders(0, p, "UNCLEAN"))
+        c.check(f"ghost.responses.elect_leaders.0.{p}", error, f"Kafka's expectedResponse1: {error}")
+    c.check_registration("no record (result1.records() is empty)", p=1, partition_epoch=epoch, leader=-1)
+    c.unfence(2).replay()
+    c.fetch(2, p=2, rounds=2).alter(4)
+    c.check_registration("Kafka's partition 1: leader 4, ISR [2, 4]", p=2, leader=4, isr=[2, 4])
+    c.do(A.ElectLeaders(0, 1, "UNCLEAN"))
+    c.check("ghost.responses.elect_leaders.0.1", "NONE", "Kafka's expectedResponse: NONE for partition 0")
+    c.check("quorum.log.-1.partition", 1, "one PartitionChangeRecord, for Kafka's partition 0")
+    c.check("quorum.log.-1.registration.leader", 2, "partitionChangeRecord.leader() == 2")
+    c.check("quorum.log.-1.registration.isr", [2], "partitionChangeRecord.isr() == [2]")
+    c.check_registration("Kafka's partition 0: leader 2, ISR [2]", p=1, leader=2, isr=[2])
+    c.check_registration("Kafka's partition 1: leader 4, ISR [2, 4]", p=2, leader=4, isr=[2, 4])
+    c.check_registration("Kafka's partition 2: leader 0, ISR [0]", p=0, leader=0, isr=[0])
+    for p in (2, 0):
+        c.do(A.ElectLeaders(0, p, "UNCLEAN"))
+        c.check(f"ghost.responses.elect_leaders.0.{p}", "ELECTION_NOT_NEEDED", "Kafka's expectedResponse")
+    return c
+
 missing(R + "testPreferredElectionDoesNotTriggerUncleanElection", "elect leaders",
         "ElectLeaders with the PREFERRED type on a leaderless partition with unclean election enabled.")
 

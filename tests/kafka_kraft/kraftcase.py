@@ -285,7 +285,9 @@ MISSING = {
     "KIP-704": "leader recovery state (KIP-704: RECOVERING after an unclean election)",
     "unclean recovery": "KIP-966 part 2: last-known-leader election and lastKnownElr (unclean.recovery.strategy)",
     "directories": "log directories (JBOD directory assignment, KIP-858; offline directories)",
-    "elect leaders": "ElectLeaders: preferred and unclean elections on demand, leader balancing",
+    "elect leaders": "ElectLeaders on several partitions and topics (some unknown) in one request, on situations "
+                     "the formed cluster reaches only through many steps (the model's takes one partition), and "
+                     "leader balancing",
     "controller answers": "AlterPartition answers the model's quorum controller never gives a leader's own request "
                           "(network failures, UNKNOWN_SERVER_ERROR, INVALID_REQUEST, NEW_LEADER_ELECTED without "
                           "reassignment)",
