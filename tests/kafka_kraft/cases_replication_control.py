@@ -355,7 +355,32 @@ def fence_multiple_brokers():
     return c
 
 
-missing(R + "testElectPreferredLeaders", "elect leaders", "ElectLeaders with the PREFERRED type.")
+@case(R + "testElectPreferredLeaders")
+def elect_preferred_leaders():
+    c = Case(R + "testElectPreferredLeaders",
+             "ElectLeaders with the PREFERRED type while broker 0 is fenced and broker 1 in controlled shutdown: "
+             "PREFERRED_LEADER_NOT_AVAILABLE for [1, 2, 3] and [0, 2, 1], whose preferred replicas cannot lead, "
+             "ELECTION_NOT_NEEDED for [2, 3, 4], led by its preferred replica 2; no record.",
+             n_brokers=5, n_partitions=3, replication_factor=3, max_preferred_elections=3)
+    c.adapt("The model's assignment is [0, 1, 2], [1, 2, 3], [2, 3, 4]: Kafka's partitions 0 and 1 ([1, 2, 3], "
+            "[2, 3, 4]) are the model's 1 and 2, Kafka's partition 2 ([0, 2, 1]) the model's 0 ([0, 1, 2]: the same "
+            "preferred replica, 0).  Kafka creates the topic while 0 is fenced and 1 shutting down; here the formed "
+            "cluster's broker 1 begins a controlled shutdown (its leaderships move to 2) and then 0 is fenced.  One "
+            "ElectLeaders per partition, each through broker 2; no record is observed as the partition epochs "
+            "unchanged.")
+    c.unchecked("the unknown topic bar (UNKNOWN_TOPIC_OR_PARTITION: the model has one topic); the second election, "
+                "after broker 1 registers again and 0 and 1 are unfenced and back in the ISRs (expectedResponse2)")
+    c.formed().controlled_shutdown(1).wait_heartbeat(1).fence(0)
+    c.check("quorum.registrations.1.in_controlled_shutdown", True, "broker 1 is in controlled shutdown")
+    c.check("quorum.registrations.0.fenced", True, "broker 0 is fenced")
+    epochs = [part.partition_epoch for part in c.s.quorum.partitions]
+    for p, error in ((1, "PREFERRED_LEADER_NOT_AVAILABLE"), (2, "ELECTION_NOT_NEEDED"),
+                     (0, "PREFERRED_LEADER_NOT_AVAILABLE")):
+        c.do(A.ElectLeaders(2, p))
+        c.check(f"ghost.responses.elect_leaders.2.{p}", error, f"Kafka's expectedResponse1: {error}")
+    for p in range(3):
+        c.check_registration("no record (election1Result.records() is empty)", p=p, partition_epoch=epochs[p])
+    return c
 missing(R + "testBalancePartitionLeaders", "elect leaders", "The controller's automatic leader balancing.")
 out_of_scope(R + "testKRaftClusterDescriber", "the cluster describer's accessors (racks, default directories)")
 
