@@ -42,10 +42,11 @@ def test_svg_of_each_counterexample(path):
     # every kind of event the trace's actions make is drawn (control requests, appends, fetches, faults...)
     assert {diagram._KIND[type(a)] for a in trace.actions} <= set(classes.split()) and "control" in classes
     labels = [e.text for e in root.iter(f"{SVG}text") if e.get("class") == "replica-state"]
-    # role LEO/HW e<epoch> along the lanes of brokers that host a replica ("-" before the first LeaderAndIsr)
-    hosted = any(text != "-" for states in d.states for text in states.values())
+    # role LEO/HW e<epoch> along the lanes of brokers that host a replica ("-" before the first LeaderAndIsr or
+    # metadata replay, "down" for a stopped broker, "log LEO/HW" for a restarted one's log not hosted yet)
+    hosted = any(re.match(r"[LF] ", text) for states in d.states for text in states.values())
     assert any(re.match(r"[LF] \d+/\d+ e-?\d+", t) for t in labels) == hosted
-    assert hosted or all(t == "-" for t in labels)
+    assert hosted or all(t in ("-", "down") or t.startswith("log ") for t in labels)
     red = [e for e in root.iter(f"{SVG}text") if e.get("class") == "step-label" and e.get("fill") == "#b00000"]
     assert red and red[0].text.strip().startswith(str(d.violation_step))
     # a message's line ends in an arrowhead of its own colour
