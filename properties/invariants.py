@@ -1510,10 +1510,28 @@ def min_isr_recovery_quorum(cfg, s: ClusterState):
 _QUORUM_CHECKED: list = []
 
 
+def _pending_unclean_from_outside(g, log: tuple) -> set:
+    """The partitions of an unclean election whose leader has not taken over yet (its losses are documented then)
+    and was outside the recovery quorum (ISR, ELR, last known leader) when elected: an admin's ElectLeaders UNCLEAN.
+    The last known leader's own election (KIP-966) is judged as before."""
+    waiting = {(u.partition, u.leader_epoch, u.leader) for u in g.unclean if u.log is None}
+    if not waiting:
+        return set()
+    out, prev = set(), {}
+    for rec in log:
+        if type(rec) is PartitionChangeRecord:
+            reg, old = rec.registration, prev.get(rec.partition)
+            if (rec.partition, reg.leader_epoch, reg.leader) in waiting and old is not None \
+                    and reg.leader not in (*old.isr, *old.elr, *old.last_known_elr):
+                out.add(rec.partition)
+            prev[rec.partition] = reg
+    return out
+
+
 def _recovery_quorum_facts(cfg, s: ClusterState, q):
     known = _last_known_elr(cfg, q.log)
     owed = None
-    pending = {u.partition for u in s.ghost.unclean if u.log is None}
+    pending = _pending_unclean_from_outside(s.ghost, q.log)
     for p, part in enumerate(q.partitions):
         if p >= len(known) or known[p][1] or p in pending:
             continue             # given up, or an unclean election whose losses its leader's takeover will document
