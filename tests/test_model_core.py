@@ -145,6 +145,8 @@ def _example(cls):
         kwargs[name] = True if ftype == "bool" else ("read_committed" if ftype == "str" else 1)
         if name == "replicas":      # ReassignPartitions: broker ids, comma-separated
             kwargs[name] = "1,0"
+        if name == "election_type":  # ElectLeaders: the non-default one, so that it is written out
+            kwargs[name] = "UNCLEAN"
     return cls(**kwargs)
 
 
