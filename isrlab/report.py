@@ -560,7 +560,9 @@ def _counterexample_html(c: dict, count: int, k: int = 0) -> tuple[str, str]:
     return "".join(parts), f"<details><summary>step table</summary><pre>{e(table)}</pre></details>"
 
 
-#: what the counterexamples' sections may weigh together: the page stays under 1 MB however many a campaign found
+#: what the whole page may weigh (UTF-8 bytes): the counterexamples' diagrams get what the rest of the page leaves,
+#: so it stays under 1 MB however many a campaign found; DRAWN_BUDGET caps the diagrams' share below that
+PAGE_BUDGET = 980_000
 DRAWN_BUDGET = 700_000
 DRAWN_RULE = ("Grouped by what their replays attribute them to (the unexpected first, then the expected bugs found, "
               "then known bugs met where not expected); the shortest of each group is drawn while the page stays "
@@ -594,32 +596,46 @@ def _listed(items: list) -> str:
             f"<th>its diagram</th></tr>{rows}</table>")
 
 
-def _counterexamples_html(groups: list) -> list[str]:
-    """Per bug group: a heading with its count, its shortest counterexample drawn (while the sections weigh less than
-    DRAWN_BUDGET), the others listed in a fold."""
-    e = html.escape
+def _size(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def _counterexamples_html(groups: list, budget: int | None = None) -> list[str]:
+    """Per bug group: a heading with its count, its shortest counterexample drawn while the sections, the groups
+    still to come listed without a drawing included, weigh less than ``budget`` bytes (at most DRAWN_BUDGET), the
+    others listed in a fold."""
+    budget = DRAWN_BUDGET if budget is None else min(budget, DRAWN_BUDGET)
+    undrawn = [_size(_group_html(kind, name, items, "")) for kind, name, items in groups]
     out, used = [], 0
     for k, (kind, name, items) in enumerate(groups):
-        words, cls = _GROUP_WORDS.get(kind, ("attributed to no known bug", "notfound"))
-        total = sum(n for _c, n in items)
-        presets = sorted({c["preset"] for c, _n in items})
-        head = (f'<h3 class="group"><span class="{cls}">{e(words)}</span>: {e(name)}: {total} counterexample'
-                f'{"s" * (total != 1)} in {len(presets)} preset{"s" * (len(presets) != 1)} ({e(_some(presets))})'
-                "</h3>")
+        room = budget - sum(undrawn[k + 1:])
         drawn = ""
-        if used < DRAWN_BUDGET:       # with its step table if that fits too, else without, else not at all
+        if used < room:               # with its step table if that fits too, else without, else not at all
             section, table = _counterexample_html(*items[0], k)
-            drawn = next((x + "</section>" for x in (section + table, section) if used + len(x) < DRAWN_BUDGET), "")
-        rest = items[1:] if drawn else items
-        if not rest:
-            listed = ""
-        elif drawn:
-            listed = f"<details><summary>{len(rest)} more of {e(name)}</summary>{_listed(rest)}</details>"
-        else:
-            listed = f"<p class=\"rule\">not drawn here (the page stays under 1 MB)</p>{_listed(rest)}"
-        out.append(head + drawn + listed)
-        used += len(out[-1])
+            drawn = next((x + "</section>" for x in (section + table, section)
+                          if used + _size(_group_html(kind, name, items, x + "</section>")) < room), "")
+        out.append(_group_html(kind, name, items, drawn))
+        used += _size(out[-1])
     return out
+
+
+def _group_html(kind: str, name: str, items: list, drawn: str) -> str:
+    """One bug group's section: its heading, its drawn counterexample (``drawn``, or "") and the others listed."""
+    e = html.escape
+    words, cls = _GROUP_WORDS.get(kind, ("attributed to no known bug", "notfound"))
+    total = sum(n for _c, n in items)
+    presets = sorted({c["preset"] for c, _n in items})
+    head = (f'<h3 class="group"><span class="{cls}">{e(words)}</span>: {e(name)}: {total} counterexample'
+            f'{"s" * (total != 1)} in {len(presets)} preset{"s" * (len(presets) != 1)} ({e(_some(presets))})'
+            "</h3>")
+    rest = items[1:] if drawn else items
+    if not rest:
+        listed = ""
+    elif drawn:
+        listed = f"<details><summary>{len(rest)} more of {e(name)}</summary>{_listed(rest)}</details>"
+    else:
+        listed = f"<p class=\"rule\">not drawn here (the page stays under 1 MB)</p>{_listed(rest)}"
+    return head + drawn + listed
 
 
 _STYLE = """
@@ -699,12 +715,6 @@ def render(folder: str, say_after: float | None = 2.0, stream=None) -> str:
                 f"when its first telling violation came ({what}): the expected headline's for a preset that found its "
                 "bug, an unexpected one's, any for a preset that met only known bugs; a preset with nothing found "
                 "stands at its budget.</figcaption></figure>")
-    folded = fold(summary.get("counterexamples", []))
-    groups = bug_groups(folded)
-    cxs = [f"<h2>Counterexamples ({len(folded)} distinct, {len(groups)} bug{'s' * (len(groups) != 1)})</h2>"
-           f"<p class=\"rule\">{e(DRAWN_RULE)}</p>"]
-    with phases.phase(f"replaying and drawing up to {len(groups)} diagram{'s' * (len(groups) != 1)}"):
-        cxs += _counterexamples_html(groups) or ["<p>none</p>"]
     rows = ["<h2>Presets</h2><details><summary>the presets in one table</summary><div class=\"wide\">"
             "<table class=\"summary\" id=\"summary\"><tr><th>preset</th><th>expected bugs</th>"
             "<th>runs</th><th>steps</th><th>violated</th><th>found</th><th>not found</th><th>unexpected</th>"
@@ -743,6 +753,14 @@ def render(folder: str, say_after: float | None = 2.0, stream=None) -> str:
             f"<code>{e(os.path.join(folder, 'runs'))}</code> and <code>{e(os.path.join(folder, 'shards'))}</code> "
             f"(read them with pyarrow or Spark).</p><details><summary>the campaign's specification</summary><pre>"
             f"{e(json.dumps(spec, indent=1))}</pre></details>", _verdict_html(summary, "end"), "</body></html>"]
+    folded = fold(summary.get("counterexamples", []))
+    groups = bug_groups(folded)
+    cxs = [f"<h2>Counterexamples ({len(folded)} distinct, {len(groups)} bug{'s' * (len(groups) != 1)})</h2>"
+           f"<p class=\"rule\">{e(DRAWN_RULE)}</p>"]
+    with phases.phase(f"replaying and drawing up to {len(groups)} diagram{'s' * (len(groups) != 1)}"):
+        # the diagrams get what the rest of the page, rendered first, leaves of PAGE_BUDGET
+        rest = _size("\n".join(head + cxs + rows + foot)) + len(groups)
+        cxs += _counterexamples_html(groups, PAGE_BUDGET - rest) or ["<p>none</p>"]
     return "\n".join(head + cxs + rows + foot)
 
 

@@ -286,8 +286,8 @@ def test_the_report_says_each_phase_on_stderr(tmp_path):
     err = io.StringIO()
     report.render(str(folder), say_after=0, stream=err)
     assert err.getvalue().splitlines() == ["report: reading 2 Parquet tables…", "report: drawing the overview of 2 "
-                                           "presets…", "report: replaying and drawing up to 2 diagrams…",
-                                           "report: drawing the plots of 2 presets…"]
+                                           "presets…", "report: drawing the plots of 2 presets…",
+                                           "report: replaying and drawing up to 2 diagrams…"]
     quiet = io.StringIO()
     report.render(str(folder), say_after=None, stream=quiet)
     assert quiet.getvalue() == ""
@@ -305,3 +305,17 @@ def test_counterexamples_group_by_bug_and_only_the_shortest_is_drawn(tmp_path, m
     page = report.render(str(folder))
     assert page.count('class="counterexample"') == 0 and page.count("not drawn here") == 2
     assert "isrlab explain " in page and "--svg" in page
+
+
+def test_the_page_keeps_under_its_budget_whatever_the_rest_of_it_weighs(tmp_path, monkeypatch):
+    """The diagrams get only what the rest of the page leaves: with a page budget just above what the page weighs
+    without them, none is drawn, and the page, in UTF-8 bytes, stays within the budget."""
+    folder = _campaign(tmp_path)
+    bare = report.render(str(folder))
+    monkeypatch.setattr(report, "DRAWN_BUDGET", 1)
+    undrawn = len(report.render(str(folder)).encode())
+    monkeypatch.setattr(report, "DRAWN_BUDGET", 10**9)
+    monkeypatch.setattr(report, "PAGE_BUDGET", undrawn + 2000)
+    page = report.render(str(folder))
+    assert len(page.encode()) <= undrawn + 2000 and page.count('class="counterexample"') == 0
+    assert bare.count('class="counterexample"') == 2       # with the default budgets both groups are drawn
