@@ -396,11 +396,13 @@ class DelayedFetchExpire:
     request: int
 
 
-# ----------------------------------------------------------------- partition reassignment (KIP-455, ZooKeeper era)
+# ----------------------------------------------------------------- partition reassignment (KIP-455)
 @dataclass(frozen=True, slots=True)
 class ReassignPartitions:
-    """An admin creates /admin/reassign_partitions with ``partition``'s target replicas ``replicas`` (broker ids in
-    order, comma-separated, e.g. ``"2,0"``): KafkaZkClient.createPartitionReassignment."""
+    """An admin reassigns ``partition`` to the target replicas ``replicas`` (broker ids in order, comma-separated,
+    e.g. ``"2,0"``): in the ZooKeeper era it creates /admin/reassign_partitions
+    (KafkaZkClient.createPartitionReassignment); in KRaft its AlterPartitionReassignments reaches the quorum
+    controller, where ``""`` (a null target) cancels the reassignment in progress."""
     partition: int
     replicas: str
 
@@ -545,7 +547,7 @@ def action_from_json(data: object):
         raise ActionError(f"{name}: election_type must be one of {', '.join(ELECTION_TYPES)}")
     if cls is ConsumerFetchWithClientMetadata and kwargs.get("current_leader_epoch", -1) < -1:
         raise ActionError(f"{name}: current_leader_epoch must be >= -1, got {kwargs['current_leader_epoch']}")
-    if cls is ReassignPartitions:
+    if cls is ReassignPartitions and kwargs["replicas"] != "":     # "": KRaft's cancel
         from .reassignment import parse_replicas
         try:
             parse_replicas(kwargs["replicas"])

@@ -15,7 +15,7 @@ from .delayed import note_error
 from .node import replace_at
 from .partition import make_follower_3x, make_leader_3x
 from .quorum_controller import broker_heartbeat, register_broker
-from .replica_manager import start_fetching
+from .replica_manager import start_fetching, stop_replica
 from .requests import LeaderAndIsrPartitionState
 from .state import (OFFLINE, Broker, BrokerRegistrationChangeRecord, ClusterState, FenceBrokerRecord, MetadataCache,
                     Partition, PartitionChangeRecord, PartitionMetadata, RegisterBrokerRecord, UnfenceBrokerRecord)
@@ -35,11 +35,16 @@ def apply_next_record(cfg: ModelConfig, s: ClusterState, b: int) -> None:
     if br.metadata_offset == 0 and 0 <= br.broker_epoch < len(log):
         end = max(end, br.broker_epoch + 1)
     changed = {}
+    before = br.metadata.partitions              # the previous image's partitions (TopicDelta.image)
     for rec in log[br.metadata_offset:end]:
         _replay(br, rec, len(s.brokers), changed)
     br.metadata_offset = end
     for p, reg in sorted(changed.items()):
-        apply_delta(cfg, s, br, p, reg)
+        prev = before[p] if before and p < len(before) else None
+        if prev is not None and b in prev.replicas and b not in reg.replicas:
+            stop_and_delete(cfg, s, br, p)       # TopicDelta.localChanges' deletes
+        else:
+            apply_delta(cfg, s, br, p, reg)
 
 
 def _replay(br: Broker, rec, n: int, changed: dict) -> None:
@@ -73,13 +78,23 @@ def _replay(br: Broker, rec, n: int, changed: dict) -> None:
                                 tuple(sorted(shutting)))
 
 
+def stop_and_delete(cfg: ModelConfig, s: ClusterState, br: Broker, p: int) -> None:
+    """ReplicaManager.applyDelta's deletes (Kafka 3.7.0): a broker the previous image held as a replica and the new
+    one does not (a reassignment removed it) stops the partition with deleteLocalLog (stopPartitions: its fetcher
+    removed, the partition gone from allPartitions, its log deleted); an offline partition is left (KafkaStorageException,
+    logged)."""
+    if br.fetchers[p] is not None:               # replicaFetcherManager.removeFetcherForPartitions
+        br.fetchers = replace_at(br.fetchers, p, None)
+    stop_replica(cfg, s, br, p, True)
+
+
 def apply_delta(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, reg) -> None:
     """ReplicaManager.applyDelta for one changed partition (Kafka 3.5.0; TopicDelta.localChanges): a replica that leads
     becomes leader (applyLocalLeadersDelta), another becomes follower and restarts its fetcher on a new leader epoch
     when the leader is registered (applyLocalFollowersDelta)."""
     b = br.broker_id
     if b not in reg.replicas:
-        return                                   # not hosted here (reassignment and deletion are not modelled)
+        return                                   # not hosted here (topic deletion is not modelled in KRaft)
     hosted = br.partitions[p]
     if hosted == OFFLINE:
         return

@@ -207,10 +207,10 @@ class ModelConfig:
     delayed_fetch: bool = False
     #: fetch.max.wait.ms of the waiting consumer fetches the engines offer (the consumer's default, 500)
     fetch_max_wait_ms: int = 500
-    #: partition reassignments (KIP-455, ZooKeeper era) an admin may start (``ReassignPartitions``), a budget like
-    #: ``max_crashes``; set it above 0 to explore reassignments (the engines then offer targets of replication factor
-    #: RF - 1, RF and RF + 1 brokers, and the controller's reassignment events).  0 by default: the engines draw what
-    #: they drew before.
+    #: partition reassignments (KIP-455) an admin may start (``ReassignPartitions``), a budget like ``max_crashes``;
+    #: set it above 0 to explore reassignments (the engines then offer targets of replication factor RF - 1, RF and
+    #: RF + 1 brokers, and the ZooKeeper-era controller's reassignment events, or in KRaft the quorum controller's
+    #: AlterPartitionReassignments and its cancel).  0 by default: the engines draw what they drew before.
     max_reassignments: int = 0
     #: the follower's OffsetsForLeaderEpoch request and its response are two steps (``OffsetsForLeaderEpochRequest``
     #: / ``OffsetsForLeaderEpochResponse``) instead of one round (``OffsetsForLeaderEpoch``), so a leader epoch can
@@ -323,8 +323,6 @@ class ModelConfig:
             errors.append("scheduler_jitter_ms must be >= 0")
         if not self.tick_ms or any(t <= 0 for t in self.tick_ms):
             errors.append("tick_ms must be a non-empty list of positive integers")
-        if self.max_reassignments and self.kip_500:
-            errors.append("max_reassignments is the ZooKeeper era's reassignment (KRaft's is not modelled): needs kip_500 off")
         for name in ("max_records", "max_crashes", "max_session_expirations",
                      "max_controller_epoch", "max_controller_moves", "max_flushes", "max_disk_wipes",
                      "max_delete_records", "max_retention_runs", "retention_records",
@@ -746,6 +744,16 @@ PRESETS: dict[str, Preset] = {
                "active ISR member, an unclean one elects only a leaderless partition, its ISR the new leader alone "
                "(RECOVERING, KIP-704) and its ELR cleared; the unclean election may lose acknowledged records, which "
                "the loss ledger counts as the unclean election's, not as a protocol bug.", "3.7.0, KIP-460"),
+        Preset("kraft-reassignment", _KRAFT_37.replace(eligible_leader_replicas=True, max_reassignments=1,
+                                                    n_brokers=3, replication_factor=2),
+               "pass",
+               "kafka-4.1 with 3 brokers, RF 2 and one partition reassignment (KIP-455) through the quorum controller "
+               "(ReplicationControlManager.alterPartitionReassignments, 3.7.0): the record adds the target replicas to "
+               "the replicas as adding, and removing ones; an adding broker creates its log and follows; the "
+               "AlterPartition that brings every adding replica into the ISR completes it (the removing replicas "
+               "leave the replicas and the ISR, the leader moves into the target if it is removed, the leader epoch "
+               "is bumped) and each removed broker stops and deletes its replica; a cancel reverts to the original "
+               "replicas. Safe.", "3.7.0, KIP-455"),
         Preset("kafka-4.1-min-isr-2", _KRAFT_37.replace(eligible_leader_replicas=True, min_insync_replicas=2), "pass",
                "kafka-4.1 with min.insync.replicas=2 (with RF 3, the setting the ELR is meant for): a replica that leaves "
                "an ISR of two joins the ELR, and the HW stays while the ISR is below two.", "4.1.0, KIP-966"),

@@ -25,7 +25,9 @@ def encode(x):
     if isinstance(x, Node):
         return {name: encode(getattr(x, name)) for name in x._FIELDS}
     if dataclasses.is_dataclass(x):
-        out = {f.name: encode(getattr(x, f.name)) for f in dataclasses.fields(x)}
+        quiet = getattr(x, "QUIET_FIELDS", ())     # fields added later, left out at their default value
+        out = {f.name: encode(getattr(x, f.name)) for f in dataclasses.fields(x)
+               if f.name not in quiet or getattr(x, f.name) != f.default}
         out["@type"] = type(x).__name__
         return out
     raise TypeError(f"cannot encode {type(x).__name__}")

@@ -61,13 +61,21 @@ def _append(s: ClusterState, records: list) -> None:
 # --------------------------------------------------------------------------- PartitionChangeBuilder
 def build_partition_change(cfg: ModelConfig, part: PartitionRegistration, target_isr: tuple, acceptable,
                            unclean_shutdown: tuple = (), target_recovery: str | None = None,
-                           election: str | None = None) -> tuple:
+                           election: str | None = None, target_replicas: tuple | None = None,
+                           target_adding: tuple | None = None, target_removing: tuple | None = None) -> tuple:
     """PartitionChangeBuilder.build (Kafka 3.5.0; KAFKA-15021 3.6.0; KIP-966's ELR 3.7.0, unclean shutdowns and
-    lastKnownElr as 4.1.0 keeps them): (the partition after the change, or None for a no-op, and whether the election
-    was unclean).  ``election`` is the builder's Election: None for the topic's configuration (ONLINE, or UNCLEAN
-    with ``unclean_leader_election``), "PREFERRED" or "UNCLEAN" for an admin's ElectLeaders."""
+    lastKnownElr as 4.1.0 keeps them; reassignment 3.7.0): (the partition after the change, or None for a no-op, and
+    whether the election was unclean).  ``election`` is the builder's Election: None for the topic's configuration
+    (ONLINE, or UNCLEAN with ``unclean_leader_election``), "PREFERRED" or "UNCLEAN" for an admin's ElectLeaders.
+    ``target_replicas`` / ``target_adding`` / ``target_removing`` (None: the partition's) are a reassignment's."""
     elr_on = cfg.eligible_leader_replicas
     target_isr = tuple(target_isr)
+    replicas = part.replicas if target_replicas is None else tuple(target_replicas)
+    adding = part.adding_replicas if target_adding is None else tuple(target_adding)
+    removing = part.removing_replicas if target_removing is None else tuple(target_removing)
+    done = _complete_reassignment(replicas, adding, removing, target_isr)
+    if done is not None:                                     # completeReassignmentIfNeeded
+        replicas, target_isr, adding, removing = done + ((), ())
     target_elr = part.elr
     if elr_on:                                               # maybePopulateTargetElr
         if len(target_isr) >= min(cfg.min_insync_replicas, len(part.replicas)):
@@ -81,17 +89,17 @@ def build_partition_change(cfg: ModelConfig, part: PartitionRegistration, target
 
     unclean = False
     allow_unclean = cfg.unclean_leader_election if election is None else election == "UNCLEAN"
-    preferred = part.replicas[0] if part.replicas else NO_LEADER
+    preferred = replicas[0] if replicas else NO_LEADER
     if election == "PREFERRED" and valid(preferred):         # electPreferredLeader: the preferred replica first
         leader = preferred
     elif valid(part.leader):                                 # electAnyLeader: keep a leader that qualifies
         leader = part.leader
     else:
-        leader = next((r for r in part.replicas if valid(r)), NO_LEADER)
+        leader = next((r for r in replicas if valid(r)), NO_LEADER)
         if leader == NO_LEADER and _can_elect_last_known_leader(cfg, part, target_isr, target_elr, acceptable):
             leader, unclean = part.last_known_elr[0], True
         elif leader == NO_LEADER and allow_unclean:
-            leader = next((r for r in part.replicas if acceptable(r)), NO_LEADER)
+            leader = next((r for r in replicas if acceptable(r)), NO_LEADER)
             unclean = leader != NO_LEADER
     leader_changed = leader != part.leader                   # tryElection sets record.leader
     if leader_changed and leader in target_elr:              # elected from the ELR: it alone is the ISR
@@ -100,8 +108,10 @@ def build_partition_change(cfg: ModelConfig, part: PartitionRegistration, target
     isr = None
     if leader_changed and unclean:
         isr = (leader,)                                      # an unclean election sets the ISR to the new leader
-    # triggerLeaderEpochBumpIfNeeded: before 3.6 (KAFKA-15021) every ISR shrink bumps the leader epoch too
-    bump = leader_changed or (not cfg.kafka_15021 and not set(part.isr) <= set(target_isr))
+    # triggerLeaderEpochBumpIfNeeded: a replica leaves the replicas (reassignment), or before 3.6 (KAFKA-15021) every
+    # ISR shrink bumps the leader epoch too
+    bump = (leader_changed or not set(part.replicas) <= set(replicas)
+            or (not cfg.kafka_15021 and not set(part.isr) <= set(target_isr)))
     if isr is not None or not elr_on:
         target_elr = ()                                      # maybeUpdateRecordElr: unclean election, or ELR off
     if isr is None and (target_isr or elr_on) and tuple(sorted(target_isr)) != part.isr:
@@ -113,12 +123,26 @@ def build_partition_change(cfg: ModelConfig, part: PartitionRegistration, target
     if leader_changed and unclean:
         recovery = "RECOVERING"                              # tryElection: KIP-704 (3.2.0) marks the unclean leader
     if (not bump and isr is None and target_elr == part.elr and recovery == part.leader_recovery_state
-            and last_known_elr == part.last_known_elr):
-        return None, False                                   # changeRecordIsNoOp
-    new = PartitionRegistration(part.replicas, part.isr if isr is None else isr, leader,
+            and last_known_elr == part.last_known_elr and replicas == part.replicas and adding == part.adding_replicas
+            and removing == part.removing_replicas):
+        return None, False                                   # changeRecordIsNoOp (setAssignmentChanges included)
+    new = PartitionRegistration(replicas, part.isr if isr is None else isr, leader,
                                 part.leader_epoch + 1 if bump else part.leader_epoch, part.partition_epoch + 1,
-                                target_elr, recovery, last_known_elr)
+                                target_elr, recovery, last_known_elr, adding, removing)
     return new, unclean
+
+
+def _complete_reassignment(replicas: tuple, adding: tuple, removing: tuple, target_isr: tuple):
+    """PartitionReassignmentReplicas.maybeCompleteReassignment (Kafka 3.7.0): with a reassignment in progress and every
+    adding replica in the target ISR, which keeps a member that is not being removed, (the replicas, the ISR) without
+    the removing replicas; else None."""
+    if not adding and not removing:
+        return None
+    isr = tuple(r for r in target_isr if r not in removing)
+    kept = tuple(r for r in replicas if r not in removing)
+    if not isr or not kept or any(r not in isr for r in adding):
+        return None
+    return kept, isr
 
 
 def _can_elect_last_known_leader(cfg: ModelConfig, part: PartitionRegistration, target_isr: tuple,
@@ -183,8 +207,71 @@ def elect_leader(cfg: ModelConfig, s: ClusterState, p: int, election_type: str) 
     return E.NONE
 
 
+def reassignment_refusal(cfg: ModelConfig, q: Quorum, p: int, target: tuple | None) -> str | None:
+    """Why ReplicationControlManager.alterPartitionReassignment (Kafka 3.7.0) refuses a reassignment of p to
+    ``target`` (None: cancel), or None: no such partition, a target that validateManualPartitionAssignment refuses
+    (empty, a broker twice or not registered), a cancel with no reassignment in progress, or one whose revert would
+    need an unclean election that the topic does not allow."""
+    part = q.partitions[p] if 0 <= p < len(q.partitions) else None
+    if part is None:
+        return "UNKNOWN_TOPIC_OR_PARTITION"
+    if target is not None:
+        if not target or len(set(target)) != len(target) or \
+                any(not 0 <= r < len(q.registrations) or q.registrations[r] is None for r in target):
+            return "INVALID_REPLICA_ASSIGNMENT"
+        return None
+    if not part.adding_replicas and not part.removing_replicas:
+        return "NO_REASSIGNMENT_IN_PROGRESS"
+    if _revert(part)[2] and not cfg.unclean_leader_election:
+        return "INVALID_REPLICA_ASSIGNMENT"
+    return None
+
+
+def _revert(part: PartitionRegistration) -> tuple:
+    """PartitionReassignmentRevert (Kafka 3.7.0): (the original replicas, the ISR without the adding replicas, whether
+    that ISR had to be the first original replica alone: an unclean election)."""
+    original = tuple(r for r in part.replicas if r not in part.adding_replicas)
+    isr = tuple(r for r in part.isr if r not in part.adding_replicas)
+    if isr:
+        return original, isr, False
+    return original, original[:1], True
+
+
+def alter_partition_reassignment(cfg: ModelConfig, s: ClusterState, p: int, target: tuple | None) -> None:
+    """ReplicationControlManager.alterPartitionReassignment (Kafka 3.7.0), one partition of an admin's
+    AlterPartitionReassignments (KIP-455) forwarded to the quorum controller, which ``reassignment_refusal`` accepts:
+    changePartitionReassignment (replicas = target + the removed ones, addingReplicas and removingReplicas set, each
+    only when not empty, so an earlier reassignment's stay otherwise) or, for ``target`` None,
+    cancelPartitionReassignment (PartitionReassignmentRevert); PartitionChangeBuilder with active brokers as
+    acceptable leaders, its record appended to the metadata log.  The builder completes the reassignment at once when
+    the ISR already allows it."""
+    part = s.quorum.partitions[p]
+    acceptable = lambda r: is_active(s.quorum, r)            # noqa: E731 - LeaderAcceptor without directories
+    if target is None:
+        replicas, isr, _ = _revert(part)
+        new, unclean = build_partition_change(cfg, part, isr, acceptable,
+                                              election="UNCLEAN" if cfg.unclean_leader_election else None,
+                                              target_replicas=replicas, target_adding=(), target_removing=())
+    else:
+        removing = tuple(sorted(set(part.replicas) - set(target)))    # calculateDifference: a TreeSet, sorted
+        adding = tuple(sorted(set(target) - set(part.replicas)))
+        replicas = tuple(target) + removing
+        new, unclean = build_partition_change(cfg, part, part.isr, acceptable, target_replicas=replicas,
+                                              target_adding=adding or None, target_removing=removing or None)
+        s.ghost_mut().reassignments += 1                     # the budget counts reassignments, not cancels
+    if new is not None:
+        records: list = []
+        _commit_partition(s, p, new, unclean, records)
+        _append(s, records)
+
+
 def _commit_partition(s: ClusterState, p: int, new: PartitionRegistration, unclean: bool, records: list) -> None:
+    """The controller's registration of p becomes ``new`` and its PartitionChangeRecord joins ``records``; a change of
+    replicas (a reassignment) moves the assignment the rest of the model reads (``ZkState.assignment``) with it."""
     q = s.quorum_mut()
+    if new.replicas != q.partitions[p].replicas:
+        zk = s.zk_mut()
+        zk.assignment = replace_at(zk.assignment, p, new.replicas)
     q.partitions = replace_at(q.partitions, p, new)
     records.append(PartitionChangeRecord(p, new))
     if unclean:

@@ -11,6 +11,7 @@ sets are sorted tuples.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from .log import Log
 from .node import Node, record, replace_at
@@ -261,6 +262,14 @@ class PartitionRegistration:
     #: lastKnownElr (KIP-966, 3.7.0): as the controller keeps it (useLastKnownLeaderInBalancedRecovery, on by default),
     #: the leader the partition had when its ISR became empty, cleared once it has a leader again; at most one member
     last_known_elr: tuple = ()
+    #: addingReplicas and removingReplicas (KIP-455 in KRaft, ReplicationControlManager.changePartitionReassignment):
+    #: the replicas a reassignment in progress adds and removes (``replicas`` holds both); () when none is.  Left out
+    #: of the encoding when empty (``QUIET_FIELDS``), so states without a reassignment encode as before.
+    adding_replicas: tuple = ()
+    removing_replicas: tuple = ()
+
+    #: fields ``encode`` leaves out at their default value (added after states were fingerprinted)
+    QUIET_FIELDS: ClassVar[tuple] = ("adding_replicas", "removing_replicas")
 
     @property
     def zk_version(self) -> int:

@@ -35,8 +35,8 @@ from .fetcher import (process_fetch_response, receive_epoch_response, send_epoch
 from .list_offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, handle_list_offsets
 from .losses import judge
 from .node import memo_by_identity
-from .quorum_controller import (controller_failover, elect_leader, fence_broker, initial_quorum, is_unfenced,
-                                lose_heartbeats, session_expired)
+from .quorum_controller import (alter_partition_reassignment, controller_failover, elect_leader, fence_broker,
+                                initial_quorum, is_unfenced, lose_heartbeats, reassignment_refusal, session_expired)
 from .replica_manager import (CONSUMER_ID, append_records, checkpoint_high_watermarks, delete_records, fetch_messages,
                               isr_expiration, maybe_propagate_isr_changes, run_log_retention)
 from .log import UNDEFINED_EPOCH, deletable_segments
@@ -281,7 +281,10 @@ def g_delayed_fetch_expire(cfg, s, a) -> bool:
 
 def g_reassign_partitions(cfg, s, a) -> bool:
     """No /admin/reassign_partitions znode (createPartitionReassignment fails with NodeExists), within the budget, a
-    target of known brokers."""
+    target of known brokers.  In KRaft: a target within the budget, or a cancel (``""``), that the quorum controller
+    accepts (``reassignment_refusal``)."""
+    if cfg.kip_500:
+        return _kraft_reassignment_offered(cfg, s, a.partition, a.replicas)
     if not 0 <= a.partition < len(s.zk.assignment) or s.zk.reassign_partitions \
             or s.ghost.reassignments >= cfg.max_reassignments:
         return False
@@ -290,6 +293,28 @@ def g_reassign_partitions(cfg, s, a) -> bool:
     except ValueError:
         return False
     return all(r < len(s.brokers) for r in target)
+
+
+def _kraft_reassignment_offered(cfg, s, p: int, text: str) -> bool:
+    """ReassignPartitions in KRaft: a cancel of a reassignment in progress, or a target within ``max_reassignments``,
+    that ReplicationControlManager.alterPartitionReassignment would not refuse (the model's admin sends no refused
+    request)."""
+    if text == "":
+        return reassignment_refusal(cfg, s.quorum, p, None) is None
+    if s.ghost.reassignments >= cfg.max_reassignments:
+        return False
+    try:
+        target = parse_replicas(text)
+    except ValueError:
+        return False
+    return reassignment_refusal(cfg, s.quorum, p, target) is None and not _changes_nothing(s.quorum, p, target)
+
+
+def _changes_nothing(q, p: int, target: tuple) -> bool:
+    """The target is the partition's replicas and none is being reassigned: the controller writes no record (a
+    no-op the engines do not spend the budget on)."""
+    part = q.partitions[p]
+    return target == part.replicas and not part.adding_replicas and not part.removing_replicas
 
 
 def g_reassignment_event(cfg, s, a) -> bool:
@@ -754,7 +779,10 @@ def e_stop_replica_response(cfg, s, a):
 
 
 def e_reassign_partitions(cfg, s, a):
-    admin_reassign_partitions(cfg, s, a.partition, parse_replicas(a.replicas))
+    if cfg.kip_500:
+        alter_partition_reassignment(cfg, s, a.partition, parse_replicas(a.replicas) if a.replicas else None)
+    else:
+        admin_reassign_partitions(cfg, s, a.partition, parse_replicas(a.replicas))
 
 
 def e_reassignment_event(cfg, s, a):
@@ -898,7 +926,8 @@ def c_consumer_fetch_wait(cfg, s):
 
 
 def c_reassign_partitions(cfg, s):
-    return (A.ReassignPartitions(p, r) for p in range(len(s.zk.assignment)) for r in reassignment_targets(cfg))
+    cancel = ("",) if cfg.kip_500 else ()                   # KRaft's cancel: a null target
+    return (A.ReassignPartitions(p, r) for p in range(len(s.zk.assignment)) for r in reassignment_targets(cfg) + cancel)
 
 
 def c_reassignment_isr_change(cfg, s):
@@ -1052,6 +1081,7 @@ class _Tables:
         self.topic_change = tuple(A.ControllerProcessTopicChange(b) for b in range(nb))
         self.stop_replica_response = tuple(A.ControllerProcessStopReplicaResponse(b) for b in range(nb))
         self.reassign = tuple(A.ReassignPartitions(p, r) for p in range(np_) for r in reassignment_targets(cfg))
+        self.reassign_cancel = tuple(A.ReassignPartitions(p, "") for p in range(np_))
         self.reassignment_event = tuple(A.ControllerProcessPartitionReassignment(b) for b in range(nb))
         self.reassignment_isr_change = tuple(tuple(A.ControllerProcessReassignmentIsrChange(b, p) for p in range(np_))
                                              for b in range(nb))
@@ -1320,8 +1350,8 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
         _topic_groups(cfg, s, kinds, T, group)
     if cfg.delayed_fetch:
         _delayed_fetch_groups(s, kinds, T, group)
-    if cfg.max_reassignments and not kraft:
-        _reassignment_groups(cfg, s, kinds, T, group)
+    if cfg.max_reassignments:
+        (_kraft_reassignment_groups if kraft else _reassignment_groups)(cfg, s, kinds, T, group)
     if cfg.isr_expand_window and (every or A.PrepareIsrExpand in kinds):
         g = []
         for br in brokers:
@@ -1399,6 +1429,26 @@ def _reassignment_groups(cfg, s, kinds, T, group) -> None:
         g = [T.reassignment_isr_change[c.broker_id][p] for c in s.controllers if sessions[c.broker_id] for p in ready]
         if g:
             group(g)
+
+
+def _kraft_reassignment_groups(cfg, s, kinds, T, group) -> None:
+    """KRaft's ReassignPartitions in ``enabled_groups`` (``max_reassignments``): per partition, the targets within the
+    budget, then the cancel of a reassignment in progress, each as the quorum controller accepts it."""
+    if kinds is not None and A.ReassignPartitions not in kinds:
+        return
+    budget = s.ghost.reassignments < cfg.max_reassignments
+    targets = T.reassign
+    per = len(targets) // max(1, len(T.reassign_cancel))
+    g = []
+    for p, cancel in enumerate(T.reassign_cancel):
+        if budget:
+            g.extend(a for a in targets[p * per:(p + 1) * per]
+                     if reassignment_refusal(cfg, s.quorum, p, parse_replicas(a.replicas)) is None
+                     and not _changes_nothing(s.quorum, p, parse_replicas(a.replicas)))
+        if reassignment_refusal(cfg, s.quorum, p, None) is None:
+            g.append(cancel)
+    if g:
+        group(g)
 
 
 def _log_start_groups(cfg, s, kinds, T, group) -> None:
@@ -1596,8 +1646,9 @@ ZK_ONLY = frozenset({A.ElectController, A.ControllerProcessBrokerChange, A.Contr
 #: is ``ElectLeaders`` (the ZooKeeper-era controller, or forwarded to the quorum controller).
 KRAFT_ONLY = frozenset({A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker, A.HeartbeatsLost, A.DiskWipe,
                         A.ControllerFailover, A.PrepareIsrExpand})
-ZK_ONLY = ZK_ONLY | {A.ReassignPartitions, A.ControllerProcessPartitionReassignment,
-                     A.ControllerProcessReassignmentIsrChange}
+ZK_ONLY = ZK_ONLY | {A.ControllerProcessPartitionReassignment, A.ControllerProcessReassignmentIsrChange}
+#: ``ReassignPartitions`` is of both eras too (/admin/reassign_partitions, or AlterPartitionReassignments to the quorum
+#: controller).
 
 
 def _in_era(cfg: ModelConfig, kind) -> bool:

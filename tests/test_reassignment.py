@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from isrlab.model import actions as A
-from isrlab.model.config import ConfigError, preset
+from isrlab.model.config import preset
 from isrlab.model.reassignment import (parse_replicas, reassign_partition_leader_election, reassign_to,
                                        reassignment_targets, target_replicas)
 from isrlab.model.step import action_kinds, apply, enabled_actions, initial_state, step
@@ -134,7 +134,7 @@ def test_targets_the_engines_offer():
     assert reassignment_targets(cfg.replace(n_brokers=2, replication_factor=1)) == ("0", "1", "0,1")
 
 
-@pytest.mark.parametrize("text", ["", "1,1", "-1", "a", "1,,2"])
+@pytest.mark.parametrize("text", ["1,1", "-1", "a", "1,,2"])
 def test_malformed_targets_are_refused_in_one_line(text):
     with pytest.raises(A.ActionError) as e:
         A.action_from_json({"type": "ReassignPartitions", "partition": 0, "replicas": text})
@@ -143,10 +143,21 @@ def test_malformed_targets_are_refused_in_one_line(text):
         parse_replicas(text)
 
 
-def test_reassignment_needs_the_zookeeper_era():
-    kraft = preset("kafka-3.5").config
-    with pytest.raises(ConfigError, match="max_reassignments"):
-        kraft.replace(max_reassignments=1)
+def test_an_empty_target_is_kraft_s_cancel_only():
+    """``""`` reads as a null target (AlterPartitionReassignments' cancel); the ZooKeeper era has no cancel, so its
+    step refuses it, and parse_replicas still refuses it as a target."""
+    a = A.action_from_json({"type": "ReassignPartitions", "partition": 0, "replicas": ""})
+    assert a == A.ReassignPartitions(0, "")
+    cfg = preset("reassignment").config
+    assert step(cfg, initial_state(cfg), a) is None
+    with pytest.raises(ValueError):
+        parse_replicas("")
+
+
+def test_reassignment_is_of_both_eras():
+    kraft = preset("kafka-3.5").config.replace(max_reassignments=1)
+    assert A.ReassignPartitions in action_kinds(kraft)
+    assert A.ControllerProcessPartitionReassignment not in action_kinds(kraft)   # the ZooKeeper controller's events
 
 
 def test_the_kinds_are_offered_only_with_a_budget():
