@@ -82,7 +82,8 @@ def test_kafka_kraft_cases_run_a_kraft_preset_with_small_variations():
     """Each trace's configuration is its preset's, with at most the cluster's shape, min ISR, unclean election and the
     engines' budgets changed."""
     allowed = {"n_brokers", "n_partitions", "replication_factor", "min_insync_replicas", "unclean_leader_election",
-               "max_records", "max_crashes", "max_session_expirations", "max_preferred_elections"}
+               "max_records", "max_crashes", "max_session_expirations", "max_preferred_elections",
+               "max_reassignments"}
     problems = []
     for path in PASSING + FAILING:
         data = _load(path)

@@ -122,13 +122,123 @@ def isr_change_and_leader_change():
     return c
 
 
-for _name, _detail in (
-        ("testReassignmentRearrangesReplicas", "setTargetReplicas reorders FOO's replicas"),
-        ("testIsrEnlargementCompletesReassignment", "BAR's reassignment completes when the ISR grows"),
-        ("testRevertReassignment", "PartitionReassignmentRevert on BAR"),
-        ("testRemovingReplicaReassignment", "a reassignment removing a replica"),
-        ("testAddingReplicaReassignment", "a reassignment adding a replica")):
-    missing(B + _name, "reassignment", _detail + ".")
+REASSIGN = ("The builder's target replicas are the quorum controller's for an admin's AlterPartitionReassignments "
+            "(changePartitionReassignment: replicas = target + removing, setTargetAdding / setTargetRemoving when not "
+            "empty; cancelPartitionReassignment: PartitionReassignmentRevert).  ")
+#: FOO seen from the model: Kafka's brokers 2, 1, 3 are the model's 0, 1, 2, so FOO's replica order [2, 1, 3] is the
+#: model's [0, 1, 2]; Kafka's leader 1 is the model's 1, which does not lead (the model's 0 does)
+FOO_ORDER = ("FOO's brokers 2, 1, 3 are the model's 0, 1, 2 (FOO's replica order [2, 1, 3] is the model's [0, 1, 2]); "
+             "FOO's leader is 1, the model's leader is its first replica, 0: neither test changes the leader.")
+#: BAR from the model's formed partition [0, 1, 2] on 4 brokers: Kafka's broker k is the model's k - 1
+BAR_MAP = ("Kafka's broker k is the model's k - 1.  BAR (replicas [1, 2, 3, 4], ISR [1, 2, 3], removing [1], adding "
+           "[4], leader 1) is reached from the model's formed partition [0, 1, 2] (Kafka [1, 2, 3], leader 1) by "
+           "reassigning it to [1, 2, 3] (Kafka [2, 3, 4]): the controller writes replicas target + removing, "
+           "[1, 2, 3, 0] (Kafka [2, 3, 4, 1]; BAR's hand-made order [1, 2, 3, 4] is not one changePartitionReassignment "
+           "writes), ISR [0, 1, 2], removing [0], adding [3], leader 0 in leader epoch 0, partition epoch 1.")
+
+
+def _bar(name: str, description: str) -> Case:
+    """The formed 4-broker cluster with partition [0, 1, 2] reassigned to [1, 2, 3]: BAR in the model's ids."""
+    c = Case(B + name, description, n_brokers=4, replication_factor=3, max_reassignments=1)
+    c.adapt(REASSIGN + BAR_MAP)
+    c.formed().produce(0).catch_up()
+    c.reassign([1, 2, 3])
+    c.check_whole_registration("quorum.partitions.0", "BAR: Kafka [2, 3, 4, 1], ISR [1, 2, 3], removing [1], adding "
+                               "[4], leader 1", replicas=[1, 2, 3, 0], isr=[0, 1, 2], leader=0, leader_epoch=0,
+                               partition_epoch=1, adding=[3], removing=[0])
+    return c.replay()
+
+
+@case(B + "testReassignmentRearrangesReplicas")
+def reassignment_rearranges_replicas():
+    c = Case(B + "testReassignmentRearrangesReplicas",
+             "FOO with target replicas [3, 2, 1] (the same brokers in another order): the record sets the replicas "
+             "only; no replica is added or removed, the ISR, the leader and the leader epoch stay.",
+             n_brokers=3, replication_factor=3, max_reassignments=1)
+    c.adapt(REASSIGN + FOO_ORDER + "  Kafka's target [3, 2, 1] is the model's [2, 0, 1].")
+    c.unchecked("the record's directories (PartitionChangeRecord version 1+; the model has no log directories)")
+    c.formed()
+    c.reassign([2, 0, 1])
+    c.check_whole_registration("quorum.log.-1.registration", "record: replicas [3, 2, 1] (model [2, 0, 1]), no other "
+                               "change: no leader in the record (same leader epoch), no ISR, nothing adding or "
+                               "removing", replicas=[2, 0, 1], isr=[0, 1, 2], leader=0, leader_epoch=0,
+                               partition_epoch=1)
+    return c
+
+
+@case(B + "testAddingReplicaReassignment")
+def adding_replica_reassignment():
+    c = Case(B + "testAddingReplicaReassignment",
+             "FOO reassigned to [1, 2, 3, 4]: PartitionReassignmentReplicas has nothing removing, adding [4], replicas "
+             "[1, 2, 3, 4]; the record sets the replicas and adding [4] only (no ISR, no leader change).",
+             n_brokers=4, replication_factor=3, max_reassignments=1)
+    c.adapt(REASSIGN + "FOO's brokers 1, 2, 3 are the model's 0, 1, 2 and Kafka's 4 the model's 3 (the formed "
+            "partition's replicas are [0, 1, 2], FOO's [2, 1, 3]): Kafka's target [1, 2, 3, 4] is the model's "
+            "[0, 1, 2, 3].  FOO's leader is 1 (the model's 0, which leads).")
+    c.unchecked("the record's directories (the new replica's UNASSIGNED directory; no log directories in the model)")
+    c.formed()
+    c.reassign([0, 1, 2, 3])
+    c.check_whole_registration("quorum.log.-1.registration", "record: replicas [1, 2, 3, 4] (model [0, 1, 2, 3]), "
+                               "adding [4] (model [3]); no leader (same leader epoch), no ISR, nothing removing",
+                               replicas=[0, 1, 2, 3], isr=[0, 1, 2], leader=0, leader_epoch=0, partition_epoch=1,
+                               adding=[3])
+    return c
+
+
+@case(B + "testRemovingReplicaReassignment")
+def removing_replica_reassignment():
+    c = Case(B + "testRemovingReplicaReassignment",
+             "FOO reassigned to [1, 2]: removing [3], nothing adding, replicas [1, 2, 3]; the ISR keeps members that "
+             "stay, so the builder completes the reassignment at once: replicas [1, 2], ISR [2, 1], leader 1 in the "
+             "record (a replica left the replicas: the leader epoch is bumped).",
+             n_brokers=3, replication_factor=3, max_reassignments=1)
+    c.adapt(REASSIGN + "FOO's brokers 1, 2, 3 are the model's 0, 1, 2, so FOO's leader 1 is the model's leader 0 (FOO's "
+            "replica order [2, 1, 3] is the model's [0, 1, 2]; the test's target and record name the brokers by set "
+            "and leader only).  Kafka's target [1, 2] is the model's [0, 1].")
+    c.unchecked("the record's directories (no log directories in the model)")
+    c.formed()
+    c.reassign([0, 1])
+    c.check_whole_registration("quorum.log.-1.registration", "record: replicas [1, 2] (model [0, 1]), ISR [2, 1] (model "
+                               "{0, 1}), leader 1 (model 0) set in the record: leader epoch + 1; nothing adding or "
+                               "removing", replicas=[0, 1], isr=[0, 1], leader=0, leader_epoch=1, partition_epoch=1)
+    return c
+
+
+@case(B + "testIsrEnlargementCompletesReassignment")
+def isr_enlargement_completes_reassignment():
+    c = _bar("testIsrEnlargementCompletesReassignment",
+             "BAR with target ISR [1, 2, 3, 4]: every adding replica is in the ISR, so the reassignment completes: "
+             "replicas [2, 3, 4], ISR [2, 3, 4] (the removing 1 leaves both), leader 2 (1 is removed), nothing adding "
+             "or removing.")
+    c.adapt("The target ISR [1, 2, 3, 4] is the leader's AlterPartition once the adding replica (the model's 3) has "
+            "caught up.")
+    c.unchecked("the record's directories (no log directories in the model)")
+    c.catch_up([3])
+    c.check_update(0, [0, 1, 2, 3], "the leader proposes ISR [1, 2, 3, 4] (model [0, 1, 2, 3])")
+    c.send_alter(0)
+    c.check_whole_registration("quorum.log.-1.registration", "record: replicas [2, 3, 4] (model [1, 2, 3]), ISR "
+                               "[2, 3, 4], leader 2 (model 1): leader epoch + 1; nothing adding or removing",
+                               replicas=[1, 2, 3], isr=[1, 2, 3], leader=1, leader_epoch=1, partition_epoch=2)
+    return c
+
+
+@case(B + "testRevertReassignment")
+def revert_reassignment():
+    c = _bar("testRevertReassignment",
+             "PartitionReassignmentRevert of BAR: the replicas less the adding 4, the ISR less it ([1, 2, 3], as it "
+             "was); the record sets those replicas, clears adding and removing, and names the leader, 1: a replica "
+             "(4) left the replicas, so the leader epoch is bumped.")
+    c.adapt("The revert is the quorum controller's cancelPartitionReassignment (the admin's AlterPartitionReassignments "
+            "with null replicas).  PartitionReassignmentRevert.originalReplicas keeps the replicas' order less the "
+            "adding ones: BAR's [1, 2, 3, 4] gives [1, 2, 3]; the reached BAR, Kafka [2, 3, 4, 1], gives Kafka [2, 3, 1], "
+            "the model's [1, 2, 0].")
+    c.unchecked("the record's directories (no log directories in the model)")
+    c.reassign(None)
+    c.check_whole_registration("quorum.log.-1.registration", "record: the replicas less the adding one (Kafka "
+                               "[2, 3, 1], model [1, 2, 0]), the ISR [1, 2, 3] unchanged (model {0, 1, 2}), leader 1 "
+                               "(model 0) with leader epoch + 1, nothing adding or removing", replicas=[1, 2, 0],
+                               isr=[0, 1, 2], leader=0, leader_epoch=1, partition_epoch=2)
+    return c
 
 
 @case(B + "testUncleanLeaderElection")
@@ -209,7 +319,10 @@ def change_in_leadership_does_not_change_recovery_state():
     c.check_registration("online: leader 1, ISR [1], RECOVERING", leader=1, isr=[1], leader_recovery_state="RECOVERING")
     return c
 missing(B + "testStoppedLeaderIsDemotedAfterReassignmentCompletesEvenIfNoNewEligibleLeaders", "reassignment",
-        "A completed reassignment that removes the leader leaves no leader when no adding replica is eligible.")
+        "A completed reassignment that removes the leader leaves no leader when no replica is an acceptable leader: the "
+        "test's acceptor refuses every broker while its target ISR holds the adding ones, but the model's AlterPartition "
+        "that completes a reassignment names only active brokers (KIP-841's INELIGIBLE_REPLICA otherwise), and active "
+        "brokers are acceptable leaders.")
 
 
 def _elr_case(name: str, description: str, n: int, min_isr: int, all_versions: bool = True) -> Case:
@@ -308,7 +421,7 @@ def elr_remove_unclean_shutdown():
     return c
 
 
-missing(B + "testKeepsDirectoriesAfterReassignment", "reassignment",
+missing(B + "testKeepsDirectoriesAfterReassignment", "directories",
         "A reassignment keeps the directories of the replicas that stay.")
 missing(B + "testUpdateDirectories", "directories", "setDirectory changes a replica's directory (LOST, a new one).")
 

@@ -172,7 +172,43 @@ missing(R + "testCreatePartitionsISRInvariants", "topic creation",
         "New partitions' ISRs leave out fenced and shutting-down brokers.")
 for _name in ("testValidateGoodManualPartitionAssignments", "testValidateBadManualPartitionAssignments"):
     out_of_scope(R + _name, "validation of manual replica assignments (admin API, not replication)")
-missing(R + "testReassignPartitions", "reassignment", "AlterPartitionReassignments and its records.")
+REQUESTS_REFUSED = ("the answers to requests the controller refuses (UNKNOWN_TOPIC_OR_PARTITION for a partition that "
+                    "does not exist, INVALID_REPLICA_ASSIGNMENT, NO_REASSIGNMENT_IN_PROGRESS): the model's admin sends "
+                    "only the reassignments and cancels the controller accepts")
+
+
+@case(R + "testReassignPartitions")
+def reassign_partitions():
+    c = Case(R + "testReassignPartitions",
+             "foo-1 ([3, 2, 1], leader 3) reassigned to [0, 2, 1]: the reassignment in progress lists replicas "
+             "[0, 2, 1, 3], removing [3], adding [0]; the leader's AlterPartition with ISR [3, 0, 2, 1] completes it "
+             "and moves the leadership (3 is removed): NEW_LEADER_ELECTED, and no reassignment is left.",
+             n_brokers=4, replication_factor=3, max_reassignments=1)
+    c.adapt("foo-1 is the model's partition 0, [0, 1, 2] led by 0: Kafka's brokers 3, 2, 1, 0 are the model's 0, 1, 2, "
+            "3, so Kafka's target [0, 2, 1] is the model's [3, 1, 2].  The AlterPartition is the leader's own once the "
+            "adding replica has caught up; the test's cancel is not replayed in Kafka either, so the AlterPartition acts "
+            "on the reassignment in progress.")
+    c.unchecked("foo-0's reassignment to [3, 2, 1], which only rearranges it "
+                "(PartitionChangeBuilderTest.testReassignmentRearrangesReplicas's trace checks one)")
+    c.unchecked(REQUESTS_REFUSED + ", and the cancels' answers and record (not replayed by the test; "
+                "testCancelReassignPartitions's trace checks a cancel)")
+    c.unchecked("AlterPartition versions 0 and 1 (FENCED_LEADER_EPOCH instead of NEW_LEADER_ELECTED): the model's "
+                "requests are of the latest version")
+    c.formed().produce(0).catch_up()
+    c.reassign([3, 1, 2])
+    c.check_registration("listPartitionReassignments: replicas [0, 2, 1, 3] (model [3, 1, 2, 0]), removing [3] "
+                         "(model [0]), adding [0] (model [3])", replicas=[3, 1, 2, 0], removing_replicas=[0],
+                         adding_replicas=[3])
+    c.replay().catch_up([3])
+    c.check_update(0, [0, 1, 2, 3], "broker 3's AlterPartition: ISR [3, 0, 2, 1] (model [0, 1, 2, 3])")
+    c.send_alter(0)
+    c.check_alter_response(0, "completing the reassignment moved the leadership: NEW_LEADER_ELECTED",
+                           error="NEW_LEADER_ELECTED")
+    c.check_whole_registration("quorum.partitions.0", "no reassignment in progress (NONE_REASSIGNING): replicas "
+                               "[0, 2, 1] (model [3, 1, 2]), ISR without the removed 3, the first target replica in it "
+                               "leads (Kafka 0, the model's 3) in a new leader epoch", replicas=[3, 1, 2],
+                               isr=[1, 2, 3], leader=3, leader_epoch=1, partition_epoch=2)
+    return c
 
 
 @case(R + "testAlterPartitionShouldRejectFencedBrokers")
@@ -288,7 +324,39 @@ def alter_partition_rejects_shutting_down_brokers():
     return c
 
 
-missing(R + "testCancelReassignPartitions", "reassignment", "Cancelling a reassignment.")
+@case(R + "testCancelReassignPartitions")
+def cancel_reassign_partitions():
+    c = Case(R + "testCancelReassignPartitions",
+             "bar-0 ([4, 3, 2], leader 4, broker 3 fenced: ISR [4, 2]) reassigned to [1, 2, 3, 4, 0]: replicas "
+             "[1, 2, 3, 4, 0], adding [0, 1], the ISR, leader and leader epoch unchanged, partition epoch 2; cancelled, "
+             "it reverts to [2, 3, 4] with leader 4 named in the record (a leader epoch bump), nothing adding or "
+             "removing.",
+             n_brokers=5, replication_factor=3, max_reassignments=1)
+    c.adapt("bar-0 is the model's partition 0, [0, 1, 2] led by 0: Kafka's brokers 4, 3, 2, 1, 0 are the model's 0, 1, "
+            "2, 3, 4, so the target [1, 2, 3, 4, 0] is the model's [3, 2, 1, 0, 4].  handleBrokerFenced(3) is the "
+            "controller's fence of the model's 1 once its heartbeats are lost.  Kafka's test does not replay its "
+            "AlterPartition's records before the cancel, so the trace cancels the reassignment in progress directly.")
+    c.unchecked("the foo partitions ([1, 2, 3, 4], [0, 1, 2, 3] and their reassignments to [1, 2, 3] and "
+                "[1, 2, 3, 0]): a topic of four hand-assigned partitions")
+    c.unchecked(REQUESTS_REFUSED)
+    c.unchecked("bar's AlterPartition with ISR [4, 1, 2, 0] answered with partition epoch 3 (its records are not "
+                "replayed; the model's leader adds one caught-up follower per AlterPartition)")
+    c.unchecked("the registrations' directories (no log directories in the model)")
+    c.formed().fence(1)
+    c.check_whole_registration("quorum.partitions.0", "bar after the fence: ISR [4, 2] (model [0, 2]), partition "
+                               "epoch 1", replicas=[0, 1, 2], isr=[0, 2], leader=0, leader_epoch=0, partition_epoch=1)
+    c.reassign([3, 2, 1, 0, 4])
+    c.check_whole_registration("quorum.partitions.0", "bar: replicas [1, 2, 3, 4, 0] (model [3, 2, 1, 0, 4]), ISR "
+                               "[4, 2], adding [0, 1] (model {3, 4}), leader 4 (model 0), leader epoch 0, partition "
+                               "epoch 2", replicas=[3, 2, 1, 0, 4], isr=[0, 2], leader=0, leader_epoch=0,
+                               partition_epoch=2, adding=[3, 4])
+    c.reassign(None)
+    c.check_whole_registration("quorum.log.-1.registration", "the cancel's record: replicas [2, 3, 4] (model [2, 1, 0]), "
+                               "leader 4 (model 0) set: leader epoch + 1, adding cleared (removing was empty), ISR "
+                               "unchanged", replicas=[2, 1, 0], isr=[0, 2], leader=0, leader_epoch=1, partition_epoch=3)
+    return c
+
+
 missing(R + "testManualPartitionAssignmentOnAllFencedBrokers", "topic creation",
         "Creating a topic on fenced brokers only.")
 missing(R + "testCreatePartitionsFailsWithManualAssignmentWithAllFenced", "topic creation",
@@ -410,8 +478,55 @@ def heartbeat_in_controlled_shutdown():
 missing(R + "testProcessExpiredBrokerHeartbeat", "controller queue",
         "processExpiredBrokerHeartbeat: a heartbeat that timed out in the controller's queue still touches the "
         "session.")
-missing(R + "testReassignPartitionsHandlesNewReassignmentThatRemovesPreviouslyAddingReplicas", "reassignment",
-        "A new reassignment that removes replicas an earlier one was adding.")
+@case(R + "testReassignPartitionsHandlesNewReassignmentThatRemovesPreviouslyAddingReplicas")
+def new_reassignment_removes_adding_replicas():
+    name = R + "testReassignPartitionsHandlesNewReassignmentThatRemovesPreviouslyAddingReplicas"
+    c = Case(name,
+             "[0, 1] reassigned to [2, 3] (removing [0, 1], adding [2, 3], replicas [2, 3, 0, 1]); 2 joins the ISR "
+             "and a preferred election makes it the leader; a second reassignment to [4, 5] removes [0, 1, 2, 3] "
+             "(2 and 3 were adding) and adds [4, 5], replicas [4, 5, 0, 1, 2, 3], with 2 still leading; the ISR "
+             "growing to all six completes it: NEW_LEADER_ELECTED, 4 leads, no reassignment left.",
+             n_brokers=6, replication_factor=2, max_reassignments=2, max_preferred_elections=1)
+    c.adapt("The brokers' ids are the model's.  Each AlterPartition is the leader's own: the leader adds one caught-up "
+            "follower per request, so Kafka's single request with ISR [0, 1, 2, 3, 4, 5] is three (3, then 4, then "
+            "5), the last one the same request as Kafka's.  The preferred election is an admin's ElectLeaders "
+            "(PREFERRED) through broker 0.")
+    c.formed().produce(0).catch_up()
+    c.reassign([2, 3])
+    c.check_registration("listPartitionReassignments: removing [0, 1], adding [2, 3], replicas [2, 3, 0, 1]",
+                         replicas=[2, 3, 0, 1], removing_replicas=[0, 1], adding_replicas=[2, 3])
+    c.replay().catch_up([2])
+    c.check_update(0, [0, 1, 2], "add replica 2 to the ISR")
+    c.send_alter(0)
+    c.check_alter_response(0, "Kafka's AlterPartition answer: NONE, ISR [0, 1, 2], partition epoch + 1", error="NONE",
+                           isr=[0, 1, 2], zk_version=2, leader=0, leader_epoch=0)
+    c.receive_alter(0).replay()
+    c.do(A.ElectLeaders(0, 0, "PREFERRED"))
+    c.check("ghost.responses.elect_leaders.0.0", "NONE", "the preferred election answers NONE")
+    c.check_registration("2, first in the replicas, leads", leader=2)
+    c.replay()
+    c.reassign([4, 5])
+    c.check_registration("listPartitionReassignments: removing [0, 1, 2, 3], adding [4, 5], replicas "
+                         "[4, 5, 0, 1, 2, 3], and 2 still leads, a replica", replicas=[4, 5, 0, 1, 2, 3],
+                         removing_replicas=[0, 1, 2, 3], adding_replicas=[4, 5], leader=2)
+    c.replay()
+    for b, isr in ((3, [0, 1, 2, 3]), (4, [0, 1, 2, 3, 4])):
+        c.catch_up([b])
+        c.check_update(2, isr, f"the leader adds {b} (the reassignment stays open while 4 or 5 is missing)")
+        c.alter(2).replay()
+    c.catch_up([5])
+    c.check_update(2, [0, 1, 2, 3, 4, 5], "Kafka's AlterPartition: ISR [0, 1, 2, 3, 4, 5]")
+    c.send_alter(2)
+    c.check_alter_response(2, "the ISR change completed the reassignment and moved the leadership",
+                           error="NEW_LEADER_ELECTED")
+    c.check_whole_registration("quorum.partitions.0", "4 leads and no reassignment is left (NONE_REASSIGNING): "
+                               "replicas [4, 5], the removed replicas out of the ISR, leader epoch + 1 (the preferred "
+                               "election's 1, then 2); partition epoch: one per record (2 reassignments, 5 "
+                               "AlterPartitions, 1 election)", replicas=[4, 5], isr=[4, 5], leader=4, leader_epoch=2,
+                               partition_epoch=7)
+    return c
+
+
 out_of_scope(R + "testDuplicateTopicIdReplay", "replaying a TopicRecord twice (metadata log bookkeeping)")
 missing(R + "testHandleAssignReplicasToDirsFailsOnOlderMv", "directories", "AssignReplicasToDirs on an older "
         "metadata version.")

@@ -140,6 +140,24 @@ class Case(CaseBase):
             self.check(f"quorum.partitions.{p}.{name}", value, why)
         return self
 
+    def check_whole_registration(self, path: str, why: str, replicas, isr, leader: int, leader_epoch: int,
+                                 partition_epoch: int, adding=(), removing=(), elr=(), last_known_elr=(),
+                                 leader_recovery_state: str = "RECOVERED") -> "Case":
+        """The whole PartitionRegistration at ``path`` (``quorum.partitions.P`` or ``quorum.log.I.registration``): every
+        field, so that an empty addingReplicas / removingReplicas (left out of the encoding) is checked too."""
+        reg = {"@type": "PartitionRegistration", "replicas": list(replicas), "isr": sorted(isr), "leader": leader,
+               "leader_epoch": leader_epoch, "partition_epoch": partition_epoch, "elr": sorted(elr),
+               "leader_recovery_state": leader_recovery_state, "last_known_elr": list(last_known_elr)}
+        if adding:
+            reg["adding_replicas"] = sorted(adding)
+        if removing:
+            reg["removing_replicas"] = sorted(removing)
+        return self.check(path, reg, why)
+
+    def reassign(self, target, p: int = 0) -> "Case":
+        """An admin's AlterPartitionReassignments for partition p: target replicas in order, or None to cancel."""
+        return self.do(A.ReassignPartitions(p, "" if target is None else ",".join(map(str, target))))
+
     def check_leader_state(self, b: int, why: str, p: int = 0, isr=None, pending_isr="skip", partition_epoch=None,
                            leader_epoch=None) -> "Case":
         """The leader's Partition: its committed ISR (partitionState.isr), the pending change (None: committed, not
@@ -279,7 +297,9 @@ class Case(CaseBase):
 #: the vocabulary a case needs and the model lacks (model/README.md names the KRaft parts not modelled)
 MISSING = {
     "KIP-903": "KIP-903 broker epochs (in Fetch requests and in AlterPartition's ISR entries)",
-    "reassignment": "partition reassignment (adding / removing replicas, AlterPartitionReassignments)",
+    "reassignment": "a reassignment's state in the broker's Partition (updateAssignmentAndIsr's adding and removing "
+                    "replicas; fetches from replicas the leader does not know yet), or the builder's acceptor refusing "
+                    "replicas the ISR holds",
     "topic deletion": "topic deletion and unknown topic ids",
     "topic creation": "topics and partitions created at run time (CreateTopics, CreatePartitions)",
     "KIP-704": "leader recovery state (KIP-704: RECOVERING after an unclean election)",
