@@ -23,13 +23,17 @@ def _log(message: str) -> None:
     click.echo(message, err=True)
 
 
-def _selected(mutant_names, half_name) -> tuple:
+def _selected(mutant_names, half_name, preset_name: str = "kafka-2.4") -> tuple:
+    """The mutants to run: those named, or the registry (one half of it), without the KRaft-only mutants on a
+    ZooKeeper-era preset, whose rules it never runs."""
     from .properties import mutants as registry
+    from .model.config import preset
 
+    kraft = preset(preset_name).config.kip_500
     if mutant_names and half_name:
         raise InputError("--mutant and --half both choose the mutants: give one")
     if half_name:
-        return tuple(registry.names(half_name))
+        return tuple(registry.names(half_name, kraft=kraft))
     out = []
     for value in mutant_names:
         for name in (n.strip() for n in value.split(",")):
@@ -37,11 +41,14 @@ def _selected(mutant_names, half_name) -> tuple:
                 continue
             if name not in registry.BY_NAME:
                 raise InputError(f"--mutant: unknown mutant {name[:60]!r} (isrlab mutate --list shows them)")
+            if registry.BY_NAME[name].kraft_only and not kraft:
+                raise InputError(f"--mutant: {name} changes a rule only the KRaft era runs; give a KRaft --preset "
+                                 f"(kafka-3.7, kafka-4.1, ...), not {preset_name}")
             if name not in out:
                 out.append(name)
     if mutant_names and not out:   # --mutant "" or "," names none; it never means the whole registry
         raise InputError("--mutant names no mutant (isrlab mutate --list shows them; leave --mutant out for all)")
-    return tuple(out) if out else tuple(registry.names())
+    return tuple(out) if out else tuple(registry.names(kraft=kraft))
 
 
 def _list(as_json: bool) -> None:
@@ -60,7 +67,8 @@ def _list(as_json: bool) -> None:
         table.add_column(col, overflow="fold")
     for r in rows:
         table.add_row(r["name"], r["area"], r["kind"], r["half"],
-                      r["meaning"] + (" [equivalent]" if r["equivalent_reason"] else ""))
+                      r["meaning"] + (" [equivalent]" if r["equivalent_reason"] else "")
+                      + (" [KRaft presets]" if r["kraft_only"] else ""))
     console().print(table)
 
 
@@ -184,7 +192,7 @@ def mutate(preset_name, engines, budget, max_steps, seeds, seed, mutant_names, h
     names = _split_presets((preset_name,))
     if len(names) != 1:
         raise InputError("--preset takes one preset")
-    mutants = _selected(mutant_names, half_name)
+    mutants = _selected(mutant_names, half_name, names[0])
     conf_map = _conf_pairs(conf)
     if is_remote(out):
         raise InputError(f"--out {out!r}: the benchmark's results are written by the driver to a local folder")

@@ -15,7 +15,9 @@ The registry is split by a fixed rule into a tuning half and a held-out half: ``
 is tuned on the first half and judged on the second, which it must not make worse.
 
 A mutant that no engine can kill carries ``equivalent_reason`` when it cannot change any behaviour the
-catalogue can see on ``kafka-2.4`` (and why); a survivor without one points at a missing invariant.
+catalogue can see on ``kafka-2.4`` (a ``kraft_only`` one: on the KRaft presets) and why; a survivor without one
+points at a missing invariant.  Several KRaft guards are equivalent only because the model has no request from a
+broker's earlier incarnation (a request is sent and handled with its sender's current epochs): their reasons say so.
 """
 
 from __future__ import annotations
@@ -53,8 +55,12 @@ class Mutant:
     new: str
     #: one line, in Kafka's terms
     meaning: str
-    #: why it cannot change what the catalogue sees on kafka-2.4 (None: it should be killed)
+    #: why it cannot change what the catalogue sees on kafka-2.4, or for a KRaft-only mutant on the KRaft presets
+    #: (None: it should be killed)
     equivalent_reason: str | None = None
+    #: a rule only the KRaft era runs (the quorum controller, the metadata log's replay, the 3.x partition rules):
+    #: applied only to presets with kip_500, where it can change something
+    kraft_only: bool = False
 
     @property
     def half(self) -> str:
@@ -63,7 +69,7 @@ class Mutant:
     def to_json(self) -> dict:
         return {"name": self.name, "area": self.area, "kind": self.kind, "module": self.module,
                 "function": self.function, "meaning": self.meaning, "equivalent_reason": self.equivalent_reason,
-                "half": self.half}
+                "half": self.half, "kraft_only": self.kraft_only}
 
 
 def half(name: str) -> str:
@@ -72,6 +78,13 @@ def half(name: str) -> str:
 
 
 M = Mutant
+
+
+def K(*args, **kw) -> Mutant:
+    """A mutant of a rule only the KRaft era runs."""
+    return Mutant(*args, kraft_only=True, **kw)
+
+
 MUTANTS: tuple[Mutant, ...] = (
     # ----------------------------------------------------------------------------------------------- partition
     M("caught-up-one-behind", "partition", "off-by-one", "partition", "update_fetch_state",
@@ -374,16 +387,86 @@ MUTANTS: tuple[Mutant, ...] = (
       "a clean shutdown does not write the HW checkpoint file",
       equivalent_reason="the restarted broker then starts from an older, lower HW, which the leader's fetch "
                         "responses raise again; a lower follower HW breaks no safety property"),
+    # ------------------------------------------- KRaft: the guards against stale incarnations and epochs
+    K("alter-partition-any-broker-epoch", "controller", "missing check", "quorum_controller", "alter_partition",
+      "if reg is None or reg.epoch != req.broker_epoch:", "if reg is None:",
+      "the quorum controller handles an AlterPartition from a broker incarnation it no longer registers "
+      "(ClusterControlManager.checkBrokerEpoch dropped)",
+      equivalent_reason="the model has no AlterPartition from an earlier incarnation: the request carries the epoch"
+                        " its sender registered, and a crash drops the request in flight with the process, so its"
+                        " epoch is the controller's whenever it is handled"),
+    K("alter-partition-older-leader-epoch", "controller", "missing check", "quorum_controller", "_validate",
+      "    if item.leader_epoch < part.leader_epoch:\n        return E.FENCED_LEADER_EPOCH\n", "",
+      "validateAlterPartitionData accepts an AlterPartition from an older leader epoch (FENCED_LEADER_EPOCH dropped)",
+      equivalent_reason="a request from an older leader epoch comes from a broker that no longer leads"
+                        " (INVALID_REQUEST next) or leads again in a later partition epoch (INVALID_UPDATE_VERSION"
+                        " next, on every preset with the partition-epoch check)"),
+    K("alter-partition-from-non-leader", "controller", "missing check", "quorum_controller", "_validate",
+      "    if b != part.leader:\n        return E.INVALID_REQUEST\n", "",
+      "validateAlterPartitionData accepts an AlterPartition from a broker that is not the partition's leader",
+      equivalent_reason="every leadership change the quorum controller makes bumps the leader epoch, so a request in"
+                        " the current leader epoch comes from the current leader"),
+    K("alter-partition-isr-without-leader", "controller", "missing check", "quorum_controller", "_validate",
+      " or part.leader not in new_isr:", ":",
+      "validateAlterPartitionData accepts an ISR that leaves the leader out",
+      equivalent_reason="the model's leader never proposes an ISR without itself (a shrink removes out-of-sync"
+                        " followers only)"),
+    K("heartbeat-any-broker-epoch", "controller", "missing check", "quorum_controller", "broker_heartbeat",
+      "if reg is None or reg.epoch != broker_epoch:", "if reg is None:",
+      "the quorum controller takes a heartbeat from an earlier incarnation of a broker as the current one's "
+      "(checkBrokerEpoch dropped)",
+      equivalent_reason="the model has no heartbeat from an earlier incarnation: BrokerHeartbeat is sent and handled"
+                        " in one step with the epoch the broker registered"),
+    K("unfence-before-own-registration", "controller", "off-by-one", "quorum_controller", "broker_heartbeat",
+      "elif metadata_offset > reg.epoch:", "elif metadata_offset >= reg.epoch:",
+      "a fenced broker is unfenced before it has replayed its own RegisterBrokerRecord "
+      "(calculateNextBrokerState's currentMetadataOffset >= registerBrokerRecordOffset, off by one)",
+      equivalent_reason="a broker's first replay takes it past its own RegisterBrokerRecord at once (its first"
+                        " published image), so no heartbeat reports the registration's own offset"),
+    K("make-leader-older-partition-epoch", "partition", "missing check", "partition", "make_leader_3x",
+      "    if ps.zk_version < part.zk_version:\n", "    if False:\n",
+      "Partition.makeLeader applies a partition state older than the partition epoch the leader holds "
+      "(testIgnoreLeaderPartitionStateChangeWithOlderPartitionEpoch's guard dropped)"),
+    K("make-follower-older-partition-epoch", "partition", "missing check", "partition", "make_follower_3x",
+      "    if ps.zk_version < part.zk_version:\n", "    if False:\n",
+      "Partition.makeFollower applies a partition state older than the partition epoch the follower holds "
+      "(testIgnoreFollowerPartitionStateChangeWithOlderPartitionEpoch's guard dropped)",
+      equivalent_reason="a follower's partition epoch comes only from the metadata log, replayed once and in order;"
+                        " only a leader's AlterPartition answer can put it ahead of the log"),
+    K("isr-eligible-fenced", "partition", "missing check", "partition", "is_replica_isr_eligible",
+      "if follower not in md.alive_brokers or follower in md.shutting_down:", "if follower in md.shutting_down:",
+      "Partition.isReplicaIsrEligible lets a follower the metadata cache holds fenced join the ISR (KIP-841)"),
+    K("isr-eligible-shutting-down", "partition", "missing check", "partition", "is_replica_isr_eligible",
+      "if follower not in md.alive_brokers or follower in md.shutting_down:", "if follower not in md.alive_brokers:",
+      "Partition.isReplicaIsrEligible lets a follower in controlled shutdown join the ISR (KIP-841)"),
+    K("isr-eligible-any-broker-epoch", "partition", "missing check", "partition", "is_replica_isr_eligible",
+      "return stored is not None and cached >= 0 and (stored == -1 or stored == cached)", "return True",
+      "Partition.isBrokerEpochIsrEligible dropped: a follower whose last Fetch carried another broker epoch than the "
+      "metadata cache's is proposed for the ISR (KIP-903's broker-side check; the controller still checks)",
+      equivalent_reason="the model has no Fetch from an earlier incarnation: a Fetch carries its sender's current"
+                        " broker epoch, and when the leader's cache still holds the older one the controller refuses"
+                        " the fenced new incarnation (INELIGIBLE_REPLICA) or, once it is unfenced and caught up,"
+                        " rightly admits it"),
+    K("replay-ignores-fence-record", "replica manager", "missing check", "broker_metadata", "_replay",
+      "    elif t is FenceBrokerRecord:\n        fenced.add(rec.broker_id)\n",
+      "    elif t is FenceBrokerRecord:\n        pass\n",
+      "a broker's KRaftMetadataCache keeps a broker alive after replaying its FenceBrokerRecord"),
+    K("fence-keeps-isr", "controller", "missing check", "quorum_controller", "fence_broker",
+      "    _change_partitions(cfg, s, in_isr, b, NO_LEADER, records)\n    reg = s.quorum.registrations[b]\n",
+      "    reg = s.quorum.registrations[b]\n",
+      "ReplicationControlManager.handleBrokerFenced fences a broker without taking it out of the ISRs it is in"),
 )
-del M
+del M, K
 
 BY_NAME: dict[str, Mutant] = {m.name: m for m in MUTANTS}
 assert len(BY_NAME) == len(MUTANTS), "mutant names must be unique"
 
 
-def names(half_name: str | None = None) -> list[str]:
-    """The registry's names in order; only one half with ``half_name`` ("tuning" or "held-out")."""
-    return [m.name for m in MUTANTS if half_name is None or m.half == half_name]
+def names(half_name: str | None = None, kraft: bool = True) -> list[str]:
+    """The registry's names in order; only one half with ``half_name`` ("tuning" or "held-out"); without the
+    KRaft-only mutants when ``kraft`` is False (a ZooKeeper-era preset never runs their rules)."""
+    return [m.name for m in MUTANTS
+            if (half_name is None or m.half == half_name) and (kraft or not m.kraft_only)]
 
 
 # --------------------------------------------------------------------------- compiling and installing

@@ -116,6 +116,22 @@ def test_walker_kills_within_a_step_budget(name, invariant):
         (row["steps"], row["invariant"], row["original_length"])
 
 
+#: KRaft-only mutants a seeded walk on kafka-4.1 kills within a step budget
+QUICK_KRAFT_KILLS = (
+    ("fence-keeps-isr", "isr_members_eligible"),
+    ("make-leader-older-partition-epoch", "leader_isr_covers_controller_isr"),
+)
+
+
+@pytest.mark.parametrize("name,invariant", QUICK_KRAFT_KILLS, ids=[n for n, _ in QUICK_KRAFT_KILLS])
+def test_walker_kills_a_kraft_guard_mutant(name, invariant):
+    spec = MutateSpec(preset="kafka-4.1", mutants=(name,), engines=("walk",), seeds=(0,), budget_s=None,
+                      max_steps=30_000, shrink_budget_s=2.0)
+    row = hunt(spec, name, "walk", 0)
+    assert row["killed"] and row["invariant"] == invariant, row
+    assert row["shrunk_length"] <= row["original_length"]
+
+
 def test_an_equivalent_mutant_survives_a_step_budget():
     spec = MutateSpec(mutants=("clamp-order-swapped",), engines=("walk",), budget_s=None, max_steps=2_000)
     row = hunt(spec, "clamp-order-swapped", "walk", 0)
@@ -167,6 +183,7 @@ def test_cli_json_and_parquet(tmp_path):
     (["--seeds", "0"], "below 1"),
     (["--tests", "--tests-dir", "no/such/folder"], "not a folder"),
     (["--tests-only", "--tests-path", "no/such/file.py"], "does not exist"),
+    (["--mutant", "heartbeat-any-broker-epoch"], "only the KRaft era runs"),
 ])
 def test_cli_bad_input_exits_2(args, message, tmp_path):
     r = CliRunner().invoke(main, ["mutate", "--out", str(tmp_path), *args])
@@ -180,6 +197,17 @@ def test_cli_out_is_a_file(tmp_path):
     f.write_text("x")
     r = CliRunner().invoke(main, ["mutate", "--mutant", "shrink-ge", "--out", str(f)])
     assert r.exit_code == 2 and "is a file" in r.output
+
+
+def test_kraft_only_mutants_are_left_out_on_a_zookeeper_preset():
+    """kafka-2.4 never runs the quorum controller or the 3.x partition rules: its default selection (and so its kill
+    rates) leaves those mutants out; a KRaft preset takes the whole registry."""
+    from isrlab.mutate_cmd import _selected
+
+    zk, kraft = _selected((), None, "kafka-2.4"), _selected((), None, "kafka-3.7")
+    assert kraft == tuple(R.names()) and set(kraft) - set(zk) == {m.name for m in R.MUTANTS if m.kraft_only}
+    assert len(set(kraft) - set(zk)) >= 10
+    assert set(_selected((), "tuning", "kafka-2.4")) == {n for n in zk if R.lookup(n).half == "tuning"}
 
 
 def test_cli_list():
