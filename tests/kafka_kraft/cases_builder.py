@@ -88,8 +88,8 @@ missing(B + "testLeaderEpochBumpZkMigration", "ZK migration",
         "KAFKA-15109: an ISR shrink bumps the leader epoch while the controller is in ZooKeeper migration mode.")
 missing(B + "testNoChange", "several states",
         "A builder with no target changes over FOO, BAR (a reassignment in progress) and BAZ (preferred election) "
-        "builds no record; the model's controller builds only for the partitions a fence, unfence or AlterPartition "
-        "touches, and has no reassignment or preferred election.")
+        "builds no record; the model's controller builds only for the partition a fence, unfence, AlterPartition, "
+        "ElectLeaders or reassignment touches, one starting registration at a time.")
 
 
 @case(B + "testIsrChangeDoesntBumpLeaderEpoch")

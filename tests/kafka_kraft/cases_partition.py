@@ -698,9 +698,34 @@ missing(P + "testFenceFollowerFetchWithStaleBrokerEpoch", "KIP-903",
         "A fetch with a stale broker epoch is refused (NOT_LEADER_OR_FOLLOWER) and leaves the fetch state.")
 missing(P + "testRetryShrinkIsr", "controller answers",
         "A shrink answered with NETWORK_EXCEPTION is retried: the model's quorum controller is always reachable.")
-missing(P + "testAlterIsrNewLeaderElected", "controller answers",
-        "NEW_LEADER_ELECTED: the controller elects another leader from an AlterPartition only when it completes a "
-        "reassignment.")
+
+
+@case(P + "testAlterIsrNewLeaderElected")
+def alter_isr_new_leader_elected():
+    c = Case(P + "testAlterIsrNewLeaderElected",
+             "handleAlterIsrFailure(NEW_LEADER_ELECTED): the leader's proposal to add a caught-up follower is answered "
+             "NEW_LEADER_ELECTED; the ISR stays, the maximal ISR keeps the follower, and no update is left to retry.",
+             n_brokers=3, replication_factor=2, max_reassignments=1)
+    c.adapt("Kafka fails the update by hand; here the answer is the quorum controller's own, which gives "
+            "NEW_LEADER_ELECTED to a leader's AlterPartition only when it completes a reassignment that moves the "
+            "leadership: the partition [0, 1] is reassigned to [1, 2] (adding 2, removing the leader 0), so the "
+            "leader's proposal to add the caught-up 2 completes it and 1 leads.  Kafka's ISR {b} and maximal ISR "
+            "{b, r} are {0, 1} and {0, 1, 2} here (the follower 1 stays in the ISR).")
+    c.formed().produce(0).catch_up()
+    c.reassign([1, 2])
+    c.replay().catch_up([2])
+    c.check_leader_state(0, "expansion triggered: maximal ISR with the follower, one ISR update", isr=[0, 1],
+                         pending_isr=pending(True, [2]))
+    c.check_update(0, [0, 1, 2], "alterPartitionManager.isrUpdates.size = 1")
+    c.send_alter(0)
+    c.check_alter_response(0, "the controller's answer: NEW_LEADER_ELECTED", error="NEW_LEADER_ELECTED")
+    c.receive_alter(0)
+    c.check_leader_state(0, "partitionState.isr unchanged", isr=[0, 1])
+    c.check_leader_state(0, "maximalIsr {b, r}: the expansion stays pending", pending_isr=pending(True, [2]))
+    c.check_no_update(0, "alterPartitionManager.isrUpdates.size = 0: not retried")
+    return c
+
+
 missing(P + "testAlterIsrUnknownTopic", "topic deletion", "UNKNOWN_TOPIC_OR_PARTITION to an ISR update.")
 missing(P + "testAlterIsrUnexpectedError", "controller answers", "UNKNOWN_SERVER_ERROR to an ISR update is retried.")
 missing(P + "testPartitionShouldRetryAlterPartitionRequest", "controller answers",
