@@ -244,3 +244,18 @@ def test_a_state_without_a_reassignment_encodes_as_before():
     assert "adding_replicas" not in reg and "removing_replicas" not in reg
     s, _ = _reassign(CFG, _formed(), "0,1,2")
     assert encode(_reg(s))["adding_replicas"] == [2]
+
+
+def test_a_broker_removed_while_down_keeps_its_log_as_a_stray():
+    """3.7.0 deletes a replica only on the delta that removes it (TopicDelta.localChanges' deletes); a broker that was
+    down then publishes the whole image first, in which it is no replica: nothing is deleted, the log stays on disk
+    (stray logs are deleted from 3.8.0 on, LogManager.isStrayKraftReplica), and the broker hosts no partition."""
+    s = _go(CFG, _formed(), A.ControlledShutdown(1), A.BrokerHeartbeat(1))     # it leads nothing: it stops, fenced
+    assert not s.brokers[1].alive and s.quorum.registrations[1].fenced
+    s, _ = _reassign(CFG, s, "0")
+    assert _reg(s).replicas == (0,)
+    s = _replay(CFG, _go(CFG, s, A.BrokerRestart(1)))
+    br = s.brokers[1]
+    assert br.alive and br.metadata_offset == len(s.quorum.log)
+    assert br.partitions[0] is None and br.fetchers[0] is None
+    assert br.logs[0] is not None and br.logs[0].log_end_offset == 2
