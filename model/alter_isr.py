@@ -46,7 +46,9 @@ def handle_alter_isr(cfg: ModelConfig, s: ClusterState, b: int) -> None:
         response = alter_partition(cfg, s, inflight.request)
     else:   # a controller gone since the send answers NOT_CONTROLLER: the channel's retry, as the items go again
         response = process_alter_isr(cfg, s, inflight.controller, inflight.request)
-    br.alter_isr_inflight = dataclasses.replace(inflight, response=response)
+    # an earlier incarnation's request: handled all the same (the broker epoch it carries is checked), its answer
+    # dropped with the connection its sender closed
+    br.alter_isr_inflight = None if inflight.orphan else dataclasses.replace(inflight, response=response)
 
 
 def receive_alter_isr_response(cfg: ModelConfig, s: ClusterState, b: int) -> str:

@@ -10,6 +10,8 @@ its session, keep serving, and register again with a new broker epoch.
 
 from __future__ import annotations
 
+import dataclasses
+
 from .config import ModelConfig
 from .log import clamp_high_watermark, truncate_to
 from .node import replace_at
@@ -54,8 +56,10 @@ def broker_crash(cfg: ModelConfig, s: ClusterState, b: int, clean: bool) -> None
     br.hw_checkpoint_started = False
     br.next_isr_expiration_ms = br.next_isr_propagation_ms = br.next_hw_checkpoint_ms = -1
     br.isr_change_set = ()
-    br.alter_isr_unsent = ()          # AlterIsrManager's items and its request in flight die with the process
-    br.alter_isr_inflight = None
+    br.alter_isr_unsent = ()          # AlterIsrManager's items die with the process; a request already sent does not:
+    inflight = br.alter_isr_inflight  # it is on its way to the controller, which may still handle it
+    br.alter_isr_inflight = (dataclasses.replace(inflight, orphan=True)
+                             if inflight is not None and inflight.response is None else None)
     br.metadata_offset = 0            # KRaft: the metadata image and the lifecycle manager die too
     br.next_heartbeat_ms = -1
     br.want_shutdown = False

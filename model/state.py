@@ -99,6 +99,11 @@ class AlterIsrInflight:
     items: tuple                     # the AlterIsrItems sent, by partition (inflightAlterIsrItems)
     request: object                  # requests.AlterIsrRequestData, as sent
     response: object = None          # requests.AlterIsrResponseData; None while the controller has not handled it
+    #: its sender's process has stopped since it was sent: the request is still on its way to the controller, which
+    #: handles it (with the broker epoch it carries), and the answer goes nowhere
+    orphan: bool = False
+
+    QUIET_FIELDS: ClassVar[tuple] = ("orphan",)
 
 
 @dataclass(frozen=True, slots=True)

@@ -280,7 +280,7 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
             r = inflight.response
             sent = (lid(inflight.controller), tuple([item(it) for it in inflight.items]))
             if r is None:    # on its way to the controller: the broker epoch it carries is checked on arrival
-                flight = sent + (inflight.request.broker_epoch,)
+                flight = sent + (inflight.request.broker_epoch,) + ((True,) if inflight.orphan else ())
             else:
                 flight = sent + (r.error, tuple([(x.partition, x.error, lid(x.leader), x.leader_epoch, ids(x.isr),
                                                   None if x.error != "NONE" else ver(x.zk_version, x.partition))

@@ -125,6 +125,8 @@ def action_words(cfg, s, a) -> str:
     if t is A.AlterIsrReceived:
         inflight = s.brokers[a.broker].alter_isr_inflight
         who = "the controller" if inflight is None or inflight.controller < 0 else f"controller {inflight.controller}"
+        if inflight is not None and inflight.orphan:
+            return f"{who} handles the AlterIsr broker {a.broker} sent before it stopped (the answer goes nowhere)"
         return f"{who} handles broker {a.broker}'s AlterIsr"
     if t is A.AlterIsrResponse:
         return f"broker {a.broker} receives the AlterIsr response"
