@@ -16,8 +16,9 @@ is tuned on the first half and judged on the second, which it must not make wors
 
 A mutant that no engine can kill carries ``equivalent_reason`` when it cannot change any behaviour the
 catalogue can see on ``kafka-2.4`` (a ``kraft_only`` one: on the KRaft presets) and why; a survivor without one
-points at a missing invariant.  Several KRaft guards are equivalent only because the model has no request from a
-broker's earlier incarnation (a request is sent and handled with its sender's current epochs): their reasons say so.
+points at a missing invariant.  Several KRaft guards are equivalent because another guard behind them refuses the
+same request, or because the model has no such request from a broker's earlier incarnation (a heartbeat or a Fetch is
+sent and handled in one step, with its sender's current epochs): their reasons say which.
 """
 
 from __future__ import annotations
@@ -392,9 +393,10 @@ MUTANTS: tuple[Mutant, ...] = (
       "if reg is None or reg.epoch != req.broker_epoch:", "if reg is None:",
       "the quorum controller handles an AlterPartition from a broker incarnation it no longer registers "
       "(ClusterControlManager.checkBrokerEpoch dropped)",
-      equivalent_reason="the model has no AlterPartition from an earlier incarnation: the request carries the epoch"
-                        " its sender registered, and a crash drops the request in flight with the process, so its"
-                        " epoch is the controller's whenever it is handled"),
+      equivalent_reason="a request sent before its broker stopped is still handled, but a KRaft broker starts again"
+                        " only once the controller has fenced its registration, which moved its leaderships to a later"
+                        " leader epoch: FENCED_LEADER_EPOCH refuses it next"
+                        " (tests/test_stale_alter_partition.py)"),
     K("alter-partition-older-leader-epoch", "controller", "missing check", "quorum_controller", "_validate",
       "    if item.leader_epoch < part.leader_epoch:\n        return E.FENCED_LEADER_EPOCH\n", "",
       "validateAlterPartitionData accepts an AlterPartition from an older leader epoch (FENCED_LEADER_EPOCH dropped)",

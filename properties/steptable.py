@@ -64,6 +64,8 @@ def action_words(cfg, s, a) -> str:
         return (f"consumer{cm} fetches from broker {a.broker} at {at}{epoch}, waiting up to {a.max_wait_ms} ms for "
                 f"{a.min_bytes} record{'s' * (a.min_bytes != 1)}{_p(cfg, a.partition)}")
     if t is A.ReassignPartitions:
+        if not a.replicas:   # KRaft: AlterPartitionReassignments with no target replicas
+            return f"an admin cancels the reassignment{_p(cfg, a.partition)}"
         return f"an admin reassigns{_p(cfg, a.partition)} to replicas [{a.replicas}]"
     if t is A.ControllerProcessPartitionReassignment:
         return f"controller {a.controller} handles /admin/reassign_partitions"

@@ -283,3 +283,12 @@ def test_seeded_walks_complete_cancel_and_delete_with_every_invariant_holding():
                            and b1.alive)
             s = s2
     assert completed and cancelled and deleted, (completed, cancelled, deleted)
+
+
+def test_a_cancel_is_told_as_a_cancel():
+    from isrlab.properties.steptable import action_words
+
+    cfg = preset("kraft-reassignment").config
+    s = initial_state(cfg)
+    assert action_words(cfg, s, A.ReassignPartitions(0, "")) == "an admin cancels the reassignment"
+    assert action_words(cfg, s, A.ReassignPartitions(0, "1,2")) == "an admin reassigns to replicas [1,2]"
