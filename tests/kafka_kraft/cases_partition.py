@@ -726,13 +726,37 @@ def alter_isr_new_leader_elected():
     return c
 
 
+@case(P + "testIgnoreLeaderPartitionStateChangeWithOlderPartitionEpoch")
+def ignore_leader_state_with_older_partition_epoch():
+    c = Case(P + "testIgnoreLeaderPartitionStateChangeWithOlderPartitionEpoch",
+             "makeLeader with the same leader epoch and an older partition epoch is ignored: the leader keeps its "
+             "partition epoch and leader epoch.",
+             n_brokers=3, replication_factor=3)
+    c.adapt("Kafka calls makeLeader with partition epoch 1, then 0.  Here the leader learns newer partition epochs "
+            "from the controller's answers to its own AlterPartitions first (3, then 4: two expansions), then replays "
+            "the metadata log, whose record of partition epoch 3 is older than the 4 it holds.")
+    c.adapt("Kafka's single replica [0] with leader epoch 8: here the formed cluster's leader 0 in leader epoch 0, with "
+            "followers 1 and 2 fenced out of the ISR (partition epochs 1 and 2) and unfenced again.")
+    c.unchecked("makeLeader's return value (false): no trace observes it; its effect, nothing changed, is checked")
+    c.formed().fence(1, 2).replay().unfence(1).unfence(2).replay()
+    c.check_leader_state(0, "ISR {0} after both fences, partition epoch 2", isr=[0], partition_epoch=2,
+                         leader_epoch=0)
+    c.fetch(1).alter(0)
+    c.fetch(2).alter(0)
+    c.check_leader_state(0, "both expansions answered: ISR {0, 1, 2}, partition epoch 4, before any replay",
+                         isr=[0, 1, 2], pending_isr=None, partition_epoch=4, leader_epoch=0)
+    c.apply_metadata(0)
+    c.check("quorum.log.-2.registration.partition_epoch", 3, "the batch replayed holds partition epoch 3")
+    c.check_leader_state(0, "the older partition state is ignored: partition epoch 4 and leader epoch 0 kept",
+                         isr=[0, 1, 2], partition_epoch=4, leader_epoch=0)
+    return c
+
 missing(P + "testAlterIsrUnknownTopic", "topic deletion", "UNKNOWN_TOPIC_OR_PARTITION to an ISR update.")
 missing(P + "testAlterIsrUnexpectedError", "controller answers", "UNKNOWN_SERVER_ERROR to an ISR update is retried.")
 missing(P + "testPartitionShouldRetryAlterPartitionRequest", "controller answers",
         "An AlterPartition answered UNKNOWN_SERVER_ERROR is sent again by the partition's callback.")
 missing(P + "testUpdateAssignmentAndIsr", "reassignment",
         "updateAssignmentAndIsr with adding and removing replicas (OngoingReassignmentState).")
-missing(P + "testIgnoreLeaderPartitionStateChangeWithOlderPartitionEpoch", "out-of-order metadata",
-        "makeLeader with an older partition epoch is ignored.")
 missing(P + "testIgnoreFollowerPartitionStateChangeWithOlderPartitionEpoch", "out-of-order metadata",
-        "makeFollower with the same partition epoch again is ignored.")
+        "makeFollower with the same partition epoch again is ignored: a follower replays each partition record once, "
+        "in order, and no AlterPartition answer reaches a follower, so it never meets its own partition epoch again.")
