@@ -15,6 +15,7 @@ reached; ``seedLogData`` is records produced to the leader with acks=1.
 
 from __future__ import annotations
 
+from isrlab.model import actions as A
 from kraftcase import Case, case, missing, out_of_scope, pending
 
 P = "PartitionTest."
@@ -48,7 +49,8 @@ def isr_expansion():
             "the fence made 1, this expansion 2).")
     c.unchecked("the follower's state right after makeLeader (last caught-up time 0, offsets unknown): here it fetched "
                 "before leaving the ISR")
-    c.unchecked("the request's broker epochs (-1 in ZooKeeper mode): KIP-903 is not modelled")
+    c.unchecked("the request's broker epochs (-1: Kafka's test runs with a ZooKeeper metadata cache); KRaft's are "
+                "checked in testIsrCanExpandedIfBrokerEpochsMatchWithKraftMetadataCache")
     _follower_outside_isr(c, 1, records=3, more=7)
     c.check("brokers.0.logs.0.entries", [[i, 0] for i in range(1, 11)], "the leader's log holds 10 records")
     c.fetch(1)
@@ -300,7 +302,6 @@ def maybe_shrink_isr():
             "has passed (every lag / 2 = 15 s: at 45 s).  Follower 1 reaches the log end in two fetches (at 0, then "
             "at 10).")
     c.adapt("completeIsrUpdate(newPartitionEpoch = 2) is the controller's commit: partition epoch 1 here.")
-    c.unchecked("the request's broker epochs: KIP-903 is not modelled")
     c.formed().produce(0, n=10)
     c.check("brokers.0.logs.0.high_watermark", 0, "HW 0")
     c.fetch(1, rounds=2)
@@ -312,6 +313,8 @@ def maybe_shrink_isr():
     c.sleep(45_000)
     c.check("ghost.isr_shrinks", 0, "alterPartitionListener.shrinks = 0")
     c.check_update(0, [0, 1], "one ISR update: ISR [0, 1]")
+    c.check("brokers.0.alter_isr_unsent.0.request.isr_epochs", [c.s.quorum.registrations[b].epoch for b in (0, 1)],
+            "each member's broker epoch in the request is the one it registered (KIP-903)")
     c.check_leader_state(0, "ISR and maximal ISR unchanged until the controller answers", isr=[0, 1, 2],
                          pending_isr=pending(False, [2]))
     c.check("brokers.0.logs.0.high_watermark", 0, "HW still 0")
@@ -692,8 +695,6 @@ missing(P + "testIsReplicaIsrEligibleWithEmptyReplicaMap", "topic deletion",
 missing(P + "testInvalidAlterPartitionRequestsAreNotRetried", "controller answers",
         "INVALID_REQUEST to a leader's expansion: the model's controller answers a leader's own request "
         "INVALID_REQUEST only for a non-leader or a malformed ISR, which a leader never sends.")
-missing(P + "testIsrCanExpandedIfBrokerEpochsMatchWithKraftMetadataCache", "KIP-903",
-        "A fetch carrying a broker epoch that does not match the metadata cache's does not expand the ISR.")
 missing(P + "testFenceFollowerFetchWithStaleBrokerEpoch", "KIP-903",
         "A fetch with a stale broker epoch is refused (NOT_LEADER_OR_FOLLOWER) and leaves the fetch state.")
 missing(P + "testRetryShrinkIsr", "controller answers",
@@ -749,6 +750,48 @@ def ignore_leader_state_with_older_partition_epoch():
     c.check("quorum.log.-2.registration.partition_epoch", 3, "the batch replayed holds partition epoch 3")
     c.check_leader_state(0, "the older partition state is ignored: partition epoch 4 and leader epoch 0 kept",
                          isr=[0, 1, 2], partition_epoch=4, leader_epoch=0)
+    return c
+
+@case(P + "testIsrCanExpandedIfBrokerEpochsMatchWithKraftMetadataCache")
+def isr_expands_only_with_matching_broker_epochs():
+    c = Case(P + "testIsrCanExpandedIfBrokerEpochsMatchWithKraftMetadataCache",
+             "A follower caught up to the log end whose Fetch carries another broker epoch than the leader's metadata "
+             "cache holds is not proposed for the ISR (KIP-903); once the cache holds the epoch its Fetch carries, "
+             "the next caught-up fetch proposes it, with each member's broker epoch in the request.",
+             n_brokers=3, replication_factor=3)
+    c.adapt("Kafka's makeLeader gives ISR {0, 2}: here follower 1 never fetches, so the leader's ISR-expiration task "
+            "shrinks it out once the lag has passed (partition epoch 1), while follower 2 stays caught up.")
+    c.adapt("Kafka's mocked cache returns a wrong epoch for the first fetch: here broker 1 really is a new "
+            "incarnation. Its heartbeats are lost, the controller fences it, it stops and starts again (a new "
+            "registration, a new broker epoch) and fetches while the leader has replayed none of that: the leader's "
+            "cache still holds it unfenced in its old epoch.  Then the leader replays the log, broker 1 is unfenced "
+            "by its next heartbeat, and it fetches again.")
+    c.unchecked("broker 2's entry in the request (-1 in Kafka, where 2 never fetched): here 2 has fetched and its "
+                "entry is its broker epoch")
+    c.formed().produce(0, n=10).fetch(2, rounds=2)
+    c.sleep(LAG + 15_000, fetching=((2, 0),))
+    c.alter(0).replay()
+    c.check_leader_state(0, "ISR {0, 2}", isr=[0, 2], pending_isr=None)
+    old_epoch = c.s.quorum.registrations[1].epoch
+    c.fence(1).do(A.BrokerCrash(1, True)).do(A.BrokerRestart(1)).replay(1)
+    new_epoch = c.s.quorum.registrations[1].epoch
+    c.check("brokers.0.metadata.broker_epochs.1", old_epoch, "the leader's cache holds broker 1's earlier epoch")
+    c.fetch(1, rounds=2)
+    c.check_remote(0, 1, "caught up to the log end, with the broker epoch its Fetch carried", log_end_offset=10,
+                   log_start_offset=0, last_caught_up_time_ms=c.s.now, broker_epoch=new_epoch)
+    c.check_leader_state(0, "expansion is not triggered", isr=[0, 2], pending_isr=None)
+    c.check_no_update(0, "alterPartitionManager.isrUpdates.size = 0")
+    c.replay(0).unfence(1).replay(0)
+    c.check("brokers.0.metadata.broker_epochs.1", new_epoch, "the leader's cache now holds broker 1's new epoch")
+    c.fetch(1)
+    c.check_remote(0, 1, "the follower still caught up to the log end", log_end_offset=10, log_start_offset=0,
+                   last_caught_up_time_ms=c.s.now)
+    c.check_leader_state(0, "expansion is triggered: ISR {0, 2}, maximal ISR {0, 1, 2}", isr=[0, 2],
+                         pending_isr=pending(True, [1]))
+    c.check_update(0, [0, 1, 2], "alterPartitionManager.isrUpdates.size = 1")
+    c.check("brokers.0.alter_isr_unsent.0.request.isr_epochs",
+            [c.s.quorum.registrations[b].epoch for b in (0, 1, 2)],
+            "each member's broker epoch in the request: the leader's own, broker 1's new one, broker 2's")
     return c
 
 missing(P + "testAlterIsrUnknownTopic", "topic deletion", "UNKNOWN_TOPIC_OR_PARTITION to an ISR update.")
