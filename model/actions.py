@@ -338,7 +338,8 @@ class DeleteOldSegments:
 # ----------------------------------------------------------------- topics at run time (ZooKeeper era)
 @dataclass(frozen=True, slots=True)
 class DeleteTopic:
-    """An admin deletes the topic: /admin/delete_topics/<topic> is created (AdminZkClient.deleteTopic)."""
+    """An admin deletes the topic: /admin/delete_topics/<topic> is created (AdminZkClient.deleteTopic); in KRaft the
+    quorum controller appends a RemoveTopicRecord (ReplicationControlManager.deleteTopics, Kafka 3.7.0)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,8 +17,9 @@ from .partition import make_follower_3x, make_leader_3x
 from .quorum_controller import broker_heartbeat, register_broker
 from .replica_manager import start_fetching, stop_replica
 from .requests import LeaderAndIsrPartitionState
-from .state import (OFFLINE, Broker, BrokerRegistrationChangeRecord, ClusterState, FenceBrokerRecord, MetadataCache,
-                    Partition, PartitionChangeRecord, PartitionMetadata, RegisterBrokerRecord, UnfenceBrokerRecord)
+from .state import (OFFLINE, REMOVED, Broker, BrokerRegistrationChangeRecord, ClusterState, FenceBrokerRecord,
+                    MetadataCache, Partition, PartitionChangeRecord, PartitionMetadata, RegisterBrokerRecord,
+                    RemoveTopicRecord, UnfenceBrokerRecord)
 
 
 def apply_next_record(cfg: ModelConfig, s: ClusterState, b: int) -> None:
@@ -60,6 +61,14 @@ def _replay(br: Broker, rec, n: int, changed: dict) -> None:
             md.shutting_down)
         changed[rec.partition] = reg
         return
+    if t is RemoveTopicRecord:                   # TopicsDelta.replay(RemoveTopicRecord): the topic leaves the image
+        parts = md.partitions or (None,) * len(br.partitions)
+        br.metadata = MetadataCache(md.alive_brokers, tuple(None if p in rec.partitions else x
+                                                            for p, x in enumerate(parts)),
+                                    md.controller_id, epochs, md.fenced, md.shutting_down)
+        for p in rec.partitions:
+            changed[p] = REMOVED
+        return
     fenced, shutting = set(md.fenced), set(md.shutting_down)
     if t is RegisterBrokerRecord:
         epochs = replace_at(epochs, rec.broker_id, rec.broker_epoch)
@@ -80,7 +89,7 @@ def _replay(br: Broker, rec, n: int, changed: dict) -> None:
 
 def stop_and_delete(cfg: ModelConfig, s: ClusterState, br: Broker, p: int) -> None:
     """ReplicaManager.applyDelta's deletes (Kafka 3.7.0): a broker the previous image held as a replica and the new
-    one does not (a reassignment removed it) stops the partition with deleteLocalLog (stopPartitions: its fetcher
+    one does not (a reassignment removed it, or a RemoveTopicRecord deleted the topic) stops the partition with deleteLocalLog (stopPartitions: its fetcher
     removed, the partition gone from allPartitions, its log deleted); an offline partition is left (KafkaStorageException,
     logged)."""
     if br.fetchers[p] is not None:               # replicaFetcherManager.removeFetcherForPartitions
@@ -94,7 +103,7 @@ def apply_delta(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, reg) -> N
     when the leader is registered (applyLocalFollowersDelta)."""
     b = br.broker_id
     if b not in reg.replicas:
-        return                                   # not hosted here (topic deletion is not modelled in KRaft)
+        return                                   # not hosted here
     hosted = br.partitions[p]
     if hosted == OFFLINE:
         return

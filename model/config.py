@@ -273,7 +273,8 @@ class ModelConfig:
     #: default) offers none.  Set it (with ``initial_partitions``) to explore run-time creation and expansion.
     max_partition_creations: int = 0
     #: admin topic deletions (``DeleteTopic``: /admin/delete_topics, TopicDeletionManager, Kafka 2.4.0) the engines may
-    #: make; 0 (the default) offers none.  Set it to 1 to explore topic deletion and StopReplica to live brokers.
+    #: make; 0 (the default) offers none.  Set it to 1 to explore topic deletion and StopReplica to live brokers.  In
+    #: KRaft (kip_500) the deletion is the quorum controller's RemoveTopicRecord (ReplicationControlManager, 3.7.0).
     max_topic_deletions: int = 0
 
     def __post_init__(self) -> None:
@@ -332,9 +333,9 @@ class ModelConfig:
         if not -1 <= self.initial_partitions <= self.n_partitions:
             errors.append(f"initial_partitions must be in -1..n_partitions ({self.n_partitions}), "
                           f"got {self.initial_partitions}")
-        if self.kip_500 and (self.initial_partitions != -1 or self.max_partition_creations or self.max_topic_deletions):
-            errors.append("topic creation and deletion at run time are modelled in the ZooKeeper era only "
-                          "(initial_partitions, max_partition_creations, max_topic_deletions need kip_500 off)")
+        if self.kip_500 and (self.initial_partitions != -1 or self.max_partition_creations):
+            errors.append("topic creation at run time is modelled in the ZooKeeper era only "
+                          "(initial_partitions, max_partition_creations need kip_500 off)")
         if any(a not in (-1, 0, 1) for a in self.produce_acks):
             errors.append(f"produce_acks must hold acks values -1, 0 or 1, got {self.produce_acks!r}")
         for f in dataclasses.fields(self):  # every count, offset and time: non-negative and of a sane size
@@ -754,6 +755,12 @@ PRESETS: dict[str, Preset] = {
                "leave the replicas and the ISR, the leader moves into the target if it is removed, the leader epoch "
                "is bumped) and each removed broker stops and deletes its replica; a cancel reverts to the original "
                "replicas. Safe.", "3.7.0, KIP-455"),
+        Preset("kraft-delete-topic", _KRAFT_37.replace(eligible_leader_replicas=True, max_topic_deletions=1), "pass",
+               "kafka-4.1 with one topic deletion through the quorum controller (ReplicationControlManager.deleteTopics, "
+               "3.7.0): a RemoveTopicRecord drops the partitions' registrations with their ELR and last known leader; "
+               "each replica stops its fetcher and deletes its log when it replays the record (ReplicaManager.applyDelta"
+               "'s deletes), and an AlterPartition still on its way is answered UNKNOWN_TOPIC_ID, which its leader "
+               "does not retry. The deleted topic's records are given up on purpose. Safe.", "3.7.0, KIP-500"),
         Preset("kafka-4.1-min-isr-2", _KRAFT_37.replace(eligible_leader_replicas=True, min_insync_replicas=2), "pass",
                "kafka-4.1 with min.insync.replicas=2 (with RF 3, the setting the ELR is meant for): a replica that leaves "
                "an ISR of two joins the ELR, and the HW stays while the ISR is below two.", "4.1.0, KIP-966"),

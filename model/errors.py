@@ -36,6 +36,8 @@ PREFERRED_LEADER_NOT_AVAILABLE = "PREFERRED_LEADER_NOT_AVAILABLE"
 ELECTION_NOT_NEEDED = "ELECTION_NOT_NEEDED"
 # ElectLeaders with the UNCLEAN type (KIP-460; KRaft's controller, Kafka 3.7.0)
 ELIGIBLE_LEADERS_NOT_AVAILABLE = "ELIGIBLE_LEADERS_NOT_AVAILABLE"
+# AlterPartition (version 2+, topic ids) for a topic the quorum controller no longer has (Kafka 3.7.0)
+UNKNOWN_TOPIC_ID = "UNKNOWN_TOPIC_ID"
 
 #: Errors.java code of each name (Kafka 2.4.0).
 CODES = {
@@ -65,6 +67,7 @@ CODES = {
     PREFERRED_LEADER_NOT_AVAILABLE: 80,
     ELECTION_NOT_NEEDED: 84,
     ELIGIBLE_LEADERS_NOT_AVAILABLE: 83,
+    UNKNOWN_TOPIC_ID: 100,
 }
 
 #: The codes of the 2.4 model, whose bits keep their places as codes are added.

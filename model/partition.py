@@ -224,8 +224,8 @@ def handle_alter_isr_response(cfg: ModelConfig, s: ClusterState, br: Broker, p: 
             # epoch is right, so the partition goes back to its last committed state
             br.partition_mut(p).pending_isr = None
             return False
-        # UNKNOWN_TOPIC_OR_PARTITION, FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION, INVALID_REQUEST, NEW_LEADER_ELECTED:
-        # give up, stay pending until new metadata (a LeaderAndIsr, or a metadata record).  Others are retried
+        # UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_ID, FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION, INVALID_REQUEST,
+        # NEW_LEADER_ELECTED: give up, stay pending until new metadata (a LeaderAndIsr, or a metadata record).  Others are retried
         # (``retriable_alter_isr_error``).
         return False
     if result.leader_epoch != part.leader_epoch:
@@ -248,8 +248,8 @@ def handle_alter_isr_response(cfg: ModelConfig, s: ClusterState, br: Broker, p: 
 
 def retriable_alter_isr_error(error: str) -> bool:
     """Partition.handleAlterPartitionError (Kafka 3.5.0): the per-partition errors the leader sends again."""
-    return error not in (E.NONE, E.INELIGIBLE_REPLICA, E.UNKNOWN_TOPIC_OR_PARTITION, E.FENCED_LEADER_EPOCH,
-                         E.INVALID_UPDATE_VERSION, E.INVALID_REQUEST, E.NEW_LEADER_ELECTED)
+    return error not in (E.NONE, E.INELIGIBLE_REPLICA, E.UNKNOWN_TOPIC_OR_PARTITION, E.UNKNOWN_TOPIC_ID,
+                         E.FENCED_LEADER_EPOCH, E.INVALID_UPDATE_VERSION, E.INVALID_REQUEST, E.NEW_LEADER_ELECTED)
 
 
 def kip_841(cfg: ModelConfig) -> bool:

@@ -17,8 +17,9 @@ from .config import ModelConfig
 from .losses import note_unclean_election
 from .node import replace_at
 from .requests import AlterIsrPartitionResult, AlterIsrResponseData
-from .state import (NO_LEADER, BrokerRegistration, BrokerRegistrationChangeRecord, ClusterState, FenceBrokerRecord,
-                    PartitionChangeRecord, PartitionRegistration, Quorum, RegisterBrokerRecord, UnfenceBrokerRecord)
+from .state import (NO_LEADER, REMOVED, BrokerRegistration, BrokerRegistrationChangeRecord, ClusterState,
+                    FenceBrokerRecord, PartitionChangeRecord, PartitionRegistration, Quorum, RegisterBrokerRecord,
+                    RemoveTopicRecord, UnfenceBrokerRecord)
 
 
 def initial_quorum(assignment: tuple, n_brokers: int, now: int) -> Quorum:
@@ -190,8 +191,7 @@ def elect_leader(cfg: ModelConfig, s: ClusterState, p: int, election_type: str) 
     or the partition has a leader (UNCLEAN); else PartitionChangeBuilder with that Election and active brokers as
     acceptable leaders, whose record is appended to the metadata log, or PREFERRED_LEADER_NOT_AVAILABLE /
     ELIGIBLE_LEADERS_NOT_AVAILABLE when it makes none."""
-    q = s.quorum
-    part = q.partitions[p] if 0 <= p < len(q.partitions) else None
+    part = registration(s.quorum, p)
     if part is None:
         return E.UNKNOWN_TOPIC_OR_PARTITION
     preferred = part.replicas[0] if part.replicas else NO_LEADER
@@ -207,12 +207,36 @@ def elect_leader(cfg: ModelConfig, s: ClusterState, p: int, election_type: str) 
     return E.NONE
 
 
+def registration(q: Quorum, p: int) -> PartitionRegistration | None:
+    """ReplicationControlManager's registration of partition p (topics.get(id).parts.get(p)), or None: no such
+    partition, or its topic deleted."""
+    part = q.partitions[p] if 0 <= p < len(q.partitions) else None
+    return None if part is None or part.removed else part
+
+
+def delete_topic(cfg: ModelConfig, s: ClusterState) -> None:
+    """ReplicationControlManager.deleteTopics / deleteTopic (Kafka 3.7.0), an admin's DeleteTopics forwarded to the
+    quorum controller: one RemoveTopicRecord appended to the metadata log; replaying it drops the topic's partition
+    registrations, their ELR and lastKnownElr with them (replay(RemoveTopicRecord)); the brokers delete the logs when
+    they replay it (``broker_metadata``).  The records of the deleted partitions are given up
+    (``Ghost.deleted_partitions``)."""
+    q = s.quorum_mut()
+    gone = tuple(p for p, part in enumerate(q.partitions) if not part.removed)
+    q.partitions = tuple(REMOVED for _ in q.partitions)
+    zk = s.zk_mut()                                          # the assignment the rest of the model reads
+    zk.assignment = ((),) * len(zk.assignment)
+    g = s.ghost_mut()
+    g.topic_deletions += 1
+    g.deleted_partitions = tuple(sorted(set(g.deleted_partitions) | set(gone)))
+    _append(s, [RemoveTopicRecord(gone)])
+
+
 def reassignment_refusal(cfg: ModelConfig, q: Quorum, p: int, target: tuple | None) -> str | None:
     """Why ReplicationControlManager.alterPartitionReassignment (Kafka 3.7.0) refuses a reassignment of p to
     ``target`` (None: cancel), or None: no such partition, a target that validateManualPartitionAssignment refuses
     (empty, a broker twice or not registered), a cancel with no reassignment in progress, or one whose revert would
     need an unclean election that the topic does not allow."""
-    part = q.partitions[p] if 0 <= p < len(q.partitions) else None
+    part = registration(q, p)
     if part is None:
         return "UNKNOWN_TOPIC_OR_PARTITION"
     if target is not None:
@@ -323,7 +347,7 @@ def broker_heartbeat(cfg: ModelConfig, s: ClusterState, b: int, broker_epoch: in
         elif metadata_offset > reg.epoch:                    # currentMetadataOffset >= registerBrokerRecordOffset
             records.append(UnfenceBrokerRecord(b, reg.epoch))   # handleBrokerUnfenced
             q.registrations = replace_at(q.registrations, b, BrokerRegistration(reg.epoch, False))
-            leaderless = [p for p, part in enumerate(q.partitions) if part.leader == NO_LEADER]
+            leaderless = [p for p, part in enumerate(q.partitions) if part.leader == NO_LEADER and not part.removed]
             _change_partitions(cfg, s, leaderless, NO_LEADER, b, records)
     elif q.shutdown_offsets[b] >= 0:                        # BrokerHeartbeatState.shuttingDown: soft state
         if not _has_leaderships(q, b) and q.shutdown_offsets[b] <= _lowest_active_offset(s.quorum):
@@ -409,7 +433,8 @@ def alter_partition(cfg: ModelConfig, s: ClusterState, req) -> AlterIsrResponseD
     for item in req.partitions:
         p = item.partition
         part = s.quorum.partitions[p] if 0 <= p < len(s.quorum.partitions) else None
-        error = _validate(cfg, s.quorum, b, part, item)
+        # a deleted topic: no topic of the request's id (a 3.7.0 broker sends version 3, with topic ids)
+        error = E.UNKNOWN_TOPIC_ID if part is not None and part.removed else _validate(cfg, s.quorum, b, part, item)
         if error != E.NONE:
             results.append(AlterIsrPartitionResult(p, error))
             continue

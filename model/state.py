@@ -284,6 +284,17 @@ class PartitionRegistration:
     def controller_epoch(self) -> int:
         return 0
 
+    @property
+    def removed(self) -> bool:
+        """The partition's topic was deleted (RemoveTopicRecord): the registration is gone (``REMOVED``)."""
+        return not self.replicas
+
+
+#: The place of a partition whose topic a RemoveTopicRecord deleted: no replicas, ISR, ELR, lastKnownElr or leader
+#: (ReplicationControlManager.deleteTopic drops the registration; the model keeps the partition's index, as the
+#: ZooKeeper era's assignment keeps ``()``).  ``ClusterState.controller_partition_states`` gives None for it.
+REMOVED = PartitionRegistration((), (), -1, 0, 0)
+
 
 @dataclass(frozen=True, slots=True)
 class BrokerRegistration:
@@ -327,6 +338,14 @@ class BrokerRegistrationChangeRecord:
 
     broker_id: int
     broker_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveTopicRecord:
+    """RemoveTopicRecord (metadata log, ReplicationControlManager.deleteTopic): the topic and its partitions are gone;
+    ``partitions`` are the model's one topic's partitions that existed."""
+
+    partitions: tuple
 
 
 @dataclass(frozen=True, slots=True)
@@ -612,7 +631,11 @@ class ClusterState(Node):
         """The partition states the controller holds (ZooKeeper's znodes, or the quorum's registrations), by partition:
         each with ``leader``, ``leader_epoch``, ``isr`` and ``zk_version``, or None before the partition has one."""
         q = self.quorum
-        return self.zk.partition_states if q is None else q.partitions
+        if q is None:
+            return self.zk.partition_states
+        if not self.ghost.deleted_partitions:
+            return q.partitions
+        return tuple(None if r.removed else r for r in q.partitions)     # a deleted topic's: none, as in ZooKeeper
 
     def eligible(self, b: int) -> bool:
         """Whether the controller counts broker b alive: a live ZooKeeper session, or a registered, unfenced broker."""

@@ -37,6 +37,7 @@ from .losses import judge
 from .node import memo_by_identity
 from .quorum_controller import (alter_partition_reassignment, controller_failover, elect_leader, fence_broker,
                                 initial_quorum, is_unfenced, lose_heartbeats, reassignment_refusal, session_expired)
+from .quorum_controller import delete_topic as kraft_delete_topic
 from .replica_manager import (CONSUMER_ID, append_records, checkpoint_high_watermarks, delete_records, fetch_messages,
                               isr_expiration, maybe_propagate_isr_changes, run_log_retention)
 from .log import UNDEFINED_EPOCH, deletable_segments
@@ -520,7 +521,9 @@ def g_delete_old_segments(cfg, s, a) -> bool:
 
 
 def g_delete_topic(cfg, s, a) -> bool:
-    return not cfg.kip_500 and can_delete_topic(cfg, s)
+    """The topic exists and is not being deleted, within ``max_topic_deletions`` (both eras: KRaft's DeleteTopics goes
+    to the quorum controller)."""
+    return can_delete_topic(cfg, s)
 
 
 def g_create_topic(cfg, s, a) -> bool:
@@ -755,7 +758,10 @@ def kraft_elect_leaders(cfg, s, a) -> str:
 
 
 def e_delete_topic(cfg, s, a):
-    delete_topic(cfg, s)
+    if cfg.kip_500:
+        kraft_delete_topic(cfg, s)       # ControllerApis.handleDeleteTopics: forwarded, one RemoveTopicRecord
+    else:
+        delete_topic(cfg, s)
 
 
 def e_create_topic(cfg, s, a):
@@ -1348,6 +1354,8 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
         _log_start_groups(cfg, s, kinds, T, group)
     if not kraft and (cfg.max_topic_deletions or cfg.max_partition_creations):
         _topic_groups(cfg, s, kinds, T, group)
+    elif kraft and cfg.max_topic_deletions and (kinds is None or A.DeleteTopic in kinds) and can_delete_topic(cfg, s):
+        group([_DELETE_TOPIC])                   # KRaft: the admin's DeleteTopics, the quorum controller's at once
     if cfg.delayed_fetch:
         _delayed_fetch_groups(s, kinds, T, group)
     if cfg.max_reassignments:
@@ -1639,11 +1647,12 @@ ZK_ONLY = frozenset({A.ElectController, A.ControllerProcessBrokerChange, A.Contr
                      A.ZkReconnect, A.ZkDeleteController,
                      A.ControlledShutdownRequest, A.ControlledShutdownResponse, A.PreferredReplicaElection,
                      A.ControllerProcessPreferredReplicaElection, A.AutoLeaderRebalance,
-                     A.DeleteTopic, A.CreateTopic, A.CreatePartitions,
+                     A.CreateTopic, A.CreatePartitions,
                      A.ControllerProcessTopicDeletion, A.ControllerProcessTopicChange,
                      A.ControllerProcessStopReplicaResponse})
 #: ``ControlledShutdown`` is of both eras (KRaft's heartbeats, the ZooKeeper era's request to the controller), and so
-#: is ``ElectLeaders`` (the ZooKeeper-era controller, or forwarded to the quorum controller).
+#: are ``ElectLeaders`` (the ZooKeeper-era controller, or forwarded to the quorum controller) and ``DeleteTopic``
+#: (/admin/delete_topics, or a RemoveTopicRecord written by the quorum controller).
 KRAFT_ONLY = frozenset({A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker, A.HeartbeatsLost, A.DiskWipe,
                         A.ControllerFailover, A.PrepareIsrExpand})
 ZK_ONLY = ZK_ONLY | {A.ControllerProcessPartitionReassignment, A.ControllerProcessReassignmentIsrChange}

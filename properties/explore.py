@@ -24,7 +24,7 @@ from ..model.config import ModelConfig
 from ..model.encode import fingerprint
 from ..model.requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
 from ..model.state import (BrokerRegistrationChangeRecord, FenceBrokerRecord, Partition, PartitionChangeRecord,
-                           RegisterBrokerRecord, UnfenceBrokerRecord)
+                           RegisterBrokerRecord, RemoveTopicRecord, UnfenceBrokerRecord)
 from ..model.step import action_kinds, enabled_actions, initial_state, step
 from ..model.actions import CONTINUATIONS, Tick, continues
 from .budget import CHECK_EVERY
@@ -419,6 +419,8 @@ def metadata_record_key(r, lid, ids, ordered) -> tuple:
         return (3, lid(r.broker_id), r.broker_epoch)
     if t is BrokerRegistrationChangeRecord:
         return (4, lid(r.broker_id), r.broker_epoch)
+    if t is RemoveTopicRecord:
+        return (5, r.partitions)
     raise TypeError(f"unknown metadata record {r!r}")  # pragma: no cover
 
 

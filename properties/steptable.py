@@ -234,6 +234,8 @@ def _metadata_record(rec) -> str:
         g = rec.registration
         return (f"{'PartitionRecord' if rec.created else name} p{rec.partition}: leader {_leader(g.leader)} "
                 f"e{g.leader_epoch} ISR {_isr(g.isr)} partition epoch {g.partition_epoch}")
+    if hasattr(rec, "partitions"):      # RemoveTopicRecord
+        return f"{name} p{', p'.join(map(str, rec.partitions))}"
     return f"{name} broker {rec.broker_id} epoch {rec.broker_epoch}"
 
 
