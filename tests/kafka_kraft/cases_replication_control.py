@@ -156,14 +156,65 @@ def elr_clean_election():
     return c
 
 
-missing(R + "testAlterPartitionHandleUnknownTopicIdOrName", "topic deletion",
-        "An AlterPartition for a topic id or name the controller does not know.")
+@case(R + "testAlterPartitionHandleUnknownTopicIdOrName")
+def alter_partition_handle_unknown_topic():
+    c = Case(R + "testAlterPartitionHandleUnknownTopicIdOrName",
+             "An AlterPartition for partition 0 of a topic the controller does not have is answered, for that "
+             "partition, UNKNOWN_TOPIC_ID (request version > 1, by topic id), and nothing is written.",
+             preset_name="kraft-delete-topic")
+    c.adapt("Kafka's request names a topic id the controller never had; the model's leader sends only its own "
+            "requests, so the topic exists and is deleted (a RemoveTopicRecord) while the leader's expansion of the "
+            "ISR back to [0, 1, 2] (follower 2 fenced, then unfenced) is on its way.")
+    c.unchecked("request versions 0 and 1 (by topic name: UNKNOWN_TOPIC_OR_PARTITION); the model's requests are of "
+                "the latest version, with topic ids")
+    c.unchecked("the response's topic name and id (the model has one topic, named by neither)")
+    c.formed().produce(0).catch_up()
+    c.fence(2).unfence(2).replay().catch_up([2])
+    c.check_update(0, [0, 1, 2], "the leader's expansion, the request the controller will find no topic for")
+    c.do(A.AlterIsrRequest(0)).do(A.DeleteTopic())
+    c.check("quorum.log.-1", {"@type": "RemoveTopicRecord", "partitions": [0]}, "the topic is gone first")
+    records = len(c.s.quorum.log)
+    c.do(A.AlterIsrReceived(0))
+    c.check_alter_response(0, "UNKNOWN_TOPIC_ID for partition 0", error="UNKNOWN_TOPIC_ID", partition=0)
+    c.check("brokers.0.alter_isr_inflight.response.error", "NONE", "a per-partition error, not the request's")
+    c.check("quorum.batch_ends.-1", records, "no record written: the log ends where the deletion left it")
+    return c
+
+
 missing(R + "testInvalidAlterPartitionRequests", "arbitrary requests",
         "AlterPartition from a broker that is not the leader, with a stale broker epoch, with leader or partition "
         "epochs above the controller's, with an ISR holding a non-replica or missing the leader, and with invalid "
         "leader recovery states.")
-for _name in ("testDeleteTopics", "testDeleteTopicsWithMutationQuotaExceeded"):
-    missing(R + _name, "topic deletion", "Topic deletion and the records it writes.")
+@case(R + "testDeleteTopics")
+def delete_topics():
+    c = Case(R + "testDeleteTopics",
+             "foo with 3 partitions on brokers 0 and 1 (RF 2): deleting it writes one record, after which none of "
+             "its partitions has a registration.",
+             preset_name="kraft-delete-topic", n_brokers=2, n_partitions=3, replication_factor=2)
+    c.adapt("foo is the model's topic, created at the start with the model's assignment rather than by the test's "
+            "CreateTopics; deleteTopics is the admin's DeleteTopic, whose RemoveTopicRecord the controller replays "
+            "at once (one linearizable log).")
+    c.unchecked("the topic's configs, findTopicNames / findTopicIds, and deleting an unknown topic id "
+                "(UNKNOWN_TOPIC_ID, no record): the model has one topic, no configs, and its admin deletes only a "
+                "topic that exists")
+    c.unchecked("getPartition(topicId, 3) (the model's topic has no partition 3 to ask for)")
+    c.formed()
+    for p in range(3):
+        c.check("quorum.partitions.%d.replicas" % p, [[0, 1], [1, 0], [0, 1]][p], "getPartition(topicId, %d) is "
+                "not null after the creation" % p)
+    records = len(c.s.quorum.log)
+    c.do(A.DeleteTopic())
+    c.check("quorum.log.%d" % records, {"@type": "RemoveTopicRecord", "partitions": [0, 1, 2]},
+            "deleteResult's record: the topic's removal")
+    c.check("quorum.batch_ends.-1", records + 1, "deleteResult.records().size() == 1 (one batch, one record)")
+    for p in range(3):
+        c.check_whole_registration("quorum.partitions.%d" % p, "getPartition(topicId, %d) is null: no registration "
+                                   "left (the model keeps an empty one in its place)" % p, replicas=[], isr=[],
+                                   leader=-1, leader_epoch=0, partition_epoch=0)
+    return c
+
+
+out_of_scope(R + "testDeleteTopicsWithMutationQuotaExceeded", "topic deletion quotas (admin API, not replication)")
 for _name in ("testCreatePartitions", "testCreatePartitionsWithMutationQuotaExceeded"):
     out_of_scope(R + _name, "CreatePartitions requests and quotas (admin API, not replication)")
 missing(R + "testCreatePartitionsFailsWhenAllBrokersAreFencedOrInControlledShutdown", "topic creation",
