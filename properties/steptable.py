@@ -207,7 +207,8 @@ def action_words(cfg, s, a) -> str:
     if t is A.ControllerFailover:
         return "the active controller fails over to another quorum member"
     if t is A.DeleteTopic:
-        return "an admin deletes the topic (/admin/delete_topics)"
+        return "an admin deletes the topic (" + ("DeleteTopics to the controller)" if s.quorum is not None
+                                                else "/admin/delete_topics)")
     if t is A.CreateTopic:
         return "an admin creates the topic (partition 0)"
     if t is A.CreatePartitions:

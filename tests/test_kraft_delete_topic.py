@@ -215,3 +215,14 @@ def test_seeded_walks_delete_the_topic_with_every_invariant_holding():
                                  if b0.logs[0] is not None and b1.logs[0] is None and b1.alive)
             s = s2
     assert deletions and log_deletions, (deletions, log_deletions)
+
+
+def test_the_step_table_and_the_explorer_know_the_record():
+    from isrlab.properties.explore import state_key
+    from isrlab.properties.steptable import action_words
+
+    s, _ = _delete(CFG, _formed())
+    assert action_words(CFG, s, A.DeleteTopic()) == "an admin deletes the topic (DeleteTopics to the controller)"
+    assert action_words(CFG, s, A.MetadataApply(1)).endswith("(RemoveTopicRecord p0)")
+    s2 = _replay(CFG, s, (1,))
+    assert state_key(CFG, s2) != state_key(CFG, s) and state_key(CFG, s) == state_key(CFG, s)
