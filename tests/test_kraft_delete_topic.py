@@ -19,8 +19,8 @@ from isrlab.model.partition import retriable_alter_isr_error
 from isrlab.model.quorum_controller import registration
 from isrlab.model.state import REMOVED, PartitionChangeRecord, RemoveTopicRecord
 from isrlab.model.step import action_kinds, enabled_actions, initial_state, step
-from isrlab.properties.invariants import check_transition
 from isrlab.properties.walker import walk
+from test_kraft_reassignment import _go, _replay as _replay_all   # the shared step helpers (tests/ is on sys.path)
 
 pytestmark = pytest.mark.unit
 
@@ -29,18 +29,10 @@ CFG = preset("kraft-delete-topic").config
 ELR2 = CFG.replace(min_insync_replicas=2, max_session_expirations=3)
 
 
-def _go(cfg, s, *actions):
-    """Apply each action (it must be enabled), checking the whole catalogue on each transition."""
-    for a in actions:
-        s2 = step(cfg, s, a)
-        assert s2 is not None, f"{A.describe(a)} is not enabled"
-        assert check_transition(cfg, s, a, s2, 0) == [], A.describe(a)
-        s = s2
-    return s
-
-
-def _replay(cfg, s, brokers=(0, 1, 2)):
-    """Each of ``brokers`` that is live replays the metadata log to its end."""
+def _replay(cfg, s, brokers=None):
+    """Each of ``brokers`` (every broker by default) that is live replays the metadata log to its end."""
+    if brokers is None:
+        return _replay_all(cfg, s)
     for b in brokers:
         while s.brokers[b].alive and s.brokers[b].metadata_offset < len(s.quorum.log):
             s = _go(cfg, s, A.MetadataApply(b))

@@ -185,6 +185,8 @@ missing(R + "testInvalidAlterPartitionRequests", "arbitrary requests",
         "AlterPartition from a broker that is not the leader, with a stale broker epoch, with leader or partition "
         "epochs above the controller's, with an ISR holding a non-replica or missing the leader, and with invalid "
         "leader recovery states.")
+
+
 @case(R + "testDeleteTopics")
 def delete_topics():
     c = Case(R + "testDeleteTopics",
