@@ -3,6 +3,8 @@ returns on states that break them, never the JSON fallback."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from conftest import drive
@@ -36,6 +38,6 @@ def test_a_recovery_quorum_below_min_isr_says_so():
     s = _edited(_elr_state())
     q = s.quorum_mut()
     part = q.partitions[0]
-    q.partitions = (part.__class__(**{**{f: getattr(part, f) for f in part.__dataclass_fields__}, "elr": ()}),)
+    q.partitions = (dataclasses.replace(part, elr=()),)
     v = I.Violation("min_isr_recovery_quorum", 3, I.min_isr_recovery_quorum(ELR2, s))
     assert "holds fewer than min ISR = 2 replicas" in sentence(ELR2, [], v)

@@ -5,6 +5,8 @@ states edited by hand where no model rule breaks them."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from conftest import bring_up, drive
@@ -192,8 +194,7 @@ def test_a_quorum_below_min_isr_is_a_violation():
     ISR + ELR + LastKnownELR, is one replica, below min.insync.replicas=2."""
     s = _edited(_elr_state())
     q = s.quorum_mut()
-    q.partitions = (q.partitions[0].__class__(**{**{f: getattr(q.partitions[0], f) for f in
-                                                    q.partitions[0].__dataclass_fields__}, "elr": ()}),)
+    q.partitions = (dataclasses.replace(q.partitions[0], elr=()),)
     facts = I.min_isr_recovery_quorum(ELR2, s)
     assert facts == {"partition": 0, "isr": [], "elr": [], "last_known_elr": [1], "min_isr": 2,
                      "problem": "recovery quorum below min ISR"}
