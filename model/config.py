@@ -333,9 +333,6 @@ class ModelConfig:
         if not -1 <= self.initial_partitions <= self.n_partitions:
             errors.append(f"initial_partitions must be in -1..n_partitions ({self.n_partitions}), "
                           f"got {self.initial_partitions}")
-        if self.kip_500 and (self.initial_partitions != -1 or self.max_partition_creations):
-            errors.append("topic creation at run time is modelled in the ZooKeeper era only "
-                          "(initial_partitions, max_partition_creations need kip_500 off)")
         if any(a not in (-1, 0, 1) for a in self.produce_acks):
             errors.append(f"produce_acks must hold acks values -1, 0 or 1, got {self.produce_acks!r}")
         for f in dataclasses.fields(self):  # every count, offset and time: non-negative and of a sane size

@@ -24,10 +24,11 @@ from .state import (NO_LEADER, REMOVED, BrokerRegistration, BrokerRegistrationCh
 
 def initial_quorum(assignment: tuple, n_brokers: int, now: int) -> Quorum:
     """A formed cluster: every broker registered and unfenced (broker epoch = its record's offset), then each partition
-    created (PartitionRecord) with its first replica leading the whole assignment in epoch 0."""
+    created (PartitionRecord) with its first replica leading the whole assignment in epoch 0 (one not created yet,
+    ``initial_partitions``, has no registration: ``REMOVED``)."""
     log = tuple(RegisterBrokerRecord(b, b, False) for b in range(n_brokers))
-    parts = tuple(PartitionRegistration(tuple(r), tuple(sorted(r)), r[0], 0, 0) for r in assignment)
-    log += tuple(PartitionChangeRecord(p, reg, True) for p, reg in enumerate(parts))
+    parts = tuple(PartitionRegistration(tuple(r), tuple(sorted(r)), r[0], 0, 0) if r else REMOVED for r in assignment)
+    log += tuple(PartitionChangeRecord(p, reg, True) for p, reg in enumerate(parts) if not reg.removed)
     return Quorum(log=log, batch_ends=tuple(range(1, len(log) + 1)),
                   registrations=tuple(BrokerRegistration(b, False) for b in range(n_brokers)),
                   partitions=parts, last_contact_ms=(now,) * n_brokers, reported_offsets=(0,) * n_brokers,
@@ -229,6 +230,28 @@ def delete_topic(cfg: ModelConfig, s: ClusterState) -> None:
     g.topic_deletions += 1
     g.deleted_partitions = tuple(sorted(set(g.deleted_partitions) | set(gone)))
     _append(s, [RemoveTopicRecord(gone)])
+
+
+def creation_refusal(q: Quorum, replicas: tuple) -> str | None:
+    """Why ReplicationControlManager.createPartitions / createTopic (Kafka 3.7.0) refuses a new partition on
+    ``replicas`` (the model's assignment, as a manual one), or None: every replica fenced or in controlled shutdown."""
+    if not any(is_active(q, r) for r in replicas):
+        return "INVALID_REPLICA_ASSIGNMENT"
+    return None
+
+
+def create_partition(cfg: ModelConfig, s: ClusterState, p: int, replicas: tuple) -> None:
+    """ReplicationControlManager.createPartitions / createTopic with a manual assignment (Kafka 3.7.0), which
+    ``creation_refusal`` accepts: a PartitionRecord whose ISR is the active replicas and whose leader is the first of
+    them (buildPartitionRegistration: isr.get(0)), leader and partition epoch 0, appended to the metadata log."""
+    q = s.quorum
+    isr = tuple(r for r in replicas if is_active(q, r))
+    reg = PartitionRegistration(tuple(replicas), tuple(sorted(isr)), isr[0], 0, 0)
+    records: list = []
+    _commit_partition(s, p, reg, False, records)
+    records[-1] = PartitionChangeRecord(p, reg, True)        # a PartitionRecord
+    s.ghost_mut().partition_creations += 1
+    _append(s, records)
 
 
 def reassignment_refusal(cfg: ModelConfig, q: Quorum, p: int, target: tuple | None) -> str | None:

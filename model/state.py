@@ -286,13 +286,13 @@ class PartitionRegistration:
 
     @property
     def removed(self) -> bool:
-        """The partition's topic was deleted (RemoveTopicRecord): the registration is gone (``REMOVED``)."""
+        """No registration (``REMOVED``): the partition's topic was deleted (RemoveTopicRecord), or it is not created."""
         return not self.replicas
 
 
-#: The place of a partition whose topic a RemoveTopicRecord deleted: no replicas, ISR, ELR, lastKnownElr or leader
-#: (ReplicationControlManager.deleteTopic drops the registration; the model keeps the partition's index, as the
-#: ZooKeeper era's assignment keeps ``()``).  ``ClusterState.controller_partition_states`` gives None for it.
+#: The place of a partition whose topic a RemoveTopicRecord deleted, or not created yet: no replicas, ISR, ELR,
+#: lastKnownElr or leader (ReplicationControlManager has no registration; the model keeps the partition's index, as
+#: the ZooKeeper era's assignment keeps ``()``).  ``ClusterState.controller_partition_states`` gives None for it.
 REMOVED = PartitionRegistration((), (), -1, 0, 0)
 
 
@@ -633,9 +633,9 @@ class ClusterState(Node):
         q = self.quorum
         if q is None:
             return self.zk.partition_states
-        if not self.ghost.deleted_partitions:
+        if () not in self.zk.assignment:
             return q.partitions
-        return tuple(None if r.removed else r for r in q.partitions)     # a deleted topic's: none, as in ZooKeeper
+        return tuple(None if r.removed else r for r in q.partitions)     # deleted or not created: none, as in ZK
 
     def eligible(self, b: int) -> bool:
         """Whether the controller counts broker b alive: a live ZooKeeper session, or a registered, unfenced broker."""

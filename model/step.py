@@ -37,6 +37,7 @@ from .losses import judge
 from .node import memo_by_identity
 from .quorum_controller import (alter_partition_reassignment, controller_failover, elect_leader, fence_broker,
                                 initial_quorum, is_unfenced, lose_heartbeats, reassignment_refusal, session_expired)
+from .quorum_controller import create_partition, creation_refusal
 from .quorum_controller import delete_topic as kraft_delete_topic
 from .replica_manager import (CONSUMER_ID, append_records, checkpoint_high_watermarks, delete_records, fetch_messages,
                               isr_expiration, maybe_propagate_isr_changes, run_log_retention)
@@ -49,7 +50,7 @@ from .partition import prepare_isr_expand
 from .state import (FETCHING, TRUNCATING, Broker, ClusterState, Ghost, Partition, ZooKeeper)
 from .topics import (can_create_partitions, can_create_topic, can_delete_topic, create_partitions, create_topic,
                      delete_topic, initial_assignment, process_stop_replica_response, process_topic_change,
-                     process_topic_deletion, topic_change_pending)
+                     process_topic_deletion, topic_assignment, topic_change_pending)
 
 
 class NotEnabled(ValueError):
@@ -527,11 +528,21 @@ def g_delete_topic(cfg, s, a) -> bool:
 
 
 def g_create_topic(cfg, s, a) -> bool:
-    return not cfg.kip_500 and can_create_topic(cfg, s)
+    """The topic does not exist, within ``max_partition_creations``; in KRaft, the quorum controller accepts it."""
+    return can_create_topic(cfg, s) and (not cfg.kip_500 or _kraft_creation_accepted(cfg, s, 0))
 
 
 def g_create_partitions(cfg, s, a) -> bool:
-    return not cfg.kip_500 and can_create_partitions(cfg, s)
+    """The topic has room for another partition, within ``max_partition_creations``; in KRaft, the quorum controller
+    accepts it."""
+    return can_create_partitions(cfg, s) and (not cfg.kip_500
+                                              or _kraft_creation_accepted(cfg, s, s.zk.assignment.index(())))
+
+
+def _kraft_creation_accepted(cfg, s, p: int) -> bool:
+    """ReplicationControlManager would create partition p on the model's assignment (a replica is active): the model's
+    admin sends no refused request."""
+    return creation_refusal(s.quorum, topic_assignment(cfg)[p]) is None
 
 
 def g_topic_deletion(cfg, s, a) -> bool:
@@ -765,11 +776,18 @@ def e_delete_topic(cfg, s, a):
 
 
 def e_create_topic(cfg, s, a):
-    create_topic(cfg, s)
+    if cfg.kip_500:
+        create_partition(cfg, s, 0, topic_assignment(cfg)[0])     # CreateTopics forwarded: partition 0's record
+    else:
+        create_topic(cfg, s)
 
 
 def e_create_partitions(cfg, s, a):
-    create_partitions(cfg, s)
+    if cfg.kip_500:
+        p = s.zk.assignment.index(())
+        create_partition(cfg, s, p, topic_assignment(cfg)[p])     # CreatePartitions forwarded: the next partition's
+    else:
+        create_partitions(cfg, s)
 
 
 def e_topic_deletion(cfg, s, a):
@@ -1354,8 +1372,8 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
         _log_start_groups(cfg, s, kinds, T, group)
     if not kraft and (cfg.max_topic_deletions or cfg.max_partition_creations):
         _topic_groups(cfg, s, kinds, T, group)
-    elif kraft and cfg.max_topic_deletions and (kinds is None or A.DeleteTopic in kinds) and can_delete_topic(cfg, s):
-        group([_DELETE_TOPIC])                   # KRaft: the admin's DeleteTopics, the quorum controller's at once
+    elif kraft and (cfg.max_topic_deletions or cfg.max_partition_creations):
+        _kraft_topic_groups(cfg, s, kinds, group)
     if cfg.delayed_fetch:
         _delayed_fetch_groups(s, kinds, T, group)
     if cfg.max_reassignments:
@@ -1500,6 +1518,20 @@ def _topic_groups(cfg, s, kinds, T, group) -> None:
             g = [row[c.broker_id] for c in s.controllers if sessions[c.broker_id] and pending(c)]
             if g:
                 group(g)
+
+
+def _kraft_topic_groups(cfg, s, kinds, group) -> None:
+    """The KRaft kinds of topics at run time: the admin's DeleteTopics, CreateTopics and CreatePartitions, each the
+    quorum controller's at once (no controller events)."""
+    every = kinds is None
+    if (every or A.DeleteTopic in kinds) and can_delete_topic(cfg, s):
+        group([_DELETE_TOPIC])
+    if (every or A.CreateTopic in kinds) and g_create_topic(cfg, s, _CREATE_TOPIC):
+        group([_CREATE_TOPIC])
+    if (every or A.CreatePartitions in kinds) and g_create_partitions(cfg, s, _CREATE_PARTITIONS):
+        group([_CREATE_PARTITIONS])
+
+
 def _delayed_fetch_groups(s, kinds, T, group) -> None:
     """The fetch purgatory's kinds of ``enabled_groups`` (``delayed_fetch``): waiting consumer fetches, then the
     expiry of parked ones (by request id)."""
@@ -1647,12 +1679,11 @@ ZK_ONLY = frozenset({A.ElectController, A.ControllerProcessBrokerChange, A.Contr
                      A.ZkReconnect, A.ZkDeleteController,
                      A.ControlledShutdownRequest, A.ControlledShutdownResponse, A.PreferredReplicaElection,
                      A.ControllerProcessPreferredReplicaElection, A.AutoLeaderRebalance,
-                     A.CreateTopic, A.CreatePartitions,
                      A.ControllerProcessTopicDeletion, A.ControllerProcessTopicChange,
                      A.ControllerProcessStopReplicaResponse})
 #: ``ControlledShutdown`` is of both eras (KRaft's heartbeats, the ZooKeeper era's request to the controller), and so
-#: are ``ElectLeaders`` (the ZooKeeper-era controller, or forwarded to the quorum controller) and ``DeleteTopic``
-#: (/admin/delete_topics, or a RemoveTopicRecord written by the quorum controller).
+#: are ``ElectLeaders`` (the ZooKeeper-era controller, or forwarded to the quorum controller) and ``DeleteTopic``,
+#: ``CreateTopic``, ``CreatePartitions`` (ZooKeeper writes, or the quorum controller's records).
 KRAFT_ONLY = frozenset({A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker, A.HeartbeatsLost, A.DiskWipe,
                         A.ControllerFailover, A.PrepareIsrExpand})
 ZK_ONLY = ZK_ONLY | {A.ControllerProcessPartitionReassignment, A.ControllerProcessReassignmentIsrChange}

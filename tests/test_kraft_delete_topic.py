@@ -19,6 +19,7 @@ from isrlab.model.partition import retriable_alter_isr_error
 from isrlab.model.quorum_controller import registration
 from isrlab.model.state import REMOVED, PartitionChangeRecord, RemoveTopicRecord
 from isrlab.model.step import action_kinds, enabled_actions, initial_state, step
+from isrlab.model.topics import topic_assignment
 from isrlab.properties.walker import walk
 from test_kraft_reassignment import _go, _replay as _replay_all   # the shared step helpers (tests/ is on sys.path)
 
@@ -183,13 +184,60 @@ def test_only_the_preset_with_a_budget_offers_deletion_in_kraft():
     assert A.ControllerProcessTopicDeletion not in kinds and A.CreateTopic not in kinds   # no znodes in KRaft
 
 
-def test_kraft_accepts_deletions_but_not_creations():
-    from isrlab.model.config import ConfigError
+# --------------------------------------------------------------------------- creation (CreateTopics, CreatePartitions)
+#: kafka-4.1 with the topic's partition 1 not created yet, and one creation allowed
+GROW = preset("kafka-4.1").config.replace(n_partitions=2, initial_partitions=1, max_partition_creations=1)
 
-    kraft = preset("kafka-4.1").config
-    assert kraft.replace(max_topic_deletions=1) == CFG
-    with pytest.raises(ConfigError, match="max_partition_creations"):
-        kraft.replace(max_partition_creations=1)
+
+def test_a_partition_not_created_has_no_registration_and_no_record():
+    s = initial_state(GROW)
+    assert s.quorum.partitions[1] is REMOVED and registration(s.quorum, 1) is None
+    assert [r.partition for r in s.quorum.log if type(r) is PartitionChangeRecord] == [0]
+    assert s.controller_partition_states()[1] is None and s.zk.assignment[1] == ()
+    assert A.CreatePartitions() in enabled_actions(GROW, s) and A.CreateTopic() not in enabled_actions(GROW, s)
+
+
+def test_create_partitions_writes_a_partition_record_with_the_active_replicas_as_isr():
+    """createPartitions with the model's assignment as a manual one (3.7.0): the ISR is the replicas that are active
+    (a fenced broker and one in controlled shutdown left out), the first of them leads, epochs 0; the brokers create
+    the partition when they replay the record."""
+    s = _replay(GROW, initial_state(GROW))
+    replicas = topic_assignment(GROW)[1]
+    first = replicas[0]
+    s = _go(GROW, s, A.HeartbeatsLost(first), A.FenceStaleBroker(first))      # the preferred replica is fenced
+    before = len(s.quorum.log)
+    s = _go(GROW, s, A.CreatePartitions())
+    assert s.quorum.log[before:] == (PartitionChangeRecord(1, s.quorum.partitions[1], True),)
+    reg = s.quorum.partitions[1]
+    assert reg.replicas == replicas and reg.isr == tuple(sorted(replicas[1:])) and reg.leader == replicas[1]
+    assert (reg.leader_epoch, reg.partition_epoch, reg.elr) == (0, 0, ())
+    assert s.zk.assignment[1] == replicas and s.ghost.partition_creations == 1
+    s = _replay(GROW, s)
+    assert s.brokers[replicas[1]].partitions[1].leader == replicas[1]
+    assert all(s.brokers[r].logs[1] is not None for r in replicas if s.brokers[r].alive)
+
+
+def test_no_creation_is_offered_while_every_replica_is_fenced():
+    """All brokers named by the assignment fenced or in controlled shutdown: createPartitions would refuse it
+    (InvalidReplicaAssignmentException), and the model's admin sends no refused request."""
+    from isrlab.model.quorum_controller import creation_refusal
+
+    cfg = GROW.replace(max_session_expirations=3)
+    s = _replay(cfg, initial_state(cfg))
+    for b in range(3):
+        s = _go(cfg, s, A.HeartbeatsLost(b), A.FenceStaleBroker(b))
+    assert creation_refusal(s.quorum, (0, 1, 2)) == "INVALID_REPLICA_ASSIGNMENT"
+    assert A.CreatePartitions() not in enabled_actions(cfg, s)
+
+
+def test_create_topic_creates_partition_0():
+    cfg = preset("kafka-4.1").config.replace(initial_partitions=0, max_partition_creations=1)
+    s = initial_state(cfg)
+    assert s.quorum.partitions == (REMOVED,) and A.DeleteTopic() not in enabled_actions(cfg, s)
+    s = _replay(cfg, _go(cfg, s, A.CreateTopic()))
+    reg = s.quorum.partitions[0]
+    assert (reg.replicas, reg.isr, reg.leader) == ((0, 1, 2), (0, 1, 2), 0)
+    assert s.brokers[0].partitions[0].leader == 0 and s.brokers[1].fetchers[0] is not None
 
 
 def test_seeded_walks_delete_the_topic_with_every_invariant_holding():
@@ -218,3 +266,17 @@ def test_the_step_table_and_the_explorer_know_the_record():
     assert action_words(CFG, s, A.MetadataApply(1)).endswith("(RemoveTopicRecord p0)")
     s2 = _replay(CFG, s, (1,))
     assert state_key(CFG, s2) != state_key(CFG, s) and state_key(CFG, s) == state_key(CFG, s)
+
+
+def test_seeded_walks_create_a_partition_and_delete_the_topic_with_every_invariant_holding():
+    """kafka-4.1 with partition 1 to create and the topic to delete (in either order: a deleted topic is not created
+    again): every invariant holds, and walks create the partition (its leader replays the record) and delete."""
+    cfg = GROW.replace(max_topic_deletions=1)
+    created = deleted = 0
+    for seed in range(20):
+        r = walk(cfg, seed, 400)
+        assert not r.violations, (seed, r.violations)
+        kinds = [type(a) for a in r.actions]
+        created += A.CreatePartitions in kinds
+        deleted += A.DeleteTopic in kinds
+    assert created and deleted, (created, deleted)

@@ -219,8 +219,6 @@ def test_bad_configs_get_one_line_errors():
         ModelConfig(n_partitions=2, initial_partitions=3)
     with pytest.raises(ConfigError, match="max_topic_deletions must be >= 0"):
         ModelConfig(max_topic_deletions=-1)
-    with pytest.raises(ConfigError, match="ZooKeeper era only"):       # KRaft deletes topics, creates none yet
-        preset("kafka-3.7").config.replace(max_partition_creations=1)
     with pytest.raises(StartError, match="initial_partitions must be -1"):
         initial_state(CFG.replace(initial_partitions=1), {"brokers": []})
 
