@@ -18,12 +18,52 @@ R = "ReplicationControlManagerTest."
 
 for _name in ("testCreateTopics", "testCreateTopicsWithMutationQuotaExceeded"):
     out_of_scope(R + _name, "topic creation requests and quotas (admin API, not replication)")
-missing(R + "testCreateTopicsISRInvariants", "topic creation",
-        "A new topic's ISR leaves out fenced and shutting-down brokers.")
 for _name in ("testCreateTopicsWithConfigs", "testCreateTopicsWithValidateOnlyFlag",
               "testInvalidCreateTopicsWithValidateOnlyFlag", "testCreateTopicsWithPolicy",
               "testCreateTopicWithCollisionChars", "testValidateNewTopicNames", "testTopicNameCollision"):
     out_of_scope(R + _name, "topic creation: configs, validation, policies and names (admin API, not replication)")
+
+
+SHUT_DOWN_AT_ONCE = ("Kafka's broker 1 stays in controlled shutdown; the model's broker, leading nothing, is told at its "
+                     "heartbeat to shut down at once and is fenced and stopped: either way it is no active broker.")
+
+
+@case(R + "testCreateTopicsISRInvariants")
+def create_topics_isr_invariants():
+    c = Case(R + "testCreateTopicsISRInvariants",
+             "foo created on brokers 0, 1, 2 with broker 2 fenced and broker 1 in controlled shutdown: its partition's "
+             "ISR is [0], which leads, in leader and partition epoch 0.",
+             initial_partitions=0, max_partition_creations=1)
+    c.adapt("The model's topic, not created at the start (initial_partitions 0), on the model's assignment [0, 1, 2] "
+            "(Kafka's placer chose [1, 0, 2]: the model places replicas as a manual assignment).  Broker 2 is fenced "
+            "when its heartbeats are lost. " + SHUT_DOWN_AT_ONCE)
+    c.unchecked("the CreateTopics response (partitions, replication factor, topic id) and the replicas' directories")
+    c.fence(2).controlled_shutdown(1).heartbeat(1)
+    c.do(A.CreateTopic())
+    c.check("quorum.log.-1.created", True, "a PartitionRecord")
+    c.check_whole_registration("quorum.partitions.0", "replicas [0, 1, 2] (Kafka [1, 0, 2]), ISR [0], leader 0, "
+                               "RECOVERED, leader and partition epoch 0", replicas=[0, 1, 2], isr=[0], leader=0,
+                               leader_epoch=0, partition_epoch=0)
+    return c
+
+
+@case(R + "testCreatePartitionsISRInvariants")
+def create_partitions_isr_invariants():
+    c = Case(R + "testCreatePartitionsISRInvariants",
+             "foo's second partition created with broker 2 fenced and broker 1 in controlled shutdown: replicas on "
+             "brokers 0, 1, 2, ISR [0], leader 0, leader and partition epoch 0.",
+             n_partitions=2, initial_partitions=1, max_partition_creations=1)
+    c.adapt("foo is the model's topic with its partition 0 created at the start and partition 1 not yet "
+            "(initial_partitions 1); partition 1's replicas are the model's assignment, [1, 2, 0] (Kafka's placer "
+            "chose [0, 1, 2]).  Broker 2 is fenced when its heartbeats are lost. " + SHUT_DOWN_AT_ONCE)
+    c.unchecked("the replicas' directories")
+    c.formed().fence(2).controlled_shutdown(1).heartbeat(1)
+    c.do(A.CreatePartitions())
+    c.check("quorum.log.-1.created", True, "a PartitionRecord")
+    c.check_whole_registration("quorum.partitions.1", "replicas [1, 2, 0] (Kafka [0, 1, 2]), ISR [0], leader 0, "
+                               "RECOVERED, leader and partition epoch 0", replicas=[1, 2, 0], isr=[0], leader=0,
+                               leader_epoch=0, partition_epoch=0)
+    return c
 
 
 @case(R + "testRemoveLeaderships")
@@ -221,8 +261,6 @@ for _name in ("testCreatePartitions", "testCreatePartitionsWithMutationQuotaExce
     out_of_scope(R + _name, "CreatePartitions requests and quotas (admin API, not replication)")
 missing(R + "testCreatePartitionsFailsWhenAllBrokersAreFencedOrInControlledShutdown", "topic creation",
         "New partitions need an active broker for their replicas.")
-missing(R + "testCreatePartitionsISRInvariants", "topic creation",
-        "New partitions' ISRs leave out fenced and shutting-down brokers.")
 for _name in ("testValidateGoodManualPartitionAssignments", "testValidateBadManualPartitionAssignments"):
     out_of_scope(R + _name, "validation of manual replica assignments (admin API, not replication)")
 REQUESTS_REFUSED = ("the answers to requests the controller refuses (UNKNOWN_TOPIC_OR_PARTITION for a partition that "
