@@ -270,7 +270,8 @@ class ModelConfig:
     #: ``CreatePartitions``, AdminZkClient, Kafka 2.4.0), within ``max_partition_creations``.
     initial_partitions: int = -1
     #: admin topic creations and partition additions (``CreateTopic`` / ``CreatePartitions``) the engines may make; 0 (the
-    #: default) offers none.  Set it (with ``initial_partitions``) to explore run-time creation and expansion.
+    #: default) offers none.  Set it (with ``initial_partitions``) to explore run-time creation and expansion (in KRaft
+    #: the quorum controller's PartitionRecord, ReplicationControlManager.createPartitions, 3.7.0).
     max_partition_creations: int = 0
     #: admin topic deletions (``DeleteTopic``: /admin/delete_topics, TopicDeletionManager, Kafka 2.4.0) the engines may
     #: make; 0 (the default) offers none.  Set it to 1 to explore topic deletion and StopReplica to live brokers.  In
