@@ -28,6 +28,16 @@ SHUT_DOWN_AT_ONCE = ("Kafka's broker 1 stays in controlled shutdown; the model's
                      "heartbeat to shut down at once and is fenced and stopped: either way it is no active broker.")
 
 
+def _created_on_broker_0(c: Case, create, p: int, replicas: list, kafka_replicas: list) -> Case:
+    """Broker 1's controlled shutdown (broker 2 fenced before), then ``create``: partition p's PartitionRecord has
+    ISR [0], led by 0 in leader and partition epoch 0."""
+    c.controlled_shutdown(1).heartbeat(1).do(create)
+    c.check("quorum.log.-1.created", True, "a PartitionRecord")
+    return c.check_whole_registration(f"quorum.partitions.{p}", f"replicas {replicas} (Kafka {kafka_replicas}), "
+                                      "ISR [0], leader 0, RECOVERED, leader and partition epoch 0", replicas=replicas,
+                                      isr=[0], leader=0, leader_epoch=0, partition_epoch=0)
+
+
 @case(R + "testCreateTopicsISRInvariants")
 def create_topics_isr_invariants():
     c = Case(R + "testCreateTopicsISRInvariants",
@@ -38,13 +48,7 @@ def create_topics_isr_invariants():
             "(Kafka's placer chose [1, 0, 2]: the model places replicas as a manual assignment).  Broker 2 is fenced "
             "when its heartbeats are lost. " + SHUT_DOWN_AT_ONCE)
     c.unchecked("the CreateTopics response (partitions, replication factor, topic id) and the replicas' directories")
-    c.fence(2).controlled_shutdown(1).heartbeat(1)
-    c.do(A.CreateTopic())
-    c.check("quorum.log.-1.created", True, "a PartitionRecord")
-    c.check_whole_registration("quorum.partitions.0", "replicas [0, 1, 2] (Kafka [1, 0, 2]), ISR [0], leader 0, "
-                               "RECOVERED, leader and partition epoch 0", replicas=[0, 1, 2], isr=[0], leader=0,
-                               leader_epoch=0, partition_epoch=0)
-    return c
+    return _created_on_broker_0(c.fence(2), A.CreateTopic(), 0, [0, 1, 2], [1, 0, 2])
 
 
 @case(R + "testCreatePartitionsISRInvariants")
@@ -57,13 +61,7 @@ def create_partitions_isr_invariants():
             "(initial_partitions 1); partition 1's replicas are the model's assignment, [1, 2, 0] (Kafka's placer "
             "chose [0, 1, 2]).  Broker 2 is fenced when its heartbeats are lost. " + SHUT_DOWN_AT_ONCE)
     c.unchecked("the replicas' directories")
-    c.formed().fence(2).controlled_shutdown(1).heartbeat(1)
-    c.do(A.CreatePartitions())
-    c.check("quorum.log.-1.created", True, "a PartitionRecord")
-    c.check_whole_registration("quorum.partitions.1", "replicas [1, 2, 0] (Kafka [0, 1, 2]), ISR [0], leader 0, "
-                               "RECOVERED, leader and partition epoch 0", replicas=[1, 2, 0], isr=[0], leader=0,
-                               leader_epoch=0, partition_epoch=0)
-    return c
+    return _created_on_broker_0(c.formed().fence(2), A.CreatePartitions(), 1, [1, 2, 0], [0, 1, 2])
 
 
 @case(R + "testRemoveLeaderships")
