@@ -1560,8 +1560,9 @@ def witness_recovery_quorum_alone(cfg, s: ClusterState):
     if q is None or not cfg.eligible_leader_replicas:
         return False
     known = _last_known_elr(cfg, q.log)
+    deleted = s.ghost.deleted_partitions             # a deleted topic's registration is empty, not leaderless
     return any(not part.isr and not part.elr and p < len(known) and known[p][0] and not known[p][1]
-               for p, part in enumerate(q.partitions))
+               and p not in deleted for p, part in enumerate(q.partitions))
 
 
 def witness_broker_starting_up(cfg, s: ClusterState):

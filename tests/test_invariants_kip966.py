@@ -236,6 +236,8 @@ def test_recovery_quorum_alone_is_the_specifications_premise():
     assert I.witness_recovery_quorum_alone(ELR2, s)
     assert I._last_known_elr(ELR2, q.log)[0] == ((0, 1), False)
     assert I.min_isr_recovery_quorum(ELR2, s) is None
+    s.ghost_mut().deleted_partitions = (0,)          # a deleted topic's empty registration is no such partition
+    assert not I.witness_recovery_quorum_alone(ELR2, s)
 
 
 def test_a_fenced_last_known_leader_elected_leaves_no_recovery_quorum():
