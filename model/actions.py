@@ -121,6 +121,14 @@ class AlterIsrResponse:
     broker: int
 
 
+@dataclass(frozen=True, slots=True)
+class AlterIsrFailed:
+    """A fault: broker ``broker``'s AlterIsr request in flight gets ``error`` back before any controller handles it
+    (an error no controller of the model gives: ALTER_ISR_FAULT_ERRORS); AlterIsrResponse then reads it."""
+    broker: int
+    error: str
+
+
 # ----------------------------------------------------------------- scheduler
 @dataclass(frozen=True, slots=True)
 class IsrExpiration:
@@ -446,7 +454,7 @@ Action = Union[
     ControllerProcessStopReplicaResponse,
     ConsumerFetchWait, DelayedFetchExpire,
     ReassignPartitions, ControllerProcessPartitionReassignment, ControllerProcessReassignmentIsrChange,
-    PrepareIsrExpand,
+    PrepareIsrExpand, AlterIsrFailed,
 ]
 
 #: The protocol's exchanges as the model splits them into steps: an action type -> (a type that carries the same
@@ -497,6 +505,10 @@ _FIELD_TYPES = {t: tuple((f.name, f.type) for f in dataclasses.fields(t)) for t 
 #: that those traces read and print as before.
 _QUIET_DEFAULTS = {ElectLeaders: ("election_type",)}
 ELECTION_TYPES = ("PREFERRED", "UNCLEAN")
+#: The answers ``AlterIsrFailed`` gives: NETWORK_EXCEPTION to the whole request (what AlterPartitionManager's
+#: onComplete makes of an authentication failure, Kafka 3.7.0), UNKNOWN_SERVER_ERROR and INVALID_REQUEST to each of
+#: its partitions (a controller's internal error; a request a controller of another version finds malformed).
+ALTER_ISR_FAULT_ERRORS = ("NETWORK_EXCEPTION", "UNKNOWN_SERVER_ERROR", "INVALID_REQUEST")
 
 
 def _shown_fields(a):
@@ -546,6 +558,8 @@ def action_from_json(data: object):
         raise ActionError(f"{name}: isolation must be one of {', '.join(ISOLATIONS)}")
     if cls is ElectLeaders and kwargs.get("election_type", "PREFERRED") not in ELECTION_TYPES:
         raise ActionError(f"{name}: election_type must be one of {', '.join(ELECTION_TYPES)}")
+    if cls is AlterIsrFailed and kwargs["error"] not in ALTER_ISR_FAULT_ERRORS:
+        raise ActionError(f"{name}: error must be one of {', '.join(ALTER_ISR_FAULT_ERRORS)}")
     if cls is ConsumerFetchWithClientMetadata and kwargs.get("current_leader_epoch", -1) < -1:
         raise ActionError(f"{name}: current_leader_epoch must be >= -1, got {kwargs['current_leader_epoch']}")
     if cls is ReassignPartitions and kwargs["replicas"] != "":     # "": KRaft's cancel

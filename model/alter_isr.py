@@ -24,7 +24,7 @@ from .controller import process_alter_isr
 from .delayed import note_error
 from .partition import handle_alter_isr_response, retriable_alter_isr_error
 from .quorum_controller import alter_partition
-from .requests import AlterIsrRequestData
+from .requests import AlterIsrPartitionResult, AlterIsrRequestData, AlterIsrResponseData
 from .state import AlterIsrInflight, ClusterState
 
 
@@ -51,6 +51,24 @@ def handle_alter_isr(cfg: ModelConfig, s: ClusterState, b: int) -> None:
     br.alter_isr_inflight = None if inflight.orphan else dataclasses.replace(inflight, response=response)
 
 
+def fail_alter_isr(cfg: ModelConfig, s: ClusterState, b: int, error: str) -> None:
+    """A fault (``AlterIsrFailed``): b's request answered ``error`` unhandled, as PartitionTest's failIsrUpdate does
+    (AlterPartitionManager.sendRequest's onComplete, Kafka 3.7.0: NETWORK_EXCEPTION for the whole request)."""
+    br = s.broker_mut(b)
+    inflight = br.alter_isr_inflight
+    if error == E.NETWORK_EXCEPTION:
+        response = AlterIsrResponseData(error)
+    else:
+        response = AlterIsrResponseData(E.NONE, tuple(AlterIsrPartitionResult(item.request.partition, error)
+                                                      for item in inflight.items))
+    br.alter_isr_inflight = dataclasses.replace(inflight, response=response)
+    g = s.ghost_mut()
+    g.alter_isr_failures += 1
+    if error != E.NETWORK_EXCEPTION and not retriable_alter_isr_error(error):
+        g.fault_given_up = tuple(sorted(set(g.fault_given_up) | {
+            (b, item.request.partition, item.request.leader_epoch, item.request.zk_version) for item in inflight.items}))
+
+
 def receive_alter_isr_response(cfg: ModelConfig, s: ClusterState, b: int) -> str:
     """AlterIsrManagerImpl.handleAlterIsrResponse (Kafka 2.7.0): each item's callback, then its partition's item goes."""
     br = s.broker_mut(b)
@@ -69,8 +87,8 @@ def receive_alter_isr_response(cfg: ModelConfig, s: ClusterState, b: int) -> str
             continue                             # left out of the response: stays unsent, re-sent
         note_error(s, r.error)
         handle_alter_isr_response(cfg, s, br, p, item, r)
-        if cfg.kip_500 and retriable_alter_isr_error(r.error):
-            continue                             # handleAlterPartitionError: submitted again (Kafka 3.5.0)
+        if cfg.kafka_14010 and retriable_alter_isr_error(r.error):
+            continue                             # handleAlterPartitionError: submitted again (KAFKA-14010, 3.3.0)
         # finally: unsentIsrUpdates.remove(topicPartition), whatever item the partition holds by now
         unsent = br.alter_isr_unsent
         if any(x.request.partition == p for x in unsent):

@@ -90,6 +90,10 @@ class ModelConfig:
     #: KAFKA-13091 (3.1.0): the leader recomputes its HW when an AlterIsr response commits (a shrink can
     #: free it); before, only maybeShrinkIsr tried, while the shrink was still pending.  Only with kip_497.
     kafka_13091: bool = True
+    #: KAFKA-14010 (3.3.0): AlterPartitionManager drops a partition's item before its callback runs, so a partition
+    #: answered with an error it retries (UNKNOWN_SERVER_ERROR, ...) is sent again; before, the resubmission found the
+    #: item still queued and was lost, leaving the partition pending until new metadata.  Only with kip_497.
+    kafka_14010: bool = True
     #: The controller's partition-epoch check: an AlterIsr is written to ZooKeeper only if its zkVersion is
     #: the partition state's current one (KafkaZkClient.updateLeaderAndIsr's conditional write, answered
     #: INVALID_UPDATE_VERSION).  No JIRA: off is a mutant (an unconditional write), as the TLA+ specifications
@@ -183,6 +187,9 @@ class ModelConfig:
     max_flushes: int = 1000
     #: KRaft: disk replacements of a stopped broker (``DiskWipe``: it comes back with no log and no checkpoint)
     max_disk_wipes: int = 0
+    #: AlterIsr / AlterPartition requests answered with an error no controller of the model gives (``AlterIsrFailed``:
+    #: a network failure, a controller's internal error, a request found malformed); 0, the default, offers none
+    max_alter_isr_failures: int = 0
     #: admin requests of a preferred-replica leader election (``PreferredReplicaElection``: kafka-preferred-replica-election
     #: writes /admin/preferred_replica_election, and ``ElectLeaders``; in KRaft ElectLeaders only, PREFERRED or
     #: UNCLEAN); 0, the default, offers none
@@ -326,7 +333,7 @@ class ModelConfig:
         if not self.tick_ms or any(t <= 0 for t in self.tick_ms):
             errors.append("tick_ms must be a non-empty list of positive integers")
         for name in ("max_records", "max_crashes", "max_session_expirations",
-                     "max_controller_epoch", "max_controller_moves", "max_flushes", "max_disk_wipes",
+                     "max_controller_epoch", "max_controller_moves", "max_flushes", "max_disk_wipes", "max_alter_isr_failures",
                      "max_delete_records", "max_retention_runs", "retention_records",
                      "max_partition_creations", "max_topic_deletions"):
             if getattr(self, name) < 0:
@@ -414,6 +421,7 @@ LATER_FIELDS += ("delayed_fetch", "fetch_max_wait_ms", "max_reassignments")
 LATER_FIELDS += ("kafka_14140", "kafka_15221", "isr_expand_window")
 LATER_FIELDS += ("make_leader_keeps_pending_isr",)
 LATER_FIELDS += ("kafka_19522",)
+LATER_FIELDS += ("kafka_14010", "max_alter_isr_failures")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(ModelConfig)}
 
 
@@ -485,7 +493,8 @@ _BASE = ModelConfig()
 #: none: followers truncate on fetch from 2.8.0 (KAFKA-10554), so the 2.7 presets keep OffsetsForLeaderEpoch.
 _ALTER_ISR = _BASE.replace(kip_497=True, replica_lag_time_max_ms=30000)
 #: 2.7.0 as released: none of the AlterIsr fixes (KAFKA-12751 came in 2.7.2, KAFKA-12686 in 3.0.0,
-#: KAFKA-13091 in 3.1.0).
+#: KAFKA-13091 in 3.1.0).  KAFKA-14010 (3.3.0) is left at its default: it changes nothing without the AlterIsrFailed
+#: fault, which these presets do not offer (a user preset that adds it to them sets kafka_14010 = false).
 _KAFKA_270 = dict(kafka_12686=False, kafka_12751=False, kafka_13091=False)
 #: AlterIsr and truncate on fetch (KAFKA-10554, 2.8.0) with every fix the model has (KAFKA-13141 in 2.7.2/2.8.1/3.0.0,
 #: KAFKA-14704 in 3.4.1/3.5.0): the base of the truncate-on-fetch fix-off presets.

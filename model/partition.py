@@ -247,7 +247,7 @@ def handle_alter_isr_response(cfg: ModelConfig, s: ClusterState, br: Broker, p: 
 
 
 def retriable_alter_isr_error(error: str) -> bool:
-    """Partition.handleAlterPartitionError (Kafka 3.5.0): the per-partition errors the leader sends again."""
+    """Partition.handleAlterPartitionError (Kafka 3.3.0): the per-partition errors the leader sends again."""
     return error not in (E.NONE, E.INELIGIBLE_REPLICA, E.UNKNOWN_TOPIC_OR_PARTITION, E.UNKNOWN_TOPIC_ID,
                          E.FENCED_LEADER_EPOCH, E.INVALID_UPDATE_VERSION, E.INVALID_REQUEST, E.NEW_LEADER_ELECTED)
 

@@ -609,6 +609,11 @@ class Ghost(Node):
     #: durability invariants and the liveness properties skip them (a deleted topic is never created again)
     deleted_partitions: tuple = ()
     reassignments: int = 0               # partition reassignments an admin started (ReassignPartitions)
+    alter_isr_failures: int = 0          # AlterIsr requests answered by the AlterIsrFailed fault
+    #: (broker, partition, leader epoch, partition epoch) of each ISR change the AlterIsrFailed fault answered with an
+    #: error the leader gives up on (INVALID_REQUEST): Kafka leaves such a partition pending until new metadata, a
+    #: stall the fault causes, which pending_isr_in_flight and alter_isr_completes do not count against the protocol
+    fault_given_up: tuple = ()
 
 
 @record

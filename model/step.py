@@ -15,7 +15,7 @@ from __future__ import annotations
 from itertools import chain
 
 from . import actions as A
-from .alter_isr import handle_alter_isr, receive_alter_isr_response, send_alter_isr
+from .alter_isr import fail_alter_isr, handle_alter_isr, receive_alter_isr_response, send_alter_isr
 from .broker_metadata import apply_next_record, begin_controlled_shutdown, heartbeat
 from .assignment import BrokerMetadata, assign_replicas_to_brokers
 from .config import ModelConfig
@@ -237,6 +237,15 @@ def g_alter_isr_response(cfg, s, a) -> bool:
         return False
     inflight = s.brokers[a.broker].alter_isr_inflight
     return inflight is not None and inflight.response is not None
+
+
+def g_alter_isr_failed(cfg, s, a) -> bool:
+    """A live broker's request in flight that no controller has handled, within ``max_alter_isr_failures``."""
+    if not _b(s, a) or a.error not in A.ALTER_ISR_FAULT_ERRORS or s.ghost.alter_isr_failures >= cfg.max_alter_isr_failures:
+        return False
+    br = s.brokers[a.broker]
+    inflight = br.alter_isr_inflight
+    return br.alive and inflight is not None and inflight.response is None and not inflight.orphan
 
 
 def g_isr_expiration(cfg, s, a) -> bool:
@@ -657,6 +666,10 @@ def e_alter_isr_response(cfg, s, a):
     receive_alter_isr_response(cfg, s, a.broker)
 
 
+def e_alter_isr_failed(cfg, s, a):
+    fail_alter_isr(cfg, s, a.broker, a.error)
+
+
 def e_isr_expiration(cfg, s, a):
     isr_expiration(cfg, s, s.broker_mut(a.broker))
 
@@ -1033,6 +1046,7 @@ RULES = {
     A.ControllerProcessReassignmentIsrChange: (g_reassignment_isr_change, e_reassignment_isr_change,
                                                c_reassignment_isr_change),
     A.PrepareIsrExpand: (g_prepare_isr_expand, e_prepare_isr_expand, _per_bp(A.PrepareIsrExpand)),
+    A.AlterIsrFailed: (g_alter_isr_failed, e_alter_isr_failed, _per_b(A.AlterIsrFailed)),
 }
 assert tuple(RULES) == A.ACTION_TYPES
 
@@ -1076,6 +1090,8 @@ class _Tables:
         self.alter_isr_request = tuple(A.AlterIsrRequest(b) for b in range(nb))
         self.alter_isr_received = tuple(A.AlterIsrReceived(b) for b in range(nb))
         self.alter_isr_response = tuple(A.AlterIsrResponse(b) for b in range(nb))
+        self.alter_isr_failed = tuple(tuple(A.AlterIsrFailed(b, e) for e in A.ALTER_ISR_FAULT_ERRORS)
+                                      for b in range(nb))
         self.isr_expiration = tuple(A.IsrExpiration(b) for b in range(nb))
         self.isr_propagation = tuple(A.IsrChangePropagation(b) for b in range(nb))
         self.checkpoint = tuple(A.HighWatermarkCheckpoint(b) for b in range(nb))
@@ -1388,6 +1404,14 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
                         g.append(row[p])
         if g:
             group(g)
+    if cfg.kip_497 and (every or A.AlterIsrFailed in kinds) and s.ghost.alter_isr_failures < cfg.max_alter_isr_failures:
+        g = []
+        for br in brokers:
+            inflight = br.alter_isr_inflight
+            if br.alive and inflight is not None and inflight.response is None and not inflight.orphan:
+                g.extend(T.alter_isr_failed[br.broker_id])
+        if g:
+            group(g)
     return groups
 
 
@@ -1645,6 +1669,7 @@ _KIND_GATES = {
     A.AlterIsrRequest: lambda cfg: cfg.kip_497,                         # KIP-497 (2.7)
     A.AlterIsrReceived: lambda cfg: cfg.kip_497,
     A.AlterIsrResponse: lambda cfg: cfg.kip_497,
+    A.AlterIsrFailed: lambda cfg: cfg.kip_497 and cfg.max_alter_isr_failures > 0,   # a fault, within its budget
     A.FlushLog: lambda cfg: cfg.crash_loses_unflushed_data,             # no observable effect otherwise
     A.ListOffsets: lambda cfg: cfg.list_offsets,                        # an observation, offered on request
     A.ConsumerFetchWithClientMetadata: lambda cfg: cfg.fetch_from_follower,  # KIP-392 consumers, on request

@@ -495,6 +495,8 @@ def pending_isr_in_flight(cfg, s: ClusterState):
             continue
         if kraft and (part.zk_version != st.zk_version or br.metadata_offset < len(s.quorum.log)):
             continue      # KRaft: a record the leader has yet to replay resets the partition (makeLeader, any epoch)
+        if _fault_given_up(s, br.broker_id, p, part):
+            continue
         for item in br.alter_isr_unsent:
             if item.request.partition == p and item.isr == part.isr and item.pending == part.pending_isr \
                     and item.request.leader_epoch == part.leader_epoch:
@@ -1680,9 +1682,15 @@ def partition_has_leader_bad(cfg, s, p) -> bool:
 
 def alter_isr_completes_bad(cfg, s, p) -> bool:
     """L-b's "C and not G": the live broker leading p in ZooKeeper's current leader epoch has an ISR change
-    pending (KIP-497: an AlterIsr not yet answered, or answered without a commit)."""
+    pending (KIP-497: an AlterIsr not yet answered, or answered without a commit), not one a fault's answer gave up."""
     led = _zk_leader_of(s, p)
-    return led is not None and led[1].pending_isr is not None
+    return led is not None and led[1].pending_isr is not None and not _fault_given_up(s, led[0].broker_id, p, led[1])
+
+
+def _fault_given_up(s, b: int, p: int, part) -> bool:
+    """Whether b's pending change of p is one the AlterIsrFailed fault answered with an error the leader gives up on
+    (``Ghost.fault_given_up``): the stall is the fault's, not the protocol's."""
+    return bool(s.ghost.fault_given_up) and (b, p, part.leader_epoch, part.zk_version) in s.ghost.fault_given_up
 
 
 def _leader_followers(s, p):

@@ -364,7 +364,7 @@ class _Shrinker:
                 continue
             if t is A.AlterIsrRequest:   # the request, its handling and its response: as many as the trace holds
                 same = functools.partial(_same_broker, a)
-                j = _first_after(b, i, (A.AlterIsrReceived,), same)
+                j = _first_after(b, i, (A.AlterIsrReceived, A.AlterIsrFailed), same)
                 k = None if j is None else _first_after(b, j, (A.AlterIsrResponse,), same)
                 if j is not None:
                     out.append((i, j) if k is None else (i, j, k))

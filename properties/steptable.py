@@ -132,6 +132,8 @@ def action_words(cfg, s, a) -> str:
         return f"{who} handles broker {a.broker}'s AlterIsr"
     if t is A.AlterIsrResponse:
         return f"broker {a.broker} receives the AlterIsr response"
+    if t is A.AlterIsrFailed:
+        return f"broker {a.broker}'s AlterIsr is answered {a.error} before any controller handles it (a fault)"
     if t is A.PrepareIsrExpand:
         part = s.brokers[a.broker].partitions[a.partition]
         f = getattr(part, "expand_checked", -1)

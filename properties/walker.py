@@ -83,6 +83,9 @@ REASSIGNMENT_OPTIONAL_KINDS = (A.ReassignPartitions,)
 #: The second half of a leader's ISR expansion when the model splits it (``PrepareIsrExpand``, offered only then): a
 #: system kind every run keeps (no draw), and lazy, so that whatever can happen while the expansion waits is explored.
 EXPAND_WINDOW_CORE_KINDS = frozenset({A.PrepareIsrExpand})
+#: An AlterIsr answered with an error no controller of the model gives (``max_alter_isr_failures``): a fault drawn
+#: after the others, only when the model offers it, so that other runs draw as before it existed.
+ALTER_ISR_FAULT_KINDS = (A.AlterIsrFailed,)
 OPTIONAL_KINDS = tuple(k for k in A.ACTION_TYPES
                        if k not in CORE_KINDS and k not in TIME_KINDS and k not in OBSERVATION_KINDS
                        and k not in KRAFT_CORE_KINDS and k not in KRAFT_TIME_KINDS and k not in KRAFT_OPTIONAL_KINDS
@@ -91,7 +94,7 @@ OPTIONAL_KINDS = tuple(k for k in A.ACTION_TYPES
                        and k not in TOPIC_CORE_KINDS and k not in TOPIC_OPTIONAL_KINDS
                        and k not in DELAYED_FETCH_OPTIONAL_KINDS and k not in DELAYED_FETCH_TIME_KINDS
                        and k not in REASSIGNMENT_CORE_KINDS and k not in REASSIGNMENT_OPTIONAL_KINDS
-                       and k not in EXPAND_WINDOW_CORE_KINDS)
+                       and k not in EXPAND_WINDOW_CORE_KINDS and k not in ALTER_ISR_FAULT_KINDS)
 P_OPTIONAL = 0.4
 P_TIME = 0.5
 #: Kinds a run may make eager: when one is enabled it is taken at once (with probability
@@ -176,6 +179,7 @@ def swarm_kinds(rng: random.Random, swarm: bool, model_kinds=()) -> frozenset:
     kinds |= {k for k in TOPIC_OPTIONAL_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
     kinds |= {k for k in DELAYED_FETCH_OPTIONAL_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
     kinds |= {k for k in REASSIGNMENT_OPTIONAL_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
+    kinds |= {k for k in ALTER_ISR_FAULT_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
     return frozenset(kinds)
 
 

@@ -147,6 +147,8 @@ def _example(cls):
             kwargs[name] = "1,0"
         if name == "election_type":  # ElectLeaders: the non-default one, so that it is written out
             kwargs[name] = "UNCLEAN"
+        if name == "error":          # AlterIsrFailed: one of the answers it gives
+            kwargs[name] = "UNKNOWN_SERVER_ERROR"
     return cls(**kwargs)
 
 

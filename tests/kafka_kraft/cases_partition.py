@@ -692,13 +692,8 @@ missing(P + "testFetchFromUnrecognizedFollower", "reassignment",
         "Fetches from replicas that a reassignment adds are refused until makeLeader adds them.")
 missing(P + "testIsReplicaIsrEligibleWithEmptyReplicaMap", "topic deletion",
         "A follower's fetch state updated while the topic is deleted underneath (no replica state left).")
-missing(P + "testInvalidAlterPartitionRequestsAreNotRetried", "controller answers",
-        "INVALID_REQUEST to a leader's expansion: the model's controller answers a leader's own request "
-        "INVALID_REQUEST only for a non-leader or a malformed ISR, which a leader never sends.")
 missing(P + "testFenceFollowerFetchWithStaleBrokerEpoch", "KIP-903",
         "A fetch with a stale broker epoch is refused (NOT_LEADER_OR_FOLLOWER) and leaves the fetch state.")
-missing(P + "testRetryShrinkIsr", "controller answers",
-        "A shrink answered with NETWORK_EXCEPTION is retried: the model's quorum controller is always reachable.")
 
 
 @case(P + "testAlterIsrNewLeaderElected")
@@ -795,11 +790,124 @@ def isr_expands_only_with_matching_broker_epochs():
     return c
 
 missing(P + "testAlterIsrUnknownTopic", "topic deletion", "UNKNOWN_TOPIC_OR_PARTITION to an ISR update.")
-missing(P + "testAlterIsrUnexpectedError", "controller answers", "UNKNOWN_SERVER_ERROR to an ISR update is retried.")
-missing(P + "testPartitionShouldRetryAlterPartitionRequest", "controller answers",
-        "An AlterPartition answered UNKNOWN_SERVER_ERROR is sent again by the partition's callback.")
 missing(P + "testUpdateAssignmentAndIsr", "reassignment",
         "updateAssignmentAndIsr with adding and removing replicas (OngoingReassignmentState).")
 missing(P + "testIgnoreFollowerPartitionStateChangeWithOlderPartitionEpoch", "out-of-order metadata",
         "makeFollower with the same partition epoch again is ignored: a follower replays each partition record once, "
         "in order, and no AlterPartition answer reaches a follower, so it never meets its own partition epoch again.")
+
+
+# --------------------------------------------------------------------------- answers no controller of the model gives
+FAULT_ADAPT = ("failIsrUpdate(error) completes the update by hand with an error the model's quorum controller never "
+               "gives a leader's own request; here the fault AlterIsrFailed answers the request in flight with it "
+               "before the controller handles it (budget max_alter_isr_failures = 1), and AlterIsrResponse reads it.")
+
+
+def _fail_update(c: Case, b: int, error: str) -> Case:
+    """The leader's AlterPartitionManager sends its update; the fault answers it ``error``; the answer is read."""
+    return c.do(A.AlterIsrRequest(b)).do(A.AlterIsrFailed(b, error)).receive_alter(b)
+
+
+@case(P + "testRetryShrinkIsr")
+def retry_shrink_isr():
+    c = Case(P + "testRetryShrinkIsr",
+             "The leader proposes removing a follower that has not fetched for the lag; the update fails with "
+             "NETWORK_EXCEPTION and is sent again; the ISR, the partition epoch and the HW stay until the retry "
+             "commits the shrink, which frees the HW.",
+             n_brokers=2, replication_factor=2, max_alter_isr_failures=1)
+    c.adapt(FAULT_ADAPT + "  NETWORK_EXCEPTION answers the whole request (AlterPartitionManager maps a failed "
+            "connection's authentication error to it), so the manager keeps the item and sends it again.")
+    c.adapt("Kafka's partition epoch 1 and 2 are 0 and 1 here (the formed cluster's first registration); the shrink is "
+            "proposed at the ISR-expiration task's first run after the lag (45 s).")
+    c.unchecked("alterPartitionListener.failures = 1 (the model counts no failed updates)")
+    c.formed().produce(0, n=10)
+    c.sleep(45_000)
+    c.check_update(0, [0], "alterPartitionManager.isrUpdates: one update, ISR {0}")
+    c.check_leader_state(0, "ISR and maximal ISR {0, 1} while the shrink is pending", isr=[0, 1],
+                         pending_isr=pending(False, [1]))
+    _fail_update(c, 0, "NETWORK_EXCEPTION")
+    c.check("ghost.isr_shrinks", 0, "alterPartitionListener.shrinks = 0")
+    c.check_leader_state(0, "the partition epoch is unchanged; ISR and maximal ISR {0, 1}", isr=[0, 1],
+                         pending_isr=pending(False, [1]), partition_epoch=0)
+    c.check_update(0, [0], "the update is kept to be sent again (isrUpdates.size = 1)")
+    c.check("brokers.0.logs.0.high_watermark", 0, "HW 0")
+    c.alter(0)
+    c.check("ghost.isr_shrinks", 1, "alterPartitionListener.shrinks = 1")
+    c.check_leader_state(0, "the retry commits: partition epoch 1, ISR and maximal ISR {0}", isr=[0],
+                         pending_isr=None, partition_epoch=1)
+    c.check_no_update(0, "isrUpdates.size = 0")
+    c.check("brokers.0.logs.0.high_watermark", 10, "the HW moves to the log end offset")
+    return c
+
+
+def _expansion_failed(name: str, description: str, error: str) -> Case:
+    """handleAlterIsrFailure: follower 1 outside the ISR at the leader's log end (10) fetches, the leader proposes it,
+    and the update fails with ``error``."""
+    c = Case(name, description, n_brokers=2, replication_factor=2, max_alter_isr_failures=1)
+    c.adapt(FAULT_ADAPT)
+    c.adapt("Kafka's makeLeader gives ISR {0} with replicas [0, 1]; here the formed cluster's follower 1 fetches the "
+            "10 records, is fenced (the controller removes it from the ISR) and unfenced again, so it is outside the "
+            "ISR at the leader's log end.")
+    c.unchecked("the follower's state right after makeLeader (last caught-up time 0, offsets unknown): here it fetched "
+                "before leaving the ISR")
+    _follower_outside_isr(c, 1, records=10)
+    c.check("brokers.0.logs.0.high_watermark", 10, "HW 10")
+    c.fetch(1)
+    c.check_leader_state(0, "follower state updated, the ISR not expanded", isr=[0], pending_isr=pending(True, [1]))
+    c.check_update(0, [0, 1], "alterPartitionManager.isrUpdates.size = 1")
+    c.check_remote(0, 1, "the follower caught up at 10", log_end_offset=10, log_start_offset=0,
+                   last_caught_up_time_ms=T0)
+    return _fail_update(c, 0, error)
+
+
+@case(P + "testAlterIsrUnexpectedError")
+def alter_isr_unexpected_error():
+    c = _expansion_failed(
+        P + "testAlterIsrUnexpectedError",
+        "handleAlterIsrFailure(UNKNOWN_SERVER_ERROR): the leader's proposal to add a caught-up follower fails with "
+        "an unexpected error, which the partition retries: the ISR stays, the maximal ISR keeps the follower, and the "
+        "update is queued again.", "UNKNOWN_SERVER_ERROR")
+    c.check_leader_state(0, "ISR {0}, maximal ISR {0, 1}", isr=[0], pending_isr=pending(True, [1]))
+    c.check_update(0, [0, 1], "retried: isrUpdates.size = 1")
+    return c
+
+
+@case(P + "testInvalidAlterPartitionRequestsAreNotRetried")
+def invalid_alter_partition_requests_not_retried():
+    c = _expansion_failed(
+        P + "testInvalidAlterPartitionRequestsAreNotRetried",
+        "The leader's proposal to add a caught-up follower fails with INVALID_REQUEST, which the partition does not "
+        "retry: the ISR stays, the maximal ISR keeps the follower, and no update is left.", "INVALID_REQUEST")
+    c.unchecked("alterPartitionListener.failures = 1 (the model counts no failed updates)")
+    c.check_leader_state(0, "still no ISR change; the maximal ISR keeps the follower", isr=[0],
+                         pending_isr=pending(True, [1]))
+    c.check_no_update(0, "no retry: isrUpdates.size = 0")
+    c.check("ghost.isr_expands", 0, "alterPartitionListener.expands = 0")
+    c.check("ghost.isr_shrinks", 0, "alterPartitionListener.shrinks = 0")
+    return c
+
+
+@case(P + "testPartitionShouldRetryAlterPartitionRequest")
+def partition_should_retry_alter_partition_request():
+    c = Case(P + "testPartitionShouldRetryAlterPartitionRequest",
+             "A real AlterPartitionManager whose first request is answered UNKNOWN_SERVER_ERROR for the partition: the "
+             "partition's callback submits the update again, the second request succeeds, and the expansion commits "
+             "with the next partition epoch.",
+             n_brokers=4, replication_factor=4, max_alter_isr_failures=1)
+    c.adapt(FAULT_ADAPT + "  The second answer is the quorum controller's own.")
+    c.adapt("Kafka's replicas [0, 1, 2, 3] with ISR {0, 1, 2} at partition epoch 1: here the formed cluster's "
+            "follower 3 fetches the 10 records, is fenced out of the ISR (partition epoch 1) and unfenced again.")
+    c.unchecked("the HW 0 right after makeLeader: here the followers fetched before follower 3 left the ISR")
+    _follower_outside_isr(c, 3, records=10)
+    c.check_leader_state(0, "ISR {0, 1, 2}, partition epoch 1", isr=[0, 1, 2], partition_epoch=1)
+    c.fetch(3)
+    c.check_update(0, [0, 1, 2, 3], "the fetch at 10 queues the expansion")
+    _fail_update(c, 0, "UNKNOWN_SERVER_ERROR")
+    c.check_update(0, [0, 1, 2, 3], "the callback submitted it again")
+    c.alter(0)
+    c.check_leader_state(0, "ISR {0, 1, 2, 3} at partition epoch 2, nothing in flight", isr=[0, 1, 2, 3],
+                         pending_isr=None, partition_epoch=2)
+    c.check_no_update(0, "nothing left to send")
+    c.check("brokers.0.alter_isr_inflight", None, "no request in flight")
+    c.unchecked("sendRequest called twice: the trace holds two AlterIsrRequest(0)")
+    return c
