@@ -665,6 +665,12 @@ PRESETS: dict[str, Preset] = {
                "new proposal, removes the new item, which is never sent: the partition stays pending, and no "
                "ISR change can be made, until the next leader epoch. A liveness bug, caught as the stuck state.",
                "KAFKA-12686"),
+        Preset("no-kafka-14010", _ALTER_ISR.replace(kafka_14010=False, max_alter_isr_failures=1), "pending_isr_in_flight",
+               "KAFKA-14010 off, with one AlterIsr answered UNKNOWN_SERVER_ERROR (the AlterIsrFailed fault): the "
+               "partition's callback submits its change again while the manager still holds the item, so the "
+               "resubmission is refused, and the item then goes: the partition stays pending with nothing to send "
+               "until the next leader epoch. A liveness bug of 2.7.0-3.2, caught as the stuck state.",
+               "KAFKA-14010"),
         Preset("no-kafka-12751", _ALTER_ISR.replace(kafka_12751=False), "pass",
                "KAFKA-12751 off: an AlterIsr success carrying the leader's own zkVersion (the controller found "
                "the proposed state in place and wrote nothing) is ignored and the partition stays pending. "
@@ -904,6 +910,7 @@ _EXPECTED_BUGS = {
     "no-kafka-7164": ("KAFKA-7164",), "no-kip-320": ("KIP-320",), "no-kafka-6082": ("KAFKA-6082",),
     "crash-loses-unflushed": ("unflushed-crash-loss",), "kafka-2.7": ("KAFKA-13091",),
     "no-kafka-12686": ("KAFKA-12686",), "no-kafka-13091": ("KAFKA-13091",), "kafka-2.8": ("KAFKA-13091",),
+    "no-kafka-14010": ("KAFKA-14010",),
     "no-kafka-13141": ("KAFKA-13141",), "no-kafka-14704": ("KAFKA-14704",), "kafka-3.3": ("KAFKA-14704",),
     "no-kafka-13916": ("KAFKA-13916",), "kraft-no-partition-epoch-check": ("partition-epoch-check",),
     "no-kafka-15583": ("KAFKA-15583",), "kafka-3.7-lossy-crash": ("KIP-966",), "kafka-3.7-disk-wipe": ("KIP-966",),

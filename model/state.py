@@ -612,7 +612,7 @@ class Ghost(Node):
     alter_isr_failures: int = 0          # AlterIsr requests answered by the AlterIsrFailed fault
     #: (broker, partition, leader epoch, partition epoch) of each ISR change the AlterIsrFailed fault answered with an
     #: error the leader gives up on (INVALID_REQUEST): Kafka leaves such a partition pending until new metadata, a
-    #: stall the fault causes, which pending_isr_in_flight and alter_isr_completes do not count against the protocol
+    #: stall the fault causes, which pending_isr_in_flight, alter_isr_completes and hw_reaches_leo do not count
     fault_given_up: tuple = ()
 
 

@@ -1656,8 +1656,9 @@ def hw_reaches_leo_bad(cfg, s, p) -> bool:
     if led is None:
         return False
     br, part, log = led
-    if log.high_watermark >= log.log_end_offset or _hw_candidate(cfg, br, part, p, s.now) >= log.log_end_offset:
-        return False
+    if log.high_watermark >= log.log_end_offset or _hw_candidate(cfg, br, part, p, s.now) >= log.log_end_offset \
+            or _fault_given_up(s, br.broker_id, p, part):
+        return False      # (a pending expansion a fault's answer gave up on may hold the HW until new metadata)
     for f in part.isr:
         if f == br.broker_id:
             continue

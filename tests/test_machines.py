@@ -348,7 +348,7 @@ def test_swarm_walk_applies_policy_chosen_enabled_actions_checking_each_step():
 #: no-kafka-5634 seed 0 at 4 test cases, seed 1 at 8, seed 2 at 4; no-kafka-9491 seed 0 at 4, seed 1 at 12, seed 2 at 4;
 #: no-kafka-2143 seed 0 at 172, seed 1 at 460, seed 2 at 589 (kafka-0.10.2's committed_prefix, not KAFKA-2143's race);
 #: old-message-format seed 2 at 692 (about 40 s), seeds 0, 1, 3 and 4 not within 600 (2026-11-25, benchmarks/RESULTS.md's
-#: 2026-11-25).
+#: 2026-11-25).  no-kafka-14010 (2026-11-29): seed 0 at 32 test cases, seed 1 at 388, seed 2 at 156, seed 3 at 60.
 MACHINE_FINDS = {
     "kafka-0.11": (600, (0, 1)),
     "kafka-2.0": (600, (0, 1)),
@@ -358,6 +358,7 @@ MACHINE_FINDS = {
     "kafka-0.10.2": (1500, (1, 2)),
     "no-kafka-13091": (1500, (0, 3)),
     "kafka-2.7": (1500, (1, 2)),
+    "no-kafka-14010": (600, (0, 3)),
     "no-kafka-14704": (600, (0, 1)),
     "no-kafka-13141": (600, (0, 1)),
     "kafka-3.3": (600, (0, 1)),
