@@ -171,6 +171,10 @@ class ModelConfig:
     #: read at those tags): the equal-epoch record drops the pending expansion, and the HW can pass the joining follower
     #: that the next record adds to the ISR.  Only with kip_500.
     make_leader_keeps_pending_isr: bool = False
+    #: apache/kafka#12138 (3.3.0, a MINOR change without a JIRA): a partition that becomes follower clears its remote
+    #: replica states (Partition.updateAssignmentAndIsr with isLeader = false); before, it kept them as 2.4 did.  No
+    #: rule reads them on a follower, and a broker that leads again starts from fresh ones.  Only with kip_500.
+    follower_clears_remote_replicas: bool = True
 
     # --- bounds and budgets (engines stop offering actions past them) -----
     max_records: int = 6
@@ -414,6 +418,7 @@ LATER_FIELDS += ("delayed_fetch", "fetch_max_wait_ms", "max_reassignments")
 LATER_FIELDS += ("kafka_14140", "kafka_15221", "isr_expand_window")
 LATER_FIELDS += ("make_leader_keeps_pending_isr",)
 LATER_FIELDS += ("kafka_19522",)
+LATER_FIELDS += ("follower_clears_remote_replicas",)
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(ModelConfig)}
 
 

@@ -52,10 +52,15 @@ def create_log_if_not_exists(br: Broker, p: int) -> Log:
     return log
 
 
-def update_assignment_and_isr(part: Partition, local_id: int, assignment: tuple, isr: tuple) -> None:
-    """Partition.updateAssignmentAndIsr (Kafka 2.4.0, M2/F2): new remote ids get fresh state, existing ones keep theirs."""
-    old = {r.broker_id: r for r in part.remote_replicas}
-    part.remote_replicas = tuple(old.get(b) or Replica(b) for b in assignment if b != local_id)
+def update_assignment_and_isr(part: Partition, local_id: int, assignment: tuple, isr: tuple,
+                              clear_remote: bool = False) -> None:
+    """Partition.updateAssignmentAndIsr (Kafka 2.4.0, M2/F2): new remote ids get fresh state, existing ones keep theirs;
+    ``clear_remote``: a follower's call since 3.3.0 (isLeader = false, apache/kafka#12138) clears remoteReplicasMap."""
+    if clear_remote:
+        part.remote_replicas = ()
+    else:
+        old = {r.broker_id: r for r in part.remote_replicas}
+        part.remote_replicas = tuple(old.get(b) or Replica(b) for b in assignment if b != local_id)
     part.assigned_replicas = tuple(assignment)
     part.isr = tuple(sorted(isr))
     if part.pending_isr is not None:
@@ -513,7 +518,7 @@ def make_follower_3x(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, ps) 
     part = br.partition_mut(p)
     if ps.zk_version < part.zk_version:
         return False
-    update_assignment_and_isr(part, br.broker_id, ps.replicas, ())
+    update_assignment_and_isr(part, br.broker_id, ps.replicas, (), cfg.follower_clears_remote_replicas)
     create_log_if_not_exists(br, p)
     is_new_epoch = ps.leader_epoch > part.leader_epoch
     part.leader = ps.leader

@@ -621,10 +621,6 @@ def follower_has_no_remote_replica_states():
     c.check("brokers.0.partitions.0.isr", [], "a follower holds no ISR")
     c.check("brokers.0.partitions.0.remote_replicas", [], "and no remote replica states")
     c.check("brokers.0.partitions.0.assigned_replicas", [0, 1, 2], "the assignment is kept")
-    c.fails("the model's follower keeps its remote replica states (Partition.updateAssignmentAndIsr as in 2.4); since "
-            "3.3.0 (apache/kafka#12138) makeFollower clears remoteReplicasMap.  No behaviour depends on it: when the "
-            "broker leads again in a new leader epoch, Kafka's fresh Replica objects and the model's reset ones "
-            "(resetReplicaState with isNewLeader) hold the same state")
     return c
 
 
