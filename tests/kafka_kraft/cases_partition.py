@@ -128,6 +128,42 @@ def alter_isr_invalid_version():
     return c
 
 
+@case(P + "testAlterIsrUnknownTopic")
+def alter_isr_unknown_topic():
+    c = Case(P + "testAlterIsrUnknownTopic",
+             "handleAlterIsrFailure(UNKNOWN_TOPIC_OR_PARTITION): the leader's proposal to add a caught-up follower "
+             "reaches a controller that no longer knows the topic; the ISR stays, the maximal ISR keeps the follower, "
+             "and no update is left to retry.",
+             n_brokers=2, replication_factor=2, max_topic_deletions=1)
+    c.adapt("Kafka fails the update by hand; here the controller's own answer: an admin deletes the topic "
+            "(DeleteTopics, a RemoveTopicRecord) between the leader's proposal and its AlterPartition, which the "
+            "controller then answers for a topic it does not have.")
+    c.adapt("Kafka's ISR {0} with replicas [0, 1]: here follower 1 fetches the 10 records, is fenced out of the ISR "
+            "and unfenced again, so its next fetch is at the leader's log end.")
+    c.unchecked("the error code itself: 3.7.0's controller answers an unknown topic UNKNOWN_TOPIC_ID to the "
+                "AlterPartition versions that carry topic ids (v2+, which 3.7.0 brokers send), "
+                "UNKNOWN_TOPIC_OR_PARTITION only to v0-v1; handleAlterPartitionError gives up on both alike (its "
+                "UNKNOWN_TOPIC_ID and UNKNOWN_TOPIC_OR_PARTITION arms: no retry, the partition stays pending)")
+    c.unchecked("the follower's state right after makeLeader (last caught-up time 0, offsets unknown): here it fetched "
+                "before leaving the ISR")
+    _follower_outside_isr(c, 1, records=10)
+    c.check("brokers.0.logs.0.high_watermark", 10, "the leader's HW is 10")
+    c.fetch(1)
+    c.check_leader_state(0, "follower state updated, the ISR not expanded: ISR {0}, maximal ISR {0, 1}", isr=[0],
+                         pending_isr=pending(True, [1]))
+    c.check_update(0, [0, 1], "alterPartitionManager.isrUpdates.size = 1")
+    c.check_remote(0, 1, "the follower caught up at 10 at this fetch's time", log_end_offset=10, log_start_offset=0,
+                   last_caught_up_time_ms=c.s.now)
+    c.do(A.DeleteTopic())
+    c.send_alter(0)
+    c.check_alter_response(0, "the controller does not know the topic", error="UNKNOWN_TOPIC_ID")
+    c.receive_alter(0)
+    c.check_leader_state(0, "partitionState.isr = {0}", isr=[0])
+    c.check_leader_state(0, "partitionState.maximalIsr = {0, 1}: still pending", pending_isr=pending(True, [1]))
+    c.check_no_update(0, "alterPartitionManager.isrUpdates.size = 0: not retried")
+    return c
+
+
 @case(P + "testIsrNotExpandedIfReplicaIsFencedOrShutdown")
 def isr_not_expanded_if_fenced():
     c = Case(P + "testIsrNotExpandedIfReplicaIsFencedOrShutdown",
@@ -686,8 +722,12 @@ for _name, _detail in (
 
 missing(P + "testFetchFromUnrecognizedFollower", "reassignment",
         "Fetches from replicas that a reassignment adds are refused until makeLeader adds them.")
-missing(P + "testIsReplicaIsrEligibleWithEmptyReplicaMap", "topic deletion",
-        "A follower's fetch state updated while the topic is deleted underneath (no replica state left).")
+missing(P + "testIsReplicaIsrEligibleWithEmptyReplicaMap", "broker interleaving",
+        "The partition is deleted (Partition.delete clears remoteReplicasMap) between fetchRecords' read and its "
+        "updateFollowerFetchState, which must then not throw.  Topic deletion is modelled (DeleteTopic, "
+        "kraft-delete-topic), but a leader that has replayed the RemoveTopicRecord no longer hosts the partition "
+        "and refuses the fetch before reading, and one that has not yet replayed it serves the whole fetch: the "
+        "deletion cannot land inside it.")
 missing(P + "testInvalidAlterPartitionRequestsAreNotRetried", "controller answers",
         "INVALID_REQUEST to a leader's expansion: the model's controller answers a leader's own request "
         "INVALID_REQUEST only for a non-leader or a malformed ISR, which a leader never sends.")
@@ -790,7 +830,6 @@ def isr_expands_only_with_matching_broker_epochs():
             "each member's broker epoch in the request: the leader's own, broker 1's new one, broker 2's")
     return c
 
-missing(P + "testAlterIsrUnknownTopic", "topic deletion", "UNKNOWN_TOPIC_OR_PARTITION to an ISR update.")
 missing(P + "testAlterIsrUnexpectedError", "controller answers", "UNKNOWN_SERVER_ERROR to an ISR update is retried.")
 missing(P + "testPartitionShouldRetryAlterPartitionRequest", "controller answers",
         "An AlterPartition answered UNKNOWN_SERVER_ERROR is sent again by the partition's callback.")

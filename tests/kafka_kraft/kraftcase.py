@@ -301,6 +301,8 @@ MISSING = {
                     "replicas; fetches from replicas the leader does not know yet), or the builder's acceptor refusing "
                     "replicas the ISR holds",
     "topic deletion": "topic deletion and unknown topic ids",
+    "broker interleaving": "another thread of the broker acting inside one request's handling (the model's leader "
+                           "handles a follower's fetch, its read and its fetch-state update, in one step)",
     "topic creation": "a topic or partition creation the quorum controller refuses (the model's admin creates only "
                       "what it accepts)",
     "KIP-704": "leader recovery state (KIP-704: RECOVERING after an unclean election)",
