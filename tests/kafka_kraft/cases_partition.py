@@ -833,8 +833,60 @@ def isr_expands_only_with_matching_broker_epochs():
 missing(P + "testAlterIsrUnexpectedError", "controller answers", "UNKNOWN_SERVER_ERROR to an ISR update is retried.")
 missing(P + "testPartitionShouldRetryAlterPartitionRequest", "controller answers",
         "An AlterPartition answered UNKNOWN_SERVER_ERROR is sent again by the partition's callback.")
-missing(P + "testUpdateAssignmentAndIsr", "reassignment",
-        "updateAssignmentAndIsr with adding and removing replicas (OngoingReassignmentState).")
 missing(P + "testIgnoreFollowerPartitionStateChangeWithOlderPartitionEpoch", "out-of-order metadata",
         "makeFollower with the same partition epoch again is ignored: a follower replays each partition record once, "
         "in order, and no AlterPartition answer reaches a follower, so it never meets its own partition epoch again.")
+
+
+@case(P + "testUpdateAssignmentAndIsr")
+def update_assignment_and_isr():
+    c = Case(P + "testUpdateAssignmentAndIsr",
+             "updateAssignmentAndIsr keeps a reassignment's state: with adding and removing replicas the assignment is "
+             "an OngoingReassignmentState (replicas, ISR, adding, removing, a remote replica per other replica); "
+             "without, a SimpleAssignmentState; as follower, no ISR and no remote replicas.",
+             n_brokers=6, replication_factor=4, max_reassignments=1)
+    c.adapt("Kafka calls updateAssignmentAndIsr directly with replicas [0, 1, 2, 3], ISR {0, 1, 2, 3}, adding [4, 5] "
+            "and removing [1, 2], a state no controller writes (adding replicas outside the replicas).  Here the "
+            "leader, broker 0, replays the controller's record of the reassignment of [0, 1, 2, 3] to [0, 3, 4, 5] "
+            "(changePartitionReassignment: replicas = target + removing = [0, 3, 4, 5, 1, 2], so the remote replicas "
+            "are [3, 4, 5, 1, 2]).")
+    c.adapt("The simple assignment [0, 3, 4, 5] with ISR {0, 3, 4, 5} is the reassignment completed: 4 and 5 catch up "
+            "and the leader's AlterPartitions add them to the ISR, which completes it (1 and 2 leave, leader epoch 1).")
+    c.adapt("Kafka's last call (isLeader = false, replicas [1, 2, 3, 4]) is broker 0 becoming follower of the "
+            "reassigned partition [0, 3, 4, 5]: the controller fences it (its heartbeats are lost) and it replays the "
+            "record.")
+    c.unchecked("that the assignment state is a SimpleAssignmentState (the encoding leaves a partition's empty adding "
+                "and removing replicas out); the leader's under-replicated metric, which reads the assignment's "
+                "replication factor, is checked instead")
+    c.formed().produce(0).catch_up()
+    c.reassign([0, 3, 4, 5])
+    c.replay(0)
+    c.check("brokers.0.partitions.0.assigned_replicas", [0, 3, 4, 5, 1, 2], "assignmentState.replicas")
+    c.check("brokers.0.partitions.0.adding_replicas", [4, 5],
+            "OngoingReassignmentState: addingReplicas")
+    c.check("brokers.0.partitions.0.removing_replicas", [1, 2], "OngoingReassignmentState: removingReplicas")
+    c.check_leader_state(0, "partitionState.isr", isr=[0, 1, 2, 3])
+    _check_followers(c, [3, 4, 5, 1, 2], "remoteReplicas: one per replica but the leader")
+    c.check("metrics.0.0.under_replicated", False, "replicationFactor leaves out the adding replicas: 4 replicas, ISR "
+            "of 4")
+    c.replay().catch_up([4, 5]).alter(0).catch_up([4, 5]).alter(0)
+    c.check_registration("the reassignment completed", replicas=[0, 3, 4, 5], isr=[0, 3, 4, 5], leader=0,
+                         leader_epoch=1)
+    c.replay(0)
+    c.check("brokers.0.partitions.0.assigned_replicas", [0, 3, 4, 5], "assignmentState.replicas")
+    c.check_leader_state(0, "partitionState.isr", isr=[0, 3, 4, 5], leader_epoch=1)
+    _check_followers(c, [3, 4, 5], "remoteReplicas")
+    c.check("metrics.0.0.under_replicated", False, "replicationFactor 4, ISR of 4")
+    c.fence(0).replay(0)
+    c.check("brokers.0.partitions.0.leader", 3, "broker 0 follows")
+    c.check("brokers.0.partitions.0.assigned_replicas", [0, 3, 4, 5], "assignmentState.replicas")
+    c.check("brokers.0.partitions.0.isr", [], "partitionState.isr is empty")
+    c.check("brokers.0.partitions.0.remote_replicas", [], "no remote replicas")
+    return c
+
+
+def _check_followers(c: Case, followers, why: str, b: int = 0, p: int = 0) -> None:
+    """partition.remoteReplicas.map(_.brokerId): the leader's remote replicas, in order (one per replica but itself,
+    the replicas being checked beside)."""
+    for i, f in enumerate(followers):
+        c.check(f"brokers.{b}.partitions.{p}.remote_replicas.{i}.broker_id", f, why)
