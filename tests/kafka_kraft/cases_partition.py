@@ -720,8 +720,6 @@ for _name, _detail in (
          "the log directory a new log is created in (JBOD)")):
     out_of_scope(P + _name, _detail + " (not replication)")
 
-missing(P + "testFetchFromUnrecognizedFollower", "reassignment",
-        "Fetches from replicas that a reassignment adds are refused until makeLeader adds them.")
 missing(P + "testIsReplicaIsrEligibleWithEmptyReplicaMap", "broker interleaving",
         "The partition is deleted (Partition.delete clears remoteReplicasMap) between fetchRecords' read and its "
         "updateFollowerFetchState, which must then not throw.  Topic deletion is modelled (DeleteTopic, "
@@ -890,3 +888,56 @@ def _check_followers(c: Case, followers, why: str, b: int = 0, p: int = 0) -> No
     the replicas being checked beside)."""
     for i, f in enumerate(followers):
         c.check(f"brokers.{b}.partitions.{p}.remote_replicas.{i}.broker_id", f, why)
+
+
+@case(P + "testFetchFromUnrecognizedFollower")
+def fetch_from_unrecognized_follower():
+    c = Case(P + "testFetchFromUnrecognizedFollower",
+             "KAFKA-13837: replicas a reassignment adds fetch before the leader knows them; the leader refuses with "
+             "UNKNOWN_LEADER_EPOCH (the fetch carries the leader epoch) and records nothing for them.  Once makeLeader "
+             "takes the new assignment (same leader epoch, new partition epoch) their fetches are served and "
+             "recorded, and the partition is not under-replicated (the adding replicas are not counted).",
+             n_brokers=4, replication_factor=2, max_reassignments=1)
+    c.adapt("Kafka's leader epoch 8 and partition epochs 1 and 2 are the formed cluster's leader epoch 0 and the "
+            "partition epochs 0 and 1; the new assignment is the controller's record of the reassignment of [0, 1] to "
+            "[0, 1, 2, 3] (adding 2 and 3, no leader epoch bump), which the adding replicas replay before the leader: "
+            "they start fetching from it while it still holds replicas [0, 1].")
+    c.adapt("The fetches' answers are observed in the follower's fetch in flight (brokers.N.fetchers.0.inflight) "
+            "before it processes them; the follower backs off and retries.  Each new replica, its log empty, first "
+            "asks the leader for its epoch's end (OffsetsForLeaderEpoch: a fetcher with no epoch to send starts "
+            "truncating), which the leader answers whoever asks.")
+    c.unchecked("the fetch without a leader epoch (NOT_LEADER_OR_FOLLOWER): 3.7.0's followers always send the "
+                "current leader epoch; the model's replica 3 sends it too and is refused with UNKNOWN_LEADER_EPOCH")
+    c.unchecked("makeLeader's return value (false): its effect, the same leader epoch kept, is checked")
+    c.formed()
+    c.reassign([0, 1, 2, 3])
+    c.check_whole_registration("quorum.partitions.0", "the reassignment adds 2 and 3, leader epoch kept",
+                               replicas=[0, 1, 2, 3], isr=[0, 1], leader=0, leader_epoch=0, partition_epoch=1,
+                               adding=[2, 3])
+    c.replay(2, 3)
+    c.check("brokers.0.partitions.0.assigned_replicas", [0, 1], "the leader still holds replicas [0, 1]")
+    c.check("brokers.0.partitions.0.remote_replicas.0.broker_id", 1, "its one remote replica is 1")
+    c.ofle(2)
+    c.do(A.FetchRequest(2, 0))
+    c.check("brokers.2.fetchers.0.leader_epoch", 0, "the adding replica fetches with the current leader epoch")
+    c.check("brokers.2.fetchers.0.inflight.error", "UNKNOWN_LEADER_EPOCH",
+            "a fetch from the adding replica 2 with the leader epoch: UnknownLeaderEpochException")
+    c.check("brokers.0.partitions.0.remote_replicas.0.broker_id", 1, "getReplica(2) is None: nothing recorded")
+    c.check("brokers.0.partitions.0.assigned_replicas", [0, 1], "getReplica(2) is None: not a replica yet")
+    c.do(A.FetchResponse(2, 0))
+    c.ofle(3)
+    c.do(A.FetchRequest(3, 0))
+    c.check("brokers.3.fetchers.0.inflight.error", "UNKNOWN_LEADER_EPOCH", "the adding replica 3 is refused too")
+    c.check("brokers.0.partitions.0.assigned_replicas", [0, 1], "getReplica(3) is None")
+    c.do(A.FetchResponse(3, 0))
+    c.replay(0)
+    c.check_leader_state(0, "makeLeader with the new assignment: same leader epoch, new partition epoch",
+                         leader_epoch=0, partition_epoch=1, isr=[0, 1])
+    c.check("brokers.0.partitions.0.assigned_replicas", [0, 1, 2, 3], "the replicas are added")
+    c.check("brokers.0.partitions.0.adding_replicas", [2, 3], "as part of a reassignment")
+    c.do(A.FetchRequest(2, 0))
+    c.check("brokers.2.fetchers.0.inflight.error", "NONE", "now the fetch is allowed")
+    c.check("brokers.0.logs.0.entries", [], "the read's logEndOffset is 0: the leader's log is empty")
+    c.check_remote(0, 2, "getReplica(2)'s logEndOffset is 0", log_end_offset=0)
+    c.check("metrics.0.0.under_replicated", False, "isUnderReplicated is false: the adding replicas are not counted")
+    return c
