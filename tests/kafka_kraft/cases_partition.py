@@ -833,7 +833,10 @@ missing(P + "testPartitionShouldRetryAlterPartitionRequest", "controller answers
         "An AlterPartition answered UNKNOWN_SERVER_ERROR is sent again by the partition's callback.")
 missing(P + "testIgnoreFollowerPartitionStateChangeWithOlderPartitionEpoch", "out-of-order metadata",
         "makeFollower with the same partition epoch again is ignored: a follower replays each partition record once, "
-        "in order, and no AlterPartition answer reaches a follower, so it never meets its own partition epoch again.")
+        "in order, and no AlterPartition answer reaches a follower, so it never meets its own partition epoch again.  "
+        "Kafka 3.7.0's KRaft broker does not either: TopicDelta.localChanges hands applyDelta a follower's partition "
+        "only when its partition epoch differs from the image's (a metadata snapshot is loaded as a delta on the "
+        "current image too); the repeated state comes from a ZooKeeper-era controller's LeaderAndIsr.")
 
 
 @case(P + "testUpdateAssignmentAndIsr")
