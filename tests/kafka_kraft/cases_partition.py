@@ -856,9 +856,9 @@ def update_assignment_and_isr():
     c.adapt("Kafka's last call (isLeader = false, replicas [1, 2, 3, 4]) is broker 0 becoming follower of the "
             "reassigned partition [0, 3, 4, 5]: the controller fences it (its heartbeats are lost) and it replays the "
             "record.")
-    c.unchecked("that the assignment state is a SimpleAssignmentState (the encoding leaves a partition's empty adding "
-                "and removing replicas out); the leader's under-replicated metric, which reads the assignment's "
-                "replication factor, is checked instead")
+    c.unchecked("that the assignment state is a SimpleAssignmentState once the reassignment is over (no adding or "
+                "removing replicas): the state's encoding leaves a partition's empty adding and removing replicas "
+                "out, so no check can name them (tests/test_partition_3x.py checks the model's empty ones)")
     c.formed().produce(0).catch_up()
     c.reassign([0, 3, 4, 5])
     c.replay(0)
@@ -868,8 +868,6 @@ def update_assignment_and_isr():
     c.check("brokers.0.partitions.0.removing_replicas", [1, 2], "OngoingReassignmentState: removingReplicas")
     c.check_leader_state(0, "partitionState.isr", isr=[0, 1, 2, 3])
     _check_followers(c, [3, 4, 5, 1, 2], "remoteReplicas: one per replica but the leader")
-    c.check("metrics.0.0.under_replicated", False, "replicationFactor leaves out the adding replicas: 4 replicas, ISR "
-            "of 4")
     c.replay().catch_up([4, 5]).alter(0).catch_up([4, 5]).alter(0)
     c.check_registration("the reassignment completed", replicas=[0, 3, 4, 5], isr=[0, 3, 4, 5], leader=0,
                          leader_epoch=1)
@@ -877,7 +875,6 @@ def update_assignment_and_isr():
     c.check("brokers.0.partitions.0.assigned_replicas", [0, 3, 4, 5], "assignmentState.replicas")
     c.check_leader_state(0, "partitionState.isr", isr=[0, 3, 4, 5], leader_epoch=1)
     _check_followers(c, [3, 4, 5], "remoteReplicas")
-    c.check("metrics.0.0.under_replicated", False, "replicationFactor 4, ISR of 4")
     c.fence(0).replay(0)
     c.check("brokers.0.partitions.0.leader", 3, "broker 0 follows")
     c.check("brokers.0.partitions.0.assigned_replicas", [0, 3, 4, 5], "assignmentState.replicas")
