@@ -115,8 +115,8 @@ def apply_delta(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, reg) -> N
     if reg.leader == b:
         if br.fetchers[p] is not None:           # makeLeaders: replicaFetcherManager.removeFetcherForPartitions
             br.fetchers = replace_at(br.fetchers, p, None)
-        make_leader_3x(cfg, s, br, p, ps, s.now)
-    elif make_follower_3x(cfg, s, br, p, ps):
+        make_leader_3x(cfg, s, br, p, ps, s.now, reg.adding_replicas, reg.removing_replicas)
+    elif make_follower_3x(cfg, s, br, p, ps, reg.adding_replicas, reg.removing_replicas):
         if reg.leader >= 0 and br.metadata.broker_epochs[reg.leader] >= 0:
             start_fetching(cfg, s, br, ps)       # only for a leader the image holds (newImage.cluster.broker)
         elif br.fetchers[p] is not None:

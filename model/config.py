@@ -175,6 +175,15 @@ class ModelConfig:
     #: read at those tags): the equal-epoch record drops the pending expansion, and the HW can pass the joining follower
     #: that the next record adds to the ISR.  Only with kip_500.
     make_leader_keeps_pending_isr: bool = False
+    #: apache/kafka#12138 (3.3.0, a MINOR change without a JIRA): a partition that becomes follower clears its remote
+    #: replica states (Partition.updateAssignmentAndIsr with isLeader = false); before, it kept them as 2.4 did.  No
+    #: rule reads them on a follower, and a broker that leads again starts from fresh ones.  Only with kip_500.
+    follower_clears_remote_replicas: bool = True
+    #: KAFKA-13837 (3.3.0): a leader refuses a Fetch from a replica it does not hold in its replica set
+    #: (Partition.followerReplicaOrThrow): UNKNOWN_LEADER_EPOCH when the request carries the current leader epoch,
+    #: NOT_LEADER_OR_FOLLOWER otherwise; before, it answered with no records and no error, and the follower took the
+    #: response's HW.  Only with kip_500.
+    kafka_13837: bool = True
 
     # --- bounds and budgets (engines stop offering actions past them) -----
     max_records: int = 6
@@ -422,6 +431,7 @@ LATER_FIELDS += ("kafka_14140", "kafka_15221", "isr_expand_window")
 LATER_FIELDS += ("make_leader_keeps_pending_isr",)
 LATER_FIELDS += ("kafka_19522",)
 LATER_FIELDS += ("kafka_14010", "max_alter_isr_failures")
+LATER_FIELDS += ("follower_clears_remote_replicas", "kafka_13837")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(ModelConfig)}
 
 

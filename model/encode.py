@@ -23,6 +23,10 @@ def encode(x):
     if isinstance(x, tuple):
         return [encode(v) for v in x]
     if isinstance(x, Node):
+        quiet = x._QUIET
+        if quiet:                                   # fields added later, left out at their default value
+            return {name: encode(getattr(x, name)) for name in x._FIELDS
+                    if name not in quiet or getattr(x, name) != quiet[name]}
         return {name: encode(getattr(x, name)) for name in x._FIELDS}
     if dataclasses.is_dataclass(x):
         quiet = getattr(x, "QUIET_FIELDS", ())     # fields added later, left out at their default value

@@ -30,9 +30,10 @@ def _leader_partition(s: ClusterState, b: int, p: int):
 
 
 def is_under_replicated(cfg: ModelConfig, part: Partition | None) -> bool:
-    """Partition.isUnderReplicated (Kafka 2.4.0: ISR smaller than allReplicaIds; 3.7.0: than the replication factor):
+    """Partition.isUnderReplicated (Kafka 2.4.0: ISR smaller than allReplicaIds; 2.5.0, KIP-352: than
+    assignmentState.replicationFactor, which leaves out a reassignment's adding replicas, kept apart in KRaft only):
     the leader's committed ISR is missing an assigned replica."""
-    return part is not None and len(part.isr) < len(part.assigned_replicas)
+    return part is not None and len(part.isr) < len(part.assigned_replicas) - len(part.adding_replicas)
 
 
 def is_under_min_isr(cfg: ModelConfig, part: Partition | None) -> bool:

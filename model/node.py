@@ -24,6 +24,8 @@ class Node:
 
     __slots__ = ("_tok",)
     _FIELDS: tuple[str, ...] = ()
+    #: fields ``encode`` leaves out at their default value (added after states were fingerprinted), name -> default
+    _QUIET: dict = {}
 
     def _clone(self, tok: object):
         """A shallow copy owned by write token ``tok``."""
@@ -53,6 +55,7 @@ def record(cls):
     """Class decorator: a slotted, comparable dataclass derived from Node."""
     cls = dataclasses.dataclass(slots=True, eq=True, repr=True)(cls)
     cls._FIELDS = tuple(f.name for f in dataclasses.fields(cls))
+    cls._QUIET = {f.name: f.default for f in dataclasses.fields(cls) if f.name in getattr(cls, "QUIET_FIELDS", ())}
     cls._clone = _clone_function(cls)
     init = cls.__init__
 

@@ -52,10 +52,18 @@ def create_log_if_not_exists(br: Broker, p: int) -> Log:
     return log
 
 
-def update_assignment_and_isr(part: Partition, local_id: int, assignment: tuple, isr: tuple) -> None:
-    """Partition.updateAssignmentAndIsr (Kafka 2.4.0, M2/F2): new remote ids get fresh state, existing ones keep theirs."""
-    old = {r.broker_id: r for r in part.remote_replicas}
-    part.remote_replicas = tuple(old.get(b) or Replica(b) for b in assignment if b != local_id)
+def update_assignment_and_isr(part: Partition, local_id: int, assignment: tuple, isr: tuple,
+                              clear_remote: bool = False, adding: tuple = (), removing: tuple = ()) -> None:
+    """Partition.updateAssignmentAndIsr (Kafka 2.4.0, M2/F2): new remote ids get fresh state, existing ones keep theirs;
+    ``clear_remote``: a follower's call since 3.3.0 (isLeader = false, apache/kafka#12138) clears remoteReplicasMap;
+    ``adding`` / ``removing``: the assignmentState (3.7.0), OngoingReassignmentState when either is not empty."""
+    part.adding_replicas = tuple(adding)
+    part.removing_replicas = tuple(removing)
+    if clear_remote:
+        part.remote_replicas = ()
+    else:
+        old = {r.broker_id: r for r in part.remote_replicas}
+        part.remote_replicas = tuple(old.get(b) or Replica(b) for b in assignment if b != local_id)
     part.assigned_replicas = tuple(assignment)
     part.isr = tuple(sorted(isr))
     if part.pending_isr is not None:
@@ -347,6 +355,15 @@ def update_follower_fetch_state(cfg: ModelConfig, s: ClusterState, br: Broker, p
     return True
 
 
+def follower_replica_error(cfg: ModelConfig, part: Partition, replica_id: int, current_leader_epoch: int) -> str:
+    """Partition.followerReplicaOrThrow (Kafka 3.3.0, KAFKA-13837): a leader refuses a Fetch from a replica outside
+    its replica set, UNKNOWN_LEADER_EPOCH with the request's leader epoch, NOT_LEADER_OR_FOLLOWER without (NONE: known,
+    or the rule is off)."""
+    if not (cfg.kip_500 and cfg.kafka_13837) or part.remote(replica_id) is not None:
+        return E.NONE
+    return E.UNKNOWN_LEADER_EPOCH if current_leader_epoch >= 0 else E.NOT_LEADER_FOR_PARTITION
+
+
 def read_diverging(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, follower: int, fetch_offset: int,
                    last_fetched_epoch: int, follower_start_offset: int):
     """Partition.readRecords' lastFetchedEpoch check (Kafka 2.8.0, FE6; KAFKA-13141 in 2.7.2): the divergingEpoch
@@ -459,9 +476,11 @@ def make_follower(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, ps) -> 
 
 
 # --------------------------------------------------------------------------- leadership with partition epochs (3.x)
-def make_leader_3x(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, ps, now: int) -> bool:
+def make_leader_3x(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, ps, now: int, adding: tuple = (),
+                   removing: tuple = ()) -> bool:
     """Partition.makeLeader (Kafka 3.5.0): an older partition epoch is skipped; the epoch start offset and the
-    followers' state are reset only on a new leader epoch; the ISR and partition epoch are taken either way."""
+    followers' state are reset only on a new leader epoch; the ISR, the assignment (with a reassignment's adding and
+    removing replicas, 3.7.0) and the partition epoch are taken either way."""
     part = br.partition_mut(p)
     if ps.zk_version < part.zk_version:
         return False                             # "already at a newer partition epoch"
@@ -469,7 +488,7 @@ def make_leader_3x(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, ps, no
     is_new_leader = part.leader != b
     is_new_epoch = ps.leader_epoch > part.leader_epoch
     if not (cfg.make_leader_keeps_pending_isr and keeps_pending_isr(part, ps)):
-        update_assignment_and_isr(part, b, ps.replicas, ps.isr)                   # CommittedPartitionState
+        update_assignment_and_isr(part, b, ps.replicas, ps.isr, False, adding, removing)  # CommittedPartitionState
     log = create_log_if_not_exists(br, p)
     if is_new_epoch:
         leo = log.log_end_offset
@@ -507,13 +526,15 @@ def keeps_pending_isr(part: Partition, ps) -> bool:
             and ps.leader_epoch == part.leader_epoch and tuple(ps.replicas) == part.assigned_replicas)
 
 
-def make_follower_3x(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, ps) -> bool:
+def make_follower_3x(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, ps, adding: tuple = (),
+                     removing: tuple = ()) -> bool:
     """Partition.makeFollower (Kafka 3.5.0): an older partition epoch is skipped; returns whether the leader epoch is
     new, the only case in which the fetcher restarts."""
     part = br.partition_mut(p)
     if ps.zk_version < part.zk_version:
         return False
-    update_assignment_and_isr(part, br.broker_id, ps.replicas, ())
+    update_assignment_and_isr(part, br.broker_id, ps.replicas, (), cfg.follower_clears_remote_replicas, adding,
+                              removing)
     create_log_if_not_exists(br, p)
     is_new_epoch = ps.leader_epoch > part.leader_epoch
     part.leader = ps.leader

@@ -14,8 +14,9 @@ from .delayed import (check_enough_replicas_reach_offset, complete_delayed_fetch
                       respond_produce, try_complete_delayed_fetch, try_complete_delayed_produce)
 from .fetch_from_follower import consumer_fetch_with_client_metadata
 from .log import append_as_leader, delete_old_segments, truncate_to
-from .partition import (create_log_if_not_exists, delete_records_on_leader, is_leader, make_follower, make_leader,
-                        maybe_increment_leader_hw, maybe_shrink_isr, read_diverging, update_follower_fetch_state)
+from .partition import (create_log_if_not_exists, delete_records_on_leader, follower_replica_error, is_leader,
+                        make_follower, make_leader, maybe_increment_leader_hw, maybe_shrink_isr, read_diverging,
+                        update_follower_fetch_state)
 from .requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
 from .state import (FETCHING, OFFLINE, TRUNCATING, Broker, ClusterState, DelayedFetch, DelayedProduce,
                     DeleteRecordsResponseData, FetchResponseData, FetchState, MetadataCache, Partition,
@@ -290,6 +291,8 @@ def fetch_messages(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, replic
         error = E.UNKNOWN_LEADER_EPOCH
     elif not is_leader(br, part) or br.logs[p] is None:
         error = E.NOT_LEADER_FOR_PARTITION
+    elif is_follower:
+        error = follower_replica_error(cfg, part, replica_id, current_leader_epoch)     # KAFKA-13837 (3.3.0)
     else:
         error = E.NONE
     if error != E.NONE:

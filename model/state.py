@@ -409,6 +409,14 @@ class Partition(Node):
     #: a maybeExpandIsr call has decided to add this follower and not built its AlterPartition yet (only with
     #: ``isr_expand_window`` before KAFKA-15221: ``PrepareIsrExpand`` builds it); -1 none
     expand_checked: int = -1
+    #: assignmentState (Kafka 3.7.0): a reassignment's addingReplicas and removingReplicas as the partition's last
+    #: state named them (OngoingReassignmentState; () and () is SimpleAssignmentState).  KRaft only; left out of the
+    #: encoding when empty (``QUIET_FIELDS``), so states without a reassignment encode as before.
+    adding_replicas: tuple = ()
+    removing_replicas: tuple = ()
+
+    #: fields ``encode`` leaves out at their default value (added after states were fingerprinted)
+    QUIET_FIELDS: ClassVar[tuple] = ("adding_replicas", "removing_replicas")
 
     def maximal_isr(self) -> tuple:
         """IsrState.maximalIsr (Kafka 2.7.0): the committed ISR plus a pending expansion's new member."""

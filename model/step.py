@@ -912,6 +912,10 @@ def _per_b(cls):
     return candidates
 
 
+def c_alter_isr_failed(cfg, s):
+    return (A.AlterIsrFailed(b, e) for b in _brokers(s) for e in A.ALTER_ISR_FAULT_ERRORS)
+
+
 def c_delayed_expire(cfg, s):
     return (A.DelayedProduceExpire(br.broker_id, dp.request_id)
             for br in s.brokers for dp in sorted(br.delayed_produces, key=lambda d: d.request_id))
@@ -1046,7 +1050,7 @@ RULES = {
     A.ControllerProcessReassignmentIsrChange: (g_reassignment_isr_change, e_reassignment_isr_change,
                                                c_reassignment_isr_change),
     A.PrepareIsrExpand: (g_prepare_isr_expand, e_prepare_isr_expand, _per_bp(A.PrepareIsrExpand)),
-    A.AlterIsrFailed: (g_alter_isr_failed, e_alter_isr_failed, _per_b(A.AlterIsrFailed)),
+    A.AlterIsrFailed: (g_alter_isr_failed, e_alter_isr_failed, c_alter_isr_failed),
 }
 assert tuple(RULES) == A.ACTION_TYPES
 

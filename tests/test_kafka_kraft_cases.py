@@ -83,7 +83,8 @@ def test_kafka_kraft_cases_run_a_kraft_preset_with_small_variations():
     engines' budgets changed."""
     allowed = {"n_brokers", "n_partitions", "replication_factor", "min_insync_replicas", "unclean_leader_election",
                "max_records", "max_crashes", "max_session_expirations", "max_preferred_elections",
-               "max_reassignments", "initial_partitions", "max_partition_creations", "max_alter_isr_failures"}
+               "max_reassignments", "initial_partitions", "max_partition_creations", "max_topic_deletions",
+               "max_alter_isr_failures"}
     problems = []
     for path in PASSING + FAILING:
         data = _load(path)

@@ -128,6 +128,42 @@ def alter_isr_invalid_version():
     return c
 
 
+@case(P + "testAlterIsrUnknownTopic")
+def alter_isr_unknown_topic():
+    c = Case(P + "testAlterIsrUnknownTopic",
+             "handleAlterIsrFailure(UNKNOWN_TOPIC_OR_PARTITION): the leader's proposal to add a caught-up follower "
+             "reaches a controller that no longer knows the topic; the ISR stays, the maximal ISR keeps the follower, "
+             "and no update is left to retry.",
+             n_brokers=2, replication_factor=2, max_topic_deletions=1)
+    c.adapt("Kafka fails the update by hand; here the controller's own answer: an admin deletes the topic "
+            "(DeleteTopics, a RemoveTopicRecord) between the leader's proposal and its AlterPartition, which the "
+            "controller then answers for a topic it does not have.")
+    c.adapt("Kafka's ISR {0} with replicas [0, 1]: here follower 1 fetches the 10 records, is fenced out of the ISR "
+            "and unfenced again, so its next fetch is at the leader's log end.")
+    c.unchecked("the error code itself: 3.7.0's controller answers an unknown topic UNKNOWN_TOPIC_ID to the "
+                "AlterPartition versions that carry topic ids (v2+, which 3.7.0 brokers send), "
+                "UNKNOWN_TOPIC_OR_PARTITION only to v0-v1; handleAlterPartitionError gives up on both alike (its "
+                "UNKNOWN_TOPIC_ID and UNKNOWN_TOPIC_OR_PARTITION arms: no retry, the partition stays pending)")
+    c.unchecked("the follower's state right after makeLeader (last caught-up time 0, offsets unknown): here it fetched "
+                "before leaving the ISR")
+    _follower_outside_isr(c, 1, records=10)
+    c.check("brokers.0.logs.0.high_watermark", 10, "the leader's HW is 10")
+    c.fetch(1)
+    c.check_leader_state(0, "follower state updated, the ISR not expanded: ISR {0}, maximal ISR {0, 1}", isr=[0],
+                         pending_isr=pending(True, [1]))
+    c.check_update(0, [0, 1], "alterPartitionManager.isrUpdates.size = 1")
+    c.check_remote(0, 1, "the follower caught up at 10 at this fetch's time", log_end_offset=10, log_start_offset=0,
+                   last_caught_up_time_ms=c.s.now)
+    c.do(A.DeleteTopic())
+    c.send_alter(0)
+    c.check_alter_response(0, "the controller does not know the topic", error="UNKNOWN_TOPIC_ID")
+    c.receive_alter(0)
+    c.check_leader_state(0, "partitionState.isr = {0}", isr=[0])
+    c.check_leader_state(0, "partitionState.maximalIsr = {0, 1}: still pending", pending_isr=pending(True, [1]))
+    c.check_no_update(0, "alterPartitionManager.isrUpdates.size = 0: not retried")
+    return c
+
+
 @case(P + "testIsrNotExpandedIfReplicaIsFencedOrShutdown")
 def isr_not_expanded_if_fenced():
     c = Case(P + "testIsrNotExpandedIfReplicaIsFencedOrShutdown",
@@ -621,10 +657,6 @@ def follower_has_no_remote_replica_states():
     c.check("brokers.0.partitions.0.isr", [], "a follower holds no ISR")
     c.check("brokers.0.partitions.0.remote_replicas", [], "and no remote replica states")
     c.check("brokers.0.partitions.0.assigned_replicas", [0, 1, 2], "the assignment is kept")
-    c.fails("the model's follower keeps its remote replica states (Partition.updateAssignmentAndIsr as in 2.4); since "
-            "3.3.0 (apache/kafka#12138) makeFollower clears remoteReplicasMap.  No behaviour depends on it: when the "
-            "broker leads again in a new leader epoch, Kafka's fresh Replica objects and the model's reset ones "
-            "(resetReplicaState with isNewLeader) hold the same state")
     return c
 
 
@@ -688,10 +720,12 @@ for _name, _detail in (
          "the log directory a new log is created in (JBOD)")):
     out_of_scope(P + _name, _detail + " (not replication)")
 
-missing(P + "testFetchFromUnrecognizedFollower", "reassignment",
-        "Fetches from replicas that a reassignment adds are refused until makeLeader adds them.")
-missing(P + "testIsReplicaIsrEligibleWithEmptyReplicaMap", "topic deletion",
-        "A follower's fetch state updated while the topic is deleted underneath (no replica state left).")
+missing(P + "testIsReplicaIsrEligibleWithEmptyReplicaMap", "broker interleaving",
+        "The partition is deleted (Partition.delete clears remoteReplicasMap) between fetchRecords' read and its "
+        "updateFollowerFetchState, which must then not throw.  Topic deletion is modelled (DeleteTopic, "
+        "kraft-delete-topic), but a leader that has replayed the RemoveTopicRecord no longer hosts the partition "
+        "and refuses the fetch before reading, and one that has not yet replayed it serves the whole fetch: the "
+        "deletion cannot land inside it.")
 missing(P + "testFenceFollowerFetchWithStaleBrokerEpoch", "KIP-903",
         "A fetch with a stale broker epoch is refused (NOT_LEADER_OR_FOLLOWER) and leaves the fetch state.")
 
@@ -789,13 +823,116 @@ def isr_expands_only_with_matching_broker_epochs():
             "each member's broker epoch in the request: the leader's own, broker 1's new one, broker 2's")
     return c
 
-missing(P + "testAlterIsrUnknownTopic", "topic deletion", "UNKNOWN_TOPIC_OR_PARTITION to an ISR update.")
-missing(P + "testUpdateAssignmentAndIsr", "reassignment",
-        "updateAssignmentAndIsr with adding and removing replicas (OngoingReassignmentState).")
 missing(P + "testIgnoreFollowerPartitionStateChangeWithOlderPartitionEpoch", "out-of-order metadata",
         "makeFollower with the same partition epoch again is ignored: a follower replays each partition record once, "
-        "in order, and no AlterPartition answer reaches a follower, so it never meets its own partition epoch again.")
+        "in order, and no AlterPartition answer reaches a follower, so it never meets its own partition epoch again.  "
+        "Kafka 3.7.0's KRaft broker does not either: TopicDelta.localChanges hands applyDelta a follower's partition "
+        "only when its partition epoch differs from the image's (a metadata snapshot is loaded as a delta on the "
+        "current image too); the repeated state comes from a ZooKeeper-era controller's LeaderAndIsr.")
 
+
+@case(P + "testUpdateAssignmentAndIsr")
+def update_assignment_and_isr():
+    c = Case(P + "testUpdateAssignmentAndIsr",
+             "updateAssignmentAndIsr keeps a reassignment's state: with adding and removing replicas the assignment is "
+             "an OngoingReassignmentState (replicas, ISR, adding, removing, a remote replica per other replica); "
+             "without, a SimpleAssignmentState; as follower, no ISR and no remote replicas.",
+             n_brokers=6, replication_factor=4, max_reassignments=1)
+    c.adapt("Kafka calls updateAssignmentAndIsr directly with replicas [0, 1, 2, 3], ISR {0, 1, 2, 3}, adding [4, 5] "
+            "and removing [1, 2], a state no controller writes (adding replicas outside the replicas).  Here the "
+            "leader, broker 0, replays the controller's record of the reassignment of [0, 1, 2, 3] to [0, 3, 4, 5] "
+            "(changePartitionReassignment: replicas = target + removing = [0, 3, 4, 5, 1, 2], so the remote replicas "
+            "are [3, 4, 5, 1, 2]).")
+    c.adapt("The simple assignment [0, 3, 4, 5] with ISR {0, 3, 4, 5} is the reassignment completed: 4 and 5 catch up "
+            "and the leader's AlterPartitions add them to the ISR, which completes it (1 and 2 leave, leader epoch 1).")
+    c.adapt("Kafka's last call (isLeader = false, replicas [1, 2, 3, 4]) is broker 0 becoming follower of the "
+            "reassigned partition [0, 3, 4, 5]: the controller fences it (its heartbeats are lost) and it replays the "
+            "record.")
+    c.unchecked("that the assignment state is a SimpleAssignmentState once the reassignment is over (no adding or "
+                "removing replicas): the state's encoding leaves a partition's empty adding and removing replicas "
+                "out, so no check can name them (tests/test_partition_3x.py checks the model's empty ones)")
+    c.formed().produce(0).catch_up()
+    c.reassign([0, 3, 4, 5])
+    c.replay(0)
+    c.check("brokers.0.partitions.0.assigned_replicas", [0, 3, 4, 5, 1, 2], "assignmentState.replicas")
+    c.check("brokers.0.partitions.0.adding_replicas", [4, 5],
+            "OngoingReassignmentState: addingReplicas")
+    c.check("brokers.0.partitions.0.removing_replicas", [1, 2], "OngoingReassignmentState: removingReplicas")
+    c.check_leader_state(0, "partitionState.isr", isr=[0, 1, 2, 3])
+    _check_followers(c, [3, 4, 5, 1, 2], "remoteReplicas: one per replica but the leader")
+    c.replay().catch_up([4, 5]).alter(0).catch_up([4, 5]).alter(0)
+    c.check_registration("the reassignment completed", replicas=[0, 3, 4, 5], isr=[0, 3, 4, 5], leader=0,
+                         leader_epoch=1)
+    c.replay(0)
+    c.check("brokers.0.partitions.0.assigned_replicas", [0, 3, 4, 5], "assignmentState.replicas")
+    c.check_leader_state(0, "partitionState.isr", isr=[0, 3, 4, 5], leader_epoch=1)
+    _check_followers(c, [3, 4, 5], "remoteReplicas")
+    c.fence(0).replay(0)
+    c.check("brokers.0.partitions.0.leader", 3, "broker 0 follows")
+    c.check("brokers.0.partitions.0.assigned_replicas", [0, 3, 4, 5], "assignmentState.replicas")
+    c.check("brokers.0.partitions.0.isr", [], "partitionState.isr is empty")
+    c.check("brokers.0.partitions.0.remote_replicas", [], "no remote replicas")
+    return c
+
+
+def _check_followers(c: Case, followers, why: str, b: int = 0, p: int = 0) -> None:
+    """partition.remoteReplicas.map(_.brokerId): the leader's remote replicas, in order (one per replica but itself,
+    the replicas being checked beside)."""
+    for i, f in enumerate(followers):
+        c.check(f"brokers.{b}.partitions.{p}.remote_replicas.{i}.broker_id", f, why)
+
+
+@case(P + "testFetchFromUnrecognizedFollower")
+def fetch_from_unrecognized_follower():
+    c = Case(P + "testFetchFromUnrecognizedFollower",
+             "KAFKA-13837: replicas a reassignment adds fetch before the leader knows them; the leader refuses with "
+             "UNKNOWN_LEADER_EPOCH (the fetch carries the leader epoch) and records nothing for them.  Once makeLeader "
+             "takes the new assignment (same leader epoch, new partition epoch) their fetches are served and "
+             "recorded, and the partition is not under-replicated (the adding replicas are not counted).",
+             n_brokers=4, replication_factor=2, max_reassignments=1)
+    c.adapt("Kafka's leader epoch 8 and partition epochs 1 and 2 are the formed cluster's leader epoch 0 and the "
+            "partition epochs 0 and 1; the new assignment is the controller's record of the reassignment of [0, 1] to "
+            "[0, 1, 2, 3] (adding 2 and 3, no leader epoch bump), which the adding replicas replay before the leader: "
+            "they start fetching from it while it still holds replicas [0, 1].")
+    c.adapt("The fetches' answers are observed in the follower's fetch in flight (brokers.N.fetchers.0.inflight) "
+            "before it processes them; the follower backs off and retries.  Each new replica, its log empty, first "
+            "asks the leader for its epoch's end (OffsetsForLeaderEpoch: a fetcher with no epoch to send starts "
+            "truncating), which the leader answers whoever asks.")
+    c.unchecked("the fetch without a leader epoch (NOT_LEADER_OR_FOLLOWER): 3.7.0's followers always send the "
+                "current leader epoch; the model's replica 3 sends it too and is refused with UNKNOWN_LEADER_EPOCH")
+    c.unchecked("makeLeader's return value (false): its effect, the same leader epoch kept, is checked")
+    c.formed()
+    c.reassign([0, 1, 2, 3])
+    c.check_whole_registration("quorum.partitions.0", "the reassignment adds 2 and 3, leader epoch kept",
+                               replicas=[0, 1, 2, 3], isr=[0, 1], leader=0, leader_epoch=0, partition_epoch=1,
+                               adding=[2, 3])
+    c.replay(2, 3)
+    c.check("brokers.0.partitions.0.assigned_replicas", [0, 1], "the leader still holds replicas [0, 1]")
+    c.check("brokers.0.partitions.0.remote_replicas.0.broker_id", 1, "its one remote replica is 1")
+    c.ofle(2)
+    c.do(A.FetchRequest(2, 0))
+    c.check("brokers.2.fetchers.0.leader_epoch", 0, "the adding replica fetches with the current leader epoch")
+    c.check("brokers.2.fetchers.0.inflight.error", "UNKNOWN_LEADER_EPOCH",
+            "a fetch from the adding replica 2 with the leader epoch: UnknownLeaderEpochException")
+    c.check("brokers.0.partitions.0.remote_replicas.0.broker_id", 1, "getReplica(2) is None: nothing recorded")
+    c.check("brokers.0.partitions.0.assigned_replicas", [0, 1], "getReplica(2) is None: not a replica yet")
+    c.do(A.FetchResponse(2, 0))
+    c.ofle(3)
+    c.do(A.FetchRequest(3, 0))
+    c.check("brokers.3.fetchers.0.inflight.error", "UNKNOWN_LEADER_EPOCH", "the adding replica 3 is refused too")
+    c.check("brokers.0.partitions.0.assigned_replicas", [0, 1], "getReplica(3) is None")
+    c.do(A.FetchResponse(3, 0))
+    c.replay(0)
+    c.check_leader_state(0, "makeLeader with the new assignment: same leader epoch, new partition epoch",
+                         leader_epoch=0, partition_epoch=1, isr=[0, 1])
+    c.check("brokers.0.partitions.0.assigned_replicas", [0, 1, 2, 3], "the replicas are added")
+    c.check("brokers.0.partitions.0.adding_replicas", [2, 3], "as part of a reassignment")
+    c.do(A.FetchRequest(2, 0))
+    c.check("brokers.2.fetchers.0.inflight.error", "NONE", "now the fetch is allowed")
+    c.check("brokers.0.logs.0.entries", [], "the read's logEndOffset is 0: the leader's log is empty")
+    c.check_remote(0, 2, "getReplica(2)'s logEndOffset is 0", log_end_offset=0)
+    c.check("metrics.0.0.under_replicated", False, "isUnderReplicated is false: the adding replicas are not counted")
+    return c
 
 # --------------------------------------------------------------------------- answers no controller of the model gives
 FAULT_ADAPT = ("failIsrUpdate(error) completes the update by hand with an error the model's quorum controller never "

@@ -297,10 +297,11 @@ class Case(CaseBase):
 #: the vocabulary a case needs and the model lacks (model/README.md names the KRaft parts not modelled)
 MISSING = {
     "KIP-903": "KIP-903 broker epochs (in Fetch requests and in AlterPartition's ISR entries)",
-    "reassignment": "a reassignment's state in the broker's Partition (updateAssignmentAndIsr's adding and removing "
-                    "replicas; fetches from replicas the leader does not know yet), or the builder's acceptor refusing "
-                    "replicas the ISR holds",
+    "reassignment": "the builder's acceptor refusing the adding replicas of the ISR that completes a reassignment "
+                    "(they join the ISR only through AlterPartitions whose every member is active, hence acceptable)",
     "topic deletion": "topic deletion and unknown topic ids",
+    "broker interleaving": "another thread of the broker acting inside one request's handling (the model's leader "
+                           "handles a follower's fetch, its read and its fetch-state update, in one step)",
     "topic creation": "a topic or partition creation the quorum controller refuses (the model's admin creates only "
                       "what it accepts)",
     "KIP-704": "leader recovery state (KIP-704: RECOVERING after an unclean election)",
