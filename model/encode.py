@@ -23,7 +23,8 @@ def encode(x):
     if isinstance(x, tuple):
         return [encode(v) for v in x]
     if isinstance(x, Node):
-        return {name: encode(getattr(x, name)) for name in x._FIELDS}
+        quiet = getattr(x, "QUIET_FIELDS", ())     # fields added later, left out while empty
+        return {name: encode(getattr(x, name)) for name in x._FIELDS if name not in quiet or getattr(x, name) != ()}
     if dataclasses.is_dataclass(x):
         quiet = getattr(x, "QUIET_FIELDS", ())     # fields added later, left out at their default value
         out = {f.name: encode(getattr(x, f.name)) for f in dataclasses.fields(x)
