@@ -147,6 +147,8 @@ def _example(cls):
             kwargs[name] = "1,0"
         if name == "election_type":  # ElectLeaders: the non-default one, so that it is written out
             kwargs[name] = "UNCLEAN"
+        if name == "api":            # OrphanRequestReceived: one of ApiKeys' names
+            kwargs[name] = "FETCH"
     return cls(**kwargs)
 
 
@@ -163,6 +165,7 @@ def test_action_json_round_trip_for_every_type():
     ({"type": "BrokerCrash", "broker": 0, "clean": 1}, "must be bool"),
     ({"type": "Tick", "ms": 5, "extra": 1}, "unknown field"),
     ({"type": "ConsumerFetch", "broker": 0, "partition": 0, "isolation": "dirty"}, "isolation"),
+    ({"type": "OrphanRequestReceived", "broker": 0, "api": "PRODUCE"}, "api must be one of"),
     (["Tick"], "must be a JSON object"),
 ])
 def test_malformed_actions_are_rejected(bad, message):
