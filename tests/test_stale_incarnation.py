@@ -166,3 +166,21 @@ def test_without_the_fence_the_stale_epoch_is_recorded_and_keeps_the_follower_ou
         s3 = apply(cfg, s3, A.AlterIsrRequest(0))
         s3 = apply(cfg, s3, A.AlterIsrReceived(0))
     assert s3.brokers[0].alter_isr_inflight.response.partitions[0].error == E.INELIGIBLE_REPLICA   # ... refused
+
+
+def test_without_the_check_an_earlier_incarnations_shutdown_request_fences_the_new_one():
+    """The earlier incarnation had asked to shut down (ControlledShutdown) and stopped before the controller let it:
+    its last heartbeat carries wantShutDown.  Refused with the check; without it, the new, unfenced incarnation, which
+    leads nothing, is told to shut down and fenced (SHUTDOWN_NOW), as a lost session would fence it."""
+    s = formed(CFG)
+    s = apply(CFG, s, A.ControlledShutdown(1))
+    s = apply(CFG, s, A.BrokerCrash(1, False))
+    assert s.brokers[1].orphans[-1].want_shutdown
+    s = _until_fenced(CFG, s, 1)
+    s = _caught_up(CFG, apply(CFG, s, A.BrokerRestart(1)), 1)
+    s = apply(CFG, s, A.BrokerHeartbeat(1))
+    assert not s.quorum.registrations[1].fenced
+    assert apply(CFG, s, HEARTBEAT).quorum.registrations == s.quorum.registrations
+    with installed("heartbeat-any-broker-epoch"):
+        s2 = apply(CFG, s, HEARTBEAT)
+    assert s2.quorum.registrations[1].fenced and s2.brokers[1].alive
