@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from xml.sax.saxutils import escape
 
 from .model import actions as A
-from .model.step import initial_state, step
+from .model.step import initial_state, orphan_of, step
 from .properties.invariants import LIVENESS_BY_NAME, SAFETY, check_transition
 from .properties.steptable import action_words, cell
 
@@ -49,6 +49,7 @@ _KIND = {
     A.ReassignPartitions: "control", A.ControllerProcessPartitionReassignment: "control",
     A.ControllerProcessReassignmentIsrChange: "control", A.PrepareIsrExpand: "control",
     A.AlterIsrFailed: "fault",
+    A.OrphanRequestReceived: "fetch",
 }
 COLOURS = {"append": "#1f77b4", "fetch": "#2ca02c", "truncation": "#d62728", "isr": "#9467bd",
            "control": "#8c564b", "election": "#ff7f0e", "fault": "#000000", "task": "#7f7f7f",
@@ -157,6 +158,9 @@ def build(trace, invariants=SAFETY, sentence: str | None = None, attribution: st
         elif t is A.DeleteOldSegments:
             lane = _lane(a.broker)
             label += f": log start {s2.brokers[a.broker].logs[a.partition].log_start_offset}"
+        elif t is A.OrphanRequestReceived:     # an earlier incarnation's request: drawn at its receiver
+            o = orphan_of(s, a)
+            lane = _lane(o.leader) if a.api == "FETCH" and o is not None else CONTROLLER
         elif t is A.ListOffsets:
             lane = _lane(a.broker)
             r = s2.ghost.responses.list_offsets[a.broker][a.partition]

@@ -439,6 +439,20 @@ class PrepareIsrExpand:
     partition: int
 
 
+#: The requests an earlier incarnation of a broker may leave on their way (ApiKeys' names)
+ORPHAN_APIS = ("FETCH", "BROKER_HEARTBEAT")
+
+
+@dataclass(frozen=True, slots=True)
+class OrphanRequestReceived:
+    """KRaft: the first ``api`` request (for ``partition``, -1 for a heartbeat) that an earlier incarnation of broker
+    ``broker`` sent before it stopped reaches its receiver (the leader it fetched from, the quorum controller), which
+    handles it with the broker epoch it carries; the answer goes nowhere."""
+    broker: int
+    api: str
+    partition: int = -1
+
+
 Action = Union[
     ElectController, ControllerProcessBrokerChange, ControllerProcessIsrChangeNotification, ControllerResign,
     DeliverControlRequest, Produce, ConsumerFetch, FetchRequest, FetchResponse, OffsetsForLeaderEpoch,
@@ -454,7 +468,7 @@ Action = Union[
     ControllerProcessStopReplicaResponse,
     ConsumerFetchWait, DelayedFetchExpire,
     ReassignPartitions, ControllerProcessPartitionReassignment, ControllerProcessReassignmentIsrChange,
-    PrepareIsrExpand, AlterIsrFailed,
+    PrepareIsrExpand, AlterIsrFailed, OrphanRequestReceived,
 ]
 
 #: The protocol's exchanges as the model splits them into steps: an action type -> (a type that carries the same
@@ -556,6 +570,8 @@ def action_from_json(data: object):
         kwargs[fname] = value
     if cls in (ConsumerFetch, ListOffsets) and kwargs.get("isolation", "read_uncommitted") not in ISOLATIONS:
         raise ActionError(f"{name}: isolation must be one of {', '.join(ISOLATIONS)}")
+    if cls is OrphanRequestReceived and kwargs["api"] not in ORPHAN_APIS:
+        raise ActionError(f"{name}: api must be one of {', '.join(ORPHAN_APIS)}")
     if cls is ElectLeaders and kwargs.get("election_type", "PREFERRED") not in ELECTION_TYPES:
         raise ActionError(f"{name}: election_type must be one of {', '.join(ELECTION_TYPES)}")
     if cls is AlterIsrFailed and kwargs["error"] not in ALTER_ISR_FAULT_ERRORS:

@@ -134,7 +134,15 @@ def heartbeat(cfg: ModelConfig, s: ClusterState, b: int) -> str:
     note_error(s, error)
     if shutdown_now:
         from .faults import broker_crash         # faults registers a restarted broker through this module
-        broker_crash(cfg, s, b, True)            # BrokerServer.shutdown once the controller grants it: a clean stop
+        broker_crash(cfg, s, b, True, heartbeat_in_flight=False)   # BrokerServer.shutdown once granted: a clean stop
+    return error
+
+
+def deliver_orphan_heartbeat(cfg: ModelConfig, s: ClusterState, b: int, hb) -> str:
+    """QuorumController.processBrokerHeartbeat (Kafka 3.5.0) for a heartbeat b's earlier incarnation sent: handled with
+    the broker epoch it carries (checkBrokerEpoch: STALE_BROKER_EPOCH once b has registered again), answer lost."""
+    error, _shutdown_now = broker_heartbeat(cfg, s, b, hb.broker_epoch, hb.metadata_offset, hb.want_shutdown)
+    note_error(s, error)
     return error
 
 
@@ -152,4 +160,4 @@ def register(cfg: ModelConfig, s: ClusterState, br: Broker) -> None:
     br.next_heartbeat_ms = s.now
 
 
-__all__ = ["apply_next_record", "apply_delta", "heartbeat", "register"]
+__all__ = ["apply_next_record", "apply_delta", "deliver_orphan_heartbeat", "heartbeat", "register"]

@@ -162,7 +162,8 @@ class ModelConfig:
     #: the partition's read lock, so no fetch lands between maybeExpandIsr's check and prepareIsrExpand, and the
     #: AlterPartition carries the broker epoch of the replica state that was checked.  Before (3.5.x, 3.6.x) a fetch of
     #: the follower's new incarnation could land there: the request then named its new broker epoch for a replica that
-    #: is not caught up.  Matters only with ``isr_expand_window``.
+    #: is not caught up.  Matters with ``isr_expand_window``, and for the fix's fence of a Fetch whose broker epoch is
+    #: older than the metadata cache's (Replica.updateFetchStateOrThrow), which only an earlier incarnation's meets.
     kafka_15221: bool = True
     #: The leader's ISR expansion in two steps: a follower's fetch decides it (maybeExpandIsr's checks), and
     #: ``PrepareIsrExpand`` builds the AlterPartition in a later step, as Kafka before KAFKA-15221 let a fetch land

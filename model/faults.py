@@ -17,12 +17,17 @@ from .log import clamp_high_watermark, truncate_to
 from .node import replace_at
 from .broker_metadata import register
 from .replica_manager import checkpoint_high_watermarks
-from .state import Broker, ClusterState, MetadataCache
+from .state import FETCHING, Broker, ClusterState, MetadataCache, OrphanFetch, OrphanHeartbeat
 
 
-def broker_crash(cfg: ModelConfig, s: ClusterState, b: int, clean: bool) -> None:
-    """KafkaServer.shutdown (clean) or a process crash: the in-memory ReplicaManager state is gone."""
+def broker_crash(cfg: ModelConfig, s: ClusterState, b: int, clean: bool, heartbeat_in_flight: bool = True) -> None:
+    """KafkaServer.shutdown (clean) or a process crash: the in-memory ReplicaManager state is gone.  KRaft: the
+    requests it had sent stay on their way (``orphan_requests``); ``heartbeat_in_flight`` False when the stop is the
+    answer to its last heartbeat."""
     br = s.broker_mut(b)
+    if cfg.kip_500:
+        br.orphans += orphan_requests(cfg, s, b, heartbeat_in_flight)
+        _drop_orphans_to(s, b)
     n = len(br.partitions)
     g = s.ghost_mut()
     g.crashes += 1
@@ -65,6 +70,31 @@ def broker_crash(cfg: ModelConfig, s: ClusterState, b: int, clean: bool) -> None
     br.want_shutdown = False
     br.controlled_shutdown = None     # ZooKeeper era: KafkaServer.controlledShutdown's loop ends with the process
     s.controllers = tuple(c for c in s.controllers if c.broker_id != b)
+
+
+def orphan_requests(cfg: ModelConfig, s: ClusterState, b: int, heartbeat: bool) -> tuple:
+    """The requests b's process may have on their way as it stops (KRaft): a Fetch per partition whose fetcher could
+    send one now (fetching, no answer waiting, its leader up: AbstractFetcherThread, Kafka 3.5.0), and its scheduled
+    BrokerHeartbeat (BrokerLifecycleManager, one in flight at a time), each as it carries them."""
+    br = s.brokers[b]
+    out = []
+    for p, f in enumerate(br.fetchers):
+        if f is not None and f.state == FETCHING and f.inflight is None and s.brokers[f.leader].alive:
+            log = br.logs[p]
+            out.append(OrphanFetch(p, f.leader, f.fetch_offset, f.leader_epoch if cfg.kip_320 else -1,
+                                   log.log_start_offset, log.latest_epoch if cfg.kafka_10554 else -1,
+                                   br.broker_epoch if cfg.kip_903 else -1))
+    if heartbeat and br.broker_epoch >= 0:
+        out.append(OrphanHeartbeat(br.broker_epoch, br.metadata_offset, br.want_shutdown))
+    return tuple(out)
+
+
+def _drop_orphans_to(s: ClusterState, b: int) -> None:
+    """A leader's process stops: the Fetches on their way to it die with its connections."""
+    for other in s.brokers:
+        if other.orphans and any(type(o) is OrphanFetch and o.leader == b for o in other.orphans):
+            ob = s.broker_mut(other.broker_id)
+            ob.orphans = tuple(o for o in ob.orphans if type(o) is not OrphanFetch or o.leader != b)
 
 
 def broker_restart(cfg: ModelConfig, s: ClusterState, b: int) -> None:

@@ -45,6 +45,14 @@ def send_fetch(cfg: ModelConfig, s: ClusterState, b: int, p: int) -> None:
                                 last_fetched_epoch=last_fetched)
 
 
+def deliver_orphan_fetch(cfg: ModelConfig, s: ClusterState, b: int, o) -> str:
+    """ReplicaManager.fetchMessages (Kafka 3.7.0) for a Fetch b's earlier incarnation sent: the leader handles it with
+    the broker epoch it carries (Replica.updateFetchStateOrThrow refuses a stale one) and the answer goes nowhere."""
+    return fetch_messages(cfg, s, s.broker_mut(o.leader), o.partition, b, o.fetch_offset, o.current_leader_epoch,
+                          o.log_start_offset, last_fetched_epoch=o.last_fetched_epoch,
+                          replica_epoch=o.broker_epoch).error
+
+
 def process_fetch_response(cfg: ModelConfig, s: ClusterState, b: int, p: int) -> str:
     """AbstractFetcherThread.processFetchRequest, response half (Kafka 2.4.0, FO1-FO6, FO12)."""
     br = s.broker_mut(b)

@@ -333,8 +333,9 @@ def prepare_isr_expand(cfg: ModelConfig, s: ClusterState, br: Broker, p: int) ->
 
 def update_follower_fetch_state(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, follower: int,
                                 fetch_offset: int, follower_start_offset: int, fetch_time_ms: int,
-                                leader_end_offset: int) -> bool:
-    """Partition.updateFollowerFetchState (Kafka 2.4.0, section 1.6): fetch state, expand, HW, delayed produce."""
+                                leader_end_offset: int, broker_epoch: int | None = None) -> bool:
+    """Partition.updateFollowerFetchState (Kafka 2.4.0, section 1.6): fetch state, expand, HW, delayed produce.
+    ``broker_epoch``: the one the Fetch carries, when not its sender's current one (an earlier incarnation's)."""
     part = br.partitions[p]
     if part.remote(follower) is None:
         return False
@@ -344,7 +345,7 @@ def update_follower_fetch_state(cfg: ModelConfig, s: ClusterState, br: Broker, p
     update_fetch_state(r, fetch_offset, follower_start_offset, fetch_time_ms, leader_end_offset)
     if cfg.kip_500 and cfg.kip_903:
         # the Fetch's ReplicaState.ReplicaEpoch (KIP-903, 3.5.0): the follower's epoch as it sends, in this very step
-        r.broker_epoch = s.brokers[follower].broker_epoch
+        r.broker_epoch = s.brokers[follower].broker_epoch if broker_epoch is None else broker_epoch
     if follower not in part.isr:
         maybe_expand_isr(cfg, s, br, p, follower)
     hw_raised = False

@@ -279,8 +279,11 @@ def _fetch_error(error: str, fetch_offset: int) -> FetchResponseData:
 
 def fetch_messages(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, replica_id: int, fetch_offset: int,
                    current_leader_epoch: int, follower_log_start: int = -1,
-                   isolation: str = "read_uncommitted", last_fetched_epoch: int = -1) -> FetchResponseData:
-    """ReplicaManager.fetchMessages / readFromLocalLog (Kafka 2.4.0, FE1-FE5; 2.8.0's lastFetchedEpoch, FE6)."""
+                   isolation: str = "read_uncommitted", last_fetched_epoch: int = -1,
+                   replica_epoch: int | None = None) -> FetchResponseData:
+    """ReplicaManager.fetchMessages / readFromLocalLog (Kafka 2.4.0, FE1-FE5; 2.8.0's lastFetchedEpoch, FE6).
+    ``replica_epoch``: the broker epoch a follower's Fetch carries when it is not its sender's current one (a Fetch
+    from an earlier incarnation, KIP-903); None: the sender's current epoch."""
     part, error = get_partition_or_error(br, p)
     is_follower = replica_id >= 0
     if part is None:
@@ -315,10 +318,23 @@ def fetch_messages(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, replic
         return _fetch_error(E.OFFSET_OUT_OF_RANGE, fetch_offset)
     max_offset = leo if is_follower else hw                                           # FE1 (LSO == HW: no txns)
     entries = log.read(fetch_offset, max_offset) if fetch_offset < max_offset else ()
+    if replica_epoch is not None and stale_replica_epoch(cfg, br, replica_id, replica_epoch):
+        note_error(s, E.NOT_LEADER_FOR_PARTITION)            # the read is thrown away with the fetch state untouched
+        return _fetch_error(E.NOT_LEADER_FOR_PARTITION, fetch_offset)
     if is_follower and not update_follower_fetch_state(cfg, s, br, p, replica_id, fetch_offset,
-                                                       follower_log_start, s.now, leo):
+                                                       follower_log_start, s.now, leo, broker_epoch=replica_epoch):
         entries = ()  # updateFollowerFetchState: a fetch from a non-replica gets empty records
     return FetchResponseData(E.NONE, fetch_offset, entries, hw, log_start)
+
+
+def stale_replica_epoch(cfg: ModelConfig, br: Broker, follower: int, broker_epoch: int) -> bool:
+    """Replica.updateFetchStateOrThrow's fence (Kafka 3.7.0, KAFKA-15221): a Fetch whose broker epoch is older than
+    the one the leader's metadata cache holds for the unfenced follower (getAliveBrokerEpoch) is refused with
+    NOT_LEADER_OR_FOLLOWER; -1 (no epoch sent) bypasses it.  KRaft with KIP-903 only."""
+    if not (cfg.kip_500 and cfg.kip_903 and cfg.kafka_15221) or broker_epoch == -1:
+        return False
+    md = br.metadata
+    return follower in md.alive_brokers and follower < len(md.broker_epochs) and md.broker_epochs[follower] > broker_epoch
 
 
 def read_for_consumer(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, fetch_offset: int,

@@ -107,6 +107,30 @@ class AlterIsrInflight:
 
 
 @dataclass(frozen=True, slots=True)
+class OrphanFetch:
+    """A follower's Fetch for one partition sent by a broker's earlier incarnation, still on its way to the leader it
+    went to (FetchRequest v15 with ReplicaState, Kafka 3.5.0): what the request carries."""
+
+    partition: int
+    leader: int
+    fetch_offset: int
+    current_leader_epoch: int        # -1: none (before KIP-320)
+    log_start_offset: int
+    last_fetched_epoch: int          # -1: none (before KAFKA-10554)
+    broker_epoch: int                # ReplicaState.ReplicaEpoch (KIP-903); -1: not sent
+
+
+@dataclass(frozen=True, slots=True)
+class OrphanHeartbeat:
+    """A BrokerHeartbeat sent by a broker's earlier incarnation, still on its way to the quorum controller
+    (BrokerHeartbeatRequest, Kafka 3.5.0): the broker epoch, the metadata offset and wantShutDown it carries."""
+
+    broker_epoch: int
+    metadata_offset: int
+    want_shutdown: bool
+
+
+@dataclass(frozen=True, slots=True)
 class ControlledShutdownState:
     """KafkaServer.controlledShutdown's retry loop (Kafka 2.4.0), ZooKeeper era: the attempts left
     (controlled.shutdown.max.retries), the controller of the last attempt (prevController), the ControlledShutdown
@@ -488,6 +512,12 @@ class Broker(Node):
     #: ZooKeeper era: KafkaServer.controlledShutdown's state (PendingControlledShutdown), None when not shutting down
     controlled_shutdown: ControlledShutdownState | None = None
     delayed_fetches: tuple = ()          # the fetch purgatory: DelayedFetch, by arrival (consumers' fetches)
+    #: KRaft: requests an earlier incarnation sent just before it stopped, still on their way (OrphanFetch to a leader,
+    #: OrphanHeartbeat to the quorum controller), in the order they were sent; the receiver handles each with the
+    #: broker epoch it carries and the answer goes nowhere.  Left out of the encoding when empty (``QUIET_FIELDS``)
+    orphans: tuple = ()
+
+    QUIET_FIELDS: ClassVar[tuple] = ("orphans",)
 
     def partition_mut(self, p: int) -> Partition:
         part = self.partitions[p]
@@ -622,6 +652,8 @@ class Ghost(Node):
     #: error the leader gives up on (INVALID_REQUEST): Kafka leaves such a partition pending until new metadata, a
     #: stall the fault causes, which pending_isr_in_flight, alter_isr_completes and hw_reaches_leo do not count
     fault_given_up: tuple = ()
+
+    QUIET_FIELDS: ClassVar[tuple] = ("alter_isr_failures", "fault_given_up")
 
 
 @record

@@ -16,7 +16,7 @@ from itertools import chain
 
 from . import actions as A
 from .alter_isr import fail_alter_isr, handle_alter_isr, receive_alter_isr_response, send_alter_isr
-from .broker_metadata import apply_next_record, begin_controlled_shutdown, heartbeat
+from .broker_metadata import apply_next_record, begin_controlled_shutdown, deliver_orphan_heartbeat, heartbeat
 from .assignment import BrokerMetadata, assign_replicas_to_brokers
 from .config import ModelConfig
 from .controller import (deliver_control_request, live_set_changed, elect_controller, process_broker_change,
@@ -30,8 +30,8 @@ from .delayed import expire_delayed_fetch, note_consumed as _consumed
 from .fetch_from_follower import consumer_fetch_with_client_metadata
 from .faults import (broker_crash, broker_restart, disk_wipe, flush_log, zk_delete_controller, zk_reconnect,
                      zk_session_expire)
-from .fetcher import (process_fetch_response, receive_epoch_response, send_epoch_request, send_fetch,
-                      truncate_to_epoch_end_offset)
+from .fetcher import (deliver_orphan_fetch, process_fetch_response, receive_epoch_response, send_epoch_request,
+                      send_fetch, truncate_to_epoch_end_offset)
 from .list_offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, handle_list_offsets
 from .losses import judge
 from .node import memo_by_identity
@@ -47,7 +47,7 @@ from .reassignment import (admin_reassign_partitions, assignment_of, handle_part
                            handle_zk_partition_reassignment, is_being_reassigned, is_reassignment_complete,
                            parse_replicas, reassignment_targets)
 from .partition import prepare_isr_expand
-from .state import (FETCHING, TRUNCATING, Broker, ClusterState, Ghost, Partition, ZooKeeper)
+from .state import (FETCHING, TRUNCATING, Broker, ClusterState, Ghost, OrphanHeartbeat, Partition, ZooKeeper)
 from .topics import (can_create_partitions, can_create_topic, can_delete_topic, create_partitions, create_topic,
                      delete_topic, initial_assignment, process_stop_replica_response, process_topic_change,
                      process_topic_deletion, topic_assignment, topic_change_pending)
@@ -570,6 +570,25 @@ def g_stop_replica_response(cfg, s, a) -> bool:
     return _controller_can_act(s, c) and bool(c.stop_replica_responses)
 
 
+def orphan_of(s: ClusterState, a):
+    """The first request on its way from an earlier incarnation of ``a.broker`` that ``a`` names (an OrphanFetch for
+    its partition, or an OrphanHeartbeat), or None; a Fetch only while the leader it went to runs."""
+    if not _b(s, a):
+        return None
+    heartbeat = a.api == "BROKER_HEARTBEAT"
+    for o in s.brokers[a.broker].orphans:
+        if type(o) is OrphanHeartbeat:
+            if heartbeat and a.partition == -1:
+                return o
+        elif not heartbeat and a.api == "FETCH" and o.partition == a.partition and s.brokers[o.leader].alive:
+            return o
+    return None
+
+
+def g_orphan_received(cfg, s, a) -> bool:
+    return orphan_of(s, a) is not None
+
+
 # =========================================================================== effects
 def _begin(s: ClusterState) -> ClusterState:
     """A clone of the cluster owning a fresh write token (see node.py)."""
@@ -840,6 +859,34 @@ def e_delayed_fetch_expire(cfg, s, a):
 
 
 # =========================================================================== enumeration
+def e_orphan_received(cfg, s, a):
+    o = orphan_of(s, a)
+    br = s.broker_mut(a.broker)
+    i = br.orphans.index(o)
+    br.orphans = br.orphans[:i] + br.orphans[i + 1:]
+    if type(o) is OrphanHeartbeat:
+        deliver_orphan_heartbeat(cfg, s, a.broker, o)
+    else:
+        deliver_orphan_fetch(cfg, s, a.broker, o)
+
+
+def orphan_actions(s: ClusterState) -> list:
+    """One OrphanRequestReceived per (broker, api, partition) with a request on its way, by broker then send order."""
+    g = []
+    for br in s.brokers:
+        if br.orphans:
+            for o in br.orphans:
+                if type(o) is OrphanHeartbeat:
+                    a = A.OrphanRequestReceived(br.broker_id, "BROKER_HEARTBEAT", -1)
+                elif s.brokers[o.leader].alive:
+                    a = A.OrphanRequestReceived(br.broker_id, "FETCH", o.partition)
+                else:
+                    continue
+                if a not in g:
+                    g.append(a)
+    return g
+
+
 def e_delete_records(cfg, s, a):
     delete_records(cfg, s, s.broker_mut(a.broker), a.partition, a.offset)
 
@@ -1051,6 +1098,7 @@ RULES = {
                                                c_reassignment_isr_change),
     A.PrepareIsrExpand: (g_prepare_isr_expand, e_prepare_isr_expand, _per_bp(A.PrepareIsrExpand)),
     A.AlterIsrFailed: (g_alter_isr_failed, e_alter_isr_failed, c_alter_isr_failed),
+    A.OrphanRequestReceived: (g_orphan_received, e_orphan_received, lambda cfg, s: orphan_actions(s)),
 }
 assert tuple(RULES) == A.ACTION_TYPES
 
@@ -1416,6 +1464,13 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
                 g.extend(T.alter_isr_failed[br.broker_id])
         if g:
             group(g)
+    if kraft and (every or A.OrphanRequestReceived in kinds):
+        for br in brokers:
+            if br.orphans:
+                g = orphan_actions(s)
+                if g:
+                    group(g)
+                break
     return groups
 
 
@@ -1714,7 +1769,7 @@ ZK_ONLY = frozenset({A.ElectController, A.ControllerProcessBrokerChange, A.Contr
 #: are ``ElectLeaders`` (the ZooKeeper-era controller, or forwarded to the quorum controller) and ``DeleteTopic``,
 #: ``CreateTopic``, ``CreatePartitions`` (ZooKeeper writes, or the quorum controller's records).
 KRAFT_ONLY = frozenset({A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker, A.HeartbeatsLost, A.DiskWipe,
-                        A.ControllerFailover, A.PrepareIsrExpand})
+                        A.ControllerFailover, A.PrepareIsrExpand, A.OrphanRequestReceived})
 ZK_ONLY = ZK_ONLY | {A.ControllerProcessPartitionReassignment, A.ControllerProcessReassignmentIsrChange}
 #: ``ReassignPartitions`` is of both eras too (/admin/reassign_partitions, or AlterPartitionReassignments to the quorum
 #: controller).

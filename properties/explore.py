@@ -24,7 +24,7 @@ from ..model.config import ModelConfig
 from ..model.encode import fingerprint
 from ..model.requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
 from ..model.state import (BrokerRegistrationChangeRecord, FenceBrokerRecord, Partition, PartitionChangeRecord,
-                           RegisterBrokerRecord, RemoveTopicRecord, UnfenceBrokerRecord)
+                           OrphanHeartbeat, RegisterBrokerRecord, RemoveTopicRecord, UnfenceBrokerRecord)
 from ..model.step import action_kinds, enabled_actions, initial_state, step
 from ..model.actions import CONTINUATIONS, Tick, continues
 from .budget import CHECK_EVERY
@@ -287,6 +287,12 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
                                                  for x in r.partitions]))
         return tuple([item(it) for it in unsent]), flight
 
+    def orphans_key(orphans):
+        # an earlier incarnation's requests on their way: what each carries (broker ids and epochs renamed)
+        return tuple([(0, o.broker_epoch, o.metadata_offset, o.want_shutdown) if type(o) is OrphanHeartbeat else
+                      (1, o.partition, lid(o.leader), o.fetch_offset, o.current_leader_epoch, o.log_start_offset,
+                       o.last_fetched_epoch, o.broker_epoch) for o in orphans])
+
     def broker_key(br):
         parts = []
         for p, part in enumerate(br.partitions):
@@ -337,7 +343,7 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
             tuple([(df.request_id, df.partition, df.fetch_offset, df.offset_known, df.min_bytes,
                     df.current_leader_epoch, df.client_metadata, df.rack, df.isolation, fut(df.deadline_ms))
                    for df in br.delayed_fetches]),
-        )
+        ) + ((orphans_key(br.orphans),) if br.orphans else ())
 
     def shutdown_key(cs):
         if cs is None:
@@ -624,7 +630,7 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
                                 br.want_shutdown, br.controlled_shutdown,
                                 tuple([(df.request_id, df.partition, df.fetch_offset, df.offset_known, df.min_bytes,
                                         df.current_leader_epoch, df.client_metadata, df.rack, df.isolation)
-                                       for df in br.delayed_fetches])))
+                                       for df in br.delayed_fetches])) + ((br.orphans,) if br.orphans else ()))
         val = (static, tuple(versions), tuple(ptimes),
                (br.next_isr_expiration_ms, br.next_isr_propagation_ms, br.next_hw_checkpoint_ms, br.next_heartbeat_ms),
                br.last_isr_change_ms, br.last_isr_propagation_ms,

@@ -17,8 +17,8 @@ is tuned on the first half and judged on the second, which it must not make wors
 A mutant that no engine can kill carries ``equivalent_reason`` when it cannot change any behaviour the
 catalogue can see on ``kafka-2.4`` (a ``kraft_only`` one: on the KRaft presets) and why; a survivor without one
 points at a missing invariant.  Several KRaft guards are equivalent because another guard behind them refuses the
-same request, or because the model has no such request from a broker's earlier incarnation (a heartbeat or a Fetch is
-sent and handled in one step, with its sender's current epochs): their reasons say which.
+same request, or because what a request from a broker's earlier incarnation (``OrphanRequestReceived``) can do without
+them changes nothing the catalogue sees: their reasons say which.
 """
 
 from __future__ import annotations
@@ -417,8 +417,12 @@ MUTANTS: tuple[Mutant, ...] = (
       "if reg is None or reg.epoch != broker_epoch:", "if reg is None:",
       "the quorum controller takes a heartbeat from an earlier incarnation of a broker as the current one's "
       "(checkBrokerEpoch dropped)",
-      equivalent_reason="the model has no heartbeat from an earlier incarnation: BrokerHeartbeat is sent and handled"
-                        " in one step with the epoch the broker registered"),
+      equivalent_reason="an earlier incarnation's heartbeat that reaches the controller after the broker registered"
+                        " again (OrphanRequestReceived) passes for the new registration's, but it only touches the"
+                        " session, reports an older metadata offset (below the new registration's: it unfences"
+                        " nothing, and only delays other brokers' controlled shutdowns) or, if the earlier incarnation"
+                        " had asked to shut down, shuts the new one down: its leaderships move, it is fenced and (once"
+                        " it leads nothing) stops cleanly, as after an operator's ControlledShutdown or a lost session"),
     K("unfence-before-own-registration", "controller", "off-by-one", "quorum_controller", "broker_heartbeat",
       "elif metadata_offset > reg.epoch:", "elif metadata_offset >= reg.epoch:",
       "a fenced broker is unfenced before it has replayed its own RegisterBrokerRecord "
@@ -445,10 +449,12 @@ MUTANTS: tuple[Mutant, ...] = (
       "return stored is not None and cached >= 0 and (stored == -1 or stored == cached)", "return True",
       "Partition.isBrokerEpochIsrEligible dropped: a follower whose last Fetch carried another broker epoch than the "
       "metadata cache's is proposed for the ISR (KIP-903's broker-side check; the controller still checks)",
-      equivalent_reason="the model has no Fetch from an earlier incarnation: a Fetch carries its sender's current"
-                        " broker epoch, and when the leader's cache still holds the older one the controller refuses"
-                        " the fenced new incarnation (INELIGIBLE_REPLICA) or, once it is unfenced and caught up,"
-                        " rightly admits it"),
+      equivalent_reason="an earlier incarnation's Fetch (OrphanRequestReceived) is refused once the leader's cache"
+                        " holds the new broker epoch unfenced (Replica.updateFetchStateOrThrow, kafka_15221, on in"
+                        " every KRaft preset); one taken before finds the follower fenced, or at the epoch the cache"
+                        " still holds, and the follower's next Fetch, which alone checks it for the ISR, overwrites"
+                        " it; a live Fetch carries its sender's current epoch, and when the cache still holds an older"
+                        " one the controller refuses the proposal (INELIGIBLE_REPLICA), as it does without the fence"),
     K("replay-ignores-fence-record", "replica manager", "missing check", "broker_metadata", "_replay",
       "    elif t is FenceBrokerRecord:\n        fenced.add(rec.broker_id)\n",
       "    elif t is FenceBrokerRecord:\n        pass\n",

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ..model import actions as A
 from ..model.metrics import leader_metrics
 from ..model.state import OFFLINE, Partition
-from ..model.step import initial_state, step
+from ..model.step import initial_state, orphan_of, step
 
 #: what a broker column's cell says, printed under every table
 LEGEND = ("broker columns: role LEO/HW e<leader epoch> [ISR]; L leader, F follower, down crashed, - no replica, "
@@ -134,6 +134,15 @@ def action_words(cfg, s, a) -> str:
         return f"broker {a.broker} receives the AlterIsr response"
     if t is A.AlterIsrFailed:
         return f"broker {a.broker}'s AlterIsr is answered {a.error} before any controller handles it (a fault)"
+    if t is A.OrphanRequestReceived:
+        o = orphan_of(s, a)
+        if o is None:
+            return f"nothing from broker {a.broker}'s earlier incarnation is on its way"
+        if a.api == "BROKER_HEARTBEAT":
+            return (f"the controller handles the heartbeat broker {a.broker} sent before it stopped (broker epoch "
+                    f"{o.broker_epoch}, metadata offset {o.metadata_offset}; the answer goes nowhere)")
+        return (f"leader {o.leader} handles the Fetch from offset {o.fetch_offset} broker {a.broker} sent before it "
+                f"stopped (broker epoch {o.broker_epoch}{_p(cfg, a.partition)}; the answer goes nowhere)")
     if t is A.PrepareIsrExpand:
         part = s.brokers[a.broker].partitions[a.partition]
         f = getattr(part, "expand_checked", -1)

@@ -86,6 +86,9 @@ EXPAND_WINDOW_CORE_KINDS = frozenset({A.PrepareIsrExpand})
 #: An AlterIsr answered with an error no controller of the model gives (``max_alter_isr_failures``): a fault drawn
 #: after the others, only when the model offers it, so that other runs draw as before it existed.
 ALTER_ISR_FAULT_KINDS = (A.AlterIsrFailed,)
+#: KRaft: a request of a broker's earlier incarnation reaching its receiver (``OrphanRequestReceived``, offered only
+#: after a stop): a system kind every run keeps (no draw), and lazy, so that it arrives early or late.
+ORPHAN_CORE_KINDS = frozenset({A.OrphanRequestReceived})
 OPTIONAL_KINDS = tuple(k for k in A.ACTION_TYPES
                        if k not in CORE_KINDS and k not in TIME_KINDS and k not in OBSERVATION_KINDS
                        and k not in KRAFT_CORE_KINDS and k not in KRAFT_TIME_KINDS and k not in KRAFT_OPTIONAL_KINDS
@@ -94,7 +97,8 @@ OPTIONAL_KINDS = tuple(k for k in A.ACTION_TYPES
                        and k not in TOPIC_CORE_KINDS and k not in TOPIC_OPTIONAL_KINDS
                        and k not in DELAYED_FETCH_OPTIONAL_KINDS and k not in DELAYED_FETCH_TIME_KINDS
                        and k not in REASSIGNMENT_CORE_KINDS and k not in REASSIGNMENT_OPTIONAL_KINDS
-                       and k not in EXPAND_WINDOW_CORE_KINDS and k not in ALTER_ISR_FAULT_KINDS)
+                       and k not in EXPAND_WINDOW_CORE_KINDS and k not in ALTER_ISR_FAULT_KINDS
+                       and k not in ORPHAN_CORE_KINDS)
 P_OPTIONAL = 0.4
 P_TIME = 0.5
 #: Kinds a run may make eager: when one is enabled it is taken at once (with probability
@@ -169,7 +173,7 @@ def swarm_kinds(rng: random.Random, swarm: bool, model_kinds=()) -> frozenset:
     if not swarm:
         return frozenset(A.ACTION_TYPES)
     kinds = set(CORE_KINDS | OBSERVATION_KINDS | KRAFT_CORE_KINDS | LEADERSHIP_CORE_KINDS | TOPIC_CORE_KINDS
-                | REASSIGNMENT_CORE_KINDS | EXPAND_WINDOW_CORE_KINDS)
+                | REASSIGNMENT_CORE_KINDS | EXPAND_WINDOW_CORE_KINDS | ORPHAN_CORE_KINDS)
     if rng.random() < P_TIME:
         kinds |= TIME_KINDS | KRAFT_TIME_KINDS | LEADERSHIP_TIME_KINDS | DELAYED_FETCH_TIME_KINDS
     kinds |= {k for k in OPTIONAL_KINDS if rng.random() < P_OPTIONAL}

@@ -149,6 +149,8 @@ def _example(cls):
             kwargs[name] = "UNCLEAN"
         if name == "error":          # AlterIsrFailed: one of the answers it gives
             kwargs[name] = "UNKNOWN_SERVER_ERROR"
+        if name == "api":            # OrphanRequestReceived: one of ApiKeys' names
+            kwargs[name] = "FETCH"
     return cls(**kwargs)
 
 
@@ -165,6 +167,7 @@ def test_action_json_round_trip_for_every_type():
     ({"type": "BrokerCrash", "broker": 0, "clean": 1}, "must be bool"),
     ({"type": "Tick", "ms": 5, "extra": 1}, "unknown field"),
     ({"type": "ConsumerFetch", "broker": 0, "partition": 0, "isolation": "dirty"}, "isolation"),
+    ({"type": "OrphanRequestReceived", "broker": 0, "api": "PRODUCE"}, "api must be one of"),
     (["Tick"], "must be a JSON object"),
 ])
 def test_malformed_actions_are_rejected(bad, message):

@@ -315,7 +315,7 @@ def test_a_violation_the_unmutated_model_shows_too_does_not_kill():
     seen = []
     spec = MutateSpec(preset="kafka-3.5", mutants=("consumer-reads-to-leo",), engines=("guided",), budget_s=None,
                       max_steps=20_000, shrink_budget_s=2.0)
-    row = hunt(spec, "consumer-reads-to-leo", "guided", 4, observe=lambda a, inv, out: seen.append((a, inv, out)))
+    row = hunt(spec, "consumer-reads-to-leo", "guided", 9, observe=lambda a, inv, out: seen.append((a, inv, out)))
     assert [(inv, out[0]) for _, inv, out in seen] == [(RACE_INVARIANT, FAILS), ("consumer_safety", HOLDS)], seen
     assert row["own_violations"] == 1 and row["own_invariants"] == RACE_INVARIANT, row
     assert row["killed"] and row["invariant"] == "consumer_safety" and row["unmutated"] == HOLDS, row

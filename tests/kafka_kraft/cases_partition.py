@@ -726,8 +726,48 @@ missing(P + "testIsReplicaIsrEligibleWithEmptyReplicaMap", "broker interleaving"
         "kraft-delete-topic), but a leader that has replayed the RemoveTopicRecord no longer hosts the partition "
         "and refuses the fetch before reading, and one that has not yet replayed it serves the whole fetch: the "
         "deletion cannot land inside it.")
-missing(P + "testFenceFollowerFetchWithStaleBrokerEpoch", "KIP-903",
-        "A fetch with a stale broker epoch is refused (NOT_LEADER_OR_FOLLOWER) and leaves the fetch state.")
+
+
+@case(P + "testFenceFollowerFetchWithStaleBrokerEpoch")
+def fence_follower_fetch_with_stale_broker_epoch():
+    c = Case(P + "testFenceFollowerFetchWithStaleBrokerEpoch",
+             "The leader (log end 10, ISR {0, 1}) records its follower's fetch at 10 with the follower's broker epoch; "
+             "a fetch at 10 with an older broker epoch is refused (NOT_LEADER_OR_FOLLOWER, Replica."
+             "updateFetchStateOrThrow) and leaves the follower's state as the first fetch left it.",
+             n_brokers=2, replication_factor=2)
+    c.adapt("Kafka's test hands the leader a fetch carrying the broker epoch minus one; here the stale epoch is the "
+            "follower's previous incarnation's: follower 1 catches up, stops with its next fetch (at 10) on its way, "
+            "is fenced when its session expires (the controller takes it out of the ISR), starts again with a new "
+            "broker epoch, is unfenced by its next heartbeat, fetches at 10 (the leader proposes it, the controller "
+            "puts it back in the ISR), and then the earlier incarnation's fetch reaches the leader "
+            "(OrphanRequestReceived).")
+    c.adapt("Kafka's leader epoch 5 is the formed cluster's 0 (a fence keeps the leader epoch since KAFKA-15021); the "
+            "lastCaughtUpTimeMs Kafka checks is the time of the follower's fetch at 10 with the new epoch.")
+    c.unchecked("the exception's type (NOT_LEADER_OR_FOLLOWER): the refused fetch's answer goes nowhere, its sender "
+                "is gone")
+    c.formed().produce(0, n=10).catch_up()
+    c.check("brokers.0.partitions.0.isr", [0, 1], "ISR {0, 1}")
+    # broker epochs are the offsets of the RegisterBrokerRecords: 1 for the formed cluster's broker 1; 5 for its next
+    # incarnation, after the partition's creation (2), the fence's ISR change (3) and FenceBrokerRecord (4)
+    stale, epoch = 1, 5
+    fetched_at = T0 + 10_000                                  # the new incarnation's fetch, after the 10 s below
+    c.crash(1, clean=True)
+    c.check("brokers.1.orphans.0.fetch_offset", 10, "the stopped follower's fetch at the log end is on its way")
+    c.sleep(10_000)                                            # past the 9 s session: the controller fences 1
+    c.check("quorum.partitions.0.isr", [0], "the fenced follower left the ISR")
+    c.restart(1).unfence(1).replay(0)
+    c.check("brokers.0.metadata.broker_epochs", [0, epoch], "the leader's metadata cache holds the new broker epoch")
+    c.fetch(1).alter(0)
+    c.check_leader_state(0, "the follower is back in the ISR", isr=[0, 1], pending_isr=None)
+    c.check_remote(0, 1, "the fetch at 10 with the follower's current broker epoch is recorded",
+                   last_caught_up_time_ms=fetched_at, log_start_offset=0, log_end_offset=10, broker_epoch=epoch)
+    c.check("brokers.1.orphans.0.broker_epoch", stale, "the fetch on its way carries the earlier broker epoch")
+    c.do(A.OrphanRequestReceived(1, "FETCH", 0))
+    c.check_remote(0, 1, "the stale fetch does not update the fetch state",
+                   last_caught_up_time_ms=fetched_at, log_start_offset=0, log_end_offset=10, broker_epoch=epoch)
+    c.check("brokers.0.partitions.0.isr", [0, 1], "the ISR is unchanged")
+    return c
+
 
 
 @case(P + "testAlterIsrNewLeaderElected")
