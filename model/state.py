@@ -375,6 +375,9 @@ class Quorum(Node):
     reported_offsets: tuple = ()
     #: BrokerHeartbeatManager.controlledShutdownOffset: the log length when the broker's controlled shutdown began, -1
     shutdown_offsets: tuple = ()
+    #: QuorumController's maybeBalancePartitionLeaders event (auto.leader.rebalance.enable): its due time, -1 when not
+    #: scheduled (ImbalanceSchedule DEFERRED or IMMEDIATELY; SCHEDULED is a due time)
+    next_balance_ms: int = -1
 
 
 # --------------------------------------------------------------------------- broker side
@@ -609,6 +612,7 @@ class Ghost(Node):
     #: durability invariants and the liveness properties skip them (a deleted topic is never created again)
     deleted_partitions: tuple = ()
     reassignments: int = 0               # partition reassignments an admin started (ReassignPartitions)
+    leader_balances: int = 0             # KRaft: elections the controller's leader-balancing task made
 
 
 @record

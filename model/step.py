@@ -38,6 +38,7 @@ from .node import memo_by_identity
 from .quorum_controller import (alter_partition_reassignment, controller_failover, elect_leader, fence_broker,
                                 initial_quorum, is_unfenced, lose_heartbeats, reassignment_refusal, session_expired)
 from .quorum_controller import create_partition, creation_refusal
+from .quorum_controller import balance_partition_leaders, maybe_schedule_balance
 from .quorum_controller import delete_topic as kraft_delete_topic
 from .replica_manager import (CONSUMER_ID, append_records, checkpoint_high_watermarks, delete_records, fetch_messages,
                               isr_expiration, maybe_propagate_isr_changes, run_log_retention)
@@ -368,6 +369,10 @@ def tick_limit(cfg: ModelConfig, s: ClusterState):
             if due >= 0 and s.zk.sessions[c.broker_id] and (limit is None or due + jitter < limit):
                 limit = due + jitter
     q = s.quorum
+    if q is not None and q.next_balance_ms >= 0:        # KRaft: the quorum controller's leader balancing
+        due = q.next_balance_ms + jitter
+        if limit is None or due < limit:
+            limit = due
     if q is not None:                                   # KRaft: the controller's stale-broker check
         timeout = cfg.broker_session_timeout_ms
         for b, reg in enumerate(q.registrations):
@@ -473,6 +478,10 @@ def g_elect_leaders(cfg, s, a) -> bool:
 
 
 def g_auto_leader_rebalance(cfg, s, a) -> bool:
+    """The task is due: the ZooKeeper-era controller's on ``a.controller``, or in KRaft (``a.controller`` -1, the
+    quorum controller, which is no broker) the quorum controller's maybeBalancePartitionLeaders event."""
+    if s.quorum is not None:
+        return a.controller == -1 and 0 <= s.quorum.next_balance_ms <= s.now
     c = s.controller_on(a.controller)
     return _controller_can_act(s, c) and 0 <= c.next_rebalance_ms <= s.now
 
@@ -749,7 +758,10 @@ def e_preferred_election_process(cfg, s, a):
 
 
 def e_auto_leader_rebalance(cfg, s, a):
-    process_auto_leader_rebalance(cfg, s, a.controller)
+    if cfg.kip_500:
+        balance_partition_leaders(cfg, s)
+    else:
+        process_auto_leader_rebalance(cfg, s, a.controller)
 
 
 def e_elect_leaders(cfg, s, a):
@@ -862,6 +874,12 @@ def _controllers(cls):
     def candidates(cfg, s):
         return (cls(c.broker_id) for c in s.controllers)
     return candidates
+
+
+def c_auto_leader_rebalance(cfg, s):
+    """The ZooKeeper-era controllers' task, or KRaft's quorum controller's (-1: no broker)."""
+    return (A.AutoLeaderRebalance(-1),) if s.quorum is not None else (A.AutoLeaderRebalance(c.broker_id)
+                                                                      for c in s.controllers)
 
 
 def c_deliver(cfg, s):
@@ -1013,7 +1031,7 @@ RULES = {
                                  lambda cfg, s: (A.PreferredReplicaElection(p) for p in range(len(s.zk.assignment)))),
     A.ControllerProcessPreferredReplicaElection: (g_preferred_election_process, e_preferred_election_process,
                                                   _controllers(A.ControllerProcessPreferredReplicaElection)),
-    A.AutoLeaderRebalance: (g_auto_leader_rebalance, e_auto_leader_rebalance, _controllers(A.AutoLeaderRebalance)),
+    A.AutoLeaderRebalance: (g_auto_leader_rebalance, e_auto_leader_rebalance, c_auto_leader_rebalance),
     A.ElectLeaders: (g_elect_leaders, e_elect_leaders, c_elect_leaders),
     A.DeleteRecords: (g_delete_records, e_delete_records, c_delete_records),
     A.DeleteOldSegments: (g_delete_old_segments, e_delete_old_segments, _per_bp(A.DeleteOldSegments)),
@@ -1498,6 +1516,8 @@ def _log_start_groups(cfg, s, kinds, T, group) -> None:
 
 
 _DELETE_TOPIC, _CREATE_TOPIC, _CREATE_PARTITIONS = A.DeleteTopic(), A.CreateTopic(), A.CreatePartitions()
+#: the quorum controller's leader-balancing run (no broker: controller -1)
+_KRAFT_BALANCE = A.AutoLeaderRebalance(-1)
 
 
 def _topic_groups(cfg, s, kinds, T, group) -> None:
@@ -1601,6 +1621,9 @@ def _kraft_groups(cfg, s, kinds, T, group) -> None:
             group(g)
     if (every or A.ControllerFailover in kinds) and s.ghost.controller_moves < cfg.max_controller_moves:
         group(list(T.failover))
+    if cfg.auto_leader_rebalance_enable and (every or A.AutoLeaderRebalance in kinds) \
+            and 0 <= q.next_balance_ms <= now:
+        group([_KRAFT_BALANCE])
     if (every or A.ElectLeaders in kinds) and s.ghost.preferred_elections < cfg.max_preferred_elections:
         n = len(s.zk.assignment)
         g = [A.ElectLeaders(br.broker_id, p, t) for br in brokers if br.alive for p in range(n)
@@ -1626,6 +1649,8 @@ def step(cfg: ModelConfig, s: ClusterState, a):
         return None
     s2 = _begin(s)
     rule[1](cfg, s2, a)
+    if cfg.auto_leader_rebalance_enable and s2.quorum is not None:
+        maybe_schedule_balance(cfg, s2)                 # after every write event of the quorum controller
     return s2
 
 
@@ -1678,11 +1703,12 @@ ZK_ONLY = frozenset({A.ElectController, A.ControllerProcessBrokerChange, A.Contr
                      A.ControllerResign, A.DeliverControlRequest, A.IsrChangePropagation, A.ZkSessionExpire,
                      A.ZkReconnect, A.ZkDeleteController,
                      A.ControlledShutdownRequest, A.ControlledShutdownResponse, A.PreferredReplicaElection,
-                     A.ControllerProcessPreferredReplicaElection, A.AutoLeaderRebalance,
+                     A.ControllerProcessPreferredReplicaElection,
                      A.ControllerProcessTopicDeletion, A.ControllerProcessTopicChange,
                      A.ControllerProcessStopReplicaResponse})
 #: ``ControlledShutdown`` is of both eras (KRaft's heartbeats, the ZooKeeper era's request to the controller), and so
-#: are ``ElectLeaders`` (the ZooKeeper-era controller, or forwarded to the quorum controller) and ``DeleteTopic``,
+#: are ``ElectLeaders`` (the ZooKeeper-era controller, or forwarded to the quorum controller), ``AutoLeaderRebalance``
+#: (the controller's auto-leader-rebalance-task, or the quorum controller's leader balancing) and ``DeleteTopic``,
 #: ``CreateTopic``, ``CreatePartitions`` (ZooKeeper writes, or the quorum controller's records).
 KRAFT_ONLY = frozenset({A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker, A.HeartbeatsLost, A.DiskWipe,
                         A.ControllerFailover, A.PrepareIsrExpand})

@@ -490,8 +490,11 @@ def elect_unclean_leaders_without_elr():
         c.check(f"ghost.responses.elect_leaders.0.{p}", "ELECTION_NOT_NEEDED", "Kafka's expectedResponse")
     return c
 
-missing(R + "testPreferredElectionDoesNotTriggerUncleanElection", "elect leaders",
-        "ElectLeaders with the PREFERRED type on a leaderless partition with unclean election enabled.")
+missing(R + "testPreferredElectionDoesNotTriggerUncleanElection", "dynamic config",
+        "ElectLeaders with the PREFERRED type on a leaderless partition whose ISR holds only a fenced broker while "
+        "another replica is active, after unclean.leader.election.enable is turned on: with it on from the start, the "
+        "unfencing of that replica (handleBrokerUnfenced) elects it uncleanly before any request, and with it off the "
+        "trace would not test what the case is about.")
 
 
 @case(R + "testFenceMultipleBrokers")
@@ -538,7 +541,65 @@ def elect_preferred_leaders():
     for p in range(3):
         c.check_registration("no record (election1Result.records() is empty)", p=p, partition_epoch=epochs[p])
     return c
-missing(R + "testBalancePartitionLeaders", "elect leaders", "The controller's automatic leader balancing.")
+
+
+@case(R + "testBalancePartitionLeaders")
+def balance_partition_leaders():
+    c = Case(R + "testBalancePartitionLeaders",
+             "With brokers 0 and 1 fenced, [1, 2, 3] and [0, 2, 1] are led by 2: the partitions are imbalanced.  Once 1 "
+             "is unfenced and back in the ISR of [1, 2, 3], the controller's leader balancing writes one record, leader "
+             "1 for that partition, and the partitions stay imbalanced; once 0 is unfenced and back in the ISR of "
+             "[0, 2, 1], the next run writes leader 0 for it, and no partition is imbalanced.",
+             preset_name="kraft-leader-balance", n_brokers=5, n_partitions=3, replication_factor=3)
+    c.adapt("The model's assignment is [0, 1, 2], [1, 2, 3], [2, 3, 4]: Kafka's partitions 0 and 1 ([1, 2, 3], "
+            "[2, 3, 4]) are the model's 1 and 2, Kafka's partition 2 ([0, 2, 1]) the model's 0 ([0, 1, 2]: the same "
+            "preferred replica, 0).  Kafka creates the topic while 0 and 1 are fenced; here the formed cluster's "
+            "brokers 0 and 1 are fenced when their heartbeats are lost, which moves the leaderships of the model's 0 "
+            "and 1 to 2.  arePartitionLeadersImbalanced is observed as the balancing run being scheduled "
+            "(quorum.next_balance_ms, leader.imbalance.check.interval 10 s in the preset: a run is scheduled after a "
+            "write that leaves a partition imbalanced, and only then), and maybeBalancePartitionLeaders is that run "
+            "when it falls due (AutoLeaderRebalance).  Broker 0 stops after it is fenced, so that the clock can run "
+            "without its heartbeats unfencing it; ctx.unfenceBrokers(0) is its restart (a new registration) and the "
+            "heartbeat that unfences it.  Kafka's ctx.alterPartition requests are leader 2's own expansions once the "
+            "unfenced broker fetches (broker 1 joins the ISR of the model's 0 too: its preferred replica 0 is fenced "
+            "then, so the first run leaves it led by 2, as Kafka's does).")
+    c.unchecked("the response's 'reschedule immediately' flag (false: the model reschedules IMMEDIATELY only past "
+                "1,000 elections in a run, which one topic of three partitions never reaches)")
+    c.formed().fence(0, 1).crash(0)
+    t0 = c.s.now
+    c.check_registration("Kafka's partition 0 ([1, 2, 3]): leader 2", p=1, leader=2, isr=[2, 3])
+    c.check_registration("Kafka's partition 2 ([0, 2, 1]): leader 2", p=0, leader=2, isr=[2])
+    c.check("quorum.next_balance_ms", t0 + 10000, "arePartitionLeadersImbalanced(): a balancing run is scheduled, "
+            "10 s after the fences' writes")
+    c.unfence(1).replay(1, 2)
+    c.fetch(1, p=1, rounds=2).fetch(1, p=0, rounds=2).alter(2)
+    c.check_registration("Kafka's alterPartition: ISR [1, 2, 3], leader 2, leader epoch unchanged (the model's 1: "
+                         "the fence of 1 moved the leadership; Kafka's 0)", p=1, leader=2, isr=[1, 2, 3], leader_epoch=1)
+    c.check_registration("broker 1 is back in the ISR of Kafka's partition 2 too; its preferred replica 0 is fenced",
+                         p=0, leader=2, isr=[1, 2])
+    c.sleep(t0 + 10000 - c.s.now, run_at_end=False)
+    before = len(c.s.quorum.log)
+    c.do(A.AutoLeaderRebalance(-1))
+    c.check("quorum.batch_ends.-1", before + 1, "balanceResult.records(): one record")
+    c.check("quorum.log.-1.partition", 1, "a PartitionChangeRecord for Kafka's partition 0")
+    c.check("quorum.log.-1.registration.leader", 1, "expectedChangeRecord: leader 1")
+    c.check("quorum.log.-1.registration.isr", [1, 2, 3], "expectedChangeRecord sets no ISR: it stays [1, 2, 3]")
+    c.check("quorum.log.-1.registration.leader_epoch", 2, "a new leader: leader epoch + 1 (Kafka's 1)")
+    c.check("quorum.next_balance_ms", t0 + 20000, "arePartitionLeadersImbalanced() is still true: the next run is "
+            "scheduled (DEFERRED, 10 s later)")
+    c.restart(0).unfence(0).replay()
+    c.fetch(0, p=0, rounds=2).alter(2)
+    c.check_registration("Kafka's alterPartition: ISR [0, 2, 1], leader 2", p=0, leader=2, isr=[0, 1, 2])
+    c.sleep(t0 + 20000 - c.s.now, run_at_end=False)
+    before = len(c.s.quorum.log)
+    c.do(A.AutoLeaderRebalance(-1))
+    c.check("quorum.batch_ends.-1", before + 1, "balanceResult.records(): one record")
+    c.check("quorum.log.-1.partition", 0, "a PartitionChangeRecord for Kafka's partition 2")
+    c.check("quorum.log.-1.registration.leader", 0, "expectedChangeRecord: leader 0")
+    c.check("quorum.next_balance_ms", -1, "arePartitionLeadersImbalanced() is false: no run scheduled")
+    return c
+
+
 out_of_scope(R + "testKRaftClusterDescriber", "the cluster describer's accessors (racks, default directories)")
 
 
