@@ -282,25 +282,47 @@ def delete_topic(cfg: ModelConfig, s: ClusterState) -> None:
 
 
 def creation_refusal(q: Quorum, replicas: tuple) -> str | None:
-    """Why ReplicationControlManager.createPartitions / createTopic (Kafka 3.7.0) refuses a new partition on
-    ``replicas`` (the model's assignment, as a manual one), or None: every replica fenced or in controlled shutdown."""
+    """Why ReplicationControlManager.createTopic / createPartitions (Kafka 3.7.0) refuses a new partition on
+    ``replicas`` (the model's assignment, as a manual one), or None: validateManualPartitionAssignment (an empty list,
+    a broker twice or not registered), or every replica fenced or in controlled shutdown; each is
+    INVALID_REPLICA_ASSIGNMENT (InvalidReplicaAssignmentException)."""
+    if not replicas or len(set(replicas)) != len(replicas) or \
+            any(not 0 <= r < len(q.registrations) or q.registrations[r] is None for r in replicas):
+        return E.INVALID_REPLICA_ASSIGNMENT
     if not any(is_active(q, r) for r in replicas):
-        return "INVALID_REPLICA_ASSIGNMENT"
+        return E.INVALID_REPLICA_ASSIGNMENT
     return None
 
 
-def create_partition(cfg: ModelConfig, s: ClusterState, p: int, replicas: tuple) -> None:
-    """ReplicationControlManager.createPartitions / createTopic with a manual assignment (Kafka 3.7.0), which
-    ``creation_refusal`` accepts: a PartitionRecord whose ISR is the active replicas and whose leader is the first of
-    them (buildPartitionRegistration: isr.get(0)), leader and partition epoch 0, appended to the metadata log."""
+def create_partition(cfg: ModelConfig, s: ClusterState, p: int, replicas: tuple) -> str:
+    """ReplicationControlManager.createTopic / createPartitions with a manual assignment (Kafka 3.7.0): a
+    PartitionRecord whose ISR is the active replicas and whose leader is the first of them (buildPartitionRegistration:
+    isr.get(0)), leader and partition epoch 0, appended to the metadata log; or, when ``creation_refusal`` refuses it,
+    no record (the request's records are atomic).  The answer is kept per partition
+    (``Ghost.responses.create_partitions``) and returned."""
     q = s.quorum
+    s.ghost_mut().partition_creations += 1
+    error = creation_refusal(q, replicas)
+    _note_creation(s, p, error or E.NONE)
+    if error is not None:
+        return error
     isr = tuple(r for r in replicas if is_active(q, r))
     reg = PartitionRegistration(tuple(replicas), tuple(sorted(isr)), isr[0], 0, 0)
     records: list = []
     _commit_partition(s, p, reg, False, records)
     records[-1] = PartitionChangeRecord(p, reg, True)        # a PartitionRecord
-    s.ghost_mut().partition_creations += 1
     _append(s, records)
+    return E.NONE
+
+
+def _note_creation(s: ClusterState, p: int, error: str) -> None:
+    """The controller's answer for partition p becomes the last one kept (``Ghost.responses.create_partitions``)."""
+    g = s.ghost_mut()
+    r = g.responses
+    if r._tok is not g._tok:
+        r = g.responses = r._clone(g._tok)
+    rows = r.create_partitions or (None,) * len(s.quorum.partitions)
+    r.create_partitions = replace_at(rows, p, error)
 
 
 def reassignment_refusal(cfg: ModelConfig, q: Quorum, p: int, target: tuple | None) -> str | None:

@@ -243,6 +243,9 @@ class Responses(Node):
     stop_replica: tuple = ()              # the partition's error in the StopReplica response
     elect_leaders: tuple = ()             # the partition's error in the ElectLeaders response (KIP-460)
     delete_records: tuple = ()            # DeleteRecordsResponseData
+    #: KRaft: the quorum controller's answer to the admin's CreateTopics / CreatePartitions for each partition it
+    #: would create (the error name), indexed by partition only: the model's admin request names no broker
+    create_partitions: tuple = ()
 
 
 # --------------------------------------------------------------------------- KRaft metadata (KIP-500, KIP-631)

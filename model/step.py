@@ -37,7 +37,7 @@ from .losses import judge
 from .node import memo_by_identity
 from .quorum_controller import (alter_partition_reassignment, controller_failover, elect_leader, fence_broker,
                                 initial_quorum, is_unfenced, lose_heartbeats, reassignment_refusal, session_expired)
-from .quorum_controller import create_partition, creation_refusal
+from .quorum_controller import create_partition
 from .quorum_controller import balance_partition_leaders, maybe_schedule_balance
 from .quorum_controller import delete_topic as kraft_delete_topic
 from .replica_manager import (CONSUMER_ID, append_records, checkpoint_high_watermarks, delete_records, fetch_messages,
@@ -537,21 +537,14 @@ def g_delete_topic(cfg, s, a) -> bool:
 
 
 def g_create_topic(cfg, s, a) -> bool:
-    """The topic does not exist, within ``max_partition_creations``; in KRaft, the quorum controller accepts it."""
-    return can_create_topic(cfg, s) and (not cfg.kip_500 or _kraft_creation_accepted(cfg, s, 0))
+    """The topic does not exist, within ``max_partition_creations`` (in KRaft the quorum controller may refuse it)."""
+    return can_create_topic(cfg, s)
 
 
 def g_create_partitions(cfg, s, a) -> bool:
-    """The topic has room for another partition, within ``max_partition_creations``; in KRaft, the quorum controller
-    accepts it."""
-    return can_create_partitions(cfg, s) and (not cfg.kip_500
-                                              or _kraft_creation_accepted(cfg, s, s.zk.assignment.index(())))
-
-
-def _kraft_creation_accepted(cfg, s, p: int) -> bool:
-    """ReplicationControlManager would create partition p on the model's assignment (a replica is active): the model's
-    admin sends no refused request."""
-    return creation_refusal(s.quorum, topic_assignment(cfg)[p]) is None
+    """The topic has room for another partition, within ``max_partition_creations`` (in KRaft the quorum controller
+    may refuse it)."""
+    return can_create_partitions(cfg, s)
 
 
 def g_topic_deletion(cfg, s, a) -> bool:
@@ -788,16 +781,16 @@ def e_delete_topic(cfg, s, a):
 
 
 def e_create_topic(cfg, s, a):
-    if cfg.kip_500:
-        create_partition(cfg, s, 0, topic_assignment(cfg)[0])     # CreateTopics forwarded: partition 0's record
+    if cfg.kip_500:                      # CreateTopics forwarded: partition 0's record, or the controller's refusal
+        note_error(s, create_partition(cfg, s, 0, topic_assignment(cfg)[0]))
     else:
         create_topic(cfg, s)
 
 
 def e_create_partitions(cfg, s, a):
-    if cfg.kip_500:
+    if cfg.kip_500:                      # CreatePartitions forwarded: the next partition's record, or a refusal
         p = s.zk.assignment.index(())
-        create_partition(cfg, s, p, topic_assignment(cfg)[p])     # CreatePartitions forwarded: the next partition's
+        note_error(s, create_partition(cfg, s, p, topic_assignment(cfg)[p]))
     else:
         create_partitions(cfg, s)
 

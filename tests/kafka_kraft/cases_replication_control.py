@@ -258,7 +258,11 @@ out_of_scope(R + "testDeleteTopicsWithMutationQuotaExceeded", "topic deletion qu
 for _name in ("testCreatePartitions", "testCreatePartitionsWithMutationQuotaExceeded"):
     out_of_scope(R + _name, "CreatePartitions requests and quotas (admin API, not replication)")
 missing(R + "testCreatePartitionsFailsWhenAllBrokersAreFencedOrInControlledShutdown", "topic creation",
-        "New partitions need an active broker for their replicas.")
+        "CreatePartitions without an assignment: the replica placer (StripedReplicaPlacer over the heartbeat "
+        "manager's usable brokers) places the new partition and the controller refuses it with "
+        "INVALID_REPLICATION_FACTOR when none of the placed replicas is active; the model's admin always names the "
+        "replicas (the model's assignment, as a manual one), which the controller refuses with "
+        "INVALID_REPLICA_ASSIGNMENT instead (testCreatePartitionsFailsWithManualAssignmentWithAllFenced).")
 for _name in ("testValidateGoodManualPartitionAssignments", "testValidateBadManualPartitionAssignments"):
     out_of_scope(R + _name, "validation of manual replica assignments (admin API, not replication)")
 REQUESTS_REFUSED = ("the answers to requests the controller refuses (UNKNOWN_TOPIC_OR_PARTITION for a partition that "
@@ -446,10 +450,63 @@ def cancel_reassign_partitions():
     return c
 
 
-missing(R + "testManualPartitionAssignmentOnAllFencedBrokers", "topic creation",
-        "Creating a topic on fenced brokers only.")
-missing(R + "testCreatePartitionsFailsWithManualAssignmentWithAllFenced", "topic creation",
-        "Creating partitions on fenced brokers only.")
+@case(R + "testManualPartitionAssignmentOnAllFencedBrokers")
+def manual_partition_assignment_on_all_fenced_brokers():
+    c = Case(R + "testManualPartitionAssignmentOnAllFencedBrokers",
+             "Creating foo with the manual assignment [0, 1, 2] while brokers 0 to 3 are registered and fenced is "
+             "refused with INVALID_REPLICA_ASSIGNMENT, and no record is written.",
+             n_brokers=4, initial_partitions=0, max_partition_creations=1, max_session_expirations=4)
+    c.adapt("The model's topic, not created at the start (initial_partitions 0), on the model's assignment [0, 1, 2], "
+            "which the model's admin sends as a manual one.  Kafka registers brokers 0 to 3 and never unfences them; "
+            "here the formed cluster's brokers are fenced when their heartbeats are lost, and the clock stays still so "
+            "that no heartbeat unfences them.  The refusal is observed in the controller's answer for partition 0 "
+            "(ghost.responses.create_partitions) and in the metadata log, unchanged.")
+    c.unchecked("the error message")
+    c.fence(0, 1, 2, 3)
+    before = len(c.s.quorum.log)
+    c.do(A.CreateTopic())
+    c.check("ghost.responses.create_partitions.0", "INVALID_REPLICA_ASSIGNMENT", "createTestTopic's expected error: "
+            "INVALID_REPLICA_ASSIGNMENT")
+    c.check("quorum.batch_ends.-1", before, "no record: the metadata log is as it was")
+    c.check("zk.assignment.0", [], "foo has no partition: nothing was created")
+    return c
+
+
+@case(R + "testCreatePartitionsFailsWithManualAssignmentWithAllFenced")
+def create_partitions_fails_with_manual_assignment_with_all_fenced():
+    c = Case(R + "testCreatePartitionsFailsWithManualAssignmentWithAllFenced",
+             "Adding foo's second partition on brokers that are all fenced is refused with INVALID_REPLICA_ASSIGNMENT; "
+             "on replicas of which one is unfenced it is created: ISR that replica alone, which leads, RECOVERED, "
+             "leader and partition epoch 0.",
+             n_brokers=6, n_partitions=2, initial_partitions=1, max_partition_creations=2,
+             max_session_expirations=3)
+    c.adapt("foo is the model's topic with partition 0 ([0, 1, 2]) created at the start and partition 1 not yet "
+            "(initial_partitions 1); partition 1's replicas are the model's assignment, [1, 2, 3], which the model's "
+            "admin sends as a manual one.  Kafka's brokers 3, 4 and 5 (registered, never unfenced) are the model's 1, "
+            "2 and 3, fenced when their heartbeats are lost; 2 and 3 then stop, so that the clock can run to broker "
+            "1's heartbeat without theirs unfencing them.  Kafka's second request names other replicas, [2, 4, 5] "
+            "with 2 unfenced; the model's admin always names partition 1's, so here it is the same request again "
+            "after broker 1 is unfenced: replicas [1, 2, 3] with 1 active, as Kafka's has 2.  The refusal is "
+            "observed in the controller's answer for partition 1 (ghost.responses.create_partitions) and in the "
+            "metadata log, unchanged.")
+    c.unchecked("the replicas' directories; the error message")
+    c.formed().fence(1, 2, 3).crash(2).crash(3)
+    before = len(c.s.quorum.log)
+    c.do(A.CreatePartitions())
+    c.check("ghost.responses.create_partitions.1", "INVALID_REPLICA_ASSIGNMENT", "createPartitions([3, 4, 5]): "
+            "INVALID_REPLICA_ASSIGNMENT")
+    c.check("quorum.batch_ends.-1", before, "no record: the metadata log is as it was")
+    c.check("zk.assignment.1", [], "partition 1 was not created")
+    c.unfence(1)
+    c.do(A.CreatePartitions())
+    c.check("ghost.responses.create_partitions.1", "NONE", "createPartitions([2, 4, 5]): NONE")
+    c.check("quorum.log.-1.created", True, "a PartitionRecord")
+    return c.check_whole_registration("quorum.partitions.1", "getPartition(fooId, 1): replicas [2, 4, 5] (model "
+                                      "[1, 2, 3]), ISR [2] (model [1]), leader 2 (model 1), RECOVERED, leader and "
+                                      "partition epoch 0", replicas=[1, 2, 3], isr=[1], leader=1, leader_epoch=0,
+                                      partition_epoch=0)
+
+
 @case(R + "testElectUncleanLeaders_WithoutElr")
 def elect_unclean_leaders_without_elr():
     c = Case(R + "testElectUncleanLeaders_WithoutElr",

@@ -303,8 +303,8 @@ MISSING = {
                     "replicas; fetches from replicas the leader does not know yet), or the builder's acceptor refusing "
                     "replicas the ISR holds",
     "topic deletion": "topic deletion and unknown topic ids",
-    "topic creation": "a topic or partition creation the quorum controller refuses (the model's admin creates only "
-                      "what it accepts)",
+    "topic creation": "a topic or partition creation without a manual assignment (the controller's replica placer: the "
+                      "model's admin always names the replicas)",
     "KIP-704": "leader recovery state (KIP-704: RECOVERING after an unclean election)",
     "unclean recovery": "KIP-966 part 2: last-known-leader election and lastKnownElr (unclean.recovery.strategy)",
     "directories": "log directories (JBOD directory assignment, KIP-858; offline directories)",
