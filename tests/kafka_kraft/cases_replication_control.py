@@ -684,7 +684,8 @@ def heartbeat_in_controlled_shutdown():
 
 missing(R + "testProcessExpiredBrokerHeartbeat", "controller queue",
         "processExpiredBrokerHeartbeat: a heartbeat that timed out in the controller's queue still touches the "
-        "session.")
+        "session and records its metadata offset, without the state machine's answer.  The model's controller "
+        "handles each heartbeat in the step that sends it (no event queue, no request timeout), so none expires.")
 @case(R + "testReassignPartitionsHandlesNewReassignmentThatRemovesPreviouslyAddingReplicas")
 def new_reassignment_removes_adding_replicas():
     name = R + "testReassignPartitionsHandlesNewReassignmentThatRemovesPreviouslyAddingReplicas"
