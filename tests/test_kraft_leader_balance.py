@@ -139,3 +139,23 @@ def test_the_walker_reaches_a_balancing_election_on_the_preset():
         if I.witness_leader_balanced(CFG, s):
             reached.append(i)
     assert reached and reached[0] == 5
+
+
+def test_a_run_cut_short_by_its_bound_comes_again_10_ms_later(monkeypatch):
+    """MAX_ELECTIONS_PER_IMBALANCE (1,000 in Kafka, never reached by the model's one topic) lowered to 1: the run
+    elects the first imbalanced partition only and is rescheduled IMMEDIATELY (10 ms), which elects the second."""
+    from isrlab.model import quorum_controller as Q
+
+    monkeypatch.setattr(Q, "MAX_ELECTIONS_PER_IMBALANCE", 1)
+    cfg = CFG.replace(n_partitions=2)
+    parts = [{"partition": p, "leader": 1 if p == 0 else 0, "leader_epoch": 3, "partition_epoch": 5, "isr": [0, 1, 2]}
+             for p in range(2)]
+    s = _replay_all(cfg, initial_state(cfg, {"kraft": {"registrations": [], "partitions": parts}}))
+    assert [p.replicas[0] for p in s.quorum.partitions] == [0, 1]       # both led by another replica
+    s = _to(cfg, s, cfg.start_time_ms + INTERVAL)
+    s = drive(cfg, s, BALANCE)
+    assert [p.leader for p in s.quorum.partitions] == [0, 0] and s.quorum.next_balance_ms == s.now + 10
+    s = _to(cfg, s, s.now + 10)
+    s = drive(cfg, s, BALANCE)
+    assert [p.leader for p in s.quorum.partitions] == [0, 1] and s.quorum.next_balance_ms == -1
+    assert s.ghost.leader_balances == 2
