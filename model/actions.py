@@ -321,7 +321,8 @@ class ElectLeaders:
 @dataclass(frozen=True, slots=True)
 class AutoLeaderRebalance:
     """The controller on ``controller`` runs its scheduled auto-leader-rebalance-task
-    (checkAndTriggerAutoLeaderRebalance, auto.leader.rebalance.enable)."""
+    (checkAndTriggerAutoLeaderRebalance, auto.leader.rebalance.enable); in KRaft (``controller`` -1: the quorum
+    controller, which is no broker) the quorum controller's maybeBalancePartitionLeaders event."""
     controller: int
 
 

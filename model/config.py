@@ -246,12 +246,14 @@ class ModelConfig:
     controlled_shutdown_max_retries: int = 3
     #: auto.leader.rebalance.enable: the controller's auto-leader-rebalance-task (``AutoLeaderRebalance``, first run
     #: 5 s after failover, then every ``leader_imbalance_check_interval_ms``) elects preferred replicas of brokers
-    #: whose leader imbalance exceeds ``leader_imbalance_per_broker_percentage``.  Kafka's default is true; the
-    #: model's is false (as ``controlled_shutdown_enable``): set it to get the task.
+    #: whose leader imbalance exceeds ``leader_imbalance_per_broker_percentage``; in KRaft the quorum controller's
+    #: leader balancing (``AutoLeaderRebalance(-1)``, scheduled ``leader_imbalance_check_interval_ms`` after a write
+    #: that leaves a partition without its preferred leader) elects the preferred replica of every such partition.
+    #: Kafka's default is true; the model's is false (as ``controlled_shutdown_enable``): set it to get the task.
     auto_leader_rebalance_enable: bool = False
     #: leader.imbalance.check.interval.seconds, in ms (Kafka's default 300 s)
     leader_imbalance_check_interval_ms: int = 300000
-    #: leader.imbalance.per.broker.percentage
+    #: leader.imbalance.per.broker.percentage (the ZooKeeper era's; KRaft's controller balances every partition)
     leader_imbalance_per_broker_percentage: int = 10
     #: DeleteRecords requests (``DeleteRecords``: the admin client's request to delete a partition's records up to its
     #: HW) the engines may offer; ``step`` refuses more.  0 (the default): none, and the log start offset moves only by
@@ -332,10 +334,6 @@ class ModelConfig:
             errors.append("leader_imbalance_check_interval_ms must be > 0")
         if self.leader_imbalance_per_broker_percentage > 100:
             errors.append("leader_imbalance_per_broker_percentage must be in 0..100")
-        if self.kip_500 and self.auto_leader_rebalance_enable:
-            errors.append("auto_leader_rebalance_enable is among the ZooKeeper-era settings (the model's KRaft "
-                          "controller has no automatic leader balancing; ElectLeaders, max_preferred_elections, is "
-                          "of both eras)")
         if self.start_time_ms <= self.replica_lag_time_max_ms:
             errors.append("start_time_ms must exceed replica_lag_time_max_ms (time 0 stands for 'never')")
         if self.scheduler_jitter_ms < 0:
@@ -779,6 +777,14 @@ PRESETS: dict[str, Preset] = {
                "leave the replicas and the ISR, the leader moves into the target if it is removed, the leader epoch "
                "is bumped) and each removed broker stops and deletes its replica; a cancel reverts to the original "
                "replicas. Safe.", "3.7.0, KIP-455"),
+        Preset("kraft-leader-balance", _KRAFT_37.replace(auto_leader_rebalance_enable=True,
+                                                      leader_imbalance_check_interval_ms=10000),
+               "pass",
+               "kafka-3.7 with the quorum controller's leader balancing (auto.leader.rebalance.enable, checked every "
+               "10 s here instead of 300 s; QuorumController.maybeBalancePartitionLeaders): a run is scheduled after "
+               "any controller write that leaves a partition led by another replica than its preferred one, and "
+               "elects the preferred replica of each such partition when it is an active ISR member, with the "
+               "PREFERRED election (never unclean). Safe: every election picks an ISR member.", "3.7.0"),
         Preset("kraft-delete-topic", _KRAFT_37.replace(eligible_leader_replicas=True, max_topic_deletions=1), "pass",
                "kafka-4.1 with one topic deletion through the quorum controller (ReplicationControlManager.deleteTopics, "
                "3.7.0): a RemoveTopicRecord drops the partitions' registrations with their ELR and last known leader; "

@@ -38,6 +38,8 @@ ELECTION_NOT_NEEDED = "ELECTION_NOT_NEEDED"
 ELIGIBLE_LEADERS_NOT_AVAILABLE = "ELIGIBLE_LEADERS_NOT_AVAILABLE"
 # AlterPartition (version 2+, topic ids) for a topic the quorum controller no longer has (Kafka 3.7.0)
 UNKNOWN_TOPIC_ID = "UNKNOWN_TOPIC_ID"
+# a CreateTopics / CreatePartitions manual assignment the quorum controller refuses (Kafka 3.7.0)
+INVALID_REPLICA_ASSIGNMENT = "INVALID_REPLICA_ASSIGNMENT"
 
 #: Errors.java code of each name (Kafka 2.4.0).
 CODES = {
@@ -68,6 +70,7 @@ CODES = {
     ELECTION_NOT_NEEDED: 84,
     ELIGIBLE_LEADERS_NOT_AVAILABLE: 83,
     UNKNOWN_TOPIC_ID: 100,
+    INVALID_REPLICA_ASSIGNMENT: 39,
 }
 
 #: The codes of the 2.4 model, whose bits keep their places as codes are added.

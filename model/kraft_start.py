@@ -40,6 +40,7 @@ refused with a one-line ``StartError``.
 from __future__ import annotations
 
 from .config import ModelConfig
+from .quorum_controller import imbalanced_partitions
 from .state import (NO_LEADER, BrokerRegistration, BrokerRegistrationChangeRecord, ClusterState, PartitionChangeRecord,
                     PartitionRegistration, Quorum, RegisterBrokerRecord)
 from .start import MAX_EPOCH, _fail, derive_ghost, read_disks, restarted_broker
@@ -221,6 +222,8 @@ def build_kraft_start(cfg: ModelConfig, start: dict, base: ClusterState) -> Clus
     n, t0 = cfg.n_brokers, base.now
     quorum = Quorum(log=log, batch_ends=ends, registrations=tuple(regs), partitions=tuple(parts),
                     last_contact_ms=(t0,) * n, reported_offsets=(0,) * n, shutdown_offsets=shutdown)
+    if cfg.auto_leader_rebalance_enable and imbalanced_partitions(quorum):
+        quorum.next_balance_ms = t0 + cfg.leader_imbalance_check_interval_ms   # scheduled at the controller's claim
     brokers = []
     for b, br in enumerate(base.brokers):
         br = restarted_broker(br, disks, b)

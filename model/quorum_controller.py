@@ -208,6 +208,55 @@ def elect_leader(cfg: ModelConfig, s: ClusterState, p: int, election_type: str) 
     return E.NONE
 
 
+#: ReplicationControlManager.MAX_ELECTIONS_PER_IMBALANCE (Kafka 3.7.0): the most elections one balancing run makes
+MAX_ELECTIONS_PER_IMBALANCE = 1000
+#: QuorumController.maybeScheduleNextBalancePartitionLeaders (Kafka 3.7.0): a run rescheduled IMMEDIATELY is 10 ms away
+BALANCE_IMMEDIATE_DELAY_MS = 10
+
+
+def imbalanced_partitions(q: Quorum) -> list:
+    """ReplicationControlManager.imbalancedPartitions (Kafka 3.7.0): the partitions whose leader is not their preferred
+    replica (PartitionRegistration.hasPreferredLeader false, a leaderless one too), in partition order; a deleted or
+    not yet created partition has no registration."""
+    return [p for p, part in enumerate(q.partitions) if not part.removed and part.leader != part.replicas[0]]
+
+
+def maybe_schedule_balance(cfg: ModelConfig, s: ClusterState) -> None:
+    """QuorumController.maybeScheduleNextBalancePartitionLeaders (Kafka 3.7.0), run after every controller write event
+    and at activation: with auto.leader.rebalance.enable, no run scheduled and some partition imbalanced, the
+    maybeBalancePartitionLeaders event is scheduled leader.imbalance.check.interval.ms later (DEFERRED)."""
+    q = s.quorum
+    if cfg.auto_leader_rebalance_enable and q is not None and q.next_balance_ms < 0 and imbalanced_partitions(q):
+        s.quorum_mut().next_balance_ms = s.now + cfg.leader_imbalance_check_interval_ms
+
+
+def balance_partition_leaders(cfg: ModelConfig, s: ClusterState) -> None:
+    """ReplicationControlManager.maybeBalancePartitionLeaders (Kafka 3.7.0), the quorum controller's scheduled
+    maybeBalancePartitionLeaders event: PartitionChangeBuilder with the PREFERRED election and active brokers as
+    acceptable leaders on each imbalanced partition (the preferred replica if in the ISR and active, else the leader
+    kept, a leaderless partition's first valid replica; never unclean), at most MAX_ELECTIONS_PER_IMBALANCE records,
+    appended as one batch; the next run is 10 ms away when the bound cut this one short (IMMEDIATELY), else
+    rescheduled as after any write event (DEFERRED)."""
+    s.quorum_mut().next_balance_ms = -1
+    records: list = []
+    cut = False
+    for p in imbalanced_partitions(s.quorum):
+        if len(records) >= MAX_ELECTIONS_PER_IMBALANCE:
+            cut = True
+            break
+        part = s.quorum.partitions[p]
+        new, unclean = build_partition_change(cfg, part, part.isr, lambda r: is_active(s.quorum, r),
+                                              election="PREFERRED")
+        if new is not None:
+            _commit_partition(s, p, new, unclean, records)
+    _append(s, records)
+    if records:
+        s.ghost_mut().leader_balances += len(records)
+    if cut:
+        s.quorum_mut().next_balance_ms = s.now + BALANCE_IMMEDIATE_DELAY_MS
+    maybe_schedule_balance(cfg, s)
+
+
 def registration(q: Quorum, p: int) -> PartitionRegistration | None:
     """ReplicationControlManager's registration of partition p (topics.get(id).parts.get(p)), or None: no such
     partition, or its topic deleted."""
@@ -233,25 +282,47 @@ def delete_topic(cfg: ModelConfig, s: ClusterState) -> None:
 
 
 def creation_refusal(q: Quorum, replicas: tuple) -> str | None:
-    """Why ReplicationControlManager.createPartitions / createTopic (Kafka 3.7.0) refuses a new partition on
-    ``replicas`` (the model's assignment, as a manual one), or None: every replica fenced or in controlled shutdown."""
+    """Why ReplicationControlManager.createTopic / createPartitions (Kafka 3.7.0) refuses a new partition on
+    ``replicas`` (the model's assignment, as a manual one), or None: validateManualPartitionAssignment (an empty list,
+    a broker twice or not registered), or every replica fenced or in controlled shutdown; each is
+    INVALID_REPLICA_ASSIGNMENT (InvalidReplicaAssignmentException)."""
+    if not replicas or len(set(replicas)) != len(replicas) or \
+            any(not 0 <= r < len(q.registrations) or q.registrations[r] is None for r in replicas):
+        return E.INVALID_REPLICA_ASSIGNMENT
     if not any(is_active(q, r) for r in replicas):
-        return "INVALID_REPLICA_ASSIGNMENT"
+        return E.INVALID_REPLICA_ASSIGNMENT
     return None
 
 
-def create_partition(cfg: ModelConfig, s: ClusterState, p: int, replicas: tuple) -> None:
-    """ReplicationControlManager.createPartitions / createTopic with a manual assignment (Kafka 3.7.0), which
-    ``creation_refusal`` accepts: a PartitionRecord whose ISR is the active replicas and whose leader is the first of
-    them (buildPartitionRegistration: isr.get(0)), leader and partition epoch 0, appended to the metadata log."""
+def create_partition(cfg: ModelConfig, s: ClusterState, p: int, replicas: tuple) -> str:
+    """ReplicationControlManager.createTopic / createPartitions with a manual assignment (Kafka 3.7.0): a
+    PartitionRecord whose ISR is the active replicas and whose leader is the first of them (buildPartitionRegistration:
+    isr.get(0)), leader and partition epoch 0, appended to the metadata log; or, when ``creation_refusal`` refuses it,
+    no record (the request's records are atomic).  The answer is kept per partition
+    (``Ghost.responses.create_partitions``) and returned."""
     q = s.quorum
+    s.ghost_mut().partition_creations += 1
+    error = creation_refusal(q, replicas)
+    _note_creation(s, p, error or E.NONE)
+    if error is not None:
+        return error
     isr = tuple(r for r in replicas if is_active(q, r))
     reg = PartitionRegistration(tuple(replicas), tuple(sorted(isr)), isr[0], 0, 0)
     records: list = []
     _commit_partition(s, p, reg, False, records)
     records[-1] = PartitionChangeRecord(p, reg, True)        # a PartitionRecord
-    s.ghost_mut().partition_creations += 1
     _append(s, records)
+    return E.NONE
+
+
+def _note_creation(s: ClusterState, p: int, error: str) -> None:
+    """The controller's answer for partition p becomes the last one kept (``Ghost.responses.create_partitions``)."""
+    g = s.ghost_mut()
+    r = g.responses
+    if r._tok is not g._tok:
+        r = g.responses = r._clone(g._tok)
+    rows = r.create_partitions or (None,) * len(s.quorum.partitions)
+    r.create_partitions = replace_at(rows, p, error)
 
 
 def reassignment_refusal(cfg: ModelConfig, q: Quorum, p: int, target: tuple | None) -> str | None:
@@ -422,18 +493,20 @@ def controller_failover(cfg: ModelConfig, s: ClusterState) -> None:
     broker's session starts now with no metadata offset reported and no controlled shutdown in progress (the
     registrations keep theirs); AlterPartition requests the old controller committed but had not answered fail with
     NOT_CONTROLLER, and their items go again to the new one (one not yet handled is handled by the new one, as the
-    channel's retry would)."""
+    channel's retry would); the old one's leader-balancing run is cancelled, and the new one schedules its own."""
     q = s.quorum_mut()
     n = len(q.registrations)
     q.last_contact_ms = (s.now,) * n                         # heartbeatManager.touch(id, fenced, -1)
     q.reported_offsets = (-1,) * n
     q.shutdown_offsets = (-1,) * n
+    q.next_balance_ms = -1                                   # renounce: cancelMaybeBalancePartitionLeaders
     for br in s.brokers:
         inflight = br.alter_isr_inflight
         if inflight is not None and inflight.response is not None and inflight.response.error == E.NONE:
             s.broker_mut(br.broker_id).alter_isr_inflight = dataclasses.replace(
                 inflight, response=AlterIsrResponseData(E.NOT_CONTROLLER))
     s.ghost_mut().controller_moves += 1
+    maybe_schedule_balance(cfg, s)                           # claim: the activation event's processBatchEndOffset
 
 
 def lose_heartbeats(cfg: ModelConfig, s: ClusterState, b: int) -> None:

@@ -267,6 +267,9 @@ class Responses(Node):
     stop_replica: tuple = ()              # the partition's error in the StopReplica response
     elect_leaders: tuple = ()             # the partition's error in the ElectLeaders response (KIP-460)
     delete_records: tuple = ()            # DeleteRecordsResponseData
+    #: KRaft: the quorum controller's answer to the admin's CreateTopics / CreatePartitions for each partition it
+    #: would create (the error name), indexed by partition only: the model's admin request names no broker
+    create_partitions: tuple = ()
 
 
 # --------------------------------------------------------------------------- KRaft metadata (KIP-500, KIP-631)
@@ -399,6 +402,9 @@ class Quorum(Node):
     reported_offsets: tuple = ()
     #: BrokerHeartbeatManager.controlledShutdownOffset: the log length when the broker's controlled shutdown began, -1
     shutdown_offsets: tuple = ()
+    #: QuorumController's maybeBalancePartitionLeaders event (auto.leader.rebalance.enable): its due time, -1 when not
+    #: scheduled (ImbalanceSchedule DEFERRED or IMMEDIATELY; SCHEDULED is a due time)
+    next_balance_ms: int = -1
 
 
 # --------------------------------------------------------------------------- broker side
@@ -652,8 +658,9 @@ class Ghost(Node):
     #: error the leader gives up on (INVALID_REQUEST): Kafka leaves such a partition pending until new metadata, a
     #: stall the fault causes, which pending_isr_in_flight, alter_isr_completes and hw_reaches_leo do not count
     fault_given_up: tuple = ()
+    leader_balances: int = 0             # KRaft: elections the controller's leader-balancing task made
 
-    QUIET_FIELDS: ClassVar[tuple] = ("alter_isr_failures", "fault_given_up")
+    QUIET_FIELDS: ClassVar[tuple] = ("alter_isr_failures", "fault_given_up", "leader_balances")
 
 
 @record

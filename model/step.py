@@ -37,7 +37,8 @@ from .losses import judge
 from .node import memo_by_identity
 from .quorum_controller import (alter_partition_reassignment, controller_failover, elect_leader, fence_broker,
                                 initial_quorum, is_unfenced, lose_heartbeats, reassignment_refusal, session_expired)
-from .quorum_controller import create_partition, creation_refusal
+from .quorum_controller import create_partition
+from .quorum_controller import balance_partition_leaders, maybe_schedule_balance
 from .quorum_controller import delete_topic as kraft_delete_topic
 from .replica_manager import (CONSUMER_ID, append_records, checkpoint_high_watermarks, delete_records, fetch_messages,
                               isr_expiration, maybe_propagate_isr_changes, run_log_retention)
@@ -377,6 +378,10 @@ def tick_limit(cfg: ModelConfig, s: ClusterState):
             if due >= 0 and s.zk.sessions[c.broker_id] and (limit is None or due + jitter < limit):
                 limit = due + jitter
     q = s.quorum
+    if q is not None and q.next_balance_ms >= 0:        # KRaft: the quorum controller's leader balancing
+        due = q.next_balance_ms + jitter
+        if limit is None or due < limit:
+            limit = due
     if q is not None:                                   # KRaft: the controller's stale-broker check
         timeout = cfg.broker_session_timeout_ms
         for b, reg in enumerate(q.registrations):
@@ -482,6 +487,10 @@ def g_elect_leaders(cfg, s, a) -> bool:
 
 
 def g_auto_leader_rebalance(cfg, s, a) -> bool:
+    """The task is due: the ZooKeeper-era controller's on ``a.controller``, or in KRaft (``a.controller`` -1, the
+    quorum controller, which is no broker) the quorum controller's maybeBalancePartitionLeaders event."""
+    if s.quorum is not None:
+        return a.controller == -1 and 0 <= s.quorum.next_balance_ms <= s.now
     c = s.controller_on(a.controller)
     return _controller_can_act(s, c) and 0 <= c.next_rebalance_ms <= s.now
 
@@ -537,21 +546,14 @@ def g_delete_topic(cfg, s, a) -> bool:
 
 
 def g_create_topic(cfg, s, a) -> bool:
-    """The topic does not exist, within ``max_partition_creations``; in KRaft, the quorum controller accepts it."""
-    return can_create_topic(cfg, s) and (not cfg.kip_500 or _kraft_creation_accepted(cfg, s, 0))
+    """The topic does not exist, within ``max_partition_creations`` (in KRaft the quorum controller may refuse it)."""
+    return can_create_topic(cfg, s)
 
 
 def g_create_partitions(cfg, s, a) -> bool:
-    """The topic has room for another partition, within ``max_partition_creations``; in KRaft, the quorum controller
-    accepts it."""
-    return can_create_partitions(cfg, s) and (not cfg.kip_500
-                                              or _kraft_creation_accepted(cfg, s, s.zk.assignment.index(())))
-
-
-def _kraft_creation_accepted(cfg, s, p: int) -> bool:
-    """ReplicationControlManager would create partition p on the model's assignment (a replica is active): the model's
-    admin sends no refused request."""
-    return creation_refusal(s.quorum, topic_assignment(cfg)[p]) is None
+    """The topic has room for another partition, within ``max_partition_creations`` (in KRaft the quorum controller
+    may refuse it)."""
+    return can_create_partitions(cfg, s)
 
 
 def g_topic_deletion(cfg, s, a) -> bool:
@@ -781,7 +783,10 @@ def e_preferred_election_process(cfg, s, a):
 
 
 def e_auto_leader_rebalance(cfg, s, a):
-    process_auto_leader_rebalance(cfg, s, a.controller)
+    if cfg.kip_500:
+        balance_partition_leaders(cfg, s)
+    else:
+        process_auto_leader_rebalance(cfg, s, a.controller)
 
 
 def e_elect_leaders(cfg, s, a):
@@ -808,16 +813,16 @@ def e_delete_topic(cfg, s, a):
 
 
 def e_create_topic(cfg, s, a):
-    if cfg.kip_500:
-        create_partition(cfg, s, 0, topic_assignment(cfg)[0])     # CreateTopics forwarded: partition 0's record
+    if cfg.kip_500:                      # CreateTopics forwarded: partition 0's record, or the controller's refusal
+        note_error(s, create_partition(cfg, s, 0, topic_assignment(cfg)[0]))
     else:
         create_topic(cfg, s)
 
 
 def e_create_partitions(cfg, s, a):
-    if cfg.kip_500:
+    if cfg.kip_500:                      # CreatePartitions forwarded: the next partition's record, or a refusal
         p = s.zk.assignment.index(())
-        create_partition(cfg, s, p, topic_assignment(cfg)[p])     # CreatePartitions forwarded: the next partition's
+        note_error(s, create_partition(cfg, s, p, topic_assignment(cfg)[p]))
     else:
         create_partitions(cfg, s)
 
@@ -922,6 +927,12 @@ def _controllers(cls):
     def candidates(cfg, s):
         return (cls(c.broker_id) for c in s.controllers)
     return candidates
+
+
+def c_auto_leader_rebalance(cfg, s):
+    """The ZooKeeper-era controllers' task, or KRaft's quorum controller's (-1: no broker)."""
+    return (A.AutoLeaderRebalance(-1),) if s.quorum is not None else (A.AutoLeaderRebalance(c.broker_id)
+                                                                      for c in s.controllers)
 
 
 def c_deliver(cfg, s):
@@ -1077,7 +1088,7 @@ RULES = {
                                  lambda cfg, s: (A.PreferredReplicaElection(p) for p in range(len(s.zk.assignment)))),
     A.ControllerProcessPreferredReplicaElection: (g_preferred_election_process, e_preferred_election_process,
                                                   _controllers(A.ControllerProcessPreferredReplicaElection)),
-    A.AutoLeaderRebalance: (g_auto_leader_rebalance, e_auto_leader_rebalance, _controllers(A.AutoLeaderRebalance)),
+    A.AutoLeaderRebalance: (g_auto_leader_rebalance, e_auto_leader_rebalance, c_auto_leader_rebalance),
     A.ElectLeaders: (g_elect_leaders, e_elect_leaders, c_elect_leaders),
     A.DeleteRecords: (g_delete_records, e_delete_records, c_delete_records),
     A.DeleteOldSegments: (g_delete_old_segments, e_delete_old_segments, _per_bp(A.DeleteOldSegments)),
@@ -1581,6 +1592,8 @@ def _log_start_groups(cfg, s, kinds, T, group) -> None:
 
 
 _DELETE_TOPIC, _CREATE_TOPIC, _CREATE_PARTITIONS = A.DeleteTopic(), A.CreateTopic(), A.CreatePartitions()
+#: the quorum controller's leader-balancing run (no broker: controller -1)
+_KRAFT_BALANCE = A.AutoLeaderRebalance(-1)
 
 
 def _topic_groups(cfg, s, kinds, T, group) -> None:
@@ -1684,6 +1697,9 @@ def _kraft_groups(cfg, s, kinds, T, group) -> None:
             group(g)
     if (every or A.ControllerFailover in kinds) and s.ghost.controller_moves < cfg.max_controller_moves:
         group(list(T.failover))
+    if cfg.auto_leader_rebalance_enable and (every or A.AutoLeaderRebalance in kinds) \
+            and 0 <= q.next_balance_ms <= now:
+        group([_KRAFT_BALANCE])
     if (every or A.ElectLeaders in kinds) and s.ghost.preferred_elections < cfg.max_preferred_elections:
         n = len(s.zk.assignment)
         g = [A.ElectLeaders(br.broker_id, p, t) for br in brokers if br.alive for p in range(n)
@@ -1709,6 +1725,8 @@ def step(cfg: ModelConfig, s: ClusterState, a):
         return None
     s2 = _begin(s)
     rule[1](cfg, s2, a)
+    if cfg.auto_leader_rebalance_enable and s2.quorum is not None:
+        maybe_schedule_balance(cfg, s2)                 # after every write event of the quorum controller
     return s2
 
 
@@ -1762,11 +1780,12 @@ ZK_ONLY = frozenset({A.ElectController, A.ControllerProcessBrokerChange, A.Contr
                      A.ControllerResign, A.DeliverControlRequest, A.IsrChangePropagation, A.ZkSessionExpire,
                      A.ZkReconnect, A.ZkDeleteController,
                      A.ControlledShutdownRequest, A.ControlledShutdownResponse, A.PreferredReplicaElection,
-                     A.ControllerProcessPreferredReplicaElection, A.AutoLeaderRebalance,
+                     A.ControllerProcessPreferredReplicaElection,
                      A.ControllerProcessTopicDeletion, A.ControllerProcessTopicChange,
                      A.ControllerProcessStopReplicaResponse})
 #: ``ControlledShutdown`` is of both eras (KRaft's heartbeats, the ZooKeeper era's request to the controller), and so
-#: are ``ElectLeaders`` (the ZooKeeper-era controller, or forwarded to the quorum controller) and ``DeleteTopic``,
+#: are ``ElectLeaders`` (the ZooKeeper-era controller, or forwarded to the quorum controller), ``AutoLeaderRebalance``
+#: (the controller's auto-leader-rebalance-task, or the quorum controller's leader balancing) and ``DeleteTopic``,
 #: ``CreateTopic``, ``CreatePartitions`` (ZooKeeper writes, or the quorum controller's records).
 KRAFT_ONLY = frozenset({A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker, A.HeartbeatsLost, A.DiskWipe,
                         A.ControllerFailover, A.PrepareIsrExpand, A.OrphanRequestReceived})

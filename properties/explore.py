@@ -83,6 +83,11 @@ def next_event_ms(cfg: ModelConfig, s) -> int | None:
                     if t > now and (best is None or t < best):
                         best = t
     q = s.quorum
+    if q is not None and q.next_balance_ms >= 0:       # KRaft: the quorum controller's leader balancing
+        d = q.next_balance_ms
+        for t in ((d, d + jitter) if jitter else (d,)):
+            if t > now and (best is None or t < best):
+                best = t
     if q is not None:                                  # KRaft: a session expiring, when the controller may fence
         for b, reg in enumerate(q.registrations):
             if reg is not None and not reg.fenced:
@@ -118,7 +123,9 @@ def _task_may_be_due(s) -> bool:
                          or any(now >= d.deadline_ms for d in br.delayed_produces)
                          or any(now >= d.deadline_ms for d in br.delayed_fetches)):
             return True
-    return any(0 <= c.next_rebalance_ms <= now for c in s.controllers)
+    q = s.quorum
+    return any(0 <= c.next_rebalance_ms <= now for c in s.controllers) or (q is not None and
+                                                                           0 <= q.next_balance_ms <= now)
 
 
 def explorer_actions(cfg: ModelConfig, s, eager_tasks: bool = False, without=frozenset()) -> tuple:
@@ -406,7 +413,7 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
               tuple([(q.reported_offsets[inv[j]], q.shutdown_offsets[inv[j]]) for j in range(n)]),
               tuple([(ordered(r.replicas), ids(r.isr), lid(r.leader), r.leader_epoch, r.partition_epoch, ids(r.elr),
                       r.leader_recovery_state, tuple([lid(x) for x in r.last_known_elr])) for r in q.partitions]),
-              tuple([past(q.last_contact_ms[inv[j]], h_sess, 1) for j in range(n)]))
+              tuple([past(q.last_contact_ms[inv[j]], h_sess, 1) for j in range(n)]), fut(q.next_balance_ms))
     return (tuple(brokers), zkk, tuple(ctrls), gk, None if deadline is None else deadline - now, qk)
 
 
@@ -737,6 +744,9 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
             for t in q.last_contact_ms:
                 r = t - now
                 add(r if r >= -h_sess else -h_sess - 1)
+            t = q.next_balance_ms           # the leader-balancing run's due time, relative to now
+            if t >= 0:
+                add(("balance", LATE if deadline is not None and t - now > deadline - now else t - now))
         return tuple(out)
 
     return key

@@ -1586,6 +1586,13 @@ def witness_broker_starting_up(cfg, s: ClusterState):
     return False
 
 
+def witness_leader_balanced(cfg, s: ClusterState):
+    """WITNESS leader_balanced (KRaft with auto.leader.rebalance.enable; not in the catalogue, whose witnesses the
+    ZooKeeper-era presets' campaigns must reach too): the quorum controller's leader balancing moved a leadership
+    back to a partition's preferred replica (QuorumController.maybeBalancePartitionLeaders)."""
+    return s.ghost.leader_balances > 0
+
+
 CATALOGUE += (
     Invariant("acked_survives_leaderless", ALWAYS, STATE, acked_survives_leaderless,
               "while no live broker leads a partition in an acknowledged record's epoch or later, some replica (live "

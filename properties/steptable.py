@@ -205,6 +205,8 @@ def action_words(cfg, s, a) -> str:
         what = "the preferred leader" if a.election_type == "PREFERRED" else "any replica, uncleanly,"
         return f"an admin asks broker {a.broker} to elect {what} (ElectLeaders){_p(cfg, a.partition)}"
     if t is A.AutoLeaderRebalance:
+        if a.controller < 0:
+            return "the quorum controller runs its leader balancing (maybeBalancePartitionLeaders)"
         return f"controller {a.controller} runs the auto-leader-rebalance-task"
     if t is A.DeleteRecords:
         target = "its HW" if a.offset == -1 else f"offset {a.offset}"

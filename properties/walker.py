@@ -55,9 +55,9 @@ KRAFT_OPTIONAL_KINDS = (A.HeartbeatsLost, A.ControlledShutdown, A.DiskWipe, A.Co
 #: The ZooKeeper era's leader moves (``controlled_shutdown_enable``, ``max_preferred_elections``,
 #: ``auto_leader_rebalance_enable``; ``ControlledShutdown`` is drawn with the KRaft optional kinds, when offered): the
 #: ControlledShutdown request and response and the controller's handling of /admin/preferred_replica_election are
-#: reactions every run keeps, the auto-leader-rebalance-task goes with time, the admin's election requests
-#: (PreferredReplicaElection; ElectLeaders, in KRaft too) are drawn last and only when offered, so that a run of another
-#: configuration draws exactly as before they existed.
+#: reactions every run keeps, the auto-leader-rebalance-task (KRaft's leader balancing too) goes with time, the
+#: admin's election requests (PreferredReplicaElection; ElectLeaders, in KRaft too) are drawn last and only when
+#: offered, so that a run of another configuration draws exactly as before they existed.
 LEADERSHIP_CORE_KINDS = frozenset({A.ControlledShutdownRequest, A.ControlledShutdownResponse,
                                    A.ControllerProcessPreferredReplicaElection})
 LEADERSHIP_TIME_KINDS = frozenset({A.AutoLeaderRebalance})

@@ -184,6 +184,7 @@ def test_action_kinds_lists_every_kind_enabled_groups_offers():
                                               A.ConsumerFetchWait, A.DelayedFetchExpire, A.ReassignPartitions,
                                               A.ControllerProcessPartitionReassignment,
                                               A.ControllerProcessReassignmentIsrChange, A.ElectLeaders,
+                                              A.AutoLeaderRebalance,
                                               A.DeleteTopic, A.CreateTopic, A.CreatePartitions, A.AlterIsrFailed, *ZK_ONLY,
                                               *KRAFT_ONLY}, name
         assert not kinds & (KRAFT_ONLY if not p.config.kip_500 else ZK_ONLY), name   # one era's kinds only

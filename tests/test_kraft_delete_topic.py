@@ -217,17 +217,23 @@ def test_create_partitions_writes_a_partition_record_with_the_active_replicas_as
     assert all(s.brokers[r].logs[1] is not None for r in replicas if s.brokers[r].alive)
 
 
-def test_no_creation_is_offered_while_every_replica_is_fenced():
-    """All brokers named by the assignment fenced or in controlled shutdown: createPartitions would refuse it
-    (InvalidReplicaAssignmentException), and the model's admin sends no refused request."""
+def test_a_creation_on_fenced_replicas_only_is_refused_with_no_record():
+    """All brokers named by the assignment fenced or in controlled shutdown: the admin's CreatePartitions is sent and
+    createPartitions refuses it (InvalidReplicaAssignmentException, 3.7.0): INVALID_REPLICA_ASSIGNMENT, no record, the
+    partition still not created; the request counts against the budget."""
     from isrlab.model.quorum_controller import creation_refusal
 
-    cfg = GROW.replace(max_session_expirations=3)
+    cfg = GROW.replace(max_session_expirations=3, max_partition_creations=2)
     s = _replay(cfg, initial_state(cfg))
     for b in range(3):
         s = _go(cfg, s, A.HeartbeatsLost(b), A.FenceStaleBroker(b))
-    assert creation_refusal(s.quorum, (0, 1, 2)) == "INVALID_REPLICA_ASSIGNMENT"
-    assert A.CreatePartitions() not in enabled_actions(cfg, s)
+    assert creation_refusal(s.quorum, (0, 1, 2)) == E.INVALID_REPLICA_ASSIGNMENT
+    assert creation_refusal(s.quorum, (0, 0)) == creation_refusal(s.quorum, ()) == E.INVALID_REPLICA_ASSIGNMENT
+    before = s.quorum.log
+    s = _go(cfg, s, A.CreatePartitions())
+    assert s.quorum.log is before and s.quorum.partitions[1] is REMOVED and s.zk.assignment[1] == ()
+    assert s.ghost.responses.create_partitions[1] == E.INVALID_REPLICA_ASSIGNMENT
+    assert s.ghost.errors_seen & E.ERROR_BIT[E.INVALID_REPLICA_ASSIGNMENT] and s.ghost.partition_creations == 1
 
 
 def test_create_topic_creates_partition_0():

@@ -11,7 +11,7 @@ import pytest
 
 from isrlab.model import actions as A
 from isrlab.model import errors as E
-from isrlab.model.config import PRESETS, ConfigError, preset
+from isrlab.model.config import PRESETS, preset
 from isrlab.model.state import NO_LEADER, PartitionChangeRecord
 from isrlab.model.step import action_kinds, initial_state, step
 from conftest import drive
@@ -152,5 +152,3 @@ def test_kraft_offers_elect_leaders_only_with_its_budget():
     kraft = [name for name, p in PRESETS.items() if p.config.kip_500]
     offering = [name for name in kraft if A.ElectLeaders in action_kinds(PRESETS[name].config)]
     assert offering == ["kraft-elect-leaders"]
-    with pytest.raises(ConfigError, match="auto_leader_rebalance_enable is among the ZooKeeper-era settings"):
-        NO_ELR.replace(auto_leader_rebalance_enable=True)

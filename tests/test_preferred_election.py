@@ -198,9 +198,7 @@ def test_preferred_replica_offline_is_not_a_candidate():
     assert s.zk.partition_states == before
 
 
-def test_kraft_refuses_the_zookeeper_settings():
-    with pytest.raises(ConfigError, match="ZooKeeper-era settings"):
-        preset("kafka-3.7").config.replace(auto_leader_rebalance_enable=True)
+def test_the_imbalance_percentage_is_a_percentage():
     with pytest.raises(ConfigError, match="leader_imbalance_per_broker_percentage"):
         BASE.replace(leader_imbalance_per_broker_percentage=101)
 

@@ -50,10 +50,13 @@ def _change_before_fence(c: Case, why: str, **fields) -> Case:
 
 out_of_scope(B + "testChangeRecordIsNoOp", "the record schema's versions and tagged fields (changeRecordIsNoOp)")
 missing(B + "testElectLeader", "several states",
-        "Elections on FOO and BAZ with preferred, online and unclean election types and four target ISRs, each on the "
-        "same starting registration; the model's controller elects when a broker is fenced or unfenced (online, "
-        "or unclean by configuration) or on an admin's ElectLeaders (preferred or unclean), one partition at a "
-        "time.")
+        "electLeader() asserted on its own, with no record built, for eleven builders over two starting registrations "
+        "(FOO: leader 1 of [2, 1, 3], broker 3 not acceptable; BAZ: leader 3, ISR [1, 3]), three election types and "
+        "four target ISRs.  The model's builder is reached only through a controller event that commits what it "
+        "builds, from the one state a trace is in: each assertion would need a trace of its own, and the elections "
+        "that keep the leader (ONLINE or UNCLEAN while leader 1 is valid, BAZ's three) write nothing to observe.  "
+        "Parts are expressed elsewhere: the PREFERRED election by testElectPreferredLeaders and "
+        "testBalancePartitionLeaders, the UNCLEAN one by testElectUncleanLeaders_WithoutElr and testUncleanLeaderElection.")
 
 
 @case(B + "testTriggerLeaderEpochBumpIfNeeded")
@@ -87,9 +90,12 @@ def trigger_leader_epoch_bump():
 missing(B + "testLeaderEpochBumpZkMigration", "ZK migration",
         "KAFKA-15109: an ISR shrink bumps the leader epoch while the controller is in ZooKeeper migration mode.")
 missing(B + "testNoChange", "several states",
-        "A builder with no target changes over FOO, BAR (a reassignment in progress) and BAZ (preferred election) "
-        "builds no record; the model's controller builds only for the partition a fence, unfence, AlterPartition, "
-        "ElectLeaders or reassignment touches, one starting registration at a time.")
+        "build() returning nothing for five builders over three starting registrations (FOO, BAR with a reassignment "
+        "in progress, BAZ), each with no target change.  The model's controller never runs its builder without a "
+        "target change under the ONLINE or UNCLEAN election (a fence, an unfence, an AlterPartition each change the "
+        "ISR or elect a leaderless partition's leader); only BAZ's PREFERRED case has a path (an ElectLeaders, or "
+        "the leader balancing, on a partition whose preferred replica is out of the ISR), and one trace holds one "
+        "starting registration.")
 
 
 @case(B + "testIsrChangeDoesntBumpLeaderEpoch")

@@ -258,7 +258,11 @@ out_of_scope(R + "testDeleteTopicsWithMutationQuotaExceeded", "topic deletion qu
 for _name in ("testCreatePartitions", "testCreatePartitionsWithMutationQuotaExceeded"):
     out_of_scope(R + _name, "CreatePartitions requests and quotas (admin API, not replication)")
 missing(R + "testCreatePartitionsFailsWhenAllBrokersAreFencedOrInControlledShutdown", "topic creation",
-        "New partitions need an active broker for their replicas.")
+        "CreatePartitions without an assignment: the replica placer (StripedReplicaPlacer over the heartbeat "
+        "manager's usable brokers) places the new partition and the controller refuses it with "
+        "INVALID_REPLICATION_FACTOR when none of the placed replicas is active; the model's admin always names the "
+        "replicas (the model's assignment, as a manual one), which the controller refuses with "
+        "INVALID_REPLICA_ASSIGNMENT instead (testCreatePartitionsFailsWithManualAssignmentWithAllFenced).")
 for _name in ("testValidateGoodManualPartitionAssignments", "testValidateBadManualPartitionAssignments"):
     out_of_scope(R + _name, "validation of manual replica assignments (admin API, not replication)")
 REQUESTS_REFUSED = ("the answers to requests the controller refuses (UNKNOWN_TOPIC_OR_PARTITION for a partition that "
@@ -446,10 +450,63 @@ def cancel_reassign_partitions():
     return c
 
 
-missing(R + "testManualPartitionAssignmentOnAllFencedBrokers", "topic creation",
-        "Creating a topic on fenced brokers only.")
-missing(R + "testCreatePartitionsFailsWithManualAssignmentWithAllFenced", "topic creation",
-        "Creating partitions on fenced brokers only.")
+@case(R + "testManualPartitionAssignmentOnAllFencedBrokers")
+def manual_partition_assignment_on_all_fenced_brokers():
+    c = Case(R + "testManualPartitionAssignmentOnAllFencedBrokers",
+             "Creating foo with the manual assignment [0, 1, 2] while brokers 0 to 3 are registered and fenced is "
+             "refused with INVALID_REPLICA_ASSIGNMENT, and no record is written.",
+             n_brokers=4, initial_partitions=0, max_partition_creations=1, max_session_expirations=4)
+    c.adapt("The model's topic, not created at the start (initial_partitions 0), on the model's assignment [0, 1, 2], "
+            "which the model's admin sends as a manual one.  Kafka registers brokers 0 to 3 and never unfences them; "
+            "here the formed cluster's brokers are fenced when their heartbeats are lost, and the clock stays still so "
+            "that no heartbeat unfences them.  The refusal is observed in the controller's answer for partition 0 "
+            "(ghost.responses.create_partitions) and in the metadata log, unchanged.")
+    c.unchecked("the error message")
+    c.fence(0, 1, 2, 3)
+    before = len(c.s.quorum.log)
+    c.do(A.CreateTopic())
+    c.check("ghost.responses.create_partitions.0", "INVALID_REPLICA_ASSIGNMENT", "createTestTopic's expected error: "
+            "INVALID_REPLICA_ASSIGNMENT")
+    c.check("quorum.batch_ends.-1", before, "no record: the metadata log is as it was")
+    c.check("zk.assignment.0", [], "foo has no partition: nothing was created")
+    return c
+
+
+@case(R + "testCreatePartitionsFailsWithManualAssignmentWithAllFenced")
+def create_partitions_fails_with_manual_assignment_with_all_fenced():
+    c = Case(R + "testCreatePartitionsFailsWithManualAssignmentWithAllFenced",
+             "Adding foo's second partition on brokers that are all fenced is refused with INVALID_REPLICA_ASSIGNMENT; "
+             "on replicas of which one is unfenced it is created: ISR that replica alone, which leads, RECOVERED, "
+             "leader and partition epoch 0.",
+             n_brokers=6, n_partitions=2, initial_partitions=1, max_partition_creations=2,
+             max_session_expirations=3)
+    c.adapt("foo is the model's topic with partition 0 ([0, 1, 2]) created at the start and partition 1 not yet "
+            "(initial_partitions 1); partition 1's replicas are the model's assignment, [1, 2, 3], which the model's "
+            "admin sends as a manual one.  Kafka's brokers 3, 4 and 5 (registered, never unfenced) are the model's 1, "
+            "2 and 3, fenced when their heartbeats are lost; 2 and 3 then stop, so that the clock can run to broker "
+            "1's heartbeat without theirs unfencing them.  Kafka's second request names other replicas, [2, 4, 5] "
+            "with 2 unfenced; the model's admin always names partition 1's, so here it is the same request again "
+            "after broker 1 is unfenced: replicas [1, 2, 3] with 1 active, as Kafka's has 2.  The refusal is "
+            "observed in the controller's answer for partition 1 (ghost.responses.create_partitions) and in the "
+            "metadata log, unchanged.")
+    c.unchecked("the replicas' directories; the error message")
+    c.formed().fence(1, 2, 3).crash(2).crash(3)
+    before = len(c.s.quorum.log)
+    c.do(A.CreatePartitions())
+    c.check("ghost.responses.create_partitions.1", "INVALID_REPLICA_ASSIGNMENT", "createPartitions([3, 4, 5]): "
+            "INVALID_REPLICA_ASSIGNMENT")
+    c.check("quorum.batch_ends.-1", before, "no record: the metadata log is as it was")
+    c.check("zk.assignment.1", [], "partition 1 was not created")
+    c.unfence(1)
+    c.do(A.CreatePartitions())
+    c.check("ghost.responses.create_partitions.1", "NONE", "createPartitions([2, 4, 5]): NONE")
+    c.check("quorum.log.-1.created", True, "a PartitionRecord")
+    return c.check_whole_registration("quorum.partitions.1", "getPartition(fooId, 1): replicas [2, 4, 5] (model "
+                                      "[1, 2, 3]), ISR [2] (model [1]), leader 2 (model 1), RECOVERED, leader and "
+                                      "partition epoch 0", replicas=[1, 2, 3], isr=[1], leader=1, leader_epoch=0,
+                                      partition_epoch=0)
+
+
 @case(R + "testElectUncleanLeaders_WithoutElr")
 def elect_unclean_leaders_without_elr():
     c = Case(R + "testElectUncleanLeaders_WithoutElr",
@@ -490,8 +547,11 @@ def elect_unclean_leaders_without_elr():
         c.check(f"ghost.responses.elect_leaders.0.{p}", "ELECTION_NOT_NEEDED", "Kafka's expectedResponse")
     return c
 
-missing(R + "testPreferredElectionDoesNotTriggerUncleanElection", "elect leaders",
-        "ElectLeaders with the PREFERRED type on a leaderless partition with unclean election enabled.")
+missing(R + "testPreferredElectionDoesNotTriggerUncleanElection", "dynamic config",
+        "ElectLeaders with the PREFERRED type on a leaderless partition whose ISR holds only a fenced broker while "
+        "another replica is active, after unclean.leader.election.enable is turned on: with it on from the start, the "
+        "unfencing of that replica (handleBrokerUnfenced) elects it uncleanly before any request, and with it off the "
+        "trace would not test what the case is about.")
 
 
 @case(R + "testFenceMultipleBrokers")
@@ -538,7 +598,65 @@ def elect_preferred_leaders():
     for p in range(3):
         c.check_registration("no record (election1Result.records() is empty)", p=p, partition_epoch=epochs[p])
     return c
-missing(R + "testBalancePartitionLeaders", "elect leaders", "The controller's automatic leader balancing.")
+
+
+@case(R + "testBalancePartitionLeaders")
+def balance_partition_leaders():
+    c = Case(R + "testBalancePartitionLeaders",
+             "With brokers 0 and 1 fenced, [1, 2, 3] and [0, 2, 1] are led by 2: the partitions are imbalanced.  Once 1 "
+             "is unfenced and back in the ISR of [1, 2, 3], the controller's leader balancing writes one record, leader "
+             "1 for that partition, and the partitions stay imbalanced; once 0 is unfenced and back in the ISR of "
+             "[0, 2, 1], the next run writes leader 0 for it, and no partition is imbalanced.",
+             preset_name="kraft-leader-balance", n_brokers=5, n_partitions=3, replication_factor=3)
+    c.adapt("The model's assignment is [0, 1, 2], [1, 2, 3], [2, 3, 4]: Kafka's partitions 0 and 1 ([1, 2, 3], "
+            "[2, 3, 4]) are the model's 1 and 2, Kafka's partition 2 ([0, 2, 1]) the model's 0 ([0, 1, 2]: the same "
+            "preferred replica, 0).  Kafka creates the topic while 0 and 1 are fenced; here the formed cluster's "
+            "brokers 0 and 1 are fenced when their heartbeats are lost, which moves the leaderships of the model's 0 "
+            "and 1 to 2.  arePartitionLeadersImbalanced is observed as the balancing run being scheduled "
+            "(quorum.next_balance_ms, leader.imbalance.check.interval 10 s in the preset: a run is scheduled after a "
+            "write that leaves a partition imbalanced, and only then), and maybeBalancePartitionLeaders is that run "
+            "when it falls due (AutoLeaderRebalance).  Broker 0 stops after it is fenced, so that the clock can run "
+            "without its heartbeats unfencing it; ctx.unfenceBrokers(0) is its restart (a new registration) and the "
+            "heartbeat that unfences it.  Kafka's ctx.alterPartition requests are leader 2's own expansions once the "
+            "unfenced broker fetches (broker 1 joins the ISR of the model's 0 too: its preferred replica 0 is fenced "
+            "then, so the first run leaves it led by 2, as Kafka's does).")
+    c.unchecked("the response's 'reschedule immediately' flag (false: the model reschedules IMMEDIATELY only past "
+                "1,000 elections in a run, which one topic of three partitions never reaches)")
+    c.formed().fence(0, 1).crash(0)
+    t0 = c.s.now
+    c.check_registration("Kafka's partition 0 ([1, 2, 3]): leader 2", p=1, leader=2, isr=[2, 3])
+    c.check_registration("Kafka's partition 2 ([0, 2, 1]): leader 2", p=0, leader=2, isr=[2])
+    c.check("quorum.next_balance_ms", t0 + 10000, "arePartitionLeadersImbalanced(): a balancing run is scheduled, "
+            "10 s after the fences' writes")
+    c.unfence(1).replay(1, 2)
+    c.fetch(1, p=1, rounds=2).fetch(1, p=0, rounds=2).alter(2)
+    c.check_registration("Kafka's alterPartition: ISR [1, 2, 3], leader 2, leader epoch unchanged (the model's 1: "
+                         "the fence of 1 moved the leadership; Kafka's 0)", p=1, leader=2, isr=[1, 2, 3], leader_epoch=1)
+    c.check_registration("broker 1 is back in the ISR of Kafka's partition 2 too; its preferred replica 0 is fenced",
+                         p=0, leader=2, isr=[1, 2])
+    c.sleep(t0 + 10000 - c.s.now, run_at_end=False)
+    before = len(c.s.quorum.log)
+    c.do(A.AutoLeaderRebalance(-1))
+    c.check("quorum.batch_ends.-1", before + 1, "balanceResult.records(): one record")
+    c.check("quorum.log.-1.partition", 1, "a PartitionChangeRecord for Kafka's partition 0")
+    c.check("quorum.log.-1.registration.leader", 1, "expectedChangeRecord: leader 1")
+    c.check("quorum.log.-1.registration.isr", [1, 2, 3], "expectedChangeRecord sets no ISR: it stays [1, 2, 3]")
+    c.check("quorum.log.-1.registration.leader_epoch", 2, "a new leader: leader epoch + 1 (Kafka's 1)")
+    c.check("quorum.next_balance_ms", t0 + 20000, "arePartitionLeadersImbalanced() is still true: the next run is "
+            "scheduled (DEFERRED, 10 s later)")
+    c.restart(0).unfence(0).replay()
+    c.fetch(0, p=0, rounds=2).alter(2)
+    c.check_registration("Kafka's alterPartition: ISR [0, 2, 1], leader 2", p=0, leader=2, isr=[0, 1, 2])
+    c.sleep(t0 + 20000 - c.s.now, run_at_end=False)
+    before = len(c.s.quorum.log)
+    c.do(A.AutoLeaderRebalance(-1))
+    c.check("quorum.batch_ends.-1", before + 1, "balanceResult.records(): one record")
+    c.check("quorum.log.-1.partition", 0, "a PartitionChangeRecord for Kafka's partition 2")
+    c.check("quorum.log.-1.registration.leader", 0, "expectedChangeRecord: leader 0")
+    c.check("quorum.next_balance_ms", -1, "arePartitionLeadersImbalanced() is false: no run scheduled")
+    return c
+
+
 out_of_scope(R + "testKRaftClusterDescriber", "the cluster describer's accessors (racks, default directories)")
 
 
@@ -566,7 +684,8 @@ def heartbeat_in_controlled_shutdown():
 
 missing(R + "testProcessExpiredBrokerHeartbeat", "controller queue",
         "processExpiredBrokerHeartbeat: a heartbeat that timed out in the controller's queue still touches the "
-        "session.")
+        "session and records its metadata offset, without the state machine's answer.  The model's controller "
+        "handles each heartbeat in the step that sends it (no event queue, no request timeout), so none expires.")
 @case(R + "testReassignPartitionsHandlesNewReassignmentThatRemovesPreviouslyAddingReplicas")
 def new_reassignment_removes_adding_replicas():
     name = R + "testReassignPartitionsHandlesNewReassignmentThatRemovesPreviouslyAddingReplicas"

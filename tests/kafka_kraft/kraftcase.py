@@ -268,11 +268,13 @@ class Case(CaseBase):
         return self.do(A.IsrExpiration(b))
 
     def run_due_tasks(self, skip=()) -> "Case":
-        """Everything the cluster does on its own that is due now: the controller's stale-broker check, each live
-        broker's heartbeat, ISR expiration, HW checkpoint and delayed produce timeouts."""
+        """Everything the cluster does on its own that is due now: the controller's stale-broker check and leader
+        balancing, each live broker's heartbeat, ISR expiration, HW checkpoint and delayed produce timeouts."""
         for b in range(len(self.s.brokers)):
             if step(self.cfg, self.s, A.FenceStaleBroker(b)) is not None:
                 self.do(A.FenceStaleBroker(b))
+        if "balance" not in skip and 0 <= self.s.quorum.next_balance_ms <= self.s.now:
+            self.do(A.AutoLeaderRebalance(-1))               # the quorum controller's leader balancing, when due
         for b in range(len(self.s.brokers)):
             br = self.s.brokers[b]
             if not br.alive:
@@ -302,14 +304,13 @@ MISSING = {
     "topic deletion": "topic deletion and unknown topic ids",
     "broker interleaving": "another thread of the broker acting inside one request's handling (the model's leader "
                            "handles a follower's fetch, its read and its fetch-state update, in one step)",
-    "topic creation": "a topic or partition creation the quorum controller refuses (the model's admin creates only "
-                      "what it accepts)",
+    "topic creation": "a topic or partition creation without a manual assignment (the controller's replica placer: the "
+                      "model's admin always names the replicas)",
     "KIP-704": "leader recovery state (KIP-704: RECOVERING after an unclean election)",
     "unclean recovery": "KIP-966 part 2: last-known-leader election and lastKnownElr (unclean.recovery.strategy)",
     "directories": "log directories (JBOD directory assignment, KIP-858; offline directories)",
-    "elect leaders": "ElectLeaders on several partitions and topics (some unknown) in one request, on situations "
-                     "the formed cluster reaches only through many steps (the model's takes one partition), and "
-                     "leader balancing",
+    "dynamic config": "a topic configuration changed at run time (alterTopicConfig: the model's configuration is "
+                      "fixed for a run)",
     "controller answers": "AlterPartition answers the model's quorum controller never gives a leader's own request "
                           "(network failures, UNKNOWN_SERVER_ERROR, INVALID_REQUEST, NEW_LEADER_ELECTED without "
                           "reassignment)",
