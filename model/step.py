@@ -240,13 +240,16 @@ def g_alter_isr_response(cfg, s, a) -> bool:
     return inflight is not None and inflight.response is not None
 
 
-def g_alter_isr_failed(cfg, s, a) -> bool:
-    """A live broker's request in flight that no controller has handled, within ``max_alter_isr_failures``."""
-    if not _b(s, a) or a.error not in A.ALTER_ISR_FAULT_ERRORS or s.ghost.alter_isr_failures >= cfg.max_alter_isr_failures:
-        return False
-    br = s.brokers[a.broker]
+def _alter_isr_unhandled(br) -> bool:
+    """A live broker's own request in flight that no controller has handled (what AlterIsrFailed may answer)."""
     inflight = br.alter_isr_inflight
     return br.alive and inflight is not None and inflight.response is None and not inflight.orphan
+
+
+def g_alter_isr_failed(cfg, s, a) -> bool:
+    """``_alter_isr_unhandled``, within ``max_alter_isr_failures``."""
+    return (_b(s, a) and a.error in A.ALTER_ISR_FAULT_ERRORS and s.ghost.alter_isr_failures < cfg.max_alter_isr_failures
+            and _alter_isr_unhandled(s.brokers[a.broker]))
 
 
 def g_isr_expiration(cfg, s, a) -> bool:
@@ -859,11 +862,6 @@ def e_consumer_fetch_wait(cfg, s, a):
                              a.current_leader_epoch, a.client_metadata, a.rack, a.isolation)
 
 
-def e_delayed_fetch_expire(cfg, s, a):
-    expire_delayed_fetch(cfg, s, s.broker_mut(a.broker), a.request)
-
-
-# =========================================================================== enumeration
 def e_orphan_received(cfg, s, a):
     o = orphan_of(s, a)
     br = s.broker_mut(a.broker)
@@ -875,20 +873,24 @@ def e_orphan_received(cfg, s, a):
         deliver_orphan_fetch(cfg, s, a.broker, o)
 
 
+def e_delayed_fetch_expire(cfg, s, a):
+    expire_delayed_fetch(cfg, s, s.broker_mut(a.broker), a.request)
+
+
+# =========================================================================== enumeration
 def orphan_actions(s: ClusterState) -> list:
     """One OrphanRequestReceived per (broker, api, partition) with a request on its way, by broker then send order."""
     g = []
     for br in s.brokers:
-        if br.orphans:
-            for o in br.orphans:
-                if type(o) is OrphanHeartbeat:
-                    a = A.OrphanRequestReceived(br.broker_id, "BROKER_HEARTBEAT", -1)
-                elif s.brokers[o.leader].alive:
-                    a = A.OrphanRequestReceived(br.broker_id, "FETCH", o.partition)
-                else:
-                    continue
-                if a not in g:
-                    g.append(a)
+        for o in br.orphans:
+            if type(o) is OrphanHeartbeat:
+                a = A.OrphanRequestReceived(br.broker_id, "BROKER_HEARTBEAT", -1)
+            elif s.brokers[o.leader].alive:
+                a = A.OrphanRequestReceived(br.broker_id, "FETCH", o.partition)
+            else:
+                continue
+            if a not in g:
+                g.append(a)
     return g
 
 
@@ -1468,20 +1470,13 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
         if g:
             group(g)
     if cfg.kip_497 and (every or A.AlterIsrFailed in kinds) and s.ghost.alter_isr_failures < cfg.max_alter_isr_failures:
-        g = []
-        for br in brokers:
-            inflight = br.alter_isr_inflight
-            if br.alive and inflight is not None and inflight.response is None and not inflight.orphan:
-                g.extend(T.alter_isr_failed[br.broker_id])
+        g = [a for br in brokers if _alter_isr_unhandled(br) for a in T.alter_isr_failed[br.broker_id]]
         if g:
             group(g)
     if kraft and (every or A.OrphanRequestReceived in kinds):
-        for br in brokers:
-            if br.orphans:
-                g = orphan_actions(s)
-                if g:
-                    group(g)
-                break
+        g = orphan_actions(s)
+        if g:
+            group(g)
     return groups
 
 
