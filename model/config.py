@@ -755,6 +755,13 @@ PRESETS: dict[str, Preset] = {
                "Kafka 3.7.0 in KRaft mode: kafka-3.6 with KAFKA-15583 (KIP-966 part 1): a leader's HW advances only "
                "while its ISR has min(min.insync.replicas, RF) members. Eligible Leader Replicas are behind a feature "
                "that 3.7 leaves off.", "3.7.0, KAFKA-15583"),
+        Preset("kraft-forged-alter-partition", _KRAFT_37.replace(max_forged_alter_partitions=2), "pass",
+               "kafka-3.7 with up to two AlterPartition requests no leader of the model sends (AlterPartitionReceived, "
+               "a Kafka-compatible broker that does not follow the protocol), each the leader's request wrong in one "
+               "field: another sender, a stale broker epoch, a leader or partition epoch one off, an ISR with a "
+               "non-replica, without the leader, with the leader twice or with a replica not active, a recovery state "
+               "KIP-704 forbids. The controller refuses each (ReplicationControlManager.validateAlterPartitionData, "
+               "3.7.0) and writes nothing. Safe.", "3.7.0, testInvalidAlterPartitionRequests"),
         Preset("kafka-4.0", _KRAFT_37, "pass",
                "Kafka 4.0.0: KRaft only (ZooKeeper removed), replication as kafka-3.7; the ELR feature is available "
                "but off by default.", "4.0.0"),
