@@ -723,14 +723,17 @@ def process_expired_broker_heartbeat():
              "Brokers 0, 1, 2 registered and unfenced; 100 ms later a heartbeat of broker 0 that timed out in the "
              "controller's queue (processExpiredBrokerHeartbeat) still touches its session: its last contact is "
              "now, and its metadata offset the heartbeat's.", max_expired_heartbeats=1)
-    c.adapt("The heartbeat is broker 0's own, due one heartbeat interval after its first (Kafka's test calls "
-            "processExpiredBrokerHeartbeat by hand 100 ms after the start): ExpiredBrokerHeartbeat, the heartbeat "
-            "timing out in the controller's queue.  Its metadata offset is the broker's replayed offset, the end of "
-            "the formed cluster's log (Kafka's request says 123).")
+    c.adapt("The heartbeat is broker 0's own, due one heartbeat interval (2 s) after its first, which it sent before "
+            "replaying anything (Kafka's test calls processExpiredBrokerHeartbeat by hand 100 ms after the start): "
+            "ExpiredBrokerHeartbeat, the heartbeat timing out in the controller's queue.  Its metadata offset is the "
+            "broker's replayed offset, the end of the formed cluster's log (Kafka's request says 123).")
     c.unchecked("the broker's side, which Kafka's test does not reach: it reads REQUEST_TIMED_OUT and its lifecycle "
                 "manager retries 100 ms later (tests/test_forged_requests.py)")
+    c.heartbeat(0)                  # broker 0's first heartbeat, before it replays: offset 0, at the start
+    c.check("quorum.reported_offsets.0", 0, "before: the controller holds offset 0 for broker 0")
     c.formed().run_due_tasks()
     due = c.cfg.start_time_ms + c.cfg.broker_heartbeat_interval_ms
+    c.check("quorum.last_contact_ms.0", c.cfg.start_time_ms, "before: broker 0's last contact is the start")
     c.sleep(due - c.s.now, run_at_end=False)
     c.do(A.ExpiredBrokerHeartbeat(0))
     c.check("quorum.last_contact_ms.0", due, "lastContactNs: the time the expired heartbeat was processed")
