@@ -50,6 +50,7 @@ _KIND = {
     A.ControllerProcessReassignmentIsrChange: "control", A.PrepareIsrExpand: "control",
     A.AlterIsrFailed: "fault",
     A.OrphanRequestReceived: "fetch",
+    A.AlterPartitionReceived: "fault", A.ExpiredBrokerHeartbeat: "fault",
 }
 COLOURS = {"append": "#1f77b4", "fetch": "#2ca02c", "truncation": "#d62728", "isr": "#9467bd",
            "control": "#8c564b", "election": "#ff7f0e", "fault": "#000000", "task": "#7f7f7f",
@@ -161,6 +162,9 @@ def build(trace, invariants=SAFETY, sentence: str | None = None, attribution: st
         elif t is A.OrphanRequestReceived:     # an earlier incarnation's request: drawn at its receiver
             o = orphan_of(s, a)
             lane = _lane(o.leader) if a.api == "FETCH" and o is not None else CONTROLLER
+        elif t is A.AlterPartitionReceived:     # handled by the controller, answered to no one
+            lane = CONTROLLER
+            label += ": " + s2.ghost.forged_answers[-1]
         elif t is A.ListOffsets:
             lane = _lane(a.broker)
             r = s2.ghost.responses.list_offsets[a.broker][a.partition]

@@ -454,6 +454,33 @@ class OrphanRequestReceived:
     partition: int = -1
 
 
+#: LeaderRecoveryState (KIP-704, Kafka 3.2.0) as an AlterPartition carries it
+LEADER_RECOVERY_STATES = ("RECOVERED", "RECOVERING")
+
+
+@dataclass(frozen=True, slots=True)
+class AlterPartitionReceived:
+    """A fault for implementers of Kafka-compatible brokers (KRaft): the quorum controller handles an AlterPartition for
+    ``partition`` that no leader of the model sends, every field as given: from ``broker`` at ``broker_epoch``, in
+    ``leader_epoch`` and ``partition_epoch``, proposing ISR ``isr`` ("0,1,3", in its order; each member's broker epoch
+    -1, unchecked) and ``leader_recovery_state``; the answer goes to no one."""
+    broker: int
+    partition: int
+    broker_epoch: int
+    leader_epoch: int
+    partition_epoch: int
+    isr: str
+    leader_recovery_state: str = "RECOVERED"
+
+
+@dataclass(frozen=True, slots=True)
+class ExpiredBrokerHeartbeat:
+    """A fault (KRaft): broker ``broker``'s heartbeat, due now, times out in the quorum controller's event queue
+    (QuorumController.processBrokerHeartbeat's deadline, Kafka 3.7.0): the controller only touches the session and
+    records the metadata offset (processExpiredBrokerHeartbeat); the broker reads REQUEST_TIMED_OUT and retries."""
+    broker: int
+
+
 Action = Union[
     ElectController, ControllerProcessBrokerChange, ControllerProcessIsrChangeNotification, ControllerResign,
     DeliverControlRequest, Produce, ConsumerFetch, FetchRequest, FetchResponse, OffsetsForLeaderEpoch,
@@ -469,7 +496,7 @@ Action = Union[
     ControllerProcessStopReplicaResponse,
     ConsumerFetchWait, DelayedFetchExpire,
     ReassignPartitions, ControllerProcessPartitionReassignment, ControllerProcessReassignmentIsrChange,
-    PrepareIsrExpand, AlterIsrFailed, OrphanRequestReceived,
+    PrepareIsrExpand, AlterIsrFailed, OrphanRequestReceived, AlterPartitionReceived, ExpiredBrokerHeartbeat,
 ]
 
 #: The protocol's exchanges as the model splits them into steps: an action type -> (a type that carries the same
@@ -577,6 +604,8 @@ def action_from_json(data: object):
         raise ActionError(f"{name}: election_type must be one of {', '.join(ELECTION_TYPES)}")
     if cls is AlterIsrFailed and kwargs["error"] not in ALTER_ISR_FAULT_ERRORS:
         raise ActionError(f"{name}: error must be one of {', '.join(ALTER_ISR_FAULT_ERRORS)}")
+    if cls is AlterPartitionReceived:
+        _check_alter_partition_received(kwargs)
     if cls is ConsumerFetchWithClientMetadata and kwargs.get("current_leader_epoch", -1) < -1:
         raise ActionError(f"{name}: current_leader_epoch must be >= -1, got {kwargs['current_leader_epoch']}")
     if cls is ReassignPartitions and kwargs["replicas"] != "":     # "": KRaft's cancel
@@ -596,6 +625,33 @@ def action_from_json(data: object):
             if kwargs.get(fname, -1) < low:
                 raise ActionError(f"ListOffsets: {fname} must be >= {low}, got {kwargs[fname]}")
     return cls(**kwargs)
+
+
+def parse_isr(text: str) -> tuple:
+    """``"0,1,3"`` -> (0, 1, 3): an AlterPartitionReceived's ISR, in its order, duplicates kept ("": empty); ValueError
+    if malformed."""
+    try:
+        isr = tuple(int(x) for x in text.split(",")) if text else ()
+    except ValueError:
+        isr = (-1,)
+    if any(r < 0 for r in isr):
+        raise ValueError(f"isr must be broker ids >= 0 separated by commas, got {text!r}")
+    return isr
+
+
+def _check_alter_partition_received(kwargs: dict) -> None:
+    """ActionError unless an AlterPartitionReceived's values can be sent at all: ids and epochs >= 0, an ISR of ids,
+    a recovery state of KIP-704's."""
+    for fname in ("broker", "partition", "broker_epoch", "leader_epoch", "partition_epoch"):
+        if kwargs[fname] < 0:
+            raise ActionError(f"AlterPartitionReceived: {fname} must be >= 0, got {kwargs[fname]}")
+    try:
+        parse_isr(kwargs["isr"])
+    except ValueError as e:
+        raise ActionError(f"AlterPartitionReceived: {e}") from None
+    if kwargs.get("leader_recovery_state", "RECOVERED") not in LEADER_RECOVERY_STATES:
+        raise ActionError(f"AlterPartitionReceived: leader_recovery_state must be one of "
+                          f"{', '.join(LEADER_RECOVERY_STATES)}")
 
 
 def describe(a) -> str:

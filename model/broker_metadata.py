@@ -10,11 +10,12 @@ unfenced once it has replayed its own registration.
 
 from __future__ import annotations
 
+from . import errors as E
 from .config import ModelConfig
 from .delayed import note_error
 from .node import replace_at
 from .partition import make_follower_3x, make_leader_3x
-from .quorum_controller import broker_heartbeat, register_broker
+from .quorum_controller import broker_heartbeat, process_expired_heartbeat, register_broker
 from .replica_manager import start_fetching, stop_replica
 from .requests import LeaderAndIsrPartitionState
 from .state import (OFFLINE, REMOVED, Broker, BrokerRegistrationChangeRecord, ClusterState, FenceBrokerRecord,
@@ -138,6 +139,23 @@ def heartbeat(cfg: ModelConfig, s: ClusterState, b: int) -> str:
     return error
 
 
+#: BrokerLifecycleManager's resendExponentialBackoff (Kafka 3.7.0): 100 ms after a first failed heartbeat
+HEARTBEAT_RETRY_BACKOFF_MS = 100
+
+
+def expired_heartbeat(cfg: ModelConfig, s: ClusterState, b: int) -> str:
+    """A heartbeat that times out in the quorum controller's event queue (QuorumController.processBrokerHeartbeat's
+    whenComplete, Kafka 3.7.0): processExpiredBrokerHeartbeat on the controller, and the broker's
+    BrokerHeartbeatResponseHandler reads REQUEST_TIMED_OUT (ControllerApis: Errors.forException of the queue's
+    TimeoutException) and schedules the next one after a failure (scheduleNextCommunicationAfterFailure)."""
+    br = s.broker_mut(b)
+    br.next_heartbeat_ms = s.now + HEARTBEAT_RETRY_BACKOFF_MS
+    process_expired_heartbeat(cfg, s, b, br.broker_epoch, br.metadata_offset)
+    s.ghost_mut().expired_heartbeats += 1
+    note_error(s, E.REQUEST_TIMED_OUT)
+    return E.REQUEST_TIMED_OUT
+
+
 def deliver_orphan_heartbeat(cfg: ModelConfig, s: ClusterState, b: int, hb) -> str:
     """QuorumController.processBrokerHeartbeat (Kafka 3.5.0) for a heartbeat b's earlier incarnation sent: handled with
     the broker epoch it carries (checkBrokerEpoch: STALE_BROKER_EPOCH once b has registered again), answer lost."""
@@ -160,4 +178,5 @@ def register(cfg: ModelConfig, s: ClusterState, br: Broker) -> None:
     br.next_heartbeat_ms = s.now
 
 
-__all__ = ["apply_next_record", "apply_delta", "deliver_orphan_heartbeat", "heartbeat", "register"]
+__all__ = ["apply_next_record", "apply_delta", "deliver_orphan_heartbeat", "expired_heartbeat", "heartbeat",
+           "register"]

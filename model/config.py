@@ -200,6 +200,13 @@ class ModelConfig:
     #: AlterIsr / AlterPartition requests answered with an error no controller of the model gives (``AlterIsrFailed``:
     #: a network failure, a controller's internal error, a request found malformed); 0, the default, offers none
     max_alter_isr_failures: int = 0
+    #: KRaft: AlterPartition requests no leader of the model sends, each invalid in one field, that the quorum
+    #: controller must refuse (``AlterPartitionReceived``: a Kafka-compatible broker that does not follow the
+    #: protocol); 0, the default, offers none
+    max_forged_alter_partitions: int = 0
+    #: KRaft: heartbeats that time out in the quorum controller's event queue (``ExpiredBrokerHeartbeat``); 0, the
+    #: default, offers none
+    max_expired_heartbeats: int = 0
     #: admin requests of a preferred-replica leader election (``PreferredReplicaElection``: kafka-preferred-replica-election
     #: writes /admin/preferred_replica_election, and ``ElectLeaders``; in KRaft ElectLeaders only, PREFERRED or
     #: UNCLEAN); 0, the default, offers none
@@ -342,6 +349,7 @@ class ModelConfig:
             errors.append("tick_ms must be a non-empty list of positive integers")
         for name in ("max_records", "max_crashes", "max_session_expirations",
                      "max_controller_epoch", "max_controller_moves", "max_flushes", "max_disk_wipes", "max_alter_isr_failures",
+                     "max_forged_alter_partitions", "max_expired_heartbeats",
                      "max_delete_records", "max_retention_runs", "retention_records",
                      "max_partition_creations", "max_topic_deletions"):
             if getattr(self, name) < 0:
@@ -431,6 +439,7 @@ LATER_FIELDS += ("make_leader_keeps_pending_isr",)
 LATER_FIELDS += ("kafka_19522",)
 LATER_FIELDS += ("kafka_14010", "max_alter_isr_failures")
 LATER_FIELDS += ("follower_clears_remote_replicas", "kafka_13837")
+LATER_FIELDS += ("max_forged_alter_partitions", "max_expired_heartbeats")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(ModelConfig)}
 
 
@@ -746,6 +755,13 @@ PRESETS: dict[str, Preset] = {
                "Kafka 3.7.0 in KRaft mode: kafka-3.6 with KAFKA-15583 (KIP-966 part 1): a leader's HW advances only "
                "while its ISR has min(min.insync.replicas, RF) members. Eligible Leader Replicas are behind a feature "
                "that 3.7 leaves off.", "3.7.0, KAFKA-15583"),
+        Preset("kraft-forged-alter-partition", _KRAFT_37.replace(max_forged_alter_partitions=2), "pass",
+               "kafka-3.7 with up to two AlterPartition requests no leader of the model sends (AlterPartitionReceived, "
+               "a Kafka-compatible broker that does not follow the protocol), each the leader's request wrong in one "
+               "field: another sender, a stale broker epoch, a leader or partition epoch one off, an ISR with a "
+               "non-replica, without the leader, with the leader twice or with a replica not active, a recovery state "
+               "KIP-704 forbids. The controller refuses each (ReplicationControlManager.validateAlterPartitionData, "
+               "3.7.0) and writes nothing. Safe.", "3.7.0, testInvalidAlterPartitionRequests"),
         Preset("kafka-4.0", _KRAFT_37, "pass",
                "Kafka 4.0.0: KRaft only (ZooKeeper removed), replication as kafka-3.7; the ELR feature is available "
                "but off by default.", "4.0.0"),

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 
+from . import actions as A
 from . import errors as E
 from .config import ModelConfig
+from .delayed import note_error
 from .losses import note_unclean_election
 from .node import replace_at
-from .requests import AlterIsrPartitionResult, AlterIsrResponseData
+from .requests import AlterIsrPartition, AlterIsrPartitionResult, AlterIsrRequestData, AlterIsrResponseData
 from .state import (NO_LEADER, REMOVED, BrokerRegistration, BrokerRegistrationChangeRecord, ClusterState,
                     FenceBrokerRecord, PartitionChangeRecord, PartitionRegistration, Quorum, RegisterBrokerRecord,
                     RemoveTopicRecord, UnfenceBrokerRecord)
@@ -573,3 +575,107 @@ def _validate(cfg: ModelConfig, q: Quorum, b: int, part, item) -> str:
     if cfg.kafka_13916 and cfg.kip_903 and any(e != -1 and q.registrations[r].epoch != e for r, e in zip(new_isr, item.isr_epochs)):
         return E.INELIGIBLE_REPLICA                          # ... or a broker epoch mismatch (KIP-903, 3.5.0)
     return E.NONE
+
+
+# --------------------------------------------------------------------------- requests no leader of the model sends
+def forged_alter_partition(cfg: ModelConfig, s: ClusterState, a) -> str:
+    """ReplicationControlManager.alterPartition (Kafka 3.7.0) on an AlterPartition no leader of the model sends
+    (``AlterPartitionReceived``, as ReplicationControlManagerTest writes them by hand): every check and error of a
+    leader's request; the answer goes to no one (the sender's own request, if any, keeps its slot).  Returns the
+    answer: the request's error, else its partition's."""
+    item = _item_of(a)
+    defect = alter_partition_defect(cfg, s.quorum, a.broker, a.broker_epoch, item)
+    response = alter_partition(cfg, s, AlterIsrRequestData(a.broker, a.broker_epoch, (item,)))
+    answer = response.error if response.error != E.NONE else response.partitions[0].error
+    note_error(s, answer)
+    g = s.ghost_mut()
+    g.forged_answers = g.forged_answers + (answer,)
+    if defect is not None and answer in (E.NONE, E.NEW_LEADER_ELECTED):     # a record written, or a no-op answered
+        g.forged_accepted = g.forged_accepted + ((a.partition, defect),)
+    return answer
+
+
+def alter_partition_defect(cfg: ModelConfig, q: Quorum, b: int, broker_epoch: int, item) -> str | None:
+    """What makes an AlterPartition one the quorum controller must refuse (the contract of
+    ReplicationControlManager.alterPartition, Kafka 3.7.0, stated as what a valid request is, not in its check order),
+    or None: only the partition's leader, in the incarnation the controller registers, at the registration's leader and
+    partition epochs, may propose distinct replicas of the partition that include itself, each registered, unfenced
+    and not shutting down (KIP-841), with a recovery state KIP-704 allows."""
+    reg = q.registrations[b] if 0 <= b < len(q.registrations) else None
+    part = q.partitions[item.partition] if 0 <= item.partition < len(q.partitions) else None
+    isr = tuple(item.new_isr)
+    facts = (
+        (reg is None or reg.epoch != broker_epoch, "a broker epoch the controller does not register"),
+        (part is None or part.removed, "no such partition"),
+        (part is not None and item.leader_epoch != part.leader_epoch, "another leader epoch"),
+        (part is not None and cfg.partition_epoch_check and item.zk_version != part.partition_epoch,
+         "another partition epoch"),
+        (part is not None and b != part.leader, "a sender that does not lead"),
+        (part is not None and (len(set(isr)) != len(isr) or not set(isr) <= set(part.replicas)
+                               or b not in isr), "an ISR that is not distinct replicas with the sender"),
+        (item.leader_recovery_state == "RECOVERING" and (len(isr) > 1 or part is None
+                                                          or part.leader_recovery_state == "RECOVERED"),
+         "a recovery state KIP-704 does not allow"),
+        (cfg.kafka_13916 and any(not is_active(q, r) for r in isr), "an ISR member that is not active"),
+    )
+    return next((why for bad, why in facts if bad), None)
+
+
+def forged_alter_partitions(cfg: ModelConfig, s: ClusterState) -> tuple:
+    """The AlterPartitionReceived values the engines draw: for each partition with a leader, the request its leader
+    could send to keep the registration as it is, wrong in one field (Kafka's testInvalidAlterPartitionRequests'
+    cases): another registered broker as sender, the leader's broker epoch, leader epoch or partition epoch one off,
+    the ISR with a broker that holds no replica, without the leader, with the leader twice or with a replica that is not
+    active, RECOVERING with more than the leader or out of RECOVERED.  Each is one the controller must refuse, none a
+    valid change of the ISR (the controller cannot tell a lagging replica from a caught-up one)."""
+    q = s.quorum
+    out = []
+    for p, part in enumerate(q.partitions):
+        lead = part.leader
+        if part.removed or lead == NO_LEADER or q.registrations[lead] is None:
+            continue
+        epoch = q.registrations[lead].epoch
+        base = A.AlterPartitionReceived(lead, p, epoch, part.leader_epoch, part.partition_epoch,
+                                        ",".join(map(str, part.isr)), part.leader_recovery_state)
+        variants = [dataclasses.replace(base, broker=b, broker_epoch=reg.epoch)
+                    for b, reg in enumerate(q.registrations) if reg is not None and b != lead]
+        variants.append(dataclasses.replace(base, broker_epoch=epoch - 1 if epoch else epoch + 1))
+        for field in ("leader_epoch", "partition_epoch"):
+            value = getattr(base, field)
+            variants += [dataclasses.replace(base, **{field: v}) for v in (value - 1, value + 1) if v >= 0]
+        outsider = next(r for r in range(len(q.registrations) + 1) if r not in part.replicas)
+        inactive = [r for r in part.replicas if r not in part.isr and not is_active(q, r)]
+        for isr in ((*part.isr, outsider), tuple(r for r in part.isr if r != lead), (*part.isr, lead),
+                    *((*part.isr, r) for r in inactive[:1])):
+            variants.append(dataclasses.replace(base, isr=",".join(map(str, isr))))
+        if part.leader_recovery_state == "RECOVERED":
+            variants.append(dataclasses.replace(base, isr=str(lead), leader_recovery_state="RECOVERING"))
+        others = [r for r in part.replicas if r != lead][:1]
+        variants.append(dataclasses.replace(base, isr=",".join(map(str, (lead, *others))),
+                                            leader_recovery_state="RECOVERING"))
+        out += [v for v in variants if alter_partition_defect(cfg, q, v.broker, v.broker_epoch, _item_of(v))]
+    return tuple(out)
+
+
+def _item_of(a) -> AlterIsrPartition:
+    """The partition data an AlterPartitionReceived carries."""
+    isr = A.parse_isr(a.isr)
+    return AlterIsrPartition(a.partition, a.leader_epoch, isr, a.partition_epoch, (-1,) * len(isr),
+                             a.leader_recovery_state)
+
+
+# --------------------------------------------------------------------------- heartbeats the controller's queue expires
+def process_expired_heartbeat(cfg: ModelConfig, s: ClusterState, b: int, broker_epoch: int,
+                              metadata_offset: int) -> None:
+    """ReplicationControlManager.processExpiredBrokerHeartbeat / BrokerHeartbeatManager.touch (Kafka 3.7.0): a
+    heartbeat that timed out in the controller's event queue touches the session and records the metadata offset
+    (a fenced broker leaves controlled shutdown), with none of the state changes the heartbeat would make; a stale
+    broker epoch (checkBrokerEpoch) touches nothing."""
+    reg = s.quorum.registrations[b]
+    if reg is None or reg.epoch != broker_epoch:
+        return
+    q = s.quorum_mut()
+    q.last_contact_ms = replace_at(q.last_contact_ms, b, s.now)
+    q.reported_offsets = replace_at(q.reported_offsets, b, metadata_offset)
+    if reg.fenced:
+        q.shutdown_offsets = replace_at(q.shutdown_offsets, b, -1)

@@ -659,8 +659,16 @@ class Ghost(Node):
     #: stall the fault causes, which pending_isr_in_flight, alter_isr_completes and hw_reaches_leo do not count
     fault_given_up: tuple = ()
     leader_balances: int = 0             # KRaft: elections the controller's leader-balancing task made
+    #: KRaft: the quorum controller's answer to each AlterPartitionReceived (the request's error, else its
+    #: partition's), in order
+    forged_answers: tuple = ()
+    #: KRaft: (partition, what makes it invalid) of each AlterPartitionReceived the controller accepted though it is
+    #: invalid (``quorum_controller.alter_partition_defect``)
+    forged_accepted: tuple = ()
+    expired_heartbeats: int = 0          # KRaft: heartbeats timed out in the controller's queue (ExpiredBrokerHeartbeat)
 
-    QUIET_FIELDS: ClassVar[tuple] = ("alter_isr_failures", "fault_given_up", "leader_balances")
+    QUIET_FIELDS: ClassVar[tuple] = ("alter_isr_failures", "fault_given_up", "leader_balances", "forged_answers",
+                                     "forged_accepted", "expired_heartbeats")
 
 
 @record

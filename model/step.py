@@ -17,6 +17,7 @@ from itertools import chain
 from . import actions as A
 from .alter_isr import fail_alter_isr, handle_alter_isr, receive_alter_isr_response, send_alter_isr
 from .broker_metadata import apply_next_record, begin_controlled_shutdown, deliver_orphan_heartbeat, heartbeat
+from .broker_metadata import expired_heartbeat
 from .assignment import BrokerMetadata, assign_replicas_to_brokers
 from .config import ModelConfig
 from .controller import (deliver_control_request, live_set_changed, elect_controller, process_broker_change,
@@ -40,6 +41,7 @@ from .quorum_controller import (alter_partition_reassignment, controller_failove
 from .quorum_controller import create_partition
 from .quorum_controller import balance_partition_leaders, maybe_schedule_balance
 from .quorum_controller import delete_topic as kraft_delete_topic
+from .quorum_controller import forged_alter_partition, forged_alter_partitions
 from .replica_manager import (CONSUMER_ID, append_records, checkpoint_high_watermarks, delete_records, fetch_messages,
                               isr_expiration, maybe_propagate_isr_changes, run_log_retention)
 from .log import UNDEFINED_EPOCH, deletable_segments
@@ -594,6 +596,17 @@ def g_orphan_received(cfg, s, a) -> bool:
     return orphan_of(s, a) is not None
 
 
+def g_alter_partition_received(cfg, s, a) -> bool:
+    """Within ``max_forged_alter_partitions``, from one of the model's broker ids, for one of its partitions."""
+    return (len(s.ghost.forged_answers) < cfg.max_forged_alter_partitions and _b(s, a)
+            and 0 <= a.partition < len(s.quorum.partitions))
+
+
+def g_expired_heartbeat(cfg, s, a) -> bool:
+    """A heartbeat due (``g_heartbeat``), within ``max_expired_heartbeats``."""
+    return s.ghost.expired_heartbeats < cfg.max_expired_heartbeats and g_heartbeat(cfg, s, a)
+
+
 # =========================================================================== effects
 def _begin(s: ClusterState) -> ClusterState:
     """A clone of the cluster owning a fresh write token (see node.py)."""
@@ -862,6 +875,14 @@ def e_consumer_fetch_wait(cfg, s, a):
                              a.current_leader_epoch, a.client_metadata, a.rack, a.isolation)
 
 
+def e_alter_partition_received(cfg, s, a):
+    forged_alter_partition(cfg, s, a)
+
+
+def e_expired_heartbeat(cfg, s, a):
+    expired_heartbeat(cfg, s, a.broker)
+
+
 def e_orphan_received(cfg, s, a):
     o = orphan_of(s, a)
     br = s.broker_mut(a.broker)
@@ -1112,6 +1133,8 @@ RULES = {
     A.PrepareIsrExpand: (g_prepare_isr_expand, e_prepare_isr_expand, _per_bp(A.PrepareIsrExpand)),
     A.AlterIsrFailed: (g_alter_isr_failed, e_alter_isr_failed, c_alter_isr_failed),
     A.OrphanRequestReceived: (g_orphan_received, e_orphan_received, lambda cfg, s: orphan_actions(s)),
+    A.AlterPartitionReceived: (g_alter_partition_received, e_alter_partition_received, forged_alter_partitions),
+    A.ExpiredBrokerHeartbeat: (g_expired_heartbeat, e_expired_heartbeat, _per_b(A.ExpiredBrokerHeartbeat)),
 }
 assert tuple(RULES) == A.ACTION_TYPES
 
@@ -1175,6 +1198,7 @@ class _Tables:
                                         for ts, iso, rid in LIST_OFFSETS_VARIANTS) for b in range(nb))
         self.metadata_apply = tuple(A.MetadataApply(b) for b in range(nb))
         self.heartbeat = tuple(A.BrokerHeartbeat(b) for b in range(nb))
+        self.expired_heartbeat = tuple(A.ExpiredBrokerHeartbeat(b) for b in range(nb))
         self.fence = tuple(A.FenceStaleBroker(b) for b in range(nb))
         self.heartbeats_lost = tuple(A.HeartbeatsLost(b) for b in range(nb))
         self.controlled_shutdown = tuple(A.ControlledShutdown(b) for b in range(nb))
@@ -1477,6 +1501,15 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
         g = orphan_actions(s)
         if g:
             group(g)
+    if kraft and (every or A.AlterPartitionReceived in kinds) \
+            and len(s.ghost.forged_answers) < cfg.max_forged_alter_partitions:
+        g = forged_alter_partitions(cfg, s)
+        if g:
+            group(list(g))
+    if kraft and (every or A.ExpiredBrokerHeartbeat in kinds) and s.ghost.expired_heartbeats < cfg.max_expired_heartbeats:
+        g = [T.expired_heartbeat[br.broker_id] for br in brokers if br.alive and 0 <= br.next_heartbeat_ms <= s.now]
+        if g:
+            group(g)
     return groups
 
 
@@ -1766,6 +1799,8 @@ _KIND_GATES = {
     A.ControllerProcessPartitionReassignment: lambda cfg: cfg.max_reassignments > 0,
     A.ControllerProcessReassignmentIsrChange: lambda cfg: cfg.max_reassignments > 0,
     A.PrepareIsrExpand: lambda cfg: cfg.isr_expand_window,              # KAFKA-15221's window, on request
+    A.AlterPartitionReceived: lambda cfg: cfg.max_forged_alter_partitions > 0,   # faults, within their budgets
+    A.ExpiredBrokerHeartbeat: lambda cfg: cfg.max_expired_heartbeats > 0,
 }
 
 
@@ -1783,7 +1818,8 @@ ZK_ONLY = frozenset({A.ElectController, A.ControllerProcessBrokerChange, A.Contr
 #: (the controller's auto-leader-rebalance-task, or the quorum controller's leader balancing) and ``DeleteTopic``,
 #: ``CreateTopic``, ``CreatePartitions`` (ZooKeeper writes, or the quorum controller's records).
 KRAFT_ONLY = frozenset({A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker, A.HeartbeatsLost, A.DiskWipe,
-                        A.ControllerFailover, A.PrepareIsrExpand, A.OrphanRequestReceived})
+                        A.ControllerFailover, A.PrepareIsrExpand, A.OrphanRequestReceived,
+                        A.AlterPartitionReceived, A.ExpiredBrokerHeartbeat})
 ZK_ONLY = ZK_ONLY | {A.ControllerProcessPartitionReassignment, A.ControllerProcessReassignmentIsrChange}
 #: ``ReassignPartitions`` is of both eras too (/admin/reassign_partitions, or AlterPartitionReassignments to the quorum
 #: controller).

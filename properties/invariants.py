@@ -566,6 +566,15 @@ def isr_members_eligible(cfg, s: ClusterState):
     return None
 
 
+def forged_alter_partition_refused(cfg, s: ClusterState):
+    """INV forged_alter_partition_refused (KRaft): no AlterPartitionReceived that ``alter_partition_defect`` finds
+    invalid was accepted (answered NONE or NEW_LEADER_ELECTED), as the ghost records each."""
+    if not s.ghost.forged_accepted:
+        return None
+    p, defect = s.ghost.forged_accepted[0]
+    return {"partition": p, "defect": defect, "answers": list(s.ghost.forged_answers)}
+
+
 # =========================================================================== step invariants
 def leader_hw_monotonic(cfg, pre: ClusterState, a, post: ClusterState):
     """INV leader_hw_monotonic (I4, HW3): a leader's HW never decreases within one leadership tenure."""
@@ -1606,6 +1615,12 @@ CATALOGUE += (
               "and, with fewer lossy crashes than that, one of them holds every acknowledged record",
               "Vanlightly/kafka-tlaplus MinIsrRecoveryQuorum; PartitionChangeBuilder.maybePopulateTargetElr, "
               "ReplicationControlManager.handleBrokerUncleanShutdown (KIP-966, Kafka 3.7.0, 3.9.0)"),
+    Invariant("forged_alter_partition_refused", ALWAYS, STATE, forged_alter_partition_refused,
+              "KRaft: the quorum controller refuses every invalid AlterPartition no leader of the model sends "
+              "(AlterPartitionReceived: not the leader, a stale broker epoch, other leader or partition epochs, an ISR "
+              "of non-replicas, without the leader or with a replica not active, a recovery state KIP-704 forbids)",
+              "ReplicationControlManager.alterPartition / validateAlterPartitionData (Kafka 3.7.0); "
+              "ReplicationControlManagerTest.testInvalidAlterPartitionRequests"),
     Invariant("acked_while_leaderless", SOMETIMES, STATE, witness_acked_while_leaderless,
               "an acknowledged record is owed while its partition has no live leader in its epoch or later",
               "vacuity guard of acked_survives_leaderless"),

@@ -18,7 +18,8 @@ A mutant that no engine can kill carries ``equivalent_reason`` when it cannot ch
 catalogue can see on ``kafka-2.4`` (a ``kraft_only`` one: on the KRaft presets) and why; a survivor without one
 points at a missing invariant.  Several KRaft guards are equivalent because another guard behind them refuses the
 same request, or because what a request from a broker's earlier incarnation (``OrphanRequestReceived``) can do without
-them changes nothing the catalogue sees: their reasons say which.
+them changes nothing the catalogue sees: their reasons say which.  The quorum controller's AlterPartition guards are
+killed on ``kraft-forged-alter-partition``, where AlterPartitionReceived sends the requests they refuse.
 """
 
 from __future__ import annotations
@@ -389,30 +390,26 @@ MUTANTS: tuple[Mutant, ...] = (
       equivalent_reason="the restarted broker then starts from an older, lower HW, which the leader's fetch "
                         "responses raise again; a lower follower HW breaks no safety property"),
     # ------------------------------------------- KRaft: the guards against stale incarnations and epochs
+    # The four AlterPartition guards below are killed on kraft-forged-alter-partition, whose AlterPartitionReceived
+    # sends what each lets through (forged_alter_partition_refused; tests/test_mutate.py).  On a preset without that
+    # fault no leader of the model sends such a request: a stale incarnation's request is refused by the leader epoch
+    # (its broker starts again only once fenced, which moved its leaderships to a later epoch); one from an older
+    # leader epoch comes from a broker that no longer leads (INVALID_REQUEST next) or leads again in a later partition
+    # epoch (INVALID_UPDATE_VERSION next); every leadership change bumps the leader epoch, so a request in the current
+    # one comes from the leader; and a leader never proposes an ISR without itself.
     K("alter-partition-any-broker-epoch", "controller", "missing check", "quorum_controller", "alter_partition",
       "if reg is None or reg.epoch != req.broker_epoch:", "if reg is None:",
       "the quorum controller handles an AlterPartition from a broker incarnation it no longer registers "
-      "(ClusterControlManager.checkBrokerEpoch dropped)",
-      equivalent_reason="a request sent before its broker stopped is still handled, but a KRaft broker starts again"
-                        " only once the controller has fenced its registration, which moved its leaderships to a later"
-                        " leader epoch: FENCED_LEADER_EPOCH refuses it next"
-                        " (tests/test_stale_alter_partition.py)"),
+      "(ClusterControlManager.checkBrokerEpoch dropped)"),
     K("alter-partition-older-leader-epoch", "controller", "missing check", "quorum_controller", "_validate",
       "    if item.leader_epoch < part.leader_epoch:\n        return E.FENCED_LEADER_EPOCH\n", "",
-      "validateAlterPartitionData accepts an AlterPartition from an older leader epoch (FENCED_LEADER_EPOCH dropped)",
-      equivalent_reason="a request from an older leader epoch comes from a broker that no longer leads"
-                        " (INVALID_REQUEST next) or leads again in a later partition epoch (INVALID_UPDATE_VERSION"
-                        " next, on every preset with the partition-epoch check)"),
+      "validateAlterPartitionData accepts an AlterPartition from an older leader epoch (FENCED_LEADER_EPOCH dropped)"),
     K("alter-partition-from-non-leader", "controller", "missing check", "quorum_controller", "_validate",
       "    if b != part.leader:\n        return E.INVALID_REQUEST\n", "",
-      "validateAlterPartitionData accepts an AlterPartition from a broker that is not the partition's leader",
-      equivalent_reason="every leadership change the quorum controller makes bumps the leader epoch, so a request in"
-                        " the current leader epoch comes from the current leader"),
+      "validateAlterPartitionData accepts an AlterPartition from a broker that is not the partition's leader"),
     K("alter-partition-isr-without-leader", "controller", "missing check", "quorum_controller", "_validate",
       " or part.leader not in new_isr:", ":",
-      "validateAlterPartitionData accepts an ISR that leaves the leader out",
-      equivalent_reason="the model's leader never proposes an ISR without itself (a shrink removes out-of-sync"
-                        " followers only)"),
+      "validateAlterPartitionData accepts an ISR that leaves the leader out"),
     K("heartbeat-any-broker-epoch", "controller", "missing check", "quorum_controller", "broker_heartbeat",
       "if reg is None or reg.epoch != broker_epoch:", "if reg is None:",
       "the quorum controller takes a heartbeat from an earlier incarnation of a broker as the current one's "

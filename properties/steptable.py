@@ -143,6 +143,13 @@ def action_words(cfg, s, a) -> str:
                     f"{o.broker_epoch}, metadata offset {o.metadata_offset}; the answer goes nowhere)")
         return (f"leader {o.leader} handles the Fetch from offset {o.fetch_offset} broker {a.broker} sent before it "
                 f"stopped (broker epoch {o.broker_epoch}{_p(cfg, a.partition)}; the answer goes nowhere)")
+    if t is A.AlterPartitionReceived:
+        return (f"the controller handles an AlterPartition no leader sends: broker {a.broker} at broker epoch "
+                f"{a.broker_epoch}, ISR [{a.isr}] {a.leader_recovery_state} in leader epoch {a.leader_epoch}, "
+                f"partition epoch {a.partition_epoch}{_p(cfg, a.partition)} (a fault; the answer goes to no one)")
+    if t is A.ExpiredBrokerHeartbeat:
+        return (f"broker {a.broker}'s heartbeat times out in the controller's queue: the session is touched, the "
+                f"broker reads REQUEST_TIMED_OUT and retries (a fault)")
     if t is A.PrepareIsrExpand:
         part = s.brokers[a.broker].partitions[a.partition]
         f = getattr(part, "expand_checked", -1)

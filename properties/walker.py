@@ -86,6 +86,9 @@ EXPAND_WINDOW_CORE_KINDS = frozenset({A.PrepareIsrExpand})
 #: An AlterIsr answered with an error no controller of the model gives (``max_alter_isr_failures``): a fault drawn
 #: after the others, only when the model offers it, so that other runs draw as before it existed.
 ALTER_ISR_FAULT_KINDS = (A.AlterIsrFailed,)
+#: KRaft: an AlterPartition no leader of the model sends, a heartbeat expired in the controller's queue (their budgets
+#: ``max_forged_alter_partitions``, ``max_expired_heartbeats``): faults drawn likewise, only when the model offers them.
+REQUEST_FAULT_KINDS = (A.AlterPartitionReceived, A.ExpiredBrokerHeartbeat)
 #: KRaft: a request of a broker's earlier incarnation reaching its receiver (``OrphanRequestReceived``, offered only
 #: after a stop): a system kind every run keeps (no draw), and lazy, so that it arrives early or late.
 ORPHAN_CORE_KINDS = frozenset({A.OrphanRequestReceived})
@@ -98,7 +101,7 @@ OPTIONAL_KINDS = tuple(k for k in A.ACTION_TYPES
                        and k not in DELAYED_FETCH_OPTIONAL_KINDS and k not in DELAYED_FETCH_TIME_KINDS
                        and k not in REASSIGNMENT_CORE_KINDS and k not in REASSIGNMENT_OPTIONAL_KINDS
                        and k not in EXPAND_WINDOW_CORE_KINDS and k not in ALTER_ISR_FAULT_KINDS
-                       and k not in ORPHAN_CORE_KINDS)
+                       and k not in ORPHAN_CORE_KINDS and k not in REQUEST_FAULT_KINDS)
 P_OPTIONAL = 0.4
 P_TIME = 0.5
 #: Kinds a run may make eager: when one is enabled it is taken at once (with probability
@@ -184,6 +187,7 @@ def swarm_kinds(rng: random.Random, swarm: bool, model_kinds=()) -> frozenset:
     kinds |= {k for k in DELAYED_FETCH_OPTIONAL_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
     kinds |= {k for k in REASSIGNMENT_OPTIONAL_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
     kinds |= {k for k in ALTER_ISR_FAULT_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
+    kinds |= {k for k in REQUEST_FAULT_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
     return frozenset(kinds)
 
 

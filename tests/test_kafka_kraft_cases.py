@@ -84,7 +84,7 @@ def test_kafka_kraft_cases_run_a_kraft_preset_with_small_variations():
     allowed = {"n_brokers", "n_partitions", "replication_factor", "min_insync_replicas", "unclean_leader_election",
                "max_records", "max_crashes", "max_session_expirations", "max_preferred_elections",
                "max_reassignments", "initial_partitions", "max_partition_creations", "max_topic_deletions",
-               "max_alter_isr_failures"}
+               "max_alter_isr_failures", "max_forged_alter_partitions", "max_expired_heartbeats"}
     problems = []
     for path in PASSING + FAILING:
         data = _load(path)

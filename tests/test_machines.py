@@ -116,7 +116,7 @@ def test_one_rule_per_action_kind_and_a_single_invariant():
     from isrlab.properties.machines import (ALTER_ISR_FAULT_KINDS, DELAYED_FETCH_KINDS, EPOCH_ROUND_KINDS,
                                             EXPAND_WINDOW_KINDS, GATED_KINDS, ORPHAN_KINDS,
                                             KRAFT_KINDS, LEADERSHIP_KINDS, LOG_START_KINDS, REASSIGNMENT_KINDS,
-                                            TOPIC_KINDS, rule_kinds)
+                                            REQUEST_FAULT_KINDS, TOPIC_KINDS, rule_kinds)
 
     Machine = machine_for(preset("kafka-2.4").config)
     setup = Machine.setup_state()
@@ -131,8 +131,12 @@ def test_one_rule_per_action_kind_and_a_single_invariant():
         rule_name(k) for k in A.ACTION_TYPES if k not in EPOCH_ROUND_KINDS and k not in KRAFT_KINDS
         and k not in LEADERSHIP_KINDS and k not in LOG_START_KINDS and k not in TOPIC_KINDS
         and k not in DELAYED_FETCH_KINDS and k not in REASSIGNMENT_KINDS and k not in EXPAND_WINDOW_KINDS
-        and k not in ALTER_ISR_FAULT_KINDS and k not in ORPHAN_KINDS) == sorted(
+        and k not in ALTER_ISR_FAULT_KINDS and k not in ORPHAN_KINDS and k not in REQUEST_FAULT_KINDS) == sorted(
         rule_name(k) for k in rule_kinds(cfg))
+    kraft = preset("kafka-3.7").config                                 # KRaft's request faults: within their budgets
+    assert not set(REQUEST_FAULT_KINDS) & set(rule_kinds(kraft))
+    assert set(rule_kinds(kraft.replace(max_forged_alter_partitions=1, max_expired_heartbeats=1))) == \
+        set(rule_kinds(kraft)) | set(REQUEST_FAULT_KINDS)
     topics = preset("topic-lifecycle").config                          # topics at run time: their six kinds too
     assert set(rule_kinds(topics)) == set(rule_kinds(preset("kafka-2.4").config)) | set(TOPIC_KINDS)
     waiting = cfg.replace(delayed_fetch=True)                          # the fetch purgatory: its two kinds too

@@ -151,6 +151,10 @@ def _example(cls):
             kwargs[name] = "UNKNOWN_SERVER_ERROR"
         if name == "api":            # OrphanRequestReceived: one of ApiKeys' names
             kwargs[name] = "FETCH"
+        if name == "isr":            # AlterPartitionReceived: broker ids, comma-separated
+            kwargs[name] = "0,1"
+        if name == "leader_recovery_state":   # AlterPartitionReceived: the non-default one, KIP-704's
+            kwargs[name] = "RECOVERING"
     return cls(**kwargs)
 
 
@@ -168,6 +172,12 @@ def test_action_json_round_trip_for_every_type():
     ({"type": "Tick", "ms": 5, "extra": 1}, "unknown field"),
     ({"type": "ConsumerFetch", "broker": 0, "partition": 0, "isolation": "dirty"}, "isolation"),
     ({"type": "OrphanRequestReceived", "broker": 0, "api": "PRODUCE"}, "api must be one of"),
+    ({"type": "AlterPartitionReceived", "broker": 0, "partition": 0, "broker_epoch": 0, "leader_epoch": 0,
+      "partition_epoch": 0, "isr": "0,x"}, "isr must be broker ids"),
+    ({"type": "AlterPartitionReceived", "broker": 0, "partition": 0, "broker_epoch": -1, "leader_epoch": 0,
+      "partition_epoch": 0, "isr": "0"}, "broker_epoch must be >= 0"),
+    ({"type": "AlterPartitionReceived", "broker": 0, "partition": 0, "broker_epoch": 0, "leader_epoch": 0,
+      "partition_epoch": 0, "isr": "0", "leader_recovery_state": "LOST"}, "leader_recovery_state must be one of"),
     (["Tick"], "must be a JSON object"),
 ])
 def test_malformed_actions_are_rejected(bad, message):

@@ -132,6 +132,21 @@ def test_walker_kills_a_kraft_guard_mutant(name, invariant):
     assert row["shrunk_length"] <= row["original_length"]
 
 
+#: the quorum controller's AlterPartition guards, which only a request no leader of the model sends can pass: a seeded
+#: walk on kraft-forged-alter-partition (AlterPartitionReceived within its budget) kills each within a step budget
+FORGED_REQUEST_KILLS = ("alter-partition-any-broker-epoch", "alter-partition-older-leader-epoch",
+                        "alter-partition-from-non-leader", "alter-partition-isr-without-leader")
+
+
+@pytest.mark.parametrize("name", FORGED_REQUEST_KILLS)
+def test_walker_kills_an_alter_partition_guard_mutant_with_forged_requests(name):
+    spec = MutateSpec(preset="kraft-forged-alter-partition", mutants=(name,), engines=("walk",), seeds=(0,),
+                      budget_s=None, max_steps=30_000, shrink_budget_s=2.0)
+    row = hunt(spec, name, "walk", 0)
+    assert row["killed"] and row["invariant"] == "forged_alter_partition_refused" and row["unmutated"] == HOLDS, row
+    assert row["equivalent_reason"] is None and row["shrunk_length"] <= row["original_length"]
+
+
 def test_an_equivalent_mutant_survives_a_step_budget():
     spec = MutateSpec(mutants=("clamp-order-swapped",), engines=("walk",), budget_s=None, max_steps=2_000)
     row = hunt(spec, "clamp-order-swapped", "walk", 0)

@@ -219,10 +219,45 @@ def alter_partition_handle_unknown_topic():
     return c
 
 
-missing(R + "testInvalidAlterPartitionRequests", "arbitrary requests",
-        "AlterPartition from a broker that is not the leader, with a stale broker epoch, with leader or partition "
-        "epochs above the controller's, with an ISR holding a non-replica or missing the leader, and with invalid "
-        "leader recovery states.")
+#: testInvalidAlterPartitionRequests' requests, in its order: (what is wrong, sender, broker epoch (None: the sender's),
+#: leader epoch, partition epoch, ISR, leader recovery state, the error Kafka asserts)
+INVALID_ALTER_PARTITIONS = (
+    ("Invalid leader: broker 1 (not the leader) sends the leader's shrink to [0, 1]", 1, None, 0, 0, "0,1",
+     "RECOVERED", "INVALID_REQUEST"),
+    ("Stale broker epoch: broker 0 at a broker epoch the controller does not register for it", 0, 1, 0, 0, "0,1",
+     "RECOVERED", "STALE_BROKER_EPOCH"),
+    ("Invalid leader epoch: 500, above the controller's", 0, None, 500, 0, "0,1", "RECOVERED", "NOT_CONTROLLER"),
+    ("Invalid partition epoch: 500, above the controller's", 0, None, 0, 500, "0,1", "RECOVERED", "NOT_CONTROLLER"),
+    ("Invalid ISR: 3 is not a replica", 0, None, 0, 0, "0,1,3", "RECOVERED", "INVALID_REQUEST"),
+    ("Invalid ISR: [1, 2] does not include leader 0", 0, None, 0, 0, "1,2", "RECOVERED", "INVALID_REQUEST"),
+    ("Invalid ISR length and recovery state: RECOVERING with [0, 1]", 0, None, 0, 0, "0,1", "RECOVERING",
+     "INVALID_REQUEST"),
+    ("Invalid recovery state transition from RECOVERED to RECOVERING", 0, None, 0, 0, "0", "RECOVERING",
+     "INVALID_REQUEST"),
+)
+
+
+@case(R + "testInvalidAlterPartitionRequests")
+def invalid_alter_partition_requests():
+    c = Case(R + "testInvalidAlterPartitionRequests",
+             "foo on [0, 1, 2], led by 0: AlterPartition requests the leader would not send are refused, each with "
+             "its error: from broker 1, which does not lead (INVALID_REQUEST); at a stale broker epoch "
+             "(StaleBrokerEpochException: STALE_BROKER_EPOCH); with leader or partition epoch 500 (NOT_CONTROLLER); "
+             "with ISR [0, 1, 3] or [1, 2] (INVALID_REQUEST); RECOVERING with ISR [0, 1], and RECOVERING out of "
+             "RECOVERED (INVALID_REQUEST).", max_forged_alter_partitions=len(INVALID_ALTER_PARTITIONS))
+    c.adapt("foo is the model's topic on [0, 1, 2], led by 0 in leader and partition epoch 0, as in Kafka.  Each "
+            "request is an AlterPartitionReceived (a request no leader of the model sends, written by hand as "
+            "Kafka's test writes it), answered to no one; its answer is the ghost's forged_answers.  Kafka's broker "
+            "epochs are 100 + id, the model's the offsets of the RegisterBrokerRecords (0, 1, 2): the stale one "
+            "is 1 for broker 0 (Kafka's brokerEpoch - 1, 99).")
+    c.unchecked("the response's topic id and partition index (the model's request names one partition of its one "
+                "topic)")
+    c.formed()
+    for why, b, epoch, leader_epoch, partition_epoch, isr, recovery, error in INVALID_ALTER_PARTITIONS:
+        c.do(A.AlterPartitionReceived(b, 0, b if epoch is None else epoch, leader_epoch, partition_epoch, isr,
+                                      recovery))
+        c.check("ghost.forged_answers.-1", error, why)
+    return c
 
 
 @case(R + "testDeleteTopics")
@@ -682,10 +717,31 @@ def heartbeat_in_controlled_shutdown():
     return c
 
 
-missing(R + "testProcessExpiredBrokerHeartbeat", "controller queue",
-        "processExpiredBrokerHeartbeat: a heartbeat that timed out in the controller's queue still touches the "
-        "session and records its metadata offset, without the state machine's answer.  The model's controller "
-        "handles each heartbeat in the step that sends it (no event queue, no request timeout), so none expires.")
+@case(R + "testProcessExpiredBrokerHeartbeat")
+def process_expired_broker_heartbeat():
+    c = Case(R + "testProcessExpiredBrokerHeartbeat",
+             "Brokers 0, 1, 2 registered and unfenced; 100 ms later a heartbeat of broker 0 that timed out in the "
+             "controller's queue (processExpiredBrokerHeartbeat) still touches its session: its last contact is "
+             "now, and its metadata offset the heartbeat's.", max_expired_heartbeats=1)
+    c.adapt("The heartbeat is broker 0's own, due one heartbeat interval (2 s) after its first, which it sent before "
+            "replaying anything (Kafka's test calls processExpiredBrokerHeartbeat by hand 100 ms after the start): "
+            "ExpiredBrokerHeartbeat, the heartbeat timing out in the controller's queue.  Its metadata offset is the "
+            "broker's replayed offset, the end of the formed cluster's log (Kafka's request says 123).")
+    c.unchecked("the broker's side, which Kafka's test does not reach: it reads REQUEST_TIMED_OUT and its lifecycle "
+                "manager retries 100 ms later (tests/test_forged_requests.py)")
+    c.heartbeat(0)                  # broker 0's first heartbeat, before it replays: offset 0, at the start
+    c.check("quorum.reported_offsets.0", 0, "before: the controller holds offset 0 for broker 0")
+    c.formed().run_due_tasks()
+    due = c.cfg.start_time_ms + c.cfg.broker_heartbeat_interval_ms
+    c.check("quorum.last_contact_ms.0", c.cfg.start_time_ms, "before: broker 0's last contact is the start")
+    c.sleep(due - c.s.now, run_at_end=False)
+    c.do(A.ExpiredBrokerHeartbeat(0))
+    c.check("quorum.last_contact_ms.0", due, "lastContactNs: the time the expired heartbeat was processed")
+    c.check("quorum.reported_offsets.0", 4, "metadataOffset: the heartbeat's, the end of the log (three "
+            "RegisterBrokerRecords and foo's PartitionRecord)")
+    return c
+
+
 @case(R + "testReassignPartitionsHandlesNewReassignmentThatRemovesPreviouslyAddingReplicas")
 def new_reassignment_removes_adding_replicas():
     name = R + "testReassignPartitionsHandlesNewReassignmentThatRemovesPreviouslyAddingReplicas"

@@ -314,12 +314,9 @@ MISSING = {
     "controller answers": "AlterPartition answers the model's quorum controller never gives a leader's own request "
                           "(network failures, UNKNOWN_SERVER_ERROR, INVALID_REQUEST, NEW_LEADER_ELECTED without "
                           "reassignment)",
-    "arbitrary requests": "AlterPartition requests a leader never sends (another broker's, stale broker epochs, "
-                          "epochs ahead of the controller, ISRs outside the replicas or without the leader)",
     "out-of-order metadata": "partition state older than or equal to the one a broker holds (the metadata log is "
                              "replayed once, in order)",
     "ZK migration": "ZooKeeper migration mode (KIP-866) and the ZooKeeper-era controller",
-    "controller queue": "the controller's event queue (requests that time out before they are handled)",
     "several states": "the builder's election rules on several unrelated partition states at once",
 }
 
