@@ -37,7 +37,7 @@ from .losses import judge
 from .node import memo_by_identity
 from .quorum_controller import (alter_partition_reassignment, controller_failover, elect_leader, fence_broker,
                                 initial_quorum, is_unfenced, lose_heartbeats, reassignment_refusal, session_expired)
-from .quorum_controller import create_partition
+from .quorum_controller import alter_topic_config, create_partition, registration
 from .quorum_controller import balance_partition_leaders, maybe_schedule_balance
 from .quorum_controller import delete_topic as kraft_delete_topic
 from .replica_manager import (CONSUMER_ID, append_records, checkpoint_high_watermarks, delete_records, fetch_messages,
@@ -559,6 +559,15 @@ def g_create_partitions(cfg, s, a) -> bool:
     return can_create_partitions(cfg, s)
 
 
+def g_alter_topic_config(cfg, s, a) -> bool:
+    """KRaft: the topic exists and its dynamic unclean.leader.election.enable is not already ``a.value``, within
+    ``max_config_changes`` (the model's admin sends only SETs that change it)."""
+    q = s.quorum
+    return (q is not None and s.ghost.config_changes < cfg.max_config_changes and isinstance(a.value, bool)
+            and q.topic_unclean_leader_election is not a.value
+            and any(registration(q, p) is not None for p in range(len(q.partitions))))
+
+
 def g_topic_deletion(cfg, s, a) -> bool:
     """/admin/delete_topics holds the topic and the controller has not queued it (its TopicDeletion event pending)."""
     c = s.controller_on(a.controller)
@@ -817,7 +826,8 @@ def e_delete_topic(cfg, s, a):
 
 def e_create_topic(cfg, s, a):
     if cfg.kip_500:                      # CreateTopics forwarded: partition 0's record, or the controller's refusal
-        note_error(s, create_partition(cfg, s, 0, topic_assignment(cfg)[0]))
+        replicas = None if cfg.placed_creations else topic_assignment(cfg)[0]
+        note_error(s, create_partition(cfg, s, 0, replicas, cfg.replication_factor))
     else:
         create_topic(cfg, s)
 
@@ -825,9 +835,16 @@ def e_create_topic(cfg, s, a):
 def e_create_partitions(cfg, s, a):
     if cfg.kip_500:                      # CreatePartitions forwarded: the next partition's record, or a refusal
         p = s.zk.assignment.index(())
-        note_error(s, create_partition(cfg, s, p, topic_assignment(cfg)[p]))
+        # createPartitions' replication factor: the topic's first partition's replica count
+        rf = next((len(part.replicas) for part in s.quorum.partitions if not part.removed), 0)
+        replicas = None if cfg.placed_creations else topic_assignment(cfg)[p]
+        note_error(s, create_partition(cfg, s, p, replicas, rf))
     else:
         create_partitions(cfg, s)
+
+
+def e_alter_topic_config(cfg, s, a):
+    alter_topic_config(cfg, s, a.value)  # IncrementalAlterConfigs forwarded to the quorum controller
 
 
 def e_topic_deletion(cfg, s, a):
@@ -1112,6 +1129,7 @@ RULES = {
     A.PrepareIsrExpand: (g_prepare_isr_expand, e_prepare_isr_expand, _per_bp(A.PrepareIsrExpand)),
     A.AlterIsrFailed: (g_alter_isr_failed, e_alter_isr_failed, c_alter_isr_failed),
     A.OrphanRequestReceived: (g_orphan_received, e_orphan_received, lambda cfg, s: orphan_actions(s)),
+    A.AlterTopicConfig: (g_alter_topic_config, e_alter_topic_config, lambda cfg, s: _ALTER_TOPIC_CONFIG),
 }
 assert tuple(RULES) == A.ACTION_TYPES
 
@@ -1477,6 +1495,10 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
         g = orphan_actions(s)
         if g:
             group(g)
+    if kraft and cfg.max_config_changes and (every or A.AlterTopicConfig in kinds):
+        g = [a for a in _ALTER_TOPIC_CONFIG if g_alter_topic_config(cfg, s, a)]
+        if g:
+            group(g)
     return groups
 
 
@@ -1587,6 +1609,7 @@ def _log_start_groups(cfg, s, kinds, T, group) -> None:
 
 
 _DELETE_TOPIC, _CREATE_TOPIC, _CREATE_PARTITIONS = A.DeleteTopic(), A.CreateTopic(), A.CreatePartitions()
+_ALTER_TOPIC_CONFIG = (A.AlterTopicConfig(True), A.AlterTopicConfig(False))
 #: the quorum controller's leader-balancing run (no broker: controller -1)
 _KRAFT_BALANCE = A.AutoLeaderRebalance(-1)
 
@@ -1766,6 +1789,7 @@ _KIND_GATES = {
     A.ControllerProcessPartitionReassignment: lambda cfg: cfg.max_reassignments > 0,
     A.ControllerProcessReassignmentIsrChange: lambda cfg: cfg.max_reassignments > 0,
     A.PrepareIsrExpand: lambda cfg: cfg.isr_expand_window,              # KAFKA-15221's window, on request
+    A.AlterTopicConfig: lambda cfg: cfg.max_config_changes > 0,         # an admin's config changes, within a budget
 }
 
 
@@ -1783,7 +1807,7 @@ ZK_ONLY = frozenset({A.ElectController, A.ControllerProcessBrokerChange, A.Contr
 #: (the controller's auto-leader-rebalance-task, or the quorum controller's leader balancing) and ``DeleteTopic``,
 #: ``CreateTopic``, ``CreatePartitions`` (ZooKeeper writes, or the quorum controller's records).
 KRAFT_ONLY = frozenset({A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker, A.HeartbeatsLost, A.DiskWipe,
-                        A.ControllerFailover, A.PrepareIsrExpand, A.OrphanRequestReceived})
+                        A.ControllerFailover, A.PrepareIsrExpand, A.OrphanRequestReceived, A.AlterTopicConfig})
 ZK_ONLY = ZK_ONLY | {A.ControllerProcessPartitionReassignment, A.ControllerProcessReassignmentIsrChange}
 #: ``ReassignPartitions`` is of both eras too (/admin/reassign_partitions, or AlterPartitionReassignments to the quorum
 #: controller).

@@ -219,6 +219,8 @@ def action_words(cfg, s, a) -> str:
         return f"broker {a.broker}'s disk is replaced (it will come back empty)"
     if t is A.ControllerFailover:
         return "the active controller fails over to another quorum member"
+    if t is A.AlterTopicConfig:
+        return f"an admin sets the topic's unclean.leader.election.enable to {str(a.value).lower()}"
     if t is A.DeleteTopic:
         return "an admin deletes the topic (" + ("DeleteTopics to the controller)" if s.quorum is not None
                                                 else "/admin/delete_topics)")
@@ -250,6 +252,8 @@ def _metadata_record(rec) -> str:
                 f"e{g.leader_epoch} ISR {_isr(g.isr)} partition epoch {g.partition_epoch}")
     if hasattr(rec, "partitions"):      # RemoveTopicRecord
         return f"{name} p{', p'.join(map(str, rec.partitions))}"
+    if hasattr(rec, "value"):           # ConfigRecord
+        return f"{name} {rec.name}={str(rec.value).lower()}"
     return f"{name} broker {rec.broker_id} epoch {rec.broker_epoch}"
 
 

@@ -89,6 +89,9 @@ ALTER_ISR_FAULT_KINDS = (A.AlterIsrFailed,)
 #: KRaft: a request of a broker's earlier incarnation reaching its receiver (``OrphanRequestReceived``, offered only
 #: after a stop): a system kind every run keeps (no draw), and lazy, so that it arrives early or late.
 ORPHAN_CORE_KINDS = frozenset({A.OrphanRequestReceived})
+#: KRaft: an admin's change of the topic's unclean.leader.election.enable (``max_config_changes``): an optional kind
+#: drawn after the others, only when the model offers it, so that other runs draw as before it existed.
+CONFIG_OPTIONAL_KINDS = (A.AlterTopicConfig,)
 OPTIONAL_KINDS = tuple(k for k in A.ACTION_TYPES
                        if k not in CORE_KINDS and k not in TIME_KINDS and k not in OBSERVATION_KINDS
                        and k not in KRAFT_CORE_KINDS and k not in KRAFT_TIME_KINDS and k not in KRAFT_OPTIONAL_KINDS
@@ -98,6 +101,7 @@ OPTIONAL_KINDS = tuple(k for k in A.ACTION_TYPES
                        and k not in DELAYED_FETCH_OPTIONAL_KINDS and k not in DELAYED_FETCH_TIME_KINDS
                        and k not in REASSIGNMENT_CORE_KINDS and k not in REASSIGNMENT_OPTIONAL_KINDS
                        and k not in EXPAND_WINDOW_CORE_KINDS and k not in ALTER_ISR_FAULT_KINDS
+                       and k not in CONFIG_OPTIONAL_KINDS
                        and k not in ORPHAN_CORE_KINDS)
 P_OPTIONAL = 0.4
 P_TIME = 0.5
@@ -184,6 +188,7 @@ def swarm_kinds(rng: random.Random, swarm: bool, model_kinds=()) -> frozenset:
     kinds |= {k for k in DELAYED_FETCH_OPTIONAL_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
     kinds |= {k for k in REASSIGNMENT_OPTIONAL_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
     kinds |= {k for k in ALTER_ISR_FAULT_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
+    kinds |= {k for k in CONFIG_OPTIONAL_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
     return frozenset(kinds)
 
 
