@@ -259,6 +259,15 @@ for _name in ("testCreatePartitions", "testCreatePartitionsWithMutationQuotaExce
     out_of_scope(R + _name, "CreatePartitions requests and quotas (admin API, not replication)")
 
 
+def _refused(c: Case, create, p: int, error: str, why: str, not_created: str) -> Case:
+    """``create`` is refused with ``error`` for partition p: the controller's answer, no record, no partition."""
+    before = len(c.s.quorum.log)
+    c.do(create)
+    c.check(f"ghost.responses.create_partitions.{p}", error, why)
+    c.check("quorum.batch_ends.-1", before, "no record: the metadata log is as it was")
+    return c.check(f"zk.assignment.{p}", [], not_created)
+
+
 @case(R + "testCreatePartitionsFailsWhenAllBrokersAreFencedOrInControlledShutdown")
 def create_partitions_fails_when_all_brokers_fenced_or_shutting_down():
     c = Case(R + "testCreatePartitionsFailsWhenAllBrokersAreFencedOrInControlledShutdown",
@@ -288,13 +297,8 @@ def create_partitions_fails_when_all_brokers_fenced_or_shutting_down():
     c.do(A.ControllerFailover())
     c.check("quorum.shutdown_offsets.0", -1, "the new controller's heartbeat manager does not count 0 shutting down: "
             "the placer may use it, unfenced, as Kafka's does")
-    before = len(c.s.quorum.log)
-    c.do(A.CreatePartitions())
-    c.check("ghost.responses.create_partitions.1", "INVALID_REPLICATION_FACTOR", "createPartitions' expected error: "
-            "INVALID_REPLICATION_FACTOR")
-    c.check("quorum.batch_ends.-1", before, "no record: the metadata log is as it was")
-    c.check("zk.assignment.1", [], "partition 1 was not created")
-    return c
+    return _refused(c, A.CreatePartitions(), 1, "INVALID_REPLICATION_FACTOR", "createPartitions' expected error: "
+                    "INVALID_REPLICATION_FACTOR", "partition 1 was not created")
 
 
 for _name in ("testValidateGoodManualPartitionAssignments", "testValidateBadManualPartitionAssignments"):
@@ -497,13 +501,8 @@ def manual_partition_assignment_on_all_fenced_brokers():
             "(ghost.responses.create_partitions) and in the metadata log, unchanged.")
     c.unchecked("the error message")
     c.fence(0, 1, 2, 3)
-    before = len(c.s.quorum.log)
-    c.do(A.CreateTopic())
-    c.check("ghost.responses.create_partitions.0", "INVALID_REPLICA_ASSIGNMENT", "createTestTopic's expected error: "
-            "INVALID_REPLICA_ASSIGNMENT")
-    c.check("quorum.batch_ends.-1", before, "no record: the metadata log is as it was")
-    c.check("zk.assignment.0", [], "foo has no partition: nothing was created")
-    return c
+    return _refused(c, A.CreateTopic(), 0, "INVALID_REPLICA_ASSIGNMENT", "createTestTopic's expected error: "
+                    "INVALID_REPLICA_ASSIGNMENT", "foo has no partition: nothing was created")
 
 
 @case(R + "testCreatePartitionsFailsWithManualAssignmentWithAllFenced")
@@ -525,12 +524,8 @@ def create_partitions_fails_with_manual_assignment_with_all_fenced():
             "metadata log, unchanged.")
     c.unchecked("the replicas' directories; the error message")
     c.formed().fence(1, 2, 3).crash(2).crash(3)
-    before = len(c.s.quorum.log)
-    c.do(A.CreatePartitions())
-    c.check("ghost.responses.create_partitions.1", "INVALID_REPLICA_ASSIGNMENT", "createPartitions([3, 4, 5]): "
-            "INVALID_REPLICA_ASSIGNMENT")
-    c.check("quorum.batch_ends.-1", before, "no record: the metadata log is as it was")
-    c.check("zk.assignment.1", [], "partition 1 was not created")
+    _refused(c, A.CreatePartitions(), 1, "INVALID_REPLICA_ASSIGNMENT", "createPartitions([3, 4, 5]): "
+             "INVALID_REPLICA_ASSIGNMENT", "partition 1 was not created")
     c.unfence(1)
     c.do(A.CreatePartitions())
     c.check("ghost.responses.create_partitions.1", "NONE", "createPartitions([2, 4, 5]): NONE")
