@@ -224,11 +224,12 @@ def action_words(cfg, s, a) -> str:
     if t is A.DeleteTopic:
         return "an admin deletes the topic (" + ("DeleteTopics to the controller)" if s.quorum is not None
                                                 else "/admin/delete_topics)")
-    if t is A.CreateTopic:
-        return "an admin creates the topic (partition 0)"
-    if t is A.CreatePartitions:
+    if t is A.CreateTopic or t is A.CreatePartitions:
+        placed = " with no assignment (the controller places it)" if s.quorum is not None and cfg.placed_creations else ""
+        if t is A.CreateTopic:
+            return f"an admin creates the topic (partition 0){placed}"
         p = s.zk.assignment.index(()) if () in s.zk.assignment else -1
-        return f"an admin adds partition {p} to the topic"
+        return f"an admin adds partition {p} to the topic{placed}"
     if t is A.ControllerProcessTopicDeletion:
         return f"controller {a.controller} handles the topic deletion"
     if t is A.ControllerProcessTopicChange:
