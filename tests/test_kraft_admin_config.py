@@ -102,6 +102,8 @@ def test_the_topic_value_overrides_the_static_one_and_3_7_0_ignores_both():
     assert s.ghost.config_unclean_elections == 0                    # the static one's election: no witness
     s = _unfence_2_after(static.replace(kafka_12670=False), start=ALL_FENCED)
     assert s.quorum.partitions[0].leader == -1
+    s = _unfence_2_after(static.replace(kafka_12670=False))   # a start 3.7.0 reaches: 1 active, outside the ISR
+    assert s.quorum.partitions[0].leader == -1 and s.ghost.unclean_elections == 0
 
 
 def test_a_deleted_topic_loses_its_config():
