@@ -17,9 +17,9 @@ from .partition import make_follower_3x, make_leader_3x
 from .quorum_controller import broker_heartbeat, register_broker
 from .replica_manager import start_fetching, stop_replica
 from .requests import LeaderAndIsrPartitionState
-from .state import (OFFLINE, REMOVED, Broker, BrokerRegistrationChangeRecord, ClusterState, ConfigRecord, FenceBrokerRecord,
-                    MetadataCache, Partition, PartitionChangeRecord, PartitionMetadata, RegisterBrokerRecord,
-                    RemoveTopicRecord, UnfenceBrokerRecord)
+from .state import (OFFLINE, REMOVED, Broker, BrokerRegistrationChangeRecord, ClusterState, ConfigRecord,
+                    FenceBrokerRecord, MetadataCache, Partition, PartitionChangeRecord, PartitionMetadata,
+                    RegisterBrokerRecord, RemoveTopicRecord, UnfenceBrokerRecord)
 
 
 def apply_next_record(cfg: ModelConfig, s: ClusterState, b: int) -> None:

@@ -303,11 +303,13 @@ class ModelConfig:
     #: KRaft (kip_500) the deletion is the quorum controller's RemoveTopicRecord (ReplicationControlManager, 3.7.0).
     max_topic_deletions: int = 0
     #: KRaft: the admin's IncrementalAlterConfigs of the topic's unclean.leader.election.enable (``AlterTopicConfig``,
-    #: ConfigurationControlManager.incrementalAlterConfigs, Kafka 3.7.0) the engines may make; 0 (the default) offers none
+    #: ConfigurationControlManager.incrementalAlterConfigs, Kafka 3.7.0) the engines may make; 0 (the default) offers
+    #: none
     max_config_changes: int = 0
     #: KRaft: the admin's CreateTopics / CreatePartitions name no replicas and the quorum controller's replica placer
     #: places the new partition (StripedReplicaPlacer, simplified: model/README.md), refusing it with
-    #: INVALID_REPLICATION_FACTOR as 3.7.0 does; off (the default) the admin sends the model's assignment as a manual one
+    #: INVALID_REPLICATION_FACTOR as 3.7.0 does; off (the default) the admin sends the model's assignment as a manual
+    #: one
     placed_creations: bool = False
 
     def __post_init__(self) -> None:

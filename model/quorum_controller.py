@@ -319,7 +319,7 @@ def creation_refusal(q: Quorum, replicas: tuple) -> str | None:
 
 def usable_brokers(q: Quorum) -> list:
     """BrokerHeartbeatManager.usableBrokers (Kafka 3.7.0): (broker, fenced) for every registered broker that is not
-    shutting down in the heartbeat manager's soft state (controlledShutdownOffset, which a fence clears), in id order."""
+    shutting down in the heartbeat manager's soft state (controlledShutdownOffset, which a fence clears), by id."""
     return [(b, reg.fenced) for b, reg in enumerate(q.registrations)
             if reg is not None and (reg.fenced or q.shutdown_offsets[b] < 0)]
 
@@ -450,7 +450,8 @@ def _commit_partition(s: ClusterState, p: int, new: PartitionRegistration, uncle
                       by_config: bool = False) -> None:
     """The controller's registration of p becomes ``new`` and its PartitionChangeRecord joins ``records``; a change of
     replicas (a reassignment) moves the assignment the rest of the model reads (``ZkState.assignment``) with it.
-    ``by_config``: an unclean election the topic's dynamic configuration allowed (``Ghost.config_unclean_elections``)."""
+    ``by_config``: an unclean election only the topic's dynamic configuration allowed
+    (``Ghost.config_unclean_elections``)."""
     q = s.quorum_mut()
     if new.replicas != q.partitions[p].replicas:
         zk = s.zk_mut()

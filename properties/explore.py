@@ -23,8 +23,9 @@ from ..model.alter_isr import isr_change_set_used, zk_versions_ordered
 from ..model.config import ModelConfig
 from ..model.encode import fingerprint
 from ..model.requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
-from ..model.state import (BrokerRegistrationChangeRecord, ConfigRecord, FenceBrokerRecord, Partition, PartitionChangeRecord,
-                           OrphanHeartbeat, RegisterBrokerRecord, RemoveTopicRecord, UnfenceBrokerRecord)
+from ..model.state import (BrokerRegistrationChangeRecord, ConfigRecord, FenceBrokerRecord, Partition,
+                           PartitionChangeRecord, OrphanHeartbeat, RegisterBrokerRecord, RemoveTopicRecord,
+                           UnfenceBrokerRecord)
 from ..model.step import action_kinds, enabled_actions, initial_state, step
 from ..model.actions import CONTINUATIONS, Tick, continues
 from .budget import CHECK_EVERY

@@ -225,7 +225,8 @@ def action_words(cfg, s, a) -> str:
         return "an admin deletes the topic (" + ("DeleteTopics to the controller)" if s.quorum is not None
                                                 else "/admin/delete_topics)")
     if t is A.CreateTopic or t is A.CreatePartitions:
-        placed = " with no assignment (the controller places it)" if s.quorum is not None and cfg.placed_creations else ""
+        placed = (" with no assignment (the controller places it)" if s.quorum is not None and cfg.placed_creations
+                  else "")
         if t is A.CreateTopic:
             return f"an admin creates the topic (partition 0){placed}"
         p = s.zk.assignment.index(()) if () in s.zk.assignment else -1
