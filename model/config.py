@@ -840,7 +840,8 @@ PRESETS: dict[str, Preset] = {
                "them without its records. When it was the partition's last known leader and the ELR is empty, it is "
                "elected uncleanly (RECOVERING): the records it lacks are a documented loss.", "4.1.0, KIP-966"),
         Preset("kraft-unclean-election", _KRAFT_37.replace(unclean_leader_election=True), "pass",
-               "kafka-3.7 with unclean.leader.election.enable=true: when no ISR member is left, an out-of-sync replica "
+               "kafka-3.7 with unclean.leader.election.enable=true, as the quorum controller reads it from 3.9.0 "
+               "(KAFKA-12670, kafka_12670; 3.3.0 to 3.8.x ignore it): when no ISR member is left, an out-of-sync replica "
                "is elected, the ISR becomes that leader alone and the partition is RECOVERING (KIP-704) until the "
                "leader's first AlterPartition marks it RECOVERED. The records the election loses are a documented loss "
                "(unclean_loss); every other record is still checked.", "unclean.leader.election.enable, KIP-704"),
