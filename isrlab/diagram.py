@@ -51,6 +51,7 @@ _KIND = {
     A.AlterIsrFailed: "fault",
     A.OrphanRequestReceived: "fetch",
     A.AlterPartitionReceived: "fault", A.ExpiredBrokerHeartbeat: "fault",
+    A.AlterTopicConfig: "control",
 }
 COLOURS = {"append": "#1f77b4", "fetch": "#2ca02c", "truncation": "#d62728", "isr": "#9467bd",
            "control": "#8c564b", "election": "#ff7f0e", "fault": "#000000", "task": "#7f7f7f",
@@ -117,7 +118,7 @@ def build(trace, invariants=SAFETY, sentence: str | None = None, attribution: st
                  A.CreatePartitions, A.ControllerProcessTopicDeletion, A.ControllerProcessTopicChange,
                  A.ControllerProcessStopReplicaResponse, A.ReassignPartitions,
                  A.ControllerProcessPartitionReassignment, A.ControllerProcessReassignmentIsrChange,
-                 A.ControllerFailover, A.AlterIsrReceived):
+                 A.ControllerFailover, A.AlterIsrReceived, A.AlterTopicConfig):
             lane = CONTROLLER
         elif t is A.DeliverControlRequest:
             lane = CONTROLLER

@@ -481,6 +481,14 @@ class ExpiredBrokerHeartbeat:
     broker: int
 
 
+@dataclass(frozen=True, slots=True)
+class AlterTopicConfig:
+    """KRaft: an admin's IncrementalAlterConfigs SETs the topic's unclean.leader.election.enable to ``value``,
+    forwarded by a broker to the quorum controller, which appends a ConfigRecord when the value changes
+    (ConfigurationControlManager.incrementalAlterConfigs, Kafka 3.7.0)."""
+    value: bool
+
+
 Action = Union[
     ElectController, ControllerProcessBrokerChange, ControllerProcessIsrChangeNotification, ControllerResign,
     DeliverControlRequest, Produce, ConsumerFetch, FetchRequest, FetchResponse, OffsetsForLeaderEpoch,
@@ -497,6 +505,7 @@ Action = Union[
     ConsumerFetchWait, DelayedFetchExpire,
     ReassignPartitions, ControllerProcessPartitionReassignment, ControllerProcessReassignmentIsrChange,
     PrepareIsrExpand, AlterIsrFailed, OrphanRequestReceived, AlterPartitionReceived, ExpiredBrokerHeartbeat,
+    AlterTopicConfig,
 ]
 
 #: The protocol's exchanges as the model splits them into steps: an action type -> (a type that carries the same

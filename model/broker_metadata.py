@@ -18,9 +18,9 @@ from .partition import make_follower_3x, make_leader_3x
 from .quorum_controller import broker_heartbeat, process_expired_heartbeat, register_broker
 from .replica_manager import start_fetching, stop_replica
 from .requests import LeaderAndIsrPartitionState
-from .state import (OFFLINE, REMOVED, Broker, BrokerRegistrationChangeRecord, ClusterState, FenceBrokerRecord,
-                    MetadataCache, Partition, PartitionChangeRecord, PartitionMetadata, RegisterBrokerRecord,
-                    RemoveTopicRecord, UnfenceBrokerRecord)
+from .state import (OFFLINE, REMOVED, Broker, BrokerRegistrationChangeRecord, ClusterState, ConfigRecord,
+                    FenceBrokerRecord, MetadataCache, Partition, PartitionChangeRecord, PartitionMetadata,
+                    RegisterBrokerRecord, RemoveTopicRecord, UnfenceBrokerRecord)
 
 
 def apply_next_record(cfg: ModelConfig, s: ClusterState, b: int) -> None:
@@ -69,6 +69,8 @@ def _replay(br: Broker, rec, n: int, changed: dict) -> None:
                                     md.controller_id, epochs, md.fenced, md.shutting_down)
         for p in rec.partitions:
             changed[p] = REMOVED
+        return
+    if t is ConfigRecord:                        # DynamicConfigPublisher: a topic config no replication rule reads
         return
     fenced, shutting = set(md.fenced), set(md.shutting_down)
     if t is RegisterBrokerRecord:

@@ -148,6 +148,12 @@ class ModelConfig:
     #: only while it is an acceptable leader (unfenced, not shutting down); 3.8.0 to 4.0.1 elect it fenced or not.
     #: Only with eligible_leader_replicas.
     kafka_19522: bool = True
+    #: KAFKA-12670 (3.9.0, apache/kafka#16866): the quorum controller reads unclean.leader.election.enable, the topic's
+    #: dynamic value (``AlterTopicConfig``) else the static one; 3.3.0 to 3.8.x's
+    #: ConfigurationControlManager.uncleanLeaderElectionEnabledForTopic returns false whatever is set.  On by default so
+    #: that the presets keep their elections (``kraft-unclean-election`` is thereby 3.9.0's); off is 3.7.0 exactly.
+    #: Only with kip_500.
+    kafka_12670: bool = True
     #: The leader's "follower LEO >= HW" condition for ISR entry (Partition.isFollowerInSync).  No JIRA: off is a
     #: mutant, as the TLA+ specification switches its ``\* CHECK`` off (an ISR join without the HW).
     isr_join_requires_hw: bool = True
@@ -303,6 +309,15 @@ class ModelConfig:
     #: make; 0 (the default) offers none.  Set it to 1 to explore topic deletion and StopReplica to live brokers.  In
     #: KRaft (kip_500) the deletion is the quorum controller's RemoveTopicRecord (ReplicationControlManager, 3.7.0).
     max_topic_deletions: int = 0
+    #: KRaft: the admin's IncrementalAlterConfigs of the topic's unclean.leader.election.enable (``AlterTopicConfig``,
+    #: ConfigurationControlManager.incrementalAlterConfigs, Kafka 3.7.0) the engines may make; 0 (the default) offers
+    #: none
+    max_config_changes: int = 0
+    #: KRaft: the admin's CreateTopics / CreatePartitions name no replicas and the quorum controller's replica placer
+    #: places the new partition (StripedReplicaPlacer, simplified: model/README.md), refusing it with
+    #: INVALID_REPLICATION_FACTOR as 3.7.0 does; off (the default) the admin sends the model's assignment as a manual
+    #: one
+    placed_creations: bool = False
 
     def __post_init__(self) -> None:
         errors = []
@@ -351,7 +366,7 @@ class ModelConfig:
                      "max_controller_epoch", "max_controller_moves", "max_flushes", "max_disk_wipes", "max_alter_isr_failures",
                      "max_forged_alter_partitions", "max_expired_heartbeats",
                      "max_delete_records", "max_retention_runs", "retention_records",
-                     "max_partition_creations", "max_topic_deletions"):
+                     "max_partition_creations", "max_topic_deletions", "max_config_changes"):
             if getattr(self, name) < 0:
                 errors.append(f"{name} must be >= 0")
         if not -1 <= self.initial_partitions <= self.n_partitions:
@@ -440,6 +455,7 @@ LATER_FIELDS += ("kafka_19522",)
 LATER_FIELDS += ("kafka_14010", "max_alter_isr_failures")
 LATER_FIELDS += ("follower_clears_remote_replicas", "kafka_13837")
 LATER_FIELDS += ("max_forged_alter_partitions", "max_expired_heartbeats")
+LATER_FIELDS += ("kafka_12670", "max_config_changes", "placed_creations")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(ModelConfig)}
 
 
@@ -840,7 +856,8 @@ PRESETS: dict[str, Preset] = {
                "them without its records. When it was the partition's last known leader and the ELR is empty, it is "
                "elected uncleanly (RECOVERING): the records it lacks are a documented loss.", "4.1.0, KIP-966"),
         Preset("kraft-unclean-election", _KRAFT_37.replace(unclean_leader_election=True), "pass",
-               "kafka-3.7 with unclean.leader.election.enable=true: when no ISR member is left, an out-of-sync replica "
+               "kafka-3.7 with unclean.leader.election.enable=true, as the quorum controller reads it from 3.9.0 "
+               "(KAFKA-12670, kafka_12670; 3.3.0 to 3.8.x ignore it): when no ISR member is left, an out-of-sync replica "
                "is elected, the ISR becomes that leader alone and the partition is RECOVERING (KIP-704) until the "
                "leader's first AlterPartition marks it RECOVERED. The records the election loses are a documented loss "
                "(unclean_loss); every other record is still checked.", "unclean.leader.election.enable, KIP-704"),

@@ -111,11 +111,12 @@ def _partition(cfg: ModelConfig, item: dict, replicas_default: tuple, regs: list
               f"ReplicationControlManager.handleBrokerFenced)")
     if leader == NO_LEADER:
         # PartitionChangeBuilder elects whenever the partition changes (a broker unfenced elects its leaderless ones)
-        candidates = replicas if cfg.unclean_leader_election else (isr or elr)
+        unclean = cfg.unclean_leader_election and cfg.kafka_12670    # 3.7.0's controller reads it as false
+        candidates = replicas if unclean else (isr or elr)
         active = [r for r in candidates if not regs[r].fenced and not regs[r].in_controlled_shutdown]
         if active:
             _fail(f"{where}: no leader, but replica {active[0]} is an active broker the controller would have "
-                  f"elected (from the {'replicas' if cfg.unclean_leader_election else 'ISR' if isr else 'ELR'})")
+                  f"elected (from the {'replicas' if unclean else 'ISR' if isr else 'ELR'})")
     epoch, partition_epoch = item["leader_epoch"], item["partition_epoch"]
     if not 0 <= epoch <= MAX_EPOCH:
         _fail(f"{where}: leader epoch {epoch} (0 to {MAX_EPOCH})")

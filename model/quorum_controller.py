@@ -19,7 +19,7 @@ from .delayed import note_error
 from .losses import note_unclean_election
 from .node import replace_at
 from .requests import AlterIsrPartition, AlterIsrPartitionResult, AlterIsrRequestData, AlterIsrResponseData
-from .state import (NO_LEADER, REMOVED, BrokerRegistration, BrokerRegistrationChangeRecord, ClusterState,
+from .state import (NO_LEADER, REMOVED, BrokerRegistration, BrokerRegistrationChangeRecord, ClusterState, ConfigRecord,
                     FenceBrokerRecord, PartitionChangeRecord, PartitionRegistration, Quorum, RegisterBrokerRecord,
                     RemoveTopicRecord, UnfenceBrokerRecord)
 
@@ -69,8 +69,9 @@ def build_partition_change(cfg: ModelConfig, part: PartitionRegistration, target
                            target_adding: tuple | None = None, target_removing: tuple | None = None) -> tuple:
     """PartitionChangeBuilder.build (Kafka 3.5.0; KAFKA-15021 3.6.0; KIP-966's ELR 3.7.0, unclean shutdowns and
     lastKnownElr as 4.1.0 keeps them; reassignment 3.7.0): (the partition after the change, or None for a no-op, and
-    whether the election was unclean).  ``election`` is the builder's Election: None for the topic's configuration
-    (ONLINE, or UNCLEAN with ``unclean_leader_election``), "PREFERRED" or "UNCLEAN" for an admin's ElectLeaders.
+    whether the election was unclean).  ``election`` is the builder's Election: "ONLINE", "PREFERRED" or "UNCLEAN"
+    (``topic_election`` gives the topic configuration's: ONLINE, or UNCLEAN where the controller reads it as on; None
+    is the static configuration's, for callers outside the controller).
     ``target_replicas`` / ``target_adding`` / ``target_removing`` (None: the partition's) are a reassignment's."""
     elr_on = cfg.eligible_leader_replicas
     target_isr = tuple(target_isr)
@@ -92,7 +93,7 @@ def build_partition_change(cfg: ModelConfig, part: PartitionRegistration, target
         return (r in target_isr or (not target_isr and r in target_elr)) and acceptable(r)
 
     unclean = False
-    allow_unclean = cfg.unclean_leader_election if election is None else election == "UNCLEAN"
+    allow_unclean = (cfg.unclean_leader_election and cfg.kafka_12670) if election is None else election == "UNCLEAN"
     preferred = replicas[0] if replicas else NO_LEADER
     if election == "PREFERRED" and valid(preferred):         # electPreferredLeader: the preferred replica first
         leader = preferred
@@ -134,6 +135,26 @@ def build_partition_change(cfg: ModelConfig, part: PartitionRegistration, target
                                 part.leader_epoch + 1 if bump else part.leader_epoch, part.partition_epoch + 1,
                                 target_elr, recovery, last_known_elr, adding, removing)
     return new, unclean
+
+
+def unclean_leader_election_enabled(cfg: ModelConfig, q: Quorum) -> bool:
+    """ConfigurationControlManager.uncleanLeaderElectionEnabledForTopic: Kafka 3.7.0 returns false whatever is set
+    (``kafka_12670`` off); 3.9.0 (KAFKA-12670) reads the topic's dynamic value (a ConfigRecord), else the static one."""
+    if not cfg.kafka_12670:
+        return False
+    dynamic = q.topic_unclean_leader_election
+    return cfg.unclean_leader_election if dynamic is None else dynamic
+
+
+def topic_election(cfg: ModelConfig, q: Quorum) -> str:
+    """The Election ReplicationControlManager gives the builder for the topic (Kafka 3.7.0): UNCLEAN where
+    uncleanLeaderElectionEnabledForTopic, else the builder's default, ONLINE."""
+    return "UNCLEAN" if unclean_leader_election_enabled(cfg, q) else "ONLINE"
+
+
+def _by_config(cfg: ModelConfig, q: Quorum, unclean: bool) -> bool:
+    """An unclean election only the topic's dynamic unclean.leader.election.enable allowed (the static one off)."""
+    return unclean and q.topic_unclean_leader_election is True and not cfg.unclean_leader_election and cfg.kafka_12670
 
 
 def _complete_reassignment(replicas: tuple, adding: tuple, removing: tuple, target_isr: tuple):
@@ -179,13 +200,14 @@ def _change_partitions(cfg: ModelConfig, s: ClusterState, partitions, remove: in
     def acceptable(r):
         return r not in gone and (r == add or is_active(q, r))
 
+    election = topic_election(cfg, q)
     for p in partitions:
         part = q.partitions[p]
         target = tuple(r for r in part.isr if r not in gone)
         new, unclean = build_partition_change(cfg, part, target, acceptable,
-                                              (unclean_shutdown,) if unclean_shutdown >= 0 else ())
+                                              (unclean_shutdown,) if unclean_shutdown >= 0 else (), election=election)
         if new is not None:
-            _commit_partition(s, p, new, unclean, records)
+            _commit_partition(s, p, new, unclean, records, _by_config(cfg, q, unclean))
 
 
 def elect_leader(cfg: ModelConfig, s: ClusterState, p: int, election_type: str) -> str:
@@ -275,6 +297,7 @@ def delete_topic(cfg: ModelConfig, s: ClusterState) -> None:
     q = s.quorum_mut()
     gone = tuple(p for p, part in enumerate(q.partitions) if not part.removed)
     q.partitions = tuple(REMOVED for _ in q.partitions)
+    q.topic_unclean_leader_election = None                   # replay(RemoveTopicRecord): deleteTopicConfigs
     zk = s.zk_mut()                                          # the assignment the rest of the model reads
     zk.assignment = ((),) * len(zk.assignment)
     g = s.ghost_mut()
@@ -296,15 +319,44 @@ def creation_refusal(q: Quorum, replicas: tuple) -> str | None:
     return None
 
 
-def create_partition(cfg: ModelConfig, s: ClusterState, p: int, replicas: tuple) -> str:
-    """ReplicationControlManager.createTopic / createPartitions with a manual assignment (Kafka 3.7.0): a
-    PartitionRecord whose ISR is the active replicas and whose leader is the first of them (buildPartitionRegistration:
-    isr.get(0)), leader and partition epoch 0, appended to the metadata log; or, when ``creation_refusal`` refuses it,
-    no record (the request's records are atomic).  The answer is kept per partition
+def usable_brokers(q: Quorum) -> list:
+    """BrokerHeartbeatManager.usableBrokers (Kafka 3.7.0): (broker, fenced) for every registered broker that is not
+    shutting down in the heartbeat manager's soft state (controlledShutdownOffset, which a fence clears), by id."""
+    return [(b, reg.fenced) for b, reg in enumerate(q.registrations)
+            if reg is not None and (reg.fenced or q.shutdown_offsets[b] < 0)]
+
+
+def place_replicas(q: Quorum, p: int, replication_factor: int) -> tuple:
+    """StripedReplicaPlacer.place (Kafka 3.7.0) for one partition, p, over the usable brokers of one rack (the model's
+    brokers have none), simplified to be deterministic: the unfenced brokers in id order, then the fenced ones, each
+    list rotated by p where Kafka starts at a random offset.  Returns (INVALID_REPLICATION_FACTOR or None, replicas):
+    refused when no usable broker is unfenced or the replication factor exceeds the usable brokers."""
+    usable = usable_brokers(q)
+    unfenced = [b for b, fenced in usable if not fenced]
+    fenced = [b for b, f in usable if f]
+    if replication_factor <= 0 or not unfenced or replication_factor > len(usable):
+        return E.INVALID_REPLICATION_FACTOR, ()
+    rotated = [xs[p % len(xs):] + xs[:p % len(xs)] for xs in (unfenced, fenced) if xs]
+    return None, tuple([b for xs in rotated for b in xs][:replication_factor])
+
+
+def create_partition(cfg: ModelConfig, s: ClusterState, p: int, replicas: tuple | None,
+                     replication_factor: int = 0) -> str:
+    """ReplicationControlManager.createTopic / createPartitions (Kafka 3.7.0): a PartitionRecord whose ISR is the
+    active replicas and whose leader is the first of them (buildPartitionRegistration: isr.get(0)), leader and
+    partition epoch 0, appended to the metadata log; or no record (the request's records are atomic) when
+    ``creation_refusal`` refuses a manual assignment (``replicas``) or, with ``replicas`` None (no assignment), when
+    the replica placer refuses ``replication_factor`` or places no active broker (INVALID_REPLICATION_FACTOR, "All
+    brokers are currently fenced or in controlled shutdown").  The answer is kept per partition
     (``Ghost.responses.create_partitions``) and returned."""
     q = s.quorum
     s.ghost_mut().partition_creations += 1
-    error = creation_refusal(q, replicas)
+    if replicas is None:
+        error, replicas = place_replicas(q, p, replication_factor)
+        if error is None and not any(is_active(q, r) for r in replicas):
+            error = E.INVALID_REPLICATION_FACTOR
+    else:
+        error = creation_refusal(q, replicas)
     _note_creation(s, p, error or E.NONE)
     if error is not None:
         return error
@@ -327,6 +379,17 @@ def _note_creation(s: ClusterState, p: int, error: str) -> None:
     r.create_partitions = replace_at(rows, p, error)
 
 
+def alter_topic_config(cfg: ModelConfig, s: ClusterState, value: bool) -> None:
+    """ConfigurationControlManager.incrementalAlterConfigs (Kafka 3.7.0), an admin's SET of the topic's
+    unclean.leader.election.enable forwarded to the quorum controller: a ConfigRecord in a batch of its own when the
+    value changes (a topic's unchanged value writes none), which the controller replays into its configData.  What the
+    elections make of it is ``unclean_leader_election_enabled``'s (nothing in 3.7.0)."""
+    s.ghost_mut().config_changes += 1
+    if s.quorum.topic_unclean_leader_election is not value:
+        s.quorum_mut().topic_unclean_leader_election = value
+        _append(s, [ConfigRecord("unclean.leader.election.enable", value)])
+
+
 def reassignment_refusal(cfg: ModelConfig, q: Quorum, p: int, target: tuple | None) -> str | None:
     """Why ReplicationControlManager.alterPartitionReassignment (Kafka 3.7.0) refuses a reassignment of p to
     ``target`` (None: cancel), or None: no such partition, a target that validateManualPartitionAssignment refuses
@@ -342,7 +405,7 @@ def reassignment_refusal(cfg: ModelConfig, q: Quorum, p: int, target: tuple | No
         return None
     if not part.adding_replicas and not part.removing_replicas:
         return "NO_REASSIGNMENT_IN_PROGRESS"
-    if _revert(part)[2] and not cfg.unclean_leader_election:
+    if _revert(part)[2] and not unclean_leader_election_enabled(cfg, q):
         return "INVALID_REPLICA_ASSIGNMENT"
     return None
 
@@ -369,25 +432,28 @@ def alter_partition_reassignment(cfg: ModelConfig, s: ClusterState, p: int, targ
     acceptable = lambda r: is_active(s.quorum, r)            # noqa: E731 - LeaderAcceptor without directories
     if target is None:
         replicas, isr, _ = _revert(part)
-        new, unclean = build_partition_change(cfg, part, isr, acceptable,
-                                              election="UNCLEAN" if cfg.unclean_leader_election else None,
+        new, unclean = build_partition_change(cfg, part, isr, acceptable, election=topic_election(cfg, s.quorum),
                                               target_replicas=replicas, target_adding=(), target_removing=())
     else:
         removing = tuple(sorted(set(part.replicas) - set(target)))    # calculateDifference: a TreeSet, sorted
         adding = tuple(sorted(set(target) - set(part.replicas)))
         replicas = tuple(target) + removing
         new, unclean = build_partition_change(cfg, part, part.isr, acceptable, target_replicas=replicas,
-                                              target_adding=adding or None, target_removing=removing or None)
+                                              target_adding=adding or None, target_removing=removing or None,
+                                              election="ONLINE")   # changePartitionReassignment sets no UNCLEAN
         s.ghost_mut().reassignments += 1                     # the budget counts reassignments, not cancels
     if new is not None:
         records: list = []
-        _commit_partition(s, p, new, unclean, records)
+        _commit_partition(s, p, new, unclean, records, _by_config(cfg, s.quorum, unclean))
         _append(s, records)
 
 
-def _commit_partition(s: ClusterState, p: int, new: PartitionRegistration, unclean: bool, records: list) -> None:
+def _commit_partition(s: ClusterState, p: int, new: PartitionRegistration, unclean: bool, records: list,
+                      by_config: bool = False) -> None:
     """The controller's registration of p becomes ``new`` and its PartitionChangeRecord joins ``records``; a change of
-    replicas (a reassignment) moves the assignment the rest of the model reads (``ZkState.assignment``) with it."""
+    replicas (a reassignment) moves the assignment the rest of the model reads (``ZkState.assignment``) with it.
+    ``by_config``: an unclean election only the topic's dynamic configuration allowed
+    (``Ghost.config_unclean_elections``)."""
     q = s.quorum_mut()
     if new.replicas != q.partitions[p].replicas:
         zk = s.zk_mut()
@@ -396,6 +462,8 @@ def _commit_partition(s: ClusterState, p: int, new: PartitionRegistration, uncle
     records.append(PartitionChangeRecord(p, new))
     if unclean:
         note_unclean_election(s, p, new.leader_epoch, new.leader)
+        if by_config:
+            s.ghost_mut().config_unclean_elections += 1
 
 
 # --------------------------------------------------------------------------- brokers
@@ -537,9 +605,10 @@ def alter_partition(cfg: ModelConfig, s: ClusterState, req) -> AlterIsrResponseD
             results.append(AlterIsrPartitionResult(p, error))
             continue
         new, unclean = build_partition_change(cfg, part, tuple(item.new_isr), lambda r: is_active(s.quorum, r),
-                                              target_recovery=item.leader_recovery_state)
+                                              target_recovery=item.leader_recovery_state,
+                                              election=topic_election(cfg, s.quorum))
         if new is not None:
-            _commit_partition(s, p, new, unclean, records)
+            _commit_partition(s, p, new, unclean, records, _by_config(cfg, s.quorum, unclean))
             if new.leader != b:
                 results.append(AlterIsrPartitionResult(p, E.NEW_LEADER_ELECTED))
                 continue

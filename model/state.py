@@ -376,6 +376,15 @@ class RemoveTopicRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class ConfigRecord:
+    """ConfigRecord (metadata log, ConfigurationControlManager.incrementalAlterConfigs, Kafka 3.7.0): the topic's
+    ``unclean.leader.election.enable`` set to ``value`` (the only topic config the model has)."""
+
+    name: str
+    value: bool
+
+
+@dataclass(frozen=True, slots=True)
 class PartitionChangeRecord:
     """PartitionRecord (``created``) or PartitionChangeRecord (metadata log), carrying the partition as it is after the
     record (Kafka's change record carries only the changed fields; replaying either gives the same registration)."""
@@ -405,6 +414,11 @@ class Quorum(Node):
     #: QuorumController's maybeBalancePartitionLeaders event (auto.leader.rebalance.enable): its due time, -1 when not
     #: scheduled (ImbalanceSchedule DEFERRED or IMMEDIATELY; SCHEDULED is a due time)
     next_balance_ms: int = -1
+    #: ConfigurationControlManager's configData for the topic: its dynamic unclean.leader.election.enable (a
+    #: ConfigRecord), None while it has none (the static ``unclean_leader_election`` applies); left out of the
+    #: encoding while None (``QUIET_FIELDS``), so states without a config change encode as before
+    topic_unclean_leader_election: bool | None = None
+    QUIET_FIELDS: ClassVar[tuple] = ("topic_unclean_leader_election",)
 
 
 # --------------------------------------------------------------------------- broker side
@@ -666,9 +680,14 @@ class Ghost(Node):
     #: invalid (``quorum_controller.alter_partition_defect``)
     forged_accepted: tuple = ()
     expired_heartbeats: int = 0          # KRaft: heartbeats timed out in the controller's queue (ExpiredBrokerHeartbeat)
+    config_changes: int = 0              # KRaft: the admin's IncrementalAlterConfigs (AlterTopicConfig)
+    #: KRaft: unclean elections the topic's dynamic unclean.leader.election.enable allowed (the static one off): the
+    #: witness ``config_unclean_election``
+    config_unclean_elections: int = 0
 
     QUIET_FIELDS: ClassVar[tuple] = ("alter_isr_failures", "fault_given_up", "leader_balances", "forged_answers",
-                                     "forged_accepted", "expired_heartbeats")
+                                     "forged_accepted", "expired_heartbeats", "config_changes",
+                                     "config_unclean_elections")
 
 
 @record

@@ -38,7 +38,7 @@ from .losses import judge
 from .node import memo_by_identity
 from .quorum_controller import (alter_partition_reassignment, controller_failover, elect_leader, fence_broker,
                                 initial_quorum, is_unfenced, lose_heartbeats, reassignment_refusal, session_expired)
-from .quorum_controller import create_partition
+from .quorum_controller import alter_topic_config, create_partition, registration
 from .quorum_controller import balance_partition_leaders, maybe_schedule_balance
 from .quorum_controller import delete_topic as kraft_delete_topic
 from .quorum_controller import forged_alter_partition, forged_alter_partitions
@@ -561,6 +561,15 @@ def g_create_partitions(cfg, s, a) -> bool:
     return can_create_partitions(cfg, s)
 
 
+def g_alter_topic_config(cfg, s, a) -> bool:
+    """KRaft: the topic exists and its dynamic unclean.leader.election.enable is not already ``a.value``, within
+    ``max_config_changes`` (the model's admin sends only SETs that change it)."""
+    q = s.quorum
+    return (q is not None and s.ghost.config_changes < cfg.max_config_changes and isinstance(a.value, bool)
+            and q.topic_unclean_leader_election is not a.value
+            and any(registration(q, p) is not None for p in range(len(q.partitions))))
+
+
 def g_topic_deletion(cfg, s, a) -> bool:
     """/admin/delete_topics holds the topic and the controller has not queued it (its TopicDeletion event pending)."""
     c = s.controller_on(a.controller)
@@ -830,7 +839,8 @@ def e_delete_topic(cfg, s, a):
 
 def e_create_topic(cfg, s, a):
     if cfg.kip_500:                      # CreateTopics forwarded: partition 0's record, or the controller's refusal
-        note_error(s, create_partition(cfg, s, 0, topic_assignment(cfg)[0]))
+        replicas = None if cfg.placed_creations else topic_assignment(cfg)[0]
+        note_error(s, create_partition(cfg, s, 0, replicas, cfg.replication_factor))
     else:
         create_topic(cfg, s)
 
@@ -838,9 +848,16 @@ def e_create_topic(cfg, s, a):
 def e_create_partitions(cfg, s, a):
     if cfg.kip_500:                      # CreatePartitions forwarded: the next partition's record, or a refusal
         p = s.zk.assignment.index(())
-        note_error(s, create_partition(cfg, s, p, topic_assignment(cfg)[p]))
+        # createPartitions' replication factor: the topic's first partition's replica count
+        rf = next((len(part.replicas) for part in s.quorum.partitions if not part.removed), 0)
+        replicas = None if cfg.placed_creations else topic_assignment(cfg)[p]
+        note_error(s, create_partition(cfg, s, p, replicas, rf))
     else:
         create_partitions(cfg, s)
+
+
+def e_alter_topic_config(cfg, s, a):
+    alter_topic_config(cfg, s, a.value)  # IncrementalAlterConfigs forwarded to the quorum controller
 
 
 def e_topic_deletion(cfg, s, a):
@@ -1135,6 +1152,7 @@ RULES = {
     A.OrphanRequestReceived: (g_orphan_received, e_orphan_received, lambda cfg, s: orphan_actions(s)),
     A.AlterPartitionReceived: (g_alter_partition_received, e_alter_partition_received, forged_alter_partitions),
     A.ExpiredBrokerHeartbeat: (g_expired_heartbeat, e_expired_heartbeat, _per_b(A.ExpiredBrokerHeartbeat)),
+    A.AlterTopicConfig: (g_alter_topic_config, e_alter_topic_config, lambda cfg, s: _ALTER_TOPIC_CONFIG),
 }
 assert tuple(RULES) == A.ACTION_TYPES
 
@@ -1510,6 +1528,10 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
         g = [T.expired_heartbeat[br.broker_id] for br in brokers if br.alive and 0 <= br.next_heartbeat_ms <= s.now]
         if g:
             group(g)
+    if kraft and cfg.max_config_changes and (every or A.AlterTopicConfig in kinds):
+        g = [a for a in _ALTER_TOPIC_CONFIG if g_alter_topic_config(cfg, s, a)]
+        if g:
+            group(g)
     return groups
 
 
@@ -1620,6 +1642,7 @@ def _log_start_groups(cfg, s, kinds, T, group) -> None:
 
 
 _DELETE_TOPIC, _CREATE_TOPIC, _CREATE_PARTITIONS = A.DeleteTopic(), A.CreateTopic(), A.CreatePartitions()
+_ALTER_TOPIC_CONFIG = (A.AlterTopicConfig(True), A.AlterTopicConfig(False))
 #: the quorum controller's leader-balancing run (no broker: controller -1)
 _KRAFT_BALANCE = A.AutoLeaderRebalance(-1)
 
@@ -1801,6 +1824,7 @@ _KIND_GATES = {
     A.PrepareIsrExpand: lambda cfg: cfg.isr_expand_window,              # KAFKA-15221's window, on request
     A.AlterPartitionReceived: lambda cfg: cfg.max_forged_alter_partitions > 0,   # faults, within their budgets
     A.ExpiredBrokerHeartbeat: lambda cfg: cfg.max_expired_heartbeats > 0,
+    A.AlterTopicConfig: lambda cfg: cfg.max_config_changes > 0,         # an admin's config changes, within a budget
 }
 
 
@@ -1819,7 +1843,7 @@ ZK_ONLY = frozenset({A.ElectController, A.ControllerProcessBrokerChange, A.Contr
 #: ``CreateTopic``, ``CreatePartitions`` (ZooKeeper writes, or the quorum controller's records).
 KRAFT_ONLY = frozenset({A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker, A.HeartbeatsLost, A.DiskWipe,
                         A.ControllerFailover, A.PrepareIsrExpand, A.OrphanRequestReceived,
-                        A.AlterPartitionReceived, A.ExpiredBrokerHeartbeat})
+                        A.AlterPartitionReceived, A.ExpiredBrokerHeartbeat, A.AlterTopicConfig})
 ZK_ONLY = ZK_ONLY | {A.ControllerProcessPartitionReassignment, A.ControllerProcessReassignmentIsrChange}
 #: ``ReassignPartitions`` is of both eras too (/admin/reassign_partitions, or AlterPartitionReassignments to the quorum
 #: controller).

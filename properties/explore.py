@@ -23,8 +23,9 @@ from ..model.alter_isr import isr_change_set_used, zk_versions_ordered
 from ..model.config import ModelConfig
 from ..model.encode import fingerprint
 from ..model.requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
-from ..model.state import (BrokerRegistrationChangeRecord, FenceBrokerRecord, Partition, PartitionChangeRecord,
-                           OrphanHeartbeat, RegisterBrokerRecord, RemoveTopicRecord, UnfenceBrokerRecord)
+from ..model.state import (BrokerRegistrationChangeRecord, ConfigRecord, FenceBrokerRecord, Partition,
+                           PartitionChangeRecord, OrphanHeartbeat, RegisterBrokerRecord, RemoveTopicRecord,
+                           UnfenceBrokerRecord)
 from ..model.step import action_kinds, enabled_actions, initial_state, step
 from ..model.actions import CONTINUATIONS, Tick, continues
 from .budget import CHECK_EVERY
@@ -401,7 +402,7 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
           g.isr_shrinks, g.isr_expands, min(g.truncations, 1), tuple(since), g.preferred_elections,
           g.delete_records, g.retention_runs, g.partition_creations, g.topic_deletions, g.deleted_partitions,
           g.reassignments, g.alter_isr_failures, tuple(sorted((lid(b), p, e, v) for b, p, e, v in g.fault_given_up)),
-          g.forged_answers, g.forged_accepted, g.expired_heartbeats)
+          g.forged_answers, g.forged_accepted, g.expired_heartbeats, g.config_changes, g.config_unclean_elections)
     q = s.quorum
     if q is None:
         qk = None
@@ -414,7 +415,8 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
               tuple([(q.reported_offsets[inv[j]], q.shutdown_offsets[inv[j]]) for j in range(n)]),
               tuple([(ordered(r.replicas), ids(r.isr), lid(r.leader), r.leader_epoch, r.partition_epoch, ids(r.elr),
                       r.leader_recovery_state, tuple([lid(x) for x in r.last_known_elr])) for r in q.partitions]),
-              tuple([past(q.last_contact_ms[inv[j]], h_sess, 1) for j in range(n)]), fut(q.next_balance_ms))
+              tuple([past(q.last_contact_ms[inv[j]], h_sess, 1) for j in range(n)]), fut(q.next_balance_ms),
+              q.topic_unclean_leader_election)
     return (tuple(brokers), zkk, tuple(ctrls), gk, None if deadline is None else deadline - now, qk)
 
 
@@ -435,6 +437,8 @@ def metadata_record_key(r, lid, ids, ordered) -> tuple:
         return (4, lid(r.broker_id), r.broker_epoch)
     if t is RemoveTopicRecord:
         return (5, r.partitions)
+    if t is ConfigRecord:
+        return (6, r.name, r.value)
     raise TypeError(f"unknown metadata record {r!r}")  # pragma: no cover
 
 
@@ -704,7 +708,7 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
                 tuple([None if r is None else (r.epoch, r.fenced, r.in_controlled_shutdown) for r in q.registrations]),
                 q.reported_offsets, q.shutdown_offsets,
                 tuple([(r.replicas, r.isr, r.leader, r.leader_epoch, r.partition_epoch, r.elr, r.leader_recovery_state,
-                        r.last_known_elr) for r in q.partitions]))))
+                        r.last_known_elr) for r in q.partitions]), q.topic_unclean_leader_election)))
         return e[1]
 
     def ghost_static(g):
@@ -718,7 +722,7 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
                 min(g.truncations, 1), g.preferred_elections, g.delete_records, g.retention_runs,
                 g.partition_creations, g.topic_deletions, g.deleted_partitions, g.reassignments,
                 g.alter_isr_failures, g.fault_given_up, g.forged_answers, g.forged_accepted,
-                g.expired_heartbeats)))
+                g.expired_heartbeats, g.config_changes, g.config_unclean_elections)))
         return e[1]
 
     def key(s) -> tuple:

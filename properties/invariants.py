@@ -1602,6 +1602,14 @@ def witness_leader_balanced(cfg, s: ClusterState):
     return s.ghost.leader_balances > 0
 
 
+def witness_config_unclean_election(cfg, s: ClusterState):
+    """WITNESS config_unclean_election (KRaft with ``max_config_changes``; not in the catalogue, whose witnesses the
+    other presets' campaigns must reach too): an unclean election that only the topic's dynamic
+    unclean.leader.election.enable, set by an admin's IncrementalAlterConfigs, allowed (Kafka 3.9.0's
+    uncleanLeaderElectionEnabledForTopic, KAFKA-12670; never with 3.7.0's, ``kafka_12670`` off)."""
+    return s.ghost.config_unclean_elections > 0
+
+
 CATALOGUE += (
     Invariant("acked_survives_leaderless", ALWAYS, STATE, acked_survives_leaderless,
               "while no live broker leads a partition in an acknowledged record's epoch or later, some replica (live "

@@ -226,14 +226,18 @@ def action_words(cfg, s, a) -> str:
         return f"broker {a.broker}'s disk is replaced (it will come back empty)"
     if t is A.ControllerFailover:
         return "the active controller fails over to another quorum member"
+    if t is A.AlterTopicConfig:
+        return f"an admin sets the topic's unclean.leader.election.enable to {str(a.value).lower()}"
     if t is A.DeleteTopic:
         return "an admin deletes the topic (" + ("DeleteTopics to the controller)" if s.quorum is not None
                                                 else "/admin/delete_topics)")
-    if t is A.CreateTopic:
-        return "an admin creates the topic (partition 0)"
-    if t is A.CreatePartitions:
+    if t is A.CreateTopic or t is A.CreatePartitions:
+        placed = (" with no assignment (the controller places it)" if s.quorum is not None and cfg.placed_creations
+                  else "")
+        if t is A.CreateTopic:
+            return f"an admin creates the topic (partition 0){placed}"
         p = s.zk.assignment.index(()) if () in s.zk.assignment else -1
-        return f"an admin adds partition {p} to the topic"
+        return f"an admin adds partition {p} to the topic{placed}"
     if t is A.ControllerProcessTopicDeletion:
         return f"controller {a.controller} handles the topic deletion"
     if t is A.ControllerProcessTopicChange:
@@ -257,6 +261,8 @@ def _metadata_record(rec) -> str:
                 f"e{g.leader_epoch} ISR {_isr(g.isr)} partition epoch {g.partition_epoch}")
     if hasattr(rec, "partitions"):      # RemoveTopicRecord
         return f"{name} p{', p'.join(map(str, rec.partitions))}"
+    if hasattr(rec, "value"):           # ConfigRecord
+        return f"{name} {rec.name}={str(rec.value).lower()}"
     return f"{name} broker {rec.broker_id} epoch {rec.broker_epoch}"
 
 

@@ -92,6 +92,9 @@ REQUEST_FAULT_KINDS = (A.AlterPartitionReceived, A.ExpiredBrokerHeartbeat)
 #: KRaft: a request of a broker's earlier incarnation reaching its receiver (``OrphanRequestReceived``, offered only
 #: after a stop): a system kind every run keeps (no draw), and lazy, so that it arrives early or late.
 ORPHAN_CORE_KINDS = frozenset({A.OrphanRequestReceived})
+#: KRaft: an admin's change of the topic's unclean.leader.election.enable (``max_config_changes``): an optional kind
+#: drawn after the others, only when the model offers it, so that other runs draw as before it existed.
+CONFIG_OPTIONAL_KINDS = (A.AlterTopicConfig,)
 OPTIONAL_KINDS = tuple(k for k in A.ACTION_TYPES
                        if k not in CORE_KINDS and k not in TIME_KINDS and k not in OBSERVATION_KINDS
                        and k not in KRAFT_CORE_KINDS and k not in KRAFT_TIME_KINDS and k not in KRAFT_OPTIONAL_KINDS
@@ -101,7 +104,8 @@ OPTIONAL_KINDS = tuple(k for k in A.ACTION_TYPES
                        and k not in DELAYED_FETCH_OPTIONAL_KINDS and k not in DELAYED_FETCH_TIME_KINDS
                        and k not in REASSIGNMENT_CORE_KINDS and k not in REASSIGNMENT_OPTIONAL_KINDS
                        and k not in EXPAND_WINDOW_CORE_KINDS and k not in ALTER_ISR_FAULT_KINDS
-                       and k not in ORPHAN_CORE_KINDS and k not in REQUEST_FAULT_KINDS)
+                       and k not in ORPHAN_CORE_KINDS and k not in REQUEST_FAULT_KINDS
+                       and k not in CONFIG_OPTIONAL_KINDS)
 P_OPTIONAL = 0.4
 P_TIME = 0.5
 #: Kinds a run may make eager: when one is enabled it is taken at once (with probability
@@ -188,6 +192,7 @@ def swarm_kinds(rng: random.Random, swarm: bool, model_kinds=()) -> frozenset:
     kinds |= {k for k in REASSIGNMENT_OPTIONAL_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
     kinds |= {k for k in ALTER_ISR_FAULT_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
     kinds |= {k for k in REQUEST_FAULT_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
+    kinds |= {k for k in CONFIG_OPTIONAL_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
     return frozenset(kinds)
 
 

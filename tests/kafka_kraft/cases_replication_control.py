@@ -292,12 +292,50 @@ def delete_topics():
 out_of_scope(R + "testDeleteTopicsWithMutationQuotaExceeded", "topic deletion quotas (admin API, not replication)")
 for _name in ("testCreatePartitions", "testCreatePartitionsWithMutationQuotaExceeded"):
     out_of_scope(R + _name, "CreatePartitions requests and quotas (admin API, not replication)")
-missing(R + "testCreatePartitionsFailsWhenAllBrokersAreFencedOrInControlledShutdown", "topic creation",
-        "CreatePartitions without an assignment: the replica placer (StripedReplicaPlacer over the heartbeat "
-        "manager's usable brokers) places the new partition and the controller refuses it with "
-        "INVALID_REPLICATION_FACTOR when none of the placed replicas is active; the model's admin always names the "
-        "replicas (the model's assignment, as a manual one), which the controller refuses with "
-        "INVALID_REPLICA_ASSIGNMENT instead (testCreatePartitionsFailsWithManualAssignmentWithAllFenced).")
+
+
+def _refused(c: Case, create, p: int, error: str, why: str, not_created: str) -> Case:
+    """``create`` is refused with ``error`` for partition p: the controller's answer, no record, no partition."""
+    before = len(c.s.quorum.log)
+    c.do(create)
+    c.check(f"ghost.responses.create_partitions.{p}", error, why)
+    c.check("quorum.batch_ends.-1", before, "no record: the metadata log is as it was")
+    return c.check(f"zk.assignment.{p}", [], not_created)
+
+
+@case(R + "testCreatePartitionsFailsWhenAllBrokersAreFencedOrInControlledShutdown")
+def create_partitions_fails_when_all_brokers_fenced_or_shutting_down():
+    c = Case(R + "testCreatePartitionsFailsWhenAllBrokersAreFencedOrInControlledShutdown",
+             "foo (replication factor 2) gets a second partition without a manual assignment while broker 1 is fenced "
+             "and broker 0 in controlled shutdown: the replica placer places it, none of its replicas is active, and "
+             "CreatePartitions is refused with INVALID_REPLICATION_FACTOR, no record written.",
+             n_brokers=2, replication_factor=2, n_partitions=2, initial_partitions=1, max_partition_creations=1,
+             placed_creations=True, max_controller_moves=1)
+    c.adapt("foo is the model's topic, partition 0 ([0, 1]) created at the start and partition 1 not yet "
+            "(initial_partitions 1); the admin's CreatePartitions names no replicas (placed_creations), so the "
+            "controller's placer chooses them.  Kafka's brokers register again (fenced) and 0 is unfenced and put in "
+            "controlled shutdown by a replayed registration change; here broker 1 is fenced when its heartbeats are "
+            "lost (and stops, so that no heartbeat unfences it), and broker 0, which then leads partition 0, asks to "
+            "shut down at its heartbeat.  Kafka's test marks 0 in controlled shutdown in the registration only (the "
+            "heartbeat manager does not count it shutting down, so the placer may use it); the model's controlled "
+            "shutdown sets both, so a controller failover (its BrokerHeartbeatManager starts afresh, as at "
+            "activation) leaves the same state: 0 usable and unfenced for the placer, in controlled shutdown for "
+            "isActive.  The refusal is observed in the controller's answer for partition 1 "
+            "(ghost.responses.create_partitions) and in the metadata log, unchanged.")
+    c.unchecked("the error message (\"Unable to replicate the partition 2 time(s): All brokers are currently fenced "
+                "or in controlled shutdown.\"): the model keeps error codes; this refusal is the controller's own "
+                "check after the placement (no active replica), as in Kafka's test")
+    c.formed().fence(1).crash(1)
+    c.controlled_shutdown(0).heartbeat(0)
+    c.check("quorum.registrations.0.in_controlled_shutdown", True, "broker 0 is in controlled shutdown")
+    c.check("quorum.registrations.1.fenced", True, "broker 1 is fenced")
+    c.do(A.ControllerFailover())
+    c.check("quorum.shutdown_offsets.0", -1, "the new controller's heartbeat manager does not count 0 shutting down: "
+            "the placer may use it, unfenced, as Kafka's does")
+    return _refused(c, A.CreatePartitions(), 1, "INVALID_REPLICATION_FACTOR", "createPartitions' expected error: "
+                    "INVALID_REPLICATION_FACTOR", "partition 1 was not created")
+
+
 for _name in ("testValidateGoodManualPartitionAssignments", "testValidateBadManualPartitionAssignments"):
     out_of_scope(R + _name, "validation of manual replica assignments (admin API, not replication)")
 REQUESTS_REFUSED = ("the answers to requests the controller refuses (UNKNOWN_TOPIC_OR_PARTITION for a partition that "
@@ -498,13 +536,8 @@ def manual_partition_assignment_on_all_fenced_brokers():
             "(ghost.responses.create_partitions) and in the metadata log, unchanged.")
     c.unchecked("the error message")
     c.fence(0, 1, 2, 3)
-    before = len(c.s.quorum.log)
-    c.do(A.CreateTopic())
-    c.check("ghost.responses.create_partitions.0", "INVALID_REPLICA_ASSIGNMENT", "createTestTopic's expected error: "
-            "INVALID_REPLICA_ASSIGNMENT")
-    c.check("quorum.batch_ends.-1", before, "no record: the metadata log is as it was")
-    c.check("zk.assignment.0", [], "foo has no partition: nothing was created")
-    return c
+    return _refused(c, A.CreateTopic(), 0, "INVALID_REPLICA_ASSIGNMENT", "createTestTopic's expected error: "
+                    "INVALID_REPLICA_ASSIGNMENT", "foo has no partition: nothing was created")
 
 
 @case(R + "testCreatePartitionsFailsWithManualAssignmentWithAllFenced")
@@ -526,12 +559,8 @@ def create_partitions_fails_with_manual_assignment_with_all_fenced():
             "metadata log, unchanged.")
     c.unchecked("the replicas' directories; the error message")
     c.formed().fence(1, 2, 3).crash(2).crash(3)
-    before = len(c.s.quorum.log)
-    c.do(A.CreatePartitions())
-    c.check("ghost.responses.create_partitions.1", "INVALID_REPLICA_ASSIGNMENT", "createPartitions([3, 4, 5]): "
-            "INVALID_REPLICA_ASSIGNMENT")
-    c.check("quorum.batch_ends.-1", before, "no record: the metadata log is as it was")
-    c.check("zk.assignment.1", [], "partition 1 was not created")
+    _refused(c, A.CreatePartitions(), 1, "INVALID_REPLICA_ASSIGNMENT", "createPartitions([3, 4, 5]): "
+             "INVALID_REPLICA_ASSIGNMENT", "partition 1 was not created")
     c.unfence(1)
     c.do(A.CreatePartitions())
     c.check("ghost.responses.create_partitions.1", "NONE", "createPartitions([2, 4, 5]): NONE")
@@ -582,11 +611,38 @@ def elect_unclean_leaders_without_elr():
         c.check(f"ghost.responses.elect_leaders.0.{p}", "ELECTION_NOT_NEEDED", "Kafka's expectedResponse")
     return c
 
-missing(R + "testPreferredElectionDoesNotTriggerUncleanElection", "dynamic config",
-        "ElectLeaders with the PREFERRED type on a leaderless partition whose ISR holds only a fenced broker while "
-        "another replica is active, after unclean.leader.election.enable is turned on: with it on from the start, the "
-        "unfencing of that replica (handleBrokerUnfenced) elects it uncleanly before any request, and with it off the "
-        "trace would not test what the case is about.")
+@case(R + "testPreferredElectionDoesNotTriggerUncleanElection")
+def preferred_election_does_not_trigger_unclean_election():
+    c = Case(R + "testPreferredElectionDoesNotTriggerUncleanElection",
+             "foo [1, 2, 3] leaderless with ISR [1] after 1, 2 and 3 are fenced, 2 unfenced again; once the topic's "
+             "unclean.leader.election.enable is turned on, ElectLeaders with the PREFERRED type writes no record and "
+             "answers PREFERRED_LEADER_NOT_AVAILABLE.",
+             n_brokers=4, replication_factor=3, max_preferred_elections=1, max_config_changes=1, kafka_12670=False)
+    c.adapt("Kafka's brokers 1, 2, 3, 4 are the model's 0, 1, 2, 3, so foo [1, 2, 3] is the model's partition 0, "
+            "[0, 1, 2].  fenceBrokers is the controller's stale-broker check after each broker's heartbeats are lost "
+            "(Kafka's 2 and 3, then 1); brokers 0 and 2 then stop, so that the clock can run to broker 1's heartbeat "
+            "(unfenceBrokers(2)) without theirs unfencing them.  alterTopicConfig is the admin's "
+            "IncrementalAlterConfigs (AlterTopicConfig), whose ConfigRecord the controller replays at once.  The "
+            "model runs 3.7.0's controller (kafka_12670 off), which reads the topic's unclean.leader.election.enable "
+            "as false whatever is set; PartitionChangeBuilder's PREFERRED election never elects uncleanly in any "
+            "version.  The ElectLeaders goes through broker 3 (Kafka's 4).")
+    c.unchecked("the response's top-level error (NONE) and the topic name: the model keeps each partition's error")
+    c.formed().fence(1, 2).fence(0).crash(0).crash(2)
+    c.unfence(1)
+    c.check("quorum.registrations.1.fenced", False, "unfenceBrokers(2): Kafka's 2 is unfenced")
+    c.check_registration("assertLeaderAndIsr: no leader, ISR [1] (model [0])", leader=-1, isr=[0])
+    epoch = c.s.quorum.partitions[0].partition_epoch
+    c.do(A.AlterTopicConfig(True))
+    c.check("quorum.log.-1", {"@type": "ConfigRecord", "name": "unclean.leader.election.enable", "value": True},
+            "alterTopicConfig: a ConfigRecord setting unclean.leader.election.enable to true")
+    records = len(c.s.quorum.log)
+    c.do(A.ElectLeaders(3, 0, "PREFERRED"))
+    c.check("ghost.responses.elect_leaders.3.0", "PREFERRED_LEADER_NOT_AVAILABLE", "Kafka's expectedResponse: "
+            "PREFERRED_LEADER_NOT_AVAILABLE for foo-0")
+    c.check("quorum.batch_ends.-1", records, "result.records() is empty: the log ends at the ConfigRecord")
+    c.check_registration("still no leader, ISR [1] (model [0]), the partition epoch unchanged", leader=-1, isr=[0],
+                         partition_epoch=epoch)
+    return c
 
 
 @case(R + "testFenceMultipleBrokers")

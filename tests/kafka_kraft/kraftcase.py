@@ -304,13 +304,9 @@ MISSING = {
     "topic deletion": "topic deletion and unknown topic ids",
     "broker interleaving": "another thread of the broker acting inside one request's handling (the model's leader "
                            "handles a follower's fetch, its read and its fetch-state update, in one step)",
-    "topic creation": "a topic or partition creation without a manual assignment (the controller's replica placer: the "
-                      "model's admin always names the replicas)",
     "KIP-704": "leader recovery state (KIP-704: RECOVERING after an unclean election)",
     "unclean recovery": "KIP-966 part 2: last-known-leader election and lastKnownElr (unclean.recovery.strategy)",
     "directories": "log directories (JBOD directory assignment, KIP-858; offline directories)",
-    "dynamic config": "a topic configuration changed at run time (alterTopicConfig: the model's configuration is "
-                      "fixed for a run)",
     "controller answers": "AlterPartition answers the model's quorum controller never gives a leader's own request "
                           "(network failures, UNKNOWN_SERVER_ERROR, INVALID_REQUEST, NEW_LEADER_ELECTED without "
                           "reassignment)",
