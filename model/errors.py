@@ -40,6 +40,8 @@ ELIGIBLE_LEADERS_NOT_AVAILABLE = "ELIGIBLE_LEADERS_NOT_AVAILABLE"
 UNKNOWN_TOPIC_ID = "UNKNOWN_TOPIC_ID"
 # a CreateTopics / CreatePartitions manual assignment the quorum controller refuses (Kafka 3.7.0)
 INVALID_REPLICA_ASSIGNMENT = "INVALID_REPLICA_ASSIGNMENT"
+# AssignReplicasToDirs before metadata version 3.7-IV2 (UnsupportedVersionException, Kafka 3.7.0)
+UNSUPPORTED_VERSION = "UNSUPPORTED_VERSION"
 
 #: Errors.java code of each name (Kafka 2.4.0).
 CODES = {
@@ -71,6 +73,7 @@ CODES = {
     ELIGIBLE_LEADERS_NOT_AVAILABLE: 83,
     UNKNOWN_TOPIC_ID: 100,
     INVALID_REPLICA_ASSIGNMENT: 39,
+    UNSUPPORTED_VERSION: 35,
 }
 
 #: The codes of the 2.4 model, whose bits keep their places as codes are added.

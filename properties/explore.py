@@ -1337,7 +1337,7 @@ FAIR_KINDS = frozenset({
     A.AutoLeaderRebalance,
     A.Tick, A.ControllerProcessTopicDeletion, A.ControllerProcessTopicChange, A.ControllerProcessStopReplicaResponse,
     A.DelayedFetchExpire, A.ControllerProcessPartitionReassignment, A.ControllerProcessReassignmentIsrChange,
-    A.PrepareIsrExpand,
+    A.PrepareIsrExpand, A.AssignReplicasToDirs,
 })
 
 
