@@ -22,12 +22,19 @@ def dir_id(b: int, i: int) -> str:
     return f"b{b}d{i}"
 
 
+def dir_owner(d: str):
+    """(broker, index) of a directory id ``dir_id`` made, or None for a reserved or foreign id."""
+    if d.startswith("b") and "d" in d[1:]:
+        b, _, i = d[1:].partition("d")
+        if b.isdigit() and i.isdigit() and dir_id(int(b), int(i)) == d:
+            return int(b), int(i)
+    return None
+
+
 def dir_index(b: int, d: str) -> int:
     """The index of broker b's directory ``d``, or -1 when ``d`` is none of b's."""
-    prefix = f"b{b}d"
-    if d.startswith(prefix) and d[len(prefix):].isdigit() and dir_id(b, int(d[len(prefix):])) == d:
-        return int(d[len(prefix):])
-    return -1
+    owner = dir_owner(d)
+    return owner[1] if owner is not None and owner[0] == b else -1
 
 
 def broker_dirs(cfg: ModelConfig, b: int, offline: tuple = ()) -> tuple:

@@ -304,9 +304,11 @@ EXPAND_WINDOW_KINDS = (A.PrepareIsrExpand,)
 ALTER_ISR_FAULT_KINDS = (A.AlterIsrFailed,)
 #: Likewise a request of a broker's earlier incarnation reaching its receiver, only over a KRaft config.
 ORPHAN_KINDS = (A.OrphanRequestReceived,)
+#: Likewise log directories (KIP-858), only over a KRaft config with them (``log_dirs``, ``max_log_dir_failures``).
+JBOD_KINDS = (A.LogDirFailure, A.AssignReplicasToDirs)
 GATED_KINDS = (ALTER_ISR_KINDS + OBSERVATION_KINDS + EPOCH_ROUND_KINDS + KRAFT_KINDS + LEADERSHIP_KINDS + LOG_START_KINDS
                + TOPIC_KINDS + DELAYED_FETCH_KINDS + REASSIGNMENT_KINDS + EXPAND_WINDOW_KINDS + ALTER_ISR_FAULT_KINDS
-               + ORPHAN_KINDS)
+               + ORPHAN_KINDS + JBOD_KINDS)
 
 for _kind in A.ACTION_TYPES:
     if _kind not in GATED_KINDS:
@@ -447,7 +449,8 @@ def machine_for(cfg: ModelConfig, invariants=CATALOGUE, *, name: str = "IsrMachi
     for kind in rule_kinds(cfg):
         if kind in OBSERVATION_KINDS or kind in EPOCH_ROUND_KINDS or kind in KRAFT_KINDS or kind in LEADERSHIP_KINDS \
                 or kind in LOG_START_KINDS or kind in TOPIC_KINDS or kind in DELAYED_FETCH_KINDS or kind in REASSIGNMENT_KINDS \
-                or kind in EXPAND_WINDOW_KINDS or kind in ALTER_ISR_FAULT_KINDS or kind in ORPHAN_KINDS:
+                or kind in EXPAND_WINDOW_KINDS or kind in ALTER_ISR_FAULT_KINDS or kind in ORPHAN_KINDS \
+                or kind in JBOD_KINDS:
             attrs[rule_name(kind)] = _kind_rule(kind)
     settle_more = tuple(k for k in LEADERSHIP_SETTLE_KINDS + TOPIC_SETTLE_KINDS if k in rule_kinds(cfg))
     if settle_more:

@@ -89,6 +89,11 @@ ALTER_ISR_FAULT_KINDS = (A.AlterIsrFailed,)
 #: KRaft: a request of a broker's earlier incarnation reaching its receiver (``OrphanRequestReceived``, offered only
 #: after a stop): a system kind every run keeps (no draw), and lazy, so that it arrives early or late.
 ORPHAN_CORE_KINDS = frozenset({A.OrphanRequestReceived})
+#: KRaft with log directories (``log_dirs``): a broker reporting its logs' directories (``AssignReplicasToDirs``) is a
+#: system kind every run keeps (no draw), a directory failing (``LogDirFailure``, within ``max_log_dir_failures``) a
+#: fault drawn after the others, only when the model offers it, so that other runs draw as before they existed.
+JBOD_CORE_KINDS = frozenset({A.AssignReplicasToDirs})
+JBOD_FAULT_KINDS = (A.LogDirFailure,)
 OPTIONAL_KINDS = tuple(k for k in A.ACTION_TYPES
                        if k not in CORE_KINDS and k not in TIME_KINDS and k not in OBSERVATION_KINDS
                        and k not in KRAFT_CORE_KINDS and k not in KRAFT_TIME_KINDS and k not in KRAFT_OPTIONAL_KINDS
@@ -98,7 +103,7 @@ OPTIONAL_KINDS = tuple(k for k in A.ACTION_TYPES
                        and k not in DELAYED_FETCH_OPTIONAL_KINDS and k not in DELAYED_FETCH_TIME_KINDS
                        and k not in REASSIGNMENT_CORE_KINDS and k not in REASSIGNMENT_OPTIONAL_KINDS
                        and k not in EXPAND_WINDOW_CORE_KINDS and k not in ALTER_ISR_FAULT_KINDS
-                       and k not in ORPHAN_CORE_KINDS)
+                       and k not in ORPHAN_CORE_KINDS and k not in JBOD_CORE_KINDS and k not in JBOD_FAULT_KINDS)
 P_OPTIONAL = 0.4
 P_TIME = 0.5
 #: Kinds a run may make eager: when one is enabled it is taken at once (with probability
@@ -173,7 +178,7 @@ def swarm_kinds(rng: random.Random, swarm: bool, model_kinds=()) -> frozenset:
     if not swarm:
         return frozenset(A.ACTION_TYPES)
     kinds = set(CORE_KINDS | OBSERVATION_KINDS | KRAFT_CORE_KINDS | LEADERSHIP_CORE_KINDS | TOPIC_CORE_KINDS
-                | REASSIGNMENT_CORE_KINDS | EXPAND_WINDOW_CORE_KINDS | ORPHAN_CORE_KINDS)
+                | REASSIGNMENT_CORE_KINDS | EXPAND_WINDOW_CORE_KINDS | ORPHAN_CORE_KINDS | JBOD_CORE_KINDS)
     if rng.random() < P_TIME:
         kinds |= TIME_KINDS | KRAFT_TIME_KINDS | LEADERSHIP_TIME_KINDS | DELAYED_FETCH_TIME_KINDS
     kinds |= {k for k in OPTIONAL_KINDS if rng.random() < P_OPTIONAL}
@@ -184,6 +189,7 @@ def swarm_kinds(rng: random.Random, swarm: bool, model_kinds=()) -> frozenset:
     kinds |= {k for k in DELAYED_FETCH_OPTIONAL_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
     kinds |= {k for k in REASSIGNMENT_OPTIONAL_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
     kinds |= {k for k in ALTER_ISR_FAULT_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
+    kinds |= {k for k in JBOD_FAULT_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
     return frozenset(kinds)
 
 
