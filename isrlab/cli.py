@@ -116,7 +116,8 @@ def presets(as_json: bool) -> None:
              "kafka_2143", "old_message_format_partitions", "max_delete_records", "max_retention_runs",
              "controlled_shutdown_enable", "auto_leader_rebalance_enable", "max_preferred_elections",
              "max_topic_deletions", "max_partition_creations", "max_reassignments", "max_disk_wipes", "kafka_14010",
-             "max_alter_isr_failures", "follower_clears_remote_replicas", "kafka_13837")
+             "max_alter_isr_failures", "follower_clears_remote_replicas", "kafka_13837", "log_dirs",
+             "metadata_version", "max_log_dir_failures")
     click.echo(f"{'preset':<26} {'expected':<26} flags")
     for r in rows:
         cfg = r["config"]

@@ -496,7 +496,7 @@ def handle_directories_offline(cfg: ModelConfig, s: ClusterState, b: int, broker
         return
     for d in gone:                                           # directoriesToPartitions.get(dir), in partition order
         hit = [p for p, part in enumerate(s.quorum.partitions) if d in part.directories]
-        _change_partitions(cfg, s, hit, b, NO_LEADER, records)
+        _offline_dir_updates(cfg, s, hit, b, records)
     left = tuple(d for d in reg.directories if d not in offline_dirs)
     q = s.quorum_mut()
     q.registrations = replace_at(q.registrations, b, dataclasses.replace(q.registrations[b], directories=left))
@@ -531,9 +531,19 @@ def assign_replicas_to_dirs(cfg: ModelConfig, s: ClusterState, b: int, broker_ep
         base = new if new is not None else dataclasses.replace(part, partition_epoch=part.partition_epoch + 1)
         _commit_partition(cfg, s, p, dataclasses.replace(base, directories=dirs), unclean, records)
     if offline:
-        _change_partitions(cfg, s, [p], b, NO_LEADER, records)
+        _offline_dir_updates(cfg, s, [p], b, records)
     _append(s, records)
     return E.NONE
+
+
+def _offline_dir_updates(cfg: ModelConfig, s: ClusterState, partitions: list, b: int, records: list) -> None:
+    """generateLeaderAndIsrUpdates with b to remove (Kafka 3.7.0) for partitions whose replica on b is in an offline
+    directory; the leaderships it moves off b are counted (``Ghost.dir_leader_moves``)."""
+    led = [p for p in partitions if s.quorum.partitions[p].leader == b]
+    _change_partitions(cfg, s, partitions, b, NO_LEADER, records)
+    moved = sum(1 for p in led if s.quorum.partitions[p].leader != b)
+    if moved:
+        s.ghost_mut().dir_leader_moves += moved
 
 
 def _has_leaderships(q: Quorum, b: int) -> bool:

@@ -699,8 +699,12 @@ class Ghost(Node):
     fault_given_up: tuple = ()
     leader_balances: int = 0             # KRaft: elections the controller's leader-balancing task made
     log_dir_failures: int = 0            # KRaft: LogDirFailure faults
+    #: KRaft: leaderships the controller moved off a replica whose directory is offline (handleDirectoriesOffline, an
+    #: assignment to an offline directory)
+    dir_leader_moves: int = 0
 
-    QUIET_FIELDS: ClassVar[tuple] = ("alter_isr_failures", "fault_given_up", "leader_balances", "log_dir_failures")
+    QUIET_FIELDS: ClassVar[tuple] = ("alter_isr_failures", "fault_given_up", "leader_balances", "log_dir_failures",
+                                     "dir_leader_moves")
 
 
 @record

@@ -405,7 +405,7 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
           g.isr_shrinks, g.isr_expands, min(g.truncations, 1), tuple(since), g.preferred_elections,
           g.delete_records, g.retention_runs, g.partition_creations, g.topic_deletions, g.deleted_partitions,
           g.reassignments, g.alter_isr_failures, tuple(sorted((lid(b), p, e, v) for b, p, e, v in g.fault_given_up))) \
-        + ((g.log_dir_failures,) if g.log_dir_failures else ())
+        + ((g.log_dir_failures, g.dir_leader_moves) if g.log_dir_failures or g.dir_leader_moves else ())
     q = s.quorum
     if q is None:
         qk = None
@@ -739,7 +739,7 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
                 g.session_expirations, min(g.flushes, cfg.max_flushes), g.isr_shrinks, g.isr_expands,
                 min(g.truncations, 1), g.preferred_elections, g.delete_records, g.retention_runs,
                 g.partition_creations, g.topic_deletions, g.deleted_partitions, g.reassignments,
-                g.alter_isr_failures, g.fault_given_up, g.log_dir_failures)))
+                g.alter_isr_failures, g.fault_given_up, g.log_dir_failures, g.dir_leader_moves)))
         return e[1]
 
     def key(s) -> tuple:

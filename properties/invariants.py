@@ -1594,6 +1594,13 @@ def witness_leader_balanced(cfg, s: ClusterState):
     return s.ghost.leader_balances > 0
 
 
+def witness_dir_offline_moved_leader(cfg, s: ClusterState):
+    """WITNESS dir_offline_moved_leader (KRaft with log directories; not in the catalogue, whose witnesses every
+    preset's campaigns must reach): the quorum controller moved a leadership off a replica whose log directory went
+    offline (ReplicationControlManager.handleDirectoriesOffline, Kafka 3.7.0)."""
+    return s.ghost.dir_leader_moves > 0
+
+
 CATALOGUE += (
     Invariant("acked_survives_leaderless", ALWAYS, STATE, acked_survives_leaderless,
               "while no live broker leads a partition in an acknowledged record's epoch or later, some replica (live "
