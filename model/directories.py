@@ -14,7 +14,6 @@ from .config import ModelConfig, directory_assignment
 UNASSIGNED = "UNASSIGNED"       # DirectoryId.UNASSIGNED
 LOST = "LOST"                   # DirectoryId.LOST
 MIGRATING = "MIGRATING"         # DirectoryId.MIGRATING
-RESERVED = (UNASSIGNED, LOST, MIGRATING)
 
 
 def dir_id(b: int, i: int) -> str:

@@ -14,14 +14,13 @@ import dataclasses
 
 from . import errors as E
 from .config import ModelConfig, directory_assignment
-from .directories import broker_dirs, default_dir, directories_after, has_online_dir, leader_acceptor
+from .directories import broker_dirs, directories_after, has_online_dir, leader_acceptor
 from .losses import note_unclean_election
 from .node import replace_at
 from .requests import AlterIsrPartitionResult, AlterIsrResponseData
 from .state import (NO_LEADER, REMOVED, BrokerLogDirsChangeRecord, BrokerRegistration, BrokerRegistrationChangeRecord,
-                    ClusterState,
-                    FenceBrokerRecord, PartitionChangeRecord, PartitionRegistration, Quorum, RegisterBrokerRecord,
-                    RemoveTopicRecord, UnfenceBrokerRecord)
+                    ClusterState, FenceBrokerRecord, PartitionChangeRecord, PartitionRegistration, Quorum,
+                    RegisterBrokerRecord, RemoveTopicRecord, UnfenceBrokerRecord)
 
 
 def initial_quorum(assignment: tuple, n_brokers: int, now: int, cfg: ModelConfig | None = None) -> Quorum:
