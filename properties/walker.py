@@ -136,7 +136,8 @@ BROKER_WEIGHTS = (0.1, 1.0, 1.0)
 #: Fault kinds a run may aim at role holders (with probability P_TARGETED): a broker that believes it
 #: leads a partition, or the controller, weighs TARGET_WEIGHT times as much as another when one of
 #: these kinds is chosen (the measurements behind both values: benchmarks/RESULTS.md).
-TARGETED_KINDS = frozenset({A.BrokerCrash, A.ZkSessionExpire, A.HeartbeatsLost, A.ControlledShutdown})
+TARGETED_KINDS = frozenset({A.BrokerCrash, A.ZkSessionExpire, A.HeartbeatsLost, A.ControlledShutdown,
+                            A.LogDirFailure})
 P_TARGETED = 0.5
 TARGET_WEIGHT = 10.0
 #: Composite steps: a run takes (with probability P_COMPOSITE) the protocol's exchanges whole.  Once it has chosen
