@@ -163,7 +163,8 @@ def reassignment_rearranges_replicas():
              "only; no replica is added or removed, the ISR, the leader and the leader epoch stay.",
              n_brokers=3, replication_factor=3, max_reassignments=1)
     c.adapt(REASSIGN + FOO_ORDER + "  Kafka's target [3, 2, 1] is the model's [2, 0, 1].")
-    c.unchecked("the record's directories (PartitionChangeRecord version 1+; the model has no log directories)")
+    c.unchecked("the record's directories (PartitionChangeRecord version 1+; this trace runs without log "
+                "directories, log_dirs 0: testKeepsDirectoriesAfterReassignment's checks them)")
     c.formed()
     c.reassign([2, 0, 1])
     c.check_whole_registration("quorum.log.-1.registration", "record: replicas [3, 2, 1] (model [2, 0, 1]), no other "
@@ -182,7 +183,8 @@ def adding_replica_reassignment():
     c.adapt(REASSIGN + "FOO's brokers 1, 2, 3 are the model's 0, 1, 2 and Kafka's 4 the model's 3 (the formed "
             "partition's replicas are [0, 1, 2], FOO's [2, 1, 3]): Kafka's target [1, 2, 3, 4] is the model's "
             "[0, 1, 2, 3].  FOO's leader is 1 (the model's 0, which leads).")
-    c.unchecked("the record's directories (the new replica's UNASSIGNED directory; no log directories in the model)")
+    c.unchecked("the record's directories (the new replica's UNASSIGNED directory; this trace runs without log "
+                "directories, log_dirs 0: testKeepsDirectoriesAfterReassignment's checks them)")
     c.formed()
     c.reassign([0, 1, 2, 3])
     c.check_whole_registration("quorum.log.-1.registration", "record: replicas [1, 2, 3, 4] (model [0, 1, 2, 3]), "
@@ -202,7 +204,8 @@ def removing_replica_reassignment():
     c.adapt(REASSIGN + "FOO's brokers 1, 2, 3 are the model's 0, 1, 2, so FOO's leader 1 is the model's leader 0 (FOO's "
             "replica order [2, 1, 3] is the model's [0, 1, 2]; the test's target and record name the brokers by set "
             "and leader only).  Kafka's target [1, 2] is the model's [0, 1].")
-    c.unchecked("the record's directories (no log directories in the model)")
+    c.unchecked("the record's directories (this trace runs without log directories, log_dirs 0: "
+                "testKeepsDirectoriesAfterReassignment's checks them)")
     c.formed()
     c.reassign([0, 1])
     c.check_whole_registration("quorum.log.-1.registration", "record: replicas [1, 2] (model [0, 1]), ISR [2, 1] (model "
@@ -219,7 +222,8 @@ def isr_enlargement_completes_reassignment():
              "or removing.")
     c.adapt("The target ISR [1, 2, 3, 4] is the leader's AlterPartition once the adding replica (the model's 3) has "
             "caught up.")
-    c.unchecked("the record's directories (no log directories in the model)")
+    c.unchecked("the record's directories (this trace runs without log directories, log_dirs 0: "
+                "testKeepsDirectoriesAfterReassignment's checks them)")
     c.catch_up([3])
     c.check_update(0, [0, 1, 2, 3], "the leader proposes ISR [1, 2, 3, 4] (model [0, 1, 2, 3])")
     c.send_alter(0)
@@ -239,7 +243,8 @@ def revert_reassignment():
             "with null replicas).  PartitionReassignmentRevert.originalReplicas keeps the replicas' order less the "
             "adding ones: BAR's [1, 2, 3, 4] gives [1, 2, 3]; the reached BAR, Kafka [2, 3, 4, 1], gives Kafka [2, 3, 1], "
             "the model's [1, 2, 0].")
-    c.unchecked("the record's directories (no log directories in the model)")
+    c.unchecked("the record's directories (this trace runs without log directories, log_dirs 0: "
+                "testKeepsDirectoriesAfterReassignment's checks them)")
     c.reassign(None)
     c.check_whole_registration("quorum.log.-1.registration", "record: the replicas less the adding one (Kafka "
                                "[2, 3, 1], model [1, 2, 0]), the ISR [1, 2, 3] unchanged (model {0, 1, 2}), leader 1 "

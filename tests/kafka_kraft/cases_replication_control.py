@@ -434,7 +434,8 @@ def cancel_reassign_partitions():
     c.unchecked(REQUESTS_REFUSED)
     c.unchecked("bar's AlterPartition with ISR [4, 1, 2, 0] answered with partition epoch 3 (its records are not "
                 "replayed; the model's leader adds one caught-up follower per AlterPartition)")
-    c.unchecked("the registrations' directories (no log directories in the model)")
+    c.unchecked("the registrations' directories (this trace runs without log directories, log_dirs 0: the "
+                "directory cases check them)")
     c.formed().fence(1)
     c.check_whole_registration("quorum.partitions.0", "bar after the fence: ISR [4, 2] (model [0, 2]), partition "
                                "epoch 1", replicas=[0, 1, 2], isr=[0, 2], leader=0, leader_epoch=0, partition_epoch=1)
