@@ -152,7 +152,8 @@ def heartbeat(cfg: ModelConfig, s: ClusterState, b: int) -> str:
 def deliver_orphan_heartbeat(cfg: ModelConfig, s: ClusterState, b: int, hb) -> str:
     """QuorumController.processBrokerHeartbeat (Kafka 3.5.0) for a heartbeat b's earlier incarnation sent: handled with
     the broker epoch it carries (checkBrokerEpoch: STALE_BROKER_EPOCH once b has registered again), answer lost."""
-    error, _shutdown_now = broker_heartbeat(cfg, s, b, hb.broker_epoch, hb.metadata_offset, hb.want_shutdown)
+    error, _shutdown_now = broker_heartbeat(cfg, s, b, hb.broker_epoch, hb.metadata_offset, hb.want_shutdown,
+                                            hb.offline_dirs)
     note_error(s, error)
     return error
 

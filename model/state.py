@@ -123,11 +123,15 @@ class OrphanFetch:
 @dataclass(frozen=True, slots=True)
 class OrphanHeartbeat:
     """A BrokerHeartbeat sent by a broker's earlier incarnation, still on its way to the quorum controller
-    (BrokerHeartbeatRequest, Kafka 3.5.0): the broker epoch, the metadata offset and wantShutDown it carries."""
+    (BrokerHeartbeatRequest, Kafka 3.5.0): the broker epoch, the metadata offset and wantShutDown it carries, and its
+    offline log directories (KIP-858, 3.7.0; () without)."""
 
     broker_epoch: int
     metadata_offset: int
     want_shutdown: bool
+    offline_dirs: tuple = ()
+
+    QUIET_FIELDS: ClassVar[tuple] = ("offline_dirs",)
 
 
 @dataclass(frozen=True, slots=True)

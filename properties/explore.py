@@ -297,7 +297,9 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
 
     def orphans_key(orphans):
         # an earlier incarnation's requests on their way: what each carries (broker ids and epochs renamed)
-        return tuple([(0, o.broker_epoch, o.metadata_offset, o.want_shutdown) if type(o) is OrphanHeartbeat else
+        return tuple([(0, o.broker_epoch, o.metadata_offset, o.want_shutdown)
+                      + ((tuple([dir_owner(d)[1] for d in o.offline_dirs]),) if o.offline_dirs else ())
+                      if type(o) is OrphanHeartbeat else
                       (1, o.partition, lid(o.leader), o.fetch_offset, o.current_leader_epoch, o.log_start_offset,
                        o.last_fetched_epoch, o.broker_epoch) for o in orphans])
 

@@ -172,3 +172,15 @@ def test_walks_of_the_preset_hold_every_invariant_and_reach_the_witness():
         if I.witness_dir_offline_moved_leader(CFG, s):
             reached.append(i)
     assert reached and reached[0] == 6, reached
+
+
+def test_an_earlier_incarnations_heartbeat_carries_its_offline_directories():
+    """A heartbeat sent just before a crash names the failed directory; reaching the controller while the broker's
+    registration is still that incarnation's (OrphanRequestReceived), it moves the directory's leaderships."""
+    s = _formed()
+    s = drive(CFG, s, A.LogDirFailure(0, 0), A.BrokerCrash(0, False))
+    (hb,) = s.brokers[0].orphans
+    assert hb.offline_dirs == ("b0d0",)
+    s = drive(CFG, s, A.OrphanRequestReceived(0, "BROKER_HEARTBEAT"))
+    assert s.quorum.partitions[0].leader == 1 and s.quorum.registrations[0].directories == ("b0d1",)
+    assert "offline_dirs" not in encode(initial_state(CFG).brokers[0])
