@@ -117,7 +117,8 @@ def presets(as_json: bool) -> None:
              "controlled_shutdown_enable", "auto_leader_rebalance_enable", "max_preferred_elections",
              "max_topic_deletions", "max_partition_creations", "max_reassignments", "max_disk_wipes", "kafka_14010",
              "max_alter_isr_failures", "follower_clears_remote_replicas", "kafka_13837", "max_forged_alter_partitions",
-             "max_expired_heartbeats", "kafka_12670", "max_config_changes", "placed_creations")
+             "max_expired_heartbeats", "kafka_12670", "max_config_changes", "placed_creations", "log_dirs",
+             "metadata_version", "max_log_dir_failures")
     click.echo(f"{'preset':<26} {'expected':<26} flags")
     for r in rows:
         cfg = r["config"]

@@ -52,6 +52,7 @@ _KIND = {
     A.OrphanRequestReceived: "fetch",
     A.AlterPartitionReceived: "fault", A.ExpiredBrokerHeartbeat: "fault",
     A.AlterTopicConfig: "control",
+    A.LogDirFailure: "fault", A.AssignReplicasToDirs: "control",
 }
 COLOURS = {"append": "#1f77b4", "fetch": "#2ca02c", "truncation": "#d62728", "isr": "#9467bd",
            "control": "#8c564b", "election": "#ff7f0e", "fault": "#000000", "task": "#7f7f7f",

@@ -489,6 +489,25 @@ class AlterTopicConfig:
     value: bool
 
 
+# ----------------------------------------------------------------- log directories (KIP-858, KRaft)
+@dataclass(frozen=True, slots=True)
+class LogDirFailure:
+    """A fault: live broker ``broker``'s log directory ``directory`` (its index) fails (an I/O error): the partitions
+    there go offline on it and its heartbeats report the directory (ReplicaManager.handleLogDirFailure, Kafka 3.7.0)."""
+    broker: int
+    directory: int
+
+
+@dataclass(frozen=True, slots=True)
+class AssignReplicasToDirs:
+    """Broker ``broker``'s AssignmentsManager tells the quorum controller that its replica of ``partition`` is in
+    directory ``directory`` (a directory id, or UNASSIGNED / LOST / MIGRATING), which answers
+    (ReplicationControlManager.handleAssignReplicasToDirs, Kafka 3.7.0)."""
+    broker: int
+    partition: int
+    directory: str
+
+
 Action = Union[
     ElectController, ControllerProcessBrokerChange, ControllerProcessIsrChangeNotification, ControllerResign,
     DeliverControlRequest, Produce, ConsumerFetch, FetchRequest, FetchResponse, OffsetsForLeaderEpoch,
@@ -505,7 +524,7 @@ Action = Union[
     ConsumerFetchWait, DelayedFetchExpire,
     ReassignPartitions, ControllerProcessPartitionReassignment, ControllerProcessReassignmentIsrChange,
     PrepareIsrExpand, AlterIsrFailed, OrphanRequestReceived, AlterPartitionReceived, ExpiredBrokerHeartbeat,
-    AlterTopicConfig,
+    AlterTopicConfig, LogDirFailure, AssignReplicasToDirs,
 ]
 
 #: The protocol's exchanges as the model splits them into steps: an action type -> (a type that carries the same
@@ -615,6 +634,10 @@ def action_from_json(data: object):
         raise ActionError(f"{name}: error must be one of {', '.join(ALTER_ISR_FAULT_ERRORS)}")
     if cls is AlterPartitionReceived:
         _check_alter_partition_received(kwargs)
+    if cls is LogDirFailure and kwargs["directory"] < 0:
+        raise ActionError(f"{name}: directory must be >= 0, got {kwargs['directory']}")
+    if cls is AssignReplicasToDirs and not kwargs["directory"]:
+        raise ActionError(f"{name}: directory must be a directory id or UNASSIGNED, LOST, MIGRATING")
     if cls is ConsumerFetchWithClientMetadata and kwargs.get("current_leader_epoch", -1) < -1:
         raise ActionError(f"{name}: current_leader_epoch must be >= -1, got {kwargs['current_leader_epoch']}")
     if cls is ReassignPartitions and kwargs["replicas"] != "":     # "": KRaft's cancel

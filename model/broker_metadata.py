@@ -14,11 +14,13 @@ from . import errors as E
 from .config import ModelConfig
 from .delayed import note_error
 from .node import replace_at
+from .jbod import maybe_update_topic_assignment, offline_dir_ids, place_new_log
 from .partition import make_follower_3x, make_leader_3x
 from .quorum_controller import broker_heartbeat, process_expired_heartbeat, register_broker
 from .replica_manager import start_fetching, stop_replica
 from .requests import LeaderAndIsrPartitionState
-from .state import (OFFLINE, REMOVED, Broker, BrokerRegistrationChangeRecord, ClusterState, ConfigRecord,
+from .state import (OFFLINE, REMOVED, Broker, BrokerLogDirsChangeRecord, BrokerRegistrationChangeRecord, ClusterState,
+                    ConfigRecord,
                     FenceBrokerRecord, MetadataCache, Partition, PartitionChangeRecord, PartitionMetadata,
                     RegisterBrokerRecord, RemoveTopicRecord, UnfenceBrokerRecord)
 
@@ -83,6 +85,8 @@ def _replay(br: Broker, rec, n: int, changed: dict) -> None:
         fenced.discard(rec.broker_id)
     elif t is BrokerRegistrationChangeRecord:
         shutting.add(rec.broker_id)
+    elif t is BrokerLogDirsChangeRecord:         # a broker's directories: nothing a broker's metadata cache keeps here
+        return
     else:  # pragma: no cover - closed set
         raise TypeError(f"unknown metadata record {rec!r}")
     alive = tuple(x for x in range(n) if epochs[x] >= 0 and x not in fenced)   # KRaftMetadataCache.hasAliveBroker
@@ -115,6 +119,7 @@ def apply_delta(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, reg) -> N
         part._tok = br._tok
         br.partitions = replace_at(br.partitions, p, part)
     ps = LeaderAndIsrPartitionState(p, 0, reg.leader, reg.leader_epoch, reg.isr, reg.partition_epoch, reg.replicas)
+    had_log = br.logs[p] is not None
     if reg.leader == b:
         if br.fetchers[p] is not None:           # makeLeaders: replicaFetcherManager.removeFetcherForPartitions
             br.fetchers = replace_at(br.fetchers, p, None)
@@ -124,6 +129,10 @@ def apply_delta(cfg: ModelConfig, s: ClusterState, br: Broker, p: int, reg) -> N
             start_fetching(cfg, s, br, ps)       # only for a leader the image holds (newImage.cluster.broker)
         elif br.fetchers[p] is not None:
             br.fetchers = replace_at(br.fetchers, p, None)
+    if cfg.log_dirs:                             # KIP-858: the new log's directory, and the assignment to report
+        if not had_log and br.logs[p] is not None:
+            place_new_log(cfg, br, p, reg)
+        maybe_update_topic_assignment(cfg, br, p, reg)
     if not br.hw_checkpoint_started:             # startHighWatermarkCheckPointThread
         br.hw_checkpoint_started = True
         br.next_hw_checkpoint_ms = s.now
@@ -133,7 +142,10 @@ def heartbeat(cfg: ModelConfig, s: ClusterState, b: int) -> str:
     """BrokerLifecycleManager's heartbeat (Kafka 3.5.0): broker epoch and replayed offset, every heartbeat interval."""
     br = s.broker_mut(b)
     br.next_heartbeat_ms = s.now + cfg.broker_heartbeat_interval_ms
-    error, shutdown_now = broker_heartbeat(cfg, s, b, br.broker_epoch, br.metadata_offset, br.want_shutdown)
+    offline = ()
+    if br.offline_dirs:                          # offlineLogDirs (KIP-858, 3.7.0)
+        offline = offline_dir_ids(br)
+    error, shutdown_now = broker_heartbeat(cfg, s, b, br.broker_epoch, br.metadata_offset, br.want_shutdown, offline)
     note_error(s, error)
     if shutdown_now:
         from .faults import broker_crash         # faults registers a restarted broker through this module
@@ -161,7 +173,8 @@ def expired_heartbeat(cfg: ModelConfig, s: ClusterState, b: int) -> str:
 def deliver_orphan_heartbeat(cfg: ModelConfig, s: ClusterState, b: int, hb) -> str:
     """QuorumController.processBrokerHeartbeat (Kafka 3.5.0) for a heartbeat b's earlier incarnation sent: handled with
     the broker epoch it carries (checkBrokerEpoch: STALE_BROKER_EPOCH once b has registered again), answer lost."""
-    error, _shutdown_now = broker_heartbeat(cfg, s, b, hb.broker_epoch, hb.metadata_offset, hb.want_shutdown)
+    error, _shutdown_now = broker_heartbeat(cfg, s, b, hb.broker_epoch, hb.metadata_offset, hb.want_shutdown,
+                                            hb.offline_dirs)
     note_error(s, error)
     return error
 
@@ -178,6 +191,8 @@ def register(cfg: ModelConfig, s: ClusterState, br: Broker) -> None:
     br.metadata_offset = 0
     br.metadata = MetadataCache()
     br.next_heartbeat_ms = s.now
+    if br.offline_dirs or br.dir_assignments:    # a new process: every directory online, nothing queued to report
+        br.offline_dirs, br.dir_assignments = (), ()
 
 
 __all__ = ["apply_next_record", "apply_delta", "deliver_orphan_heartbeat", "expired_heartbeat", "heartbeat",

@@ -18,6 +18,19 @@ TRUNCATION_MODES = ("hw", "kip101", "kip279")
 MAX_CONFIG_INT = 10 ** 12
 
 
+#: KRaft metadata versions (MetadataVersion, Kafka 3.7.0), oldest first: the model reads only whether a version is at
+#: least 3.7-IV2 (isDirectoryAssignmentSupported, ``directory_assignment``)
+METADATA_VERSIONS = ("3.3-IV0", "3.3-IV1", "3.3-IV2", "3.3-IV3", "3.4-IV0", "3.5-IV0", "3.5-IV1", "3.5-IV2", "3.6-IV0",
+                     "3.6-IV1", "3.6-IV2", "3.7-IV0", "3.7-IV1", "3.7-IV2", "3.7-IV3", "3.7-IV4")
+
+
+def directory_assignment(cfg) -> bool:
+    """MetadataVersion.isDirectoryAssignmentSupported (Kafka 3.7.0: 3.7-IV2 or later), with log directories modelled
+    (``log_dirs``): registrations and partitions carry directories, AssignReplicasToDirs and offline directories are
+    handled."""
+    return cfg.log_dirs > 0 and METADATA_VERSIONS.index(cfg.metadata_version) >= METADATA_VERSIONS.index("3.7-IV2")
+
+
 class ConfigError(ValueError):
     """An impossible or malformed configuration (reported in one line, exit 2)."""
 
@@ -305,6 +318,19 @@ class ModelConfig:
     #: default) offers none.  Set it (with ``initial_partitions``) to explore run-time creation and expansion (in KRaft
     #: the quorum controller's PartitionRecord, ReplicationControlManager.createPartitions, 3.7.0).
     max_partition_creations: int = 0
+    #: log.dirs per broker in KRaft (KIP-858, JBOD): 0, the default, leaves log directories out of the model (no
+    #: directory in registrations, partitions or brokers, as before); n >= 1 gives each broker n directories, which it
+    #: registers, and with directory assignment (``metadata_version`` 3.7-IV2 or later) partition registrations carry
+    #: each replica's directory, brokers report their new logs' directories (``AssignReplicasToDirs``) and a failed
+    #: directory's partitions (``LogDirFailure``, within ``max_log_dir_failures``) in their heartbeats.  Only with kip_500.
+    log_dirs: int = 0
+    #: the cluster's metadata.version (KRaft; MetadataVersion, Kafka 3.7.0), read only by directory assignment
+    #: (isDirectoryAssignmentSupported: 3.7-IV2 or later); the default is 3.7.0's LATEST_PRODUCTION, 3.7-IV4.
+    metadata_version: str = "3.7-IV4"
+    #: KRaft: log directories failing on a live broker (``LogDirFailure``: an I/O error takes a directory offline); 0,
+    #: the default, offers none.  Needs ``log_dirs`` >= 2: a broker's last online directory does not fail (the broker
+    #: halts then, LogManager.handleLogDirFailure, which ``BrokerCrash`` already is).
+    max_log_dir_failures: int = 0
     #: admin topic deletions (``DeleteTopic``: /admin/delete_topics, TopicDeletionManager, Kafka 2.4.0) the engines may
     #: make; 0 (the default) offers none.  Set it to 1 to explore topic deletion and StopReplica to live brokers.  In
     #: KRaft (kip_500) the deletion is the quorum controller's RemoveTopicRecord (ReplicationControlManager, 3.7.0).
@@ -341,6 +367,14 @@ class ModelConfig:
             errors.append("isr_expiration_phase_ms must be >= 0")
         if self.isr_expand_window and not self.kip_500:
             errors.append("isr_expand_window (KAFKA-15221's race) needs kip_500: the broker epochs of KIP-903 are KRaft's")
+        if self.log_dirs and not self.kip_500:
+            errors.append("log_dirs (KIP-858 directory assignment) needs kip_500: log directories are KRaft's here")
+        if self.log_dirs > 8:
+            errors.append(f"log_dirs must be in 0..8, got {self.log_dirs}")
+        if self.metadata_version not in METADATA_VERSIONS:
+            errors.append(f"metadata_version must be one of {', '.join(METADATA_VERSIONS)}, got {self.metadata_version!r}")
+        if self.max_log_dir_failures and self.log_dirs < 2:
+            errors.append("max_log_dir_failures needs log_dirs >= 2: a broker's last online directory does not fail")
         if self.kip_500 and not self.kip_497:
             errors.append("kip_500 (KRaft) needs kip_497: ISR changes go to the quorum controller as AlterPartition")
         if self.broker_heartbeat_interval_ms < 1 or self.broker_session_timeout_ms <= self.broker_heartbeat_interval_ms:
@@ -364,7 +398,7 @@ class ModelConfig:
             errors.append("tick_ms must be a non-empty list of positive integers")
         for name in ("max_records", "max_crashes", "max_session_expirations",
                      "max_controller_epoch", "max_controller_moves", "max_flushes", "max_disk_wipes", "max_alter_isr_failures",
-                     "max_forged_alter_partitions", "max_expired_heartbeats",
+                     "max_forged_alter_partitions", "max_expired_heartbeats", "max_log_dir_failures",
                      "max_delete_records", "max_retention_runs", "retention_records",
                      "max_partition_creations", "max_topic_deletions", "max_config_changes"):
             if getattr(self, name) < 0:
@@ -456,6 +490,7 @@ LATER_FIELDS += ("kafka_14010", "max_alter_isr_failures")
 LATER_FIELDS += ("follower_clears_remote_replicas", "kafka_13837")
 LATER_FIELDS += ("max_forged_alter_partitions", "max_expired_heartbeats")
 LATER_FIELDS += ("kafka_12670", "max_config_changes", "placed_creations")
+LATER_FIELDS += ("log_dirs", "metadata_version", "max_log_dir_failures")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(ModelConfig)}
 
 
@@ -850,6 +885,14 @@ PRESETS: dict[str, Preset] = {
                "kafka-3.7 where a stopped broker's disk may be replaced: when it was the last replica standing in the "
                "ISR it comes back empty, registers, is unfenced and is elected from the ISR it never left, without the "
                "records acknowledged to acks=all (KIP-966's motivation, a disk failure).", "3.7.0, KIP-966 motivation"),
+        Preset("kraft-jbod", _KRAFT_37.replace(n_partitions=2, log_dirs=2, max_log_dir_failures=2,
+                                               metadata_version="3.7-IV4"), "pass",
+               "kafka-3.7 with two log directories per broker (KIP-858, JBOD; metadata.version 3.7-IV4): brokers "
+               "register their directories, partition registrations carry each replica's directory, a broker reports "
+               "the directory of each new log (AssignReplicasToDirs), and up to two directories fail on live brokers "
+               "(LogDirFailure): the partitions there go offline on that broker, its next heartbeat names the "
+               "directory, and the controller moves their leaderships and ISRs as a fence of those partitions would.",
+               "3.7.0, KIP-858"),
         Preset("kafka-4.1-disk-wipe", _KRAFT_37.replace(max_disk_wipes=1, eligible_leader_replicas=True), "pass",
                "kafka-4.1 where a stopped broker's disk may be replaced: the empty broker registers without a clean "
                "shutdown epoch, so the controller takes it out of every ISR and ELR first, and it is never elected from "

@@ -42,6 +42,8 @@ UNKNOWN_TOPIC_ID = "UNKNOWN_TOPIC_ID"
 INVALID_REPLICA_ASSIGNMENT = "INVALID_REPLICA_ASSIGNMENT"
 # a CreateTopics / CreatePartitions the quorum controller's replica placer cannot place (Kafka 3.7.0)
 INVALID_REPLICATION_FACTOR = "INVALID_REPLICATION_FACTOR"
+# AssignReplicasToDirs before metadata version 3.7-IV2 (UnsupportedVersionException, Kafka 3.7.0)
+UNSUPPORTED_VERSION = "UNSUPPORTED_VERSION"
 
 #: Errors.java code of each name (Kafka 2.4.0).
 CODES = {
@@ -74,6 +76,7 @@ CODES = {
     UNKNOWN_TOPIC_ID: 100,
     INVALID_REPLICA_ASSIGNMENT: 39,
     INVALID_REPLICATION_FACTOR: 38,
+    UNSUPPORTED_VERSION: 35,
 }
 
 #: The codes of the 2.4 model, whose bits keep their places as codes are added.

@@ -16,6 +16,7 @@ from .config import ModelConfig
 from .log import clamp_high_watermark, truncate_to
 from .node import replace_at
 from .broker_metadata import register
+from .jbod import offline_dir_ids
 from .replica_manager import checkpoint_high_watermarks
 from .state import FETCHING, Broker, ClusterState, MetadataCache, OrphanFetch, OrphanHeartbeat
 
@@ -85,7 +86,7 @@ def orphan_requests(cfg: ModelConfig, s: ClusterState, b: int, heartbeat: bool) 
                                    log.log_start_offset, log.latest_epoch if cfg.kafka_10554 else -1,
                                    br.broker_epoch if cfg.kip_903 else -1))
     if heartbeat and br.broker_epoch >= 0:
-        out.append(OrphanHeartbeat(br.broker_epoch, br.metadata_offset, br.want_shutdown))
+        out.append(OrphanHeartbeat(br.broker_epoch, br.metadata_offset, br.want_shutdown, offline_dir_ids(br)))
     return tuple(out)
 
 

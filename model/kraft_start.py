@@ -212,6 +212,8 @@ def build_kraft_start(cfg: ModelConfig, start: dict, base: ClusterState) -> Clus
     if "zookeeper" in start:
         _fail("zookeeper: a KRaft preset (kip_500) keeps no partition state in ZooKeeper; give the controller's "
               "image as kraft")
+    if cfg.log_dirs:
+        _fail("kraft: a start cannot give log directories (log_dirs): begin from the formed cluster")
     image = start.get("kraft", {})
     regs = _registrations(cfg, image)
     parts = _partitions(cfg, image, base.zk.assignment, regs)

@@ -14,25 +14,32 @@ import dataclasses
 
 from . import actions as A
 from . import errors as E
-from .config import ModelConfig
+from .config import ModelConfig, directory_assignment
 from .delayed import note_error
+from .directories import broker_dirs, directories_after, has_online_dir, leader_acceptor
 from .losses import note_unclean_election
 from .node import replace_at
 from .requests import AlterIsrPartition, AlterIsrPartitionResult, AlterIsrRequestData, AlterIsrResponseData
-from .state import (NO_LEADER, REMOVED, BrokerRegistration, BrokerRegistrationChangeRecord, ClusterState, ConfigRecord,
-                    FenceBrokerRecord, PartitionChangeRecord, PartitionRegistration, Quorum, RegisterBrokerRecord,
-                    RemoveTopicRecord, UnfenceBrokerRecord)
+from .state import (NO_LEADER, REMOVED, BrokerLogDirsChangeRecord, BrokerRegistration, BrokerRegistrationChangeRecord,
+                    ClusterState, ConfigRecord, FenceBrokerRecord, PartitionChangeRecord, PartitionRegistration, Quorum,
+                    RegisterBrokerRecord, RemoveTopicRecord, UnfenceBrokerRecord)
 
 
-def initial_quorum(assignment: tuple, n_brokers: int, now: int) -> Quorum:
+def initial_quorum(assignment: tuple, n_brokers: int, now: int, cfg: ModelConfig | None = None) -> Quorum:
     """A formed cluster: every broker registered and unfenced (broker epoch = its record's offset), then each partition
     created (PartitionRecord) with its first replica leading the whole assignment in epoch 0 (one not created yet,
-    ``initial_partitions``, has no registration: ``REMOVED``)."""
-    log = tuple(RegisterBrokerRecord(b, b, False) for b in range(n_brokers))
+    ``initial_partitions``, has no registration: ``REMOVED``).  With directory assignment each broker registers its
+    directories and each replica is placed in its broker's default directory."""
+    dirs = [broker_dirs(cfg, b) if cfg is not None else () for b in range(n_brokers)]
+    log = tuple(RegisterBrokerRecord(b, b, False, dirs[b]) for b in range(n_brokers))
+    regs = tuple(BrokerRegistration(b, False, False, dirs[b]) for b in range(n_brokers))
     parts = tuple(PartitionRegistration(tuple(r), tuple(sorted(r)), r[0], 0, 0) if r else REMOVED for r in assignment)
+    if cfg is not None and directory_assignment(cfg):
+        q = Quorum(registrations=regs)
+        parts = tuple(dataclasses.replace(reg, directories=directories_after(cfg, q, REMOVED, reg)) for reg in parts)
     log += tuple(PartitionChangeRecord(p, reg, True) for p, reg in enumerate(parts) if not reg.removed)
     return Quorum(log=log, batch_ends=tuple(range(1, len(log) + 1)),
-                  registrations=tuple(BrokerRegistration(b, False) for b in range(n_brokers)),
+                  registrations=regs,
                   partitions=parts, last_contact_ms=(now,) * n_brokers, reported_offsets=(0,) * n_brokers,
                   shutdown_offsets=(-1,) * n_brokers)
 
@@ -204,10 +211,10 @@ def _change_partitions(cfg: ModelConfig, s: ClusterState, partitions, remove: in
     for p in partitions:
         part = q.partitions[p]
         target = tuple(r for r in part.isr if r not in gone)
-        new, unclean = build_partition_change(cfg, part, target, acceptable,
+        new, unclean = build_partition_change(cfg, part, target, leader_acceptor(q, part, acceptable),
                                               (unclean_shutdown,) if unclean_shutdown >= 0 else (), election=election)
         if new is not None:
-            _commit_partition(s, p, new, unclean, records, _by_config(cfg, q, unclean))
+            _commit_partition(cfg, s, p, new, unclean, records, _by_config(cfg, q, unclean))
 
 
 def elect_leader(cfg: ModelConfig, s: ClusterState, p: int, election_type: str) -> str:
@@ -222,12 +229,11 @@ def elect_leader(cfg: ModelConfig, s: ClusterState, p: int, election_type: str) 
     preferred = part.replicas[0] if part.replicas else NO_LEADER
     if (part.leader == preferred if election_type == "PREFERRED" else part.leader != NO_LEADER):
         return E.ELECTION_NOT_NEEDED
-    new, unclean = build_partition_change(cfg, part, part.isr, lambda r: is_active(s.quorum, r),
-                                          election=election_type)
+    new, unclean = build_partition_change(cfg, part, part.isr, _acceptor(s.quorum, part), election=election_type)
     if new is None:
         return E.PREFERRED_LEADER_NOT_AVAILABLE if election_type == "PREFERRED" else E.ELIGIBLE_LEADERS_NOT_AVAILABLE
     records: list = []
-    _commit_partition(s, p, new, unclean, records)
+    _commit_partition(cfg, s, p, new, unclean, records)
     _append(s, records)
     return E.NONE
 
@@ -269,10 +275,9 @@ def balance_partition_leaders(cfg: ModelConfig, s: ClusterState) -> None:
             cut = True
             break
         part = s.quorum.partitions[p]
-        new, unclean = build_partition_change(cfg, part, part.isr, lambda r: is_active(s.quorum, r),
-                                              election="PREFERRED")
+        new, unclean = build_partition_change(cfg, part, part.isr, _acceptor(s.quorum, part), election="PREFERRED")
         if new is not None:
-            _commit_partition(s, p, new, unclean, records)
+            _commit_partition(cfg, s, p, new, unclean, records)
     _append(s, records)
     if records:
         s.ghost_mut().leader_balances += len(records)
@@ -363,8 +368,8 @@ def create_partition(cfg: ModelConfig, s: ClusterState, p: int, replicas: tuple 
     isr = tuple(r for r in replicas if is_active(q, r))
     reg = PartitionRegistration(tuple(replicas), tuple(sorted(isr)), isr[0], 0, 0)
     records: list = []
-    _commit_partition(s, p, reg, False, records)
-    records[-1] = PartitionChangeRecord(p, reg, True)        # a PartitionRecord
+    _commit_partition(cfg, s, p, reg, False, records)
+    records[-1] = PartitionChangeRecord(p, records[-1].registration, True)   # a PartitionRecord
     _append(s, records)
     return E.NONE
 
@@ -429,7 +434,7 @@ def alter_partition_reassignment(cfg: ModelConfig, s: ClusterState, p: int, targ
     acceptable leaders, its record appended to the metadata log.  The builder completes the reassignment at once when
     the ISR already allows it."""
     part = s.quorum.partitions[p]
-    acceptable = lambda r: is_active(s.quorum, r)            # noqa: E731 - LeaderAcceptor without directories
+    acceptable = _acceptor(s.quorum, part)                   # LeaderAcceptor
     if target is None:
         replicas, isr, _ = _revert(part)
         new, unclean = build_partition_change(cfg, part, isr, acceptable, election=topic_election(cfg, s.quorum),
@@ -444,16 +449,26 @@ def alter_partition_reassignment(cfg: ModelConfig, s: ClusterState, p: int, targ
         s.ghost_mut().reassignments += 1                     # the budget counts reassignments, not cancels
     if new is not None:
         records: list = []
-        _commit_partition(s, p, new, unclean, records, _by_config(cfg, s.quorum, unclean))
+        _commit_partition(cfg, s, p, new, unclean, records, _by_config(cfg, s.quorum, unclean))
         _append(s, records)
 
 
-def _commit_partition(s: ClusterState, p: int, new: PartitionRegistration, unclean: bool, records: list,
-                      by_config: bool = False) -> None:
+def _acceptor(q: Quorum, part: PartitionRegistration):
+    """LeaderAcceptor(clusterControl, partition) (Kafka 3.7.0): an active broker whose directory of the partition is
+    online."""
+    return leader_acceptor(q, part, lambda r: is_active(q, r))
+
+
+def _commit_partition(cfg: ModelConfig, s: ClusterState, p: int, new: PartitionRegistration, unclean: bool,
+                      records: list, by_config: bool = False) -> None:
     """The controller's registration of p becomes ``new`` and its PartitionChangeRecord joins ``records``; a change of
-    replicas (a reassignment) moves the assignment the rest of the model reads (``ZkState.assignment``) with it.
-    ``by_config``: an unclean election only the topic's dynamic configuration allowed
+    replicas (a reassignment) moves the assignment the rest of the model reads (``ZkState.assignment``) with it.  With
+    directory assignment the replicas keep their directories and new ones get their brokers' defaults
+    (``directories_after``).  ``by_config``: an unclean election only the topic's dynamic configuration allowed
     (``Ghost.config_unclean_elections``)."""
+    q = s.quorum
+    if directory_assignment(cfg):
+        new = dataclasses.replace(new, directories=directories_after(cfg, q, q.partitions[p], new))
     q = s.quorum_mut()
     if new.replicas != q.partitions[p].replicas:
         zk = s.zk_mut()
@@ -481,20 +496,22 @@ def register_broker(cfg: ModelConfig, s: ClusterState, b: int, previous_epoch: i
         _append(s, records)
     q = s.quorum_mut()
     epoch = len(q.log)
-    q.registrations = replace_at(q.registrations, b, BrokerRegistration(epoch, True))
+    dirs = broker_dirs(cfg, b)                               # LogDirs, with directory assignment (3.7.0)
+    q.registrations = replace_at(q.registrations, b, BrokerRegistration(epoch, True, False, dirs))
     q.last_contact_ms = replace_at(q.last_contact_ms, b, s.now)      # heartbeatManager.register
     q.reported_offsets = replace_at(q.reported_offsets, b, 0)
     q.shutdown_offsets = replace_at(q.shutdown_offsets, b, -1)
-    _append(s, [RegisterBrokerRecord(b, epoch, True)])
+    _append(s, [RegisterBrokerRecord(b, epoch, True, dirs)])
     return epoch
 
 
 def broker_heartbeat(cfg: ModelConfig, s: ClusterState, b: int, broker_epoch: int, metadata_offset: int,
-                     want_shutdown: bool = False) -> tuple:
+                     want_shutdown: bool = False, offline_dirs: tuple = ()) -> tuple:
     """QuorumController.processBrokerHeartbeat / BrokerHeartbeatManager.calculateNextBrokerState (Kafka 3.5.0): touch
     the session; a fenced broker that has replayed its own RegisterBrokerRecord is unfenced; a broker that wants to
     shut down enters controlled shutdown while it leads partitions, and is told to shut down (and fenced) once it
-    leads none and every active broker has replayed the records that moved its leaderships.  Returns (error, whether
+    leads none and every active broker has replayed the records that moved its leaderships; with directory assignment
+    (3.7.0) the heartbeat's offline directories are handled (``handle_directories_offline``).  Returns (error, whether
     the broker may shut down now)."""
     q = s.quorum
     reg = q.registrations[b]
@@ -510,7 +527,7 @@ def broker_heartbeat(cfg: ModelConfig, s: ClusterState, b: int, broker_epoch: in
             shutdown_now = True                              # FENCED -> SHUTDOWN_NOW
         elif metadata_offset > reg.epoch:                    # currentMetadataOffset >= registerBrokerRecordOffset
             records.append(UnfenceBrokerRecord(b, reg.epoch))   # handleBrokerUnfenced
-            q.registrations = replace_at(q.registrations, b, BrokerRegistration(reg.epoch, False))
+            q.registrations = replace_at(q.registrations, b, dataclasses.replace(reg, fenced=False))
             leaderless = [p for p, part in enumerate(q.partitions) if part.leader == NO_LEADER and not part.removed]
             _change_partitions(cfg, s, leaderless, NO_LEADER, b, records)
     elif q.shutdown_offsets[b] >= 0:                        # BrokerHeartbeatState.shuttingDown: soft state
@@ -519,17 +536,81 @@ def broker_heartbeat(cfg: ModelConfig, s: ClusterState, b: int, broker_epoch: in
     elif want_shutdown:
         if _has_leaderships(q, b):                           # UNFENCED -> CONTROLLED_SHUTDOWN
             records.append(BrokerRegistrationChangeRecord(b, reg.epoch))   # handleBrokerInControlledShutdown
-            q.registrations = replace_at(q.registrations, b, BrokerRegistration(reg.epoch, False, True))
+            q.registrations = replace_at(q.registrations, b, dataclasses.replace(reg, in_controlled_shutdown=True))
             in_isr = [p for p, part in enumerate(q.partitions) if b in part.isr]
             _change_partitions(cfg, s, in_isr, b, NO_LEADER, records)
             q = s.quorum_mut()
             q.shutdown_offsets = replace_at(q.shutdown_offsets, b, len(q.log) + len(records))
         else:
             shutdown_now = True                              # UNFENCED -> SHUTDOWN_NOW
+    if directory_assignment(cfg):
+        handle_directories_offline(cfg, s, b, broker_epoch, offline_dirs, records)
     _append(s, records)
     if shutdown_now and not s.quorum.registrations[b].fenced:
         fence_broker(cfg, s, b)                              # SHUTDOWN_NOW: handleBrokerFenced
     return E.NONE, shutdown_now
+
+
+def handle_directories_offline(cfg: ModelConfig, s: ClusterState, b: int, broker_epoch: int, offline_dirs: tuple,
+                               records: list) -> None:
+    """ReplicationControlManager.handleDirectoriesOffline (Kafka 3.7.0): for each reported directory b still has
+    online (registration.directoryIntersection), b leaves the ISR and the leadership of every partition whose replica
+    there is in that directory (generateLeaderAndIsrUpdates, as a fence of those partitions); then a
+    BrokerRegistrationChangeRecord with b's remaining directories.  Directories not registered to b change nothing."""
+    reg = s.quorum.registrations[b]
+    gone = [d for d in reg.directories if d in offline_dirs]
+    if not gone:
+        return
+    for d in gone:                                           # directoriesToPartitions.get(dir), in partition order
+        hit = [p for p, part in enumerate(s.quorum.partitions) if d in part.directories]
+        _offline_dir_updates(cfg, s, hit, b, records)
+    left = tuple(d for d in reg.directories if d not in offline_dirs)
+    q = s.quorum_mut()
+    q.registrations = replace_at(q.registrations, b, dataclasses.replace(q.registrations[b], directories=left))
+    records.append(BrokerLogDirsChangeRecord(b, broker_epoch, left))
+
+
+def assign_replicas_to_dirs(cfg: ModelConfig, s: ClusterState, b: int, broker_epoch: int, p: int, d: str) -> str:
+    """ReplicationControlManager.handleAssignReplicasToDirs (Kafka 3.7.0) for one partition of broker b's request:
+    UNSUPPORTED_VERSION before metadata version 3.7-IV2 (UnsupportedVersionException), STALE_BROKER_EPOCH
+    (checkBrokerEpoch), UNKNOWN_TOPIC_ID for a deleted topic, UNKNOWN_TOPIC_OR_PARTITION for a partition not created,
+    NOT_LEADER_OR_FOLLOWER when b is no replica; else PartitionChangeBuilder with setDirectory(b, d) (its record when
+    the directories change, or an election it makes), and when ``d`` is not online on b (hasOnlineDir) b leaves the
+    partition's ISR and leadership (generateLeaderAndIsrUpdates "offline-dir-assignment").  The records are one
+    batch; the answer is returned."""
+    if not directory_assignment(cfg):
+        return E.UNSUPPORTED_VERSION
+    q = s.quorum
+    reg = q.registrations[b] if 0 <= b < len(q.registrations) else None
+    if reg is None or reg.epoch != broker_epoch:
+        return E.STALE_BROKER_EPOCH
+    part = q.partitions[p] if 0 <= p < len(q.partitions) else None
+    if part is None or part.removed:                         # the topic deleted (no such id) or the partition not made
+        return E.UNKNOWN_TOPIC_ID if all(x.removed for x in q.partitions) and s.ghost.topic_deletions else \
+            E.UNKNOWN_TOPIC_OR_PARTITION
+    if b not in part.replicas:
+        return E.NOT_LEADER_FOR_PARTITION                    # code 6, NOT_LEADER_OR_FOLLOWER since 2.6
+    offline = not has_online_dir(q, b, d)
+    dirs = tuple(d if r == b else x for r, x in zip(part.replicas, part.directories))
+    new, unclean = build_partition_change(cfg, part, part.isr, _acceptor(q, part))
+    records: list = []
+    if new is not None or dirs != part.directories:
+        base = new if new is not None else dataclasses.replace(part, partition_epoch=part.partition_epoch + 1)
+        _commit_partition(cfg, s, p, dataclasses.replace(base, directories=dirs), unclean, records)
+    if offline:
+        _offline_dir_updates(cfg, s, [p], b, records)
+    _append(s, records)
+    return E.NONE
+
+
+def _offline_dir_updates(cfg: ModelConfig, s: ClusterState, partitions: list, b: int, records: list) -> None:
+    """generateLeaderAndIsrUpdates with b to remove (Kafka 3.7.0) for partitions whose replica on b is in an offline
+    directory; the leaderships it moves off b are counted (``Ghost.dir_leader_moves``)."""
+    led = [p for p in partitions if s.quorum.partitions[p].leader == b]
+    _change_partitions(cfg, s, partitions, b, NO_LEADER, records)
+    moved = sum(1 for p in led if s.quorum.partitions[p].leader != b)
+    if moved:
+        s.ghost_mut().dir_leader_moves += moved
 
 
 def _has_leaderships(q: Quorum, b: int) -> bool:
@@ -552,7 +633,7 @@ def fence_broker(cfg: ModelConfig, s: ClusterState, b: int) -> None:
     _change_partitions(cfg, s, in_isr, b, NO_LEADER, records)
     reg = s.quorum.registrations[b]
     q = s.quorum_mut()
-    q.registrations = replace_at(q.registrations, b, BrokerRegistration(reg.epoch, True, reg.in_controlled_shutdown))
+    q.registrations = replace_at(q.registrations, b, dataclasses.replace(reg, fenced=True))
     records.append(FenceBrokerRecord(b, reg.epoch))
     _append(s, records)
 
@@ -604,11 +685,11 @@ def alter_partition(cfg: ModelConfig, s: ClusterState, req) -> AlterIsrResponseD
         if error != E.NONE:
             results.append(AlterIsrPartitionResult(p, error))
             continue
-        new, unclean = build_partition_change(cfg, part, tuple(item.new_isr), lambda r: is_active(s.quorum, r),
+        new, unclean = build_partition_change(cfg, part, tuple(item.new_isr), _acceptor(s.quorum, part),
                                               target_recovery=item.leader_recovery_state,
                                               election=topic_election(cfg, s.quorum))
         if new is not None:
-            _commit_partition(s, p, new, unclean, records, _by_config(cfg, s.quorum, unclean))
+            _commit_partition(cfg, s, p, new, unclean, records, _by_config(cfg, s.quorum, unclean))
             if new.leader != b:
                 results.append(AlterIsrPartitionResult(p, E.NEW_LEADER_ELECTED))
                 continue

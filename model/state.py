@@ -123,11 +123,15 @@ class OrphanFetch:
 @dataclass(frozen=True, slots=True)
 class OrphanHeartbeat:
     """A BrokerHeartbeat sent by a broker's earlier incarnation, still on its way to the quorum controller
-    (BrokerHeartbeatRequest, Kafka 3.5.0): the broker epoch, the metadata offset and wantShutDown it carries."""
+    (BrokerHeartbeatRequest, Kafka 3.5.0): the broker epoch, the metadata offset and wantShutDown it carries, and its
+    offline log directories (KIP-858, 3.7.0; () without)."""
 
     broker_epoch: int
     metadata_offset: int
     want_shutdown: bool
+    offline_dirs: tuple = ()
+
+    QUIET_FIELDS: ClassVar[tuple] = ("offline_dirs",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,6 +274,10 @@ class Responses(Node):
     #: KRaft: the quorum controller's answer to the admin's CreateTopics / CreatePartitions for each partition it
     #: would create (the error name), indexed by partition only: the model's admin request names no broker
     create_partitions: tuple = ()
+    #: KRaft with log directories: the quorum controller's answer to a broker's AssignReplicasToDirs per partition
+    assign_replicas_to_dirs: tuple = ()
+
+    QUIET_FIELDS: ClassVar[tuple] = ("assign_replicas_to_dirs",)
 
 
 # --------------------------------------------------------------------------- KRaft metadata (KIP-500, KIP-631)
@@ -299,9 +307,18 @@ class PartitionRegistration:
     #: of the encoding when empty (``QUIET_FIELDS``), so states without a reassignment encode as before.
     adding_replicas: tuple = ()
     removing_replicas: tuple = ()
+    #: directories (KIP-858, 3.7.0): each replica's log directory, in ``replicas`` order (a directory id, or
+    #: UNASSIGNED / LOST / MIGRATING); () without directory assignment (``config.directory_assignment``)
+    directories: tuple = ()
 
     #: fields ``encode`` leaves out at their default value (added after states were fingerprinted)
-    QUIET_FIELDS: ClassVar[tuple] = ("adding_replicas", "removing_replicas")
+    QUIET_FIELDS: ClassVar[tuple] = ("adding_replicas", "removing_replicas", "directories")
+
+    def directory(self, b: int) -> str:
+        """PartitionRegistration.directory (Kafka 3.7.0): replica b's directory; MIGRATING without directories."""
+        if b in self.replicas and self.directories:
+            return self.directories[self.replicas.index(b)]
+        return "MIGRATING"
 
     @property
     def zk_version(self) -> int:
@@ -331,6 +348,11 @@ class BrokerRegistration:
     epoch: int
     fenced: bool
     in_controlled_shutdown: bool = False
+    #: its online log directories, sorted (BrokerRegistration.directories, KIP-858, 3.7.0); () without directory
+    #: assignment
+    directories: tuple = ()
+
+    QUIET_FIELDS: ClassVar[tuple] = ("directories",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -340,6 +362,10 @@ class RegisterBrokerRecord:
     broker_id: int
     broker_epoch: int
     fenced: bool = True
+    #: LogDirs (KIP-858, 3.7.0): the directories it registers, sorted; () without directory assignment
+    log_dirs: tuple = ()
+
+    QUIET_FIELDS: ClassVar[tuple] = ("log_dirs",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -365,6 +391,16 @@ class BrokerRegistrationChangeRecord:
 
     broker_id: int
     broker_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerLogDirsChangeRecord:
+    """BrokerRegistrationChangeRecord with LogDirs (metadata log, KIP-858, 3.7.0): the broker's directories still
+    online after some went offline (ReplicationControlManager.handleDirectoriesOffline)."""
+
+    broker_id: int
+    broker_epoch: int
+    log_dirs: tuple
 
 
 @dataclass(frozen=True, slots=True)
@@ -536,8 +572,15 @@ class Broker(Node):
     #: OrphanHeartbeat to the quorum controller), in the order they were sent; the receiver handles each with the
     #: broker epoch it carries and the answer goes nowhere.  Left out of the encoding when empty (``QUIET_FIELDS``)
     orphans: tuple = ()
+    #: KRaft with log directories (``log_dirs``): the index of the directory each partition's log is in (read only
+    #: where ``logs`` holds one), the indexes of the directories offline since the process started (LogManager's
+    #: offline dirs, BrokerLifecycleManager.offlineDirs), and AssignmentsManager's assignments not yet sent:
+    #: (partition, directory id), by partition.  Left out of the encoding when empty (``QUIET_FIELDS``)
+    log_dir_of: tuple = ()
+    offline_dirs: tuple = ()
+    dir_assignments: tuple = ()
 
-    QUIET_FIELDS: ClassVar[tuple] = ("orphans",)
+    QUIET_FIELDS: ClassVar[tuple] = ("orphans", "log_dir_of", "offline_dirs", "dir_assignments")
 
     def partition_mut(self, p: int) -> Partition:
         part = self.partitions[p]
@@ -684,10 +727,14 @@ class Ghost(Node):
     #: KRaft: unclean elections the topic's dynamic unclean.leader.election.enable allowed (the static one off): the
     #: witness ``config_unclean_election``
     config_unclean_elections: int = 0
+    log_dir_failures: int = 0            # KRaft: LogDirFailure faults
+    #: KRaft: leaderships the controller moved off a replica whose directory is offline (handleDirectoriesOffline, an
+    #: assignment to an offline directory)
+    dir_leader_moves: int = 0
 
     QUIET_FIELDS: ClassVar[tuple] = ("alter_isr_failures", "fault_given_up", "leader_balances", "forged_answers",
                                      "forged_accepted", "expired_heartbeats", "config_changes",
-                                     "config_unclean_elections")
+                                     "config_unclean_elections", "log_dir_failures", "dir_leader_moves")
 
 
 @record

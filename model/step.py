@@ -19,7 +19,7 @@ from .alter_isr import fail_alter_isr, handle_alter_isr, receive_alter_isr_respo
 from .broker_metadata import apply_next_record, begin_controlled_shutdown, deliver_orphan_heartbeat, heartbeat
 from .broker_metadata import expired_heartbeat
 from .assignment import BrokerMetadata, assign_replicas_to_brokers
-from .config import ModelConfig
+from .config import ModelConfig, directory_assignment
 from .controller import (deliver_control_request, live_set_changed, elect_controller, process_broker_change,
                          process_isr_change_notification, resign)
 from .delayed import expire_delayed_produce, note_error, note_response
@@ -50,6 +50,7 @@ from .reassignment import (admin_reassign_partitions, assignment_of, handle_part
                            handle_zk_partition_reassignment, is_being_reassigned, is_reassignment_complete,
                            parse_replicas, reassignment_targets)
 from .partition import prepare_isr_expand
+from .jbod import can_fail, log_dir_failure, send_assignment
 from .state import (FETCHING, TRUNCATING, Broker, ClusterState, Ghost, OrphanHeartbeat, Partition, ZooKeeper)
 from .topics import (can_create_partitions, can_create_topic, can_delete_topic, create_partitions, create_topic,
                      delete_topic, initial_assignment, process_stop_replica_response, process_topic_change,
@@ -90,7 +91,7 @@ def initial_state(cfg: ModelConfig, start: dict | None = None) -> ClusterState:
         zk = ZooKeeper(assignment=assignment, partition_states=none,
                        registrations=tuple(range(1, n + 1)), sessions=(True,) * n, next_czxid=n + 1)
     s = ClusterState(now=t0, brokers=brokers, zk=zk, controllers=(), ghost=Ghost(session_since=(t0,) * n),
-                     quorum=initial_quorum(assignment, n, t0) if kraft else None)
+                     quorum=initial_quorum(assignment, n, t0, cfg) if kraft else None)
     if start is None:
         return s
     from .start import StartError, build_start
@@ -616,6 +617,18 @@ def g_expired_heartbeat(cfg, s, a) -> bool:
     return s.ghost.expired_heartbeats < cfg.max_expired_heartbeats and g_heartbeat(cfg, s, a)
 
 
+def g_log_dir_failure(cfg, s, a) -> bool:
+    """``jbod.can_fail``: a live broker's online directory, not its last, within ``max_log_dir_failures``."""
+    return can_fail(cfg, s, a.broker, a.directory)
+
+
+def g_assign_replicas_to_dirs(cfg, s, a) -> bool:
+    """A live, registered broker, an existing partition, with log directories (``log_dirs``): any directory its
+    AssignmentsManager could name (the engines offer the assignments it has queued, ``Broker.dir_assignments``)."""
+    return (cfg.log_dirs > 0 and _bp(s, a) and s.brokers[a.broker].alive and s.brokers[a.broker].broker_epoch >= 0
+            and bool(a.directory))
+
+
 # =========================================================================== effects
 def _begin(s: ClusterState) -> ClusterState:
     """A clone of the cluster owning a fresh write token (see node.py)."""
@@ -915,6 +928,24 @@ def e_delayed_fetch_expire(cfg, s, a):
     expire_delayed_fetch(cfg, s, s.broker_mut(a.broker), a.request)
 
 
+def e_log_dir_failure(cfg, s, a):
+    log_dir_failure(cfg, s, a.broker, a.directory)
+
+
+def e_assign_replicas_to_dirs(cfg, s, a):
+    error = send_assignment(cfg, s, a.broker, a.partition, a.directory)
+    note_error(s, error)
+
+
+def c_log_dir_failure(cfg, s):
+    return (A.LogDirFailure(b, i) for b in _brokers(s) for i in range(cfg.log_dirs))
+
+
+def c_assign_replicas_to_dirs(cfg, s):
+    """The assignments each live broker's AssignmentsManager has queued, by broker then partition."""
+    return (A.AssignReplicasToDirs(br.broker_id, p, d) for br in s.brokers if br.alive for p, d in br.dir_assignments)
+
+
 # =========================================================================== enumeration
 def orphan_actions(s: ClusterState) -> list:
     """One OrphanRequestReceived per (broker, api, partition) with a request on its way, by broker then send order."""
@@ -1153,6 +1184,8 @@ RULES = {
     A.AlterPartitionReceived: (g_alter_partition_received, e_alter_partition_received, forged_alter_partitions),
     A.ExpiredBrokerHeartbeat: (g_expired_heartbeat, e_expired_heartbeat, _per_b(A.ExpiredBrokerHeartbeat)),
     A.AlterTopicConfig: (g_alter_topic_config, e_alter_topic_config, lambda cfg, s: _ALTER_TOPIC_CONFIG),
+    A.LogDirFailure: (g_log_dir_failure, e_log_dir_failure, c_log_dir_failure),
+    A.AssignReplicasToDirs: (g_assign_replicas_to_dirs, e_assign_replicas_to_dirs, c_assign_replicas_to_dirs),
 }
 assert tuple(RULES) == A.ACTION_TYPES
 
@@ -1532,7 +1565,22 @@ def enabled_groups(cfg: ModelConfig, s: ClusterState, kinds=None) -> list:
         g = [a for a in _ALTER_TOPIC_CONFIG if g_alter_topic_config(cfg, s, a)]
         if g:
             group(g)
+    if kraft and cfg.log_dirs:
+        _jbod_groups(cfg, s, kinds, group)
     return groups
+
+
+def _jbod_groups(cfg, s, kinds, group) -> None:
+    """KRaft with log directories: a directory failing (within its budget), and the brokers' queued assignments."""
+    every = kinds is None
+    if (every or A.LogDirFailure in kinds) and s.ghost.log_dir_failures < cfg.max_log_dir_failures:
+        g = [a for a in c_log_dir_failure(cfg, s) if can_fail(cfg, s, a.broker, a.directory)]
+        if g:
+            group(g)
+    if (every or A.AssignReplicasToDirs in kinds) and directory_assignment(cfg):
+        g = list(c_assign_replicas_to_dirs(cfg, s))
+        if g:
+            group(g)
 
 
 def _leadership_groups(cfg, s, kinds, T, group) -> None:
@@ -1825,6 +1873,8 @@ _KIND_GATES = {
     A.AlterPartitionReceived: lambda cfg: cfg.max_forged_alter_partitions > 0,   # faults, within their budgets
     A.ExpiredBrokerHeartbeat: lambda cfg: cfg.max_expired_heartbeats > 0,
     A.AlterTopicConfig: lambda cfg: cfg.max_config_changes > 0,         # an admin's config changes, within a budget
+    A.LogDirFailure: lambda cfg: cfg.max_log_dir_failures > 0,          # a fault, within its budget (KIP-858)
+    A.AssignReplicasToDirs: lambda cfg: directory_assignment(cfg),      # what brokers report with directories
 }
 
 
@@ -1843,7 +1893,8 @@ ZK_ONLY = frozenset({A.ElectController, A.ControllerProcessBrokerChange, A.Contr
 #: ``CreateTopic``, ``CreatePartitions`` (ZooKeeper writes, or the quorum controller's records).
 KRAFT_ONLY = frozenset({A.MetadataApply, A.BrokerHeartbeat, A.FenceStaleBroker, A.HeartbeatsLost, A.DiskWipe,
                         A.ControllerFailover, A.PrepareIsrExpand, A.OrphanRequestReceived,
-                        A.AlterPartitionReceived, A.ExpiredBrokerHeartbeat, A.AlterTopicConfig})
+                        A.AlterPartitionReceived, A.ExpiredBrokerHeartbeat, A.AlterTopicConfig, A.LogDirFailure,
+                        A.AssignReplicasToDirs})
 ZK_ONLY = ZK_ONLY | {A.ControllerProcessPartitionReassignment, A.ControllerProcessReassignmentIsrChange}
 #: ``ReassignPartitions`` is of both eras too (/admin/reassign_partitions, or AlterPartitionReassignments to the quorum
 #: controller).

@@ -22,9 +22,10 @@ from ..model import errors as E
 from ..model.alter_isr import isr_change_set_used, zk_versions_ordered
 from ..model.config import ModelConfig
 from ..model.encode import fingerprint
+from ..model.directories import dir_owner
 from ..model.requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
-from ..model.state import (BrokerRegistrationChangeRecord, ConfigRecord, FenceBrokerRecord, Partition,
-                           PartitionChangeRecord, OrphanHeartbeat, RegisterBrokerRecord, RemoveTopicRecord,
+from ..model.state import (BrokerLogDirsChangeRecord, BrokerRegistrationChangeRecord, ConfigRecord, FenceBrokerRecord,
+                           Partition, PartitionChangeRecord, OrphanHeartbeat, RegisterBrokerRecord, RemoveTopicRecord,
                            UnfenceBrokerRecord)
 from ..model.step import action_kinds, enabled_actions, initial_state, step
 from ..model.actions import CONTINUATIONS, Tick, continues
@@ -297,7 +298,9 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
 
     def orphans_key(orphans):
         # an earlier incarnation's requests on their way: what each carries (broker ids and epochs renamed)
-        return tuple([(0, o.broker_epoch, o.metadata_offset, o.want_shutdown) if type(o) is OrphanHeartbeat else
+        return tuple([(0, o.broker_epoch, o.metadata_offset, o.want_shutdown)
+                      + ((tuple([dir_owner(d)[1] for d in o.offline_dirs]),) if o.offline_dirs else ())
+                      if type(o) is OrphanHeartbeat else
                       (1, o.partition, lid(o.leader), o.fetch_offset, o.current_leader_epoch, o.log_start_offset,
                        o.last_fetched_epoch, o.broker_epoch) for o in orphans])
 
@@ -351,7 +354,10 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
             tuple([(df.request_id, df.partition, df.fetch_offset, df.offset_known, df.min_bytes,
                     df.current_leader_epoch, df.client_metadata, df.rack, df.isolation, fut(df.deadline_ms))
                    for df in br.delayed_fetches]),
-        ) + ((orphans_key(br.orphans),) if br.orphans else ())
+        ) + ((orphans_key(br.orphans),) if br.orphans else ()) + (
+            ((br.log_dir_of, br.offline_dirs, tuple([(p, dir_owner(d)[1] if dir_owner(d) else d)
+                                                     for p, d in br.dir_assignments])),)
+            if br.log_dir_of or br.offline_dirs or br.dir_assignments else ())
 
     def shutdown_key(cs):
         if cs is None:
@@ -402,7 +408,8 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
           g.isr_shrinks, g.isr_expands, min(g.truncations, 1), tuple(since), g.preferred_elections,
           g.delete_records, g.retention_runs, g.partition_creations, g.topic_deletions, g.deleted_partitions,
           g.reassignments, g.alter_isr_failures, tuple(sorted((lid(b), p, e, v) for b, p, e, v in g.fault_given_up)),
-          g.forged_answers, g.forged_accepted, g.expired_heartbeats, g.config_changes, g.config_unclean_elections)
+          g.forged_answers, g.forged_accepted, g.expired_heartbeats, g.config_changes, g.config_unclean_elections) \
+        + ((g.log_dir_failures, g.dir_leader_moves) if g.log_dir_failures or g.dir_leader_moves else ())
     q = s.quorum
     if q is None:
         qk = None
@@ -411,13 +418,25 @@ def _key(cfg: ModelConfig, s, pm: tuple, inv: tuple, horizon: tuple, max_isr_cha
         qk = (tuple([metadata_record_key(r, lid, ids, ordered) for r in q.log]), q.batch_ends,
               tuple([None if q.registrations[inv[j]] is None else
                      (q.registrations[inv[j]].epoch, q.registrations[inv[j]].fenced,
-                      q.registrations[inv[j]].in_controlled_shutdown) for j in range(n)]),
+                      q.registrations[inv[j]].in_controlled_shutdown)
+                     + (_dirs_key(q.registrations[inv[j]].directories, lid),) for j in range(n)]),
               tuple([(q.reported_offsets[inv[j]], q.shutdown_offsets[inv[j]]) for j in range(n)]),
               tuple([(ordered(r.replicas), ids(r.isr), lid(r.leader), r.leader_epoch, r.partition_epoch, ids(r.elr),
-                      r.leader_recovery_state, tuple([lid(x) for x in r.last_known_elr])) for r in q.partitions]),
+                      r.leader_recovery_state, tuple([lid(x) for x in r.last_known_elr]))
+                     + (_dirs_key(r.directories, lid),) for r in q.partitions]),
               tuple([past(q.last_contact_ms[inv[j]], h_sess, 1) for j in range(n)]), fut(q.next_balance_ms),
               q.topic_unclean_leader_election)
     return (tuple(brokers), zkk, tuple(ctrls), gk, None if deadline is None else deadline - now, qk)
+
+
+def _dirs_key(dirs: tuple, lid) -> tuple:
+    """Directory ids as a key (KIP-858): each broker's directory as (its broker renamed by ``lid``, its index), a
+    reserved id as itself, in the order given (a partition's replicas' order)."""
+    out = []
+    for d in dirs:
+        owner = dir_owner(d)
+        out.append(d if owner is None else (lid(owner[0]), owner[1]))
+    return tuple(out)
 
 
 def metadata_record_key(r, lid, ids, ordered) -> tuple:
@@ -426,7 +445,10 @@ def metadata_record_key(r, lid, ids, ordered) -> tuple:
     if t is PartitionChangeRecord:
         g = r.registration
         return (0, r.partition, ordered(g.replicas), ids(g.isr), lid(g.leader), g.leader_epoch, g.partition_epoch,
-                ids(g.elr), r.created, g.leader_recovery_state, tuple([lid(x) for x in g.last_known_elr]))
+                ids(g.elr), r.created, g.leader_recovery_state, tuple([lid(x) for x in g.last_known_elr])) \
+            + ((_dirs_key(g.directories, lid),) if g.directories else ())
+    if t is BrokerLogDirsChangeRecord:
+        return (6, lid(r.broker_id), r.broker_epoch, _dirs_key(r.log_dirs, lid))
     if t is RegisterBrokerRecord:
         return (1, lid(r.broker_id), r.broker_epoch, r.fenced)
     if t is FenceBrokerRecord:
@@ -642,7 +664,9 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
                                 br.want_shutdown, br.controlled_shutdown,
                                 tuple([(df.request_id, df.partition, df.fetch_offset, df.offset_known, df.min_bytes,
                                         df.current_leader_epoch, df.client_metadata, df.rack, df.isolation)
-                                       for df in br.delayed_fetches])) + ((br.orphans,) if br.orphans else ()))
+                                       for df in br.delayed_fetches])) + ((br.orphans,) if br.orphans else ())
+                               + (((br.log_dir_of, br.offline_dirs, br.dir_assignments),)
+                                  if br.log_dir_of or br.offline_dirs or br.dir_assignments else ()))
         val = (static, tuple(versions), tuple(ptimes),
                (br.next_isr_expiration_ms, br.next_isr_propagation_ms, br.next_hw_checkpoint_ms, br.next_heartbeat_ms),
                br.last_isr_change_ms, br.last_isr_propagation_ms,
@@ -705,10 +729,11 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
         if e is None:
             e = memo[id(q)] = (q, intern_zk((
                 tuple([metadata_record_key(r, same, same, same) for r in q.log]), q.batch_ends,
-                tuple([None if r is None else (r.epoch, r.fenced, r.in_controlled_shutdown) for r in q.registrations]),
+                tuple([None if r is None else (r.epoch, r.fenced, r.in_controlled_shutdown, r.directories)
+                       for r in q.registrations]),
                 q.reported_offsets, q.shutdown_offsets,
                 tuple([(r.replicas, r.isr, r.leader, r.leader_epoch, r.partition_epoch, r.elr, r.leader_recovery_state,
-                        r.last_known_elr) for r in q.partitions]), q.topic_unclean_leader_election)))
+                        r.last_known_elr, r.directories) for r in q.partitions]), q.topic_unclean_leader_election)))
         return e[1]
 
     def ghost_static(g):
@@ -722,7 +747,8 @@ def fast_keyer(cfg: ModelConfig, max_isr_changes: int | None = None, memo_limit:
                 min(g.truncations, 1), g.preferred_elections, g.delete_records, g.retention_runs,
                 g.partition_creations, g.topic_deletions, g.deleted_partitions, g.reassignments,
                 g.alter_isr_failures, g.fault_given_up, g.forged_answers, g.forged_accepted,
-                g.expired_heartbeats, g.config_changes, g.config_unclean_elections)))
+                g.expired_heartbeats, g.config_changes, g.config_unclean_elections, g.log_dir_failures,
+                g.dir_leader_moves)))
         return e[1]
 
     def key(s) -> tuple:
@@ -1343,7 +1369,7 @@ FAIR_KINDS = frozenset({
     A.AutoLeaderRebalance,
     A.Tick, A.ControllerProcessTopicDeletion, A.ControllerProcessTopicChange, A.ControllerProcessStopReplicaResponse,
     A.DelayedFetchExpire, A.ControllerProcessPartitionReassignment, A.ControllerProcessReassignmentIsrChange,
-    A.PrepareIsrExpand,
+    A.PrepareIsrExpand, A.AssignReplicasToDirs,
 })
 
 

@@ -43,6 +43,7 @@ from typing import Callable
 
 from ..model import actions as A
 from ..model import errors as E
+from ..model.directories import has_online_dir
 from ..model.losses import lost_records
 from ..model.node import memo_by_identity
 from ..model.state import (FAILED, TRUNCATING, ClusterState, FetchState, Partition, PartitionChangeRecord,
@@ -1610,6 +1611,13 @@ def witness_config_unclean_election(cfg, s: ClusterState):
     return s.ghost.config_unclean_elections > 0
 
 
+def witness_dir_offline_moved_leader(cfg, s: ClusterState):
+    """WITNESS dir_offline_moved_leader (KRaft with log directories; not in the catalogue, whose witnesses every
+    preset's campaigns must reach): the quorum controller moved a leadership off a replica whose log directory went
+    offline (ReplicationControlManager.handleDirectoriesOffline, Kafka 3.7.0)."""
+    return s.ghost.dir_leader_moves > 0
+
+
 CATALOGUE += (
     Invariant("acked_survives_leaderless", ALWAYS, STATE, acked_survives_leaderless,
               "while no live broker leads a partition in an acknowledged record's epoch or later, some replica (live "
@@ -1702,11 +1710,15 @@ def hw_reaches_leo_bad(cfg, s, p) -> bool:
 def partition_has_leader_bad(cfg, s, p) -> bool:
     """L-c's "C and not G": some member of p's ISR at the controller (of its ELR when the ISR is empty, KIP-966) is
     live and eligible (a live ZooKeeper session; KRaft: registered, unfenced), and no live broker leads p in the
-    controller's current leader epoch."""
+    controller's current leader epoch.  With log directories (KIP-858) a member whose directory of p the controller
+    holds offline is not eligible (LeaderAcceptor): like a fenced broker, it leads again once its broker restarts."""
     st = s.controller_partition_states()[p]
     if st is None:
         return False
-    if not any(s.brokers[b].alive and s.eligible(b) for b in (st.isr or st.elr)):
+    q = s.quorum
+    if not any(s.brokers[b].alive and s.eligible(b)
+               and (q is None or not st.directories or has_online_dir(q, b, st.directory(b)))
+               for b in (st.isr or st.elr)):
         return False
     return _zk_leader_of(s, p) is None
 

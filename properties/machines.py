@@ -310,9 +310,11 @@ REQUEST_FAULT_KINDS = (A.AlterPartitionReceived, A.ExpiredBrokerHeartbeat)
 #: Likewise an admin's change of the topic's unclean.leader.election.enable, only over a config with a budget for it
 #: (``max_config_changes``).
 CONFIG_KINDS = (A.AlterTopicConfig,)
+#: Likewise log directories (KIP-858), only over a KRaft config with them (``log_dirs``, ``max_log_dir_failures``).
+JBOD_KINDS = (A.LogDirFailure, A.AssignReplicasToDirs)
 GATED_KINDS = (ALTER_ISR_KINDS + OBSERVATION_KINDS + EPOCH_ROUND_KINDS + KRAFT_KINDS + LEADERSHIP_KINDS + LOG_START_KINDS
                + TOPIC_KINDS + DELAYED_FETCH_KINDS + REASSIGNMENT_KINDS + EXPAND_WINDOW_KINDS + ALTER_ISR_FAULT_KINDS
-               + ORPHAN_KINDS + REQUEST_FAULT_KINDS + CONFIG_KINDS)
+               + ORPHAN_KINDS + REQUEST_FAULT_KINDS + CONFIG_KINDS + JBOD_KINDS)
 
 for _kind in A.ACTION_TYPES:
     if _kind not in GATED_KINDS:
@@ -454,7 +456,7 @@ def machine_for(cfg: ModelConfig, invariants=CATALOGUE, *, name: str = "IsrMachi
         if kind in OBSERVATION_KINDS or kind in EPOCH_ROUND_KINDS or kind in KRAFT_KINDS or kind in LEADERSHIP_KINDS \
                 or kind in LOG_START_KINDS or kind in TOPIC_KINDS or kind in DELAYED_FETCH_KINDS or kind in REASSIGNMENT_KINDS \
                 or kind in EXPAND_WINDOW_KINDS or kind in ALTER_ISR_FAULT_KINDS or kind in ORPHAN_KINDS \
-                or kind in REQUEST_FAULT_KINDS or kind in CONFIG_KINDS:
+                or kind in REQUEST_FAULT_KINDS or kind in CONFIG_KINDS or kind in JBOD_KINDS:
             attrs[rule_name(kind)] = _kind_rule(kind)
     settle_more = tuple(k for k in LEADERSHIP_SETTLE_KINDS + TOPIC_SETTLE_KINDS if k in rule_kinds(cfg))
     if settle_more:

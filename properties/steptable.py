@@ -224,6 +224,10 @@ def action_words(cfg, s, a) -> str:
                 f"(log start {log.log_start_offset}, keep {cfg.retention_records} records)")
     if t is A.DiskWipe:
         return f"broker {a.broker}'s disk is replaced (it will come back empty)"
+    if t is A.LogDirFailure:
+        return f"broker {a.broker}'s log directory {a.directory} fails (a fault: its partitions there go offline)"
+    if t is A.AssignReplicasToDirs:
+        return f"broker {a.broker} tells the controller its replica{_p(cfg, a.partition)} is in directory {a.directory}"
     if t is A.ControllerFailover:
         return "the active controller fails over to another quorum member"
     if t is A.AlterTopicConfig:

@@ -95,6 +95,11 @@ ORPHAN_CORE_KINDS = frozenset({A.OrphanRequestReceived})
 #: KRaft: an admin's change of the topic's unclean.leader.election.enable (``max_config_changes``): an optional kind
 #: drawn after the others, only when the model offers it, so that other runs draw as before it existed.
 CONFIG_OPTIONAL_KINDS = (A.AlterTopicConfig,)
+#: KRaft with log directories (``log_dirs``): a broker reporting its logs' directories (``AssignReplicasToDirs``) is a
+#: system kind every run keeps (no draw), a directory failing (``LogDirFailure``, within ``max_log_dir_failures``) a
+#: fault drawn after the others, only when the model offers it, so that other runs draw as before they existed.
+JBOD_CORE_KINDS = frozenset({A.AssignReplicasToDirs})
+JBOD_FAULT_KINDS = (A.LogDirFailure,)
 OPTIONAL_KINDS = tuple(k for k in A.ACTION_TYPES
                        if k not in CORE_KINDS and k not in TIME_KINDS and k not in OBSERVATION_KINDS
                        and k not in KRAFT_CORE_KINDS and k not in KRAFT_TIME_KINDS and k not in KRAFT_OPTIONAL_KINDS
@@ -105,7 +110,7 @@ OPTIONAL_KINDS = tuple(k for k in A.ACTION_TYPES
                        and k not in REASSIGNMENT_CORE_KINDS and k not in REASSIGNMENT_OPTIONAL_KINDS
                        and k not in EXPAND_WINDOW_CORE_KINDS and k not in ALTER_ISR_FAULT_KINDS
                        and k not in ORPHAN_CORE_KINDS and k not in REQUEST_FAULT_KINDS
-                       and k not in CONFIG_OPTIONAL_KINDS)
+                       and k not in CONFIG_OPTIONAL_KINDS and k not in JBOD_CORE_KINDS and k not in JBOD_FAULT_KINDS)
 P_OPTIONAL = 0.4
 P_TIME = 0.5
 #: Kinds a run may make eager: when one is enabled it is taken at once (with probability
@@ -138,7 +143,8 @@ BROKER_WEIGHTS = (0.1, 1.0, 1.0)
 #: Fault kinds a run may aim at role holders (with probability P_TARGETED): a broker that believes it
 #: leads a partition, or the controller, weighs TARGET_WEIGHT times as much as another when one of
 #: these kinds is chosen (the measurements behind both values: benchmarks/RESULTS.md).
-TARGETED_KINDS = frozenset({A.BrokerCrash, A.ZkSessionExpire, A.HeartbeatsLost, A.ControlledShutdown})
+TARGETED_KINDS = frozenset({A.BrokerCrash, A.ZkSessionExpire, A.HeartbeatsLost, A.ControlledShutdown,
+                            A.LogDirFailure})
 P_TARGETED = 0.5
 TARGET_WEIGHT = 10.0
 #: Composite steps: a run takes (with probability P_COMPOSITE) the protocol's exchanges whole.  Once it has chosen
@@ -180,7 +186,7 @@ def swarm_kinds(rng: random.Random, swarm: bool, model_kinds=()) -> frozenset:
     if not swarm:
         return frozenset(A.ACTION_TYPES)
     kinds = set(CORE_KINDS | OBSERVATION_KINDS | KRAFT_CORE_KINDS | LEADERSHIP_CORE_KINDS | TOPIC_CORE_KINDS
-                | REASSIGNMENT_CORE_KINDS | EXPAND_WINDOW_CORE_KINDS | ORPHAN_CORE_KINDS)
+                | REASSIGNMENT_CORE_KINDS | EXPAND_WINDOW_CORE_KINDS | ORPHAN_CORE_KINDS | JBOD_CORE_KINDS)
     if rng.random() < P_TIME:
         kinds |= TIME_KINDS | KRAFT_TIME_KINDS | LEADERSHIP_TIME_KINDS | DELAYED_FETCH_TIME_KINDS
     kinds |= {k for k in OPTIONAL_KINDS if rng.random() < P_OPTIONAL}
@@ -193,6 +199,7 @@ def swarm_kinds(rng: random.Random, swarm: bool, model_kinds=()) -> frozenset:
     kinds |= {k for k in ALTER_ISR_FAULT_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
     kinds |= {k for k in REQUEST_FAULT_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
     kinds |= {k for k in CONFIG_OPTIONAL_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
+    kinds |= {k for k in JBOD_FAULT_KINDS if k in model_kinds and rng.random() < P_OPTIONAL}
     return frozenset(kinds)
 
 

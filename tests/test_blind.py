@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from isrlab.model.config import ModelConfig, TRUNCATION_MODES, preset
+from isrlab.model.config import METADATA_VERSIONS, ModelConfig, TRUNCATION_MODES, preset
 
 pytestmark = pytest.mark.props
 
@@ -99,12 +99,17 @@ def _changed(cfg: ModelConfig, name: str) -> ModelConfig:
         new = "" if value else "rack-aware"
     elif name == "old_message_format_partitions":
         new = () if value else (0,)
+    elif name == "metadata_version":
+        new = METADATA_VERSIONS[0] if value != METADATA_VERSIONS[0] else METADATA_VERSIONS[-1]
     elif isinstance(value, tuple):
         new = tuple(range(cfg.n_brokers))
     else:
         new = value + 1
     if name == "kip_500" and new and not cfg.kip_497:
         return cfg.replace(kip_500=True, kip_497=True)   # KRaft needs AlterPartition: the twin claims both
+    if name in ("log_dirs", "max_log_dir_failures"):     # KRaft's directories, two for a failure: the twin claims all
+        return cfg.replace(kip_500=True, kip_497=True, log_dirs=max(cfg.log_dirs + 1, 2),
+                           max_log_dir_failures=cfg.max_log_dir_failures + (name == "max_log_dir_failures"))
     if name == "isr_expand_window" and new and not cfg.kip_500:
         return cfg.replace(isr_expand_window=True, kip_500=True, kip_497=True)   # a KRaft window: the twin claims all
     return cfg.replace(**{name: new})

@@ -79,14 +79,14 @@ def test_kafka_kraft_cases_are_well_formed_and_listed():
 
 
 def test_kafka_kraft_cases_run_a_kraft_preset_with_small_variations():
-    """Each trace's configuration is its preset's, with at most the cluster's shape, min ISR, unclean election (and
-    whether the controller reads it: 3.7.0's does not, ``kafka_12670``), the admin's form of creation and the engines'
-    budgets changed."""
+    """Each trace's configuration is its preset's, with at most the cluster's shape (its brokers' log directories
+    too), min ISR, unclean election (and whether the controller reads it: 3.7.0's does not, ``kafka_12670``), the
+    admin's form of creation, the metadata version and the engines' budgets changed."""
     allowed = {"n_brokers", "n_partitions", "replication_factor", "min_insync_replicas", "unclean_leader_election",
                "max_records", "max_crashes", "max_session_expirations", "max_preferred_elections",
                "max_reassignments", "initial_partitions", "max_partition_creations", "max_topic_deletions",
                "max_alter_isr_failures", "max_forged_alter_partitions", "max_expired_heartbeats", "kafka_12670",
-               "max_config_changes", "placed_creations"}
+               "max_config_changes", "placed_creations", "log_dirs", "metadata_version", "max_log_dir_failures"}
     problems = []
     for path in PASSING + FAILING:
         data = _load(path)

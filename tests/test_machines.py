@@ -114,7 +114,7 @@ def test_unflushed_single_replica_mutant_loses_an_acked_record():
 # --------------------------------------------------------------------------- (c) only enabled actions
 def test_one_rule_per_action_kind_and_a_single_invariant():
     from isrlab.properties.machines import (ALTER_ISR_FAULT_KINDS, CONFIG_KINDS, DELAYED_FETCH_KINDS, EPOCH_ROUND_KINDS,
-                                            EXPAND_WINDOW_KINDS, GATED_KINDS, ORPHAN_KINDS,
+                                            EXPAND_WINDOW_KINDS, GATED_KINDS, JBOD_KINDS, ORPHAN_KINDS,
                                             KRAFT_KINDS, LEADERSHIP_KINDS, LOG_START_KINDS, REASSIGNMENT_KINDS,
                                             REQUEST_FAULT_KINDS, TOPIC_KINDS, rule_kinds)
 
@@ -132,7 +132,7 @@ def test_one_rule_per_action_kind_and_a_single_invariant():
         and k not in LEADERSHIP_KINDS and k not in LOG_START_KINDS and k not in TOPIC_KINDS
         and k not in DELAYED_FETCH_KINDS and k not in REASSIGNMENT_KINDS and k not in EXPAND_WINDOW_KINDS
         and k not in ALTER_ISR_FAULT_KINDS and k not in ORPHAN_KINDS and k not in REQUEST_FAULT_KINDS
-        and k not in CONFIG_KINDS) == sorted(
+        and k not in CONFIG_KINDS and k not in JBOD_KINDS) == sorted(
         rule_name(k) for k in rule_kinds(cfg))
     kraft = preset("kafka-3.7").config                                 # KRaft's request faults: within their budgets
     assert not set(REQUEST_FAULT_KINDS) & set(rule_kinds(kraft))

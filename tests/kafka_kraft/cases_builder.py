@@ -22,6 +22,7 @@ as not checked.
 
 from __future__ import annotations
 
+from isrlab.model import actions as A
 from kraftcase import Case, case, missing, out_of_scope
 
 B = "PartitionChangeBuilderTest."
@@ -162,7 +163,8 @@ def reassignment_rearranges_replicas():
              "only; no replica is added or removed, the ISR, the leader and the leader epoch stay.",
              n_brokers=3, replication_factor=3, max_reassignments=1)
     c.adapt(REASSIGN + FOO_ORDER + "  Kafka's target [3, 2, 1] is the model's [2, 0, 1].")
-    c.unchecked("the record's directories (PartitionChangeRecord version 1+; the model has no log directories)")
+    c.unchecked("the record's directories (PartitionChangeRecord version 1+; this trace runs without log "
+                "directories, log_dirs 0: testKeepsDirectoriesAfterReassignment's checks them)")
     c.formed()
     c.reassign([2, 0, 1])
     c.check_whole_registration("quorum.log.-1.registration", "record: replicas [3, 2, 1] (model [2, 0, 1]), no other "
@@ -181,7 +183,8 @@ def adding_replica_reassignment():
     c.adapt(REASSIGN + "FOO's brokers 1, 2, 3 are the model's 0, 1, 2 and Kafka's 4 the model's 3 (the formed "
             "partition's replicas are [0, 1, 2], FOO's [2, 1, 3]): Kafka's target [1, 2, 3, 4] is the model's "
             "[0, 1, 2, 3].  FOO's leader is 1 (the model's 0, which leads).")
-    c.unchecked("the record's directories (the new replica's UNASSIGNED directory; no log directories in the model)")
+    c.unchecked("the record's directories (the new replica's UNASSIGNED directory; this trace runs without log "
+                "directories, log_dirs 0: testKeepsDirectoriesAfterReassignment's checks them)")
     c.formed()
     c.reassign([0, 1, 2, 3])
     c.check_whole_registration("quorum.log.-1.registration", "record: replicas [1, 2, 3, 4] (model [0, 1, 2, 3]), "
@@ -201,7 +204,8 @@ def removing_replica_reassignment():
     c.adapt(REASSIGN + "FOO's brokers 1, 2, 3 are the model's 0, 1, 2, so FOO's leader 1 is the model's leader 0 (FOO's "
             "replica order [2, 1, 3] is the model's [0, 1, 2]; the test's target and record name the brokers by set "
             "and leader only).  Kafka's target [1, 2] is the model's [0, 1].")
-    c.unchecked("the record's directories (no log directories in the model)")
+    c.unchecked("the record's directories (this trace runs without log directories, log_dirs 0: "
+                "testKeepsDirectoriesAfterReassignment's checks them)")
     c.formed()
     c.reassign([0, 1])
     c.check_whole_registration("quorum.log.-1.registration", "record: replicas [1, 2] (model [0, 1]), ISR [2, 1] (model "
@@ -218,7 +222,8 @@ def isr_enlargement_completes_reassignment():
              "or removing.")
     c.adapt("The target ISR [1, 2, 3, 4] is the leader's AlterPartition once the adding replica (the model's 3) has "
             "caught up.")
-    c.unchecked("the record's directories (no log directories in the model)")
+    c.unchecked("the record's directories (this trace runs without log directories, log_dirs 0: "
+                "testKeepsDirectoriesAfterReassignment's checks them)")
     c.catch_up([3])
     c.check_update(0, [0, 1, 2, 3], "the leader proposes ISR [1, 2, 3, 4] (model [0, 1, 2, 3])")
     c.send_alter(0)
@@ -238,7 +243,8 @@ def revert_reassignment():
             "with null replicas).  PartitionReassignmentRevert.originalReplicas keeps the replicas' order less the "
             "adding ones: BAR's [1, 2, 3, 4] gives [1, 2, 3]; the reached BAR, Kafka [2, 3, 4, 1], gives Kafka [2, 3, 1], "
             "the model's [1, 2, 0].")
-    c.unchecked("the record's directories (no log directories in the model)")
+    c.unchecked("the record's directories (this trace runs without log directories, log_dirs 0: "
+                "testKeepsDirectoriesAfterReassignment's checks them)")
     c.reassign(None)
     c.check_whole_registration("quorum.log.-1.registration", "record: the replicas less the adding one (Kafka "
                                "[2, 3, 1], model [1, 2, 0]), the ISR [1, 2, 3] unchanged (model {0, 1, 2}), leader 1 "
@@ -427,9 +433,56 @@ def elr_remove_unclean_shutdown():
     return c
 
 
-missing(B + "testKeepsDirectoriesAfterReassignment", "directories",
-        "A reassignment keeps the directories of the replicas that stay.")
-missing(B + "testUpdateDirectories", "directories", "setDirectory changes a replica's directory (LOST, a new one).")
+@case(B + "testKeepsDirectoriesAfterReassignment")
+def keeps_directories_after_reassignment():
+    c = Case(B + "testKeepsDirectoriesAfterReassignment",
+             "[2, 1, 3] led by 1, each replica in a directory, reassigned to [3, 1, 5, 4] with 5's directory set: the "
+             "record keeps 3's and 1's directories, gives 5 its own and 4 UNASSIGNED, and bumps the leader epoch "
+             "(replica 2 leaves) with 1 still leading.",
+             n_brokers=5, replication_factor=3, log_dirs=2, max_reassignments=1)
+    c.adapt("Kafka's brokers 1, 2, 3, 4, 5 are the model's 0, 1, 2, 3, 4, so [2, 1, 3] led by 1 is the model's [0, 1, "
+            "2] led by 0 (the same replicas in another order) and the target [3, 1, 5, 4] the model's [2, 0, 4, 3].  The "
+            "builder is reached through the controller: the brokers first report their logs' directories "
+            "(AssignReplicasToDirs); the admin's reassignment lists the removed replica too while it is in progress; "
+            "5's directory is set by its own AssignReplicasToDirs once it has its log (Kafka's setDirectory), 4's is "
+            "never reported; the leader's AlterPartition with every replica in the ISR completes the reassignment.")
+    c.formed().report_dirs(0, 1, 2)
+    c.check("quorum.partitions.0.directories", ["b0d0", "b1d0", "b2d0"], "each replica in a directory")
+    c.reassign([2, 0, 4, 3])
+    c.check("quorum.partitions.0.directories", ["b2d0", "b0d0", "UNASSIGNED", "UNASSIGNED", "b1d0"],
+            "in progress: the staying replicas keep theirs, the new ones have their brokers' default (UNASSIGNED: "
+            "several directories)")
+    c.replay().report_dirs(4)
+    c.check("quorum.partitions.0.directories.2", "b4d0", "5 (the model's 4) in its directory (setDirectory)")
+    for _ in range(3):                                       # the leader adds one follower at a time
+        c.catch_up()
+        if c.s.brokers[0].alter_isr_unsent:
+            c.alter(0).replay()
+    c.check_registration("the record: replicas [3, 1, 5, 4] (model [2, 0, 4, 3]), leader 1 (model 0) in a new leader "
+                         "epoch", replicas=[2, 0, 4, 3], leader=0, leader_epoch=1)
+    c.check("quorum.partitions.0.directories", ["b2d0", "b0d0", "b4d0", "UNASSIGNED"],
+            "directories [3's, 1's, 5's, UNASSIGNED]")
+    return c
+
+
+@case(B + "testUpdateDirectories")
+def update_directories():
+    c = Case(B + "testUpdateDirectories",
+             "[2, 1, 3] led by 2, each replica in a directory: setDirectory(3, a new directory) and setDirectory(1, "
+             "LOST) give directories [2's, LOST, 3's new one] and change nothing else.",
+             log_dirs=2)
+    c.adapt("Kafka's brokers 2, 1, 3 are the model's 0, 1, 2 ([0, 1, 2] led by 0).  The builder is reached through the "
+            "controller's AssignReplicasToDirs, one per broker (each reports its own replica): two records, not one; "
+            "and the controller, finding LOST offline, also takes 1 out of the ISR (generateLeaderAndIsrUpdates), "
+            "which the builder alone does not.")
+    c.unchecked("the builder's one record with no ISR or leader change: the controller adds the ISR change for the "
+                "offline directory")
+    c.formed().report_dirs(0, 1, 2)
+    c.check("quorum.partitions.0.directories", ["b0d0", "b1d0", "b2d0"], "each replica in a directory")
+    c.do(A.AssignReplicasToDirs(2, 0, "b2d1")).do(A.AssignReplicasToDirs(1, 0, "LOST"))
+    c.check("quorum.partitions.0.directories", ["b0d0", "LOST", "b2d1"], "directories [2's, LOST, 3's new one]")
+    c.check_registration("the leader stays (2, the model's 0)", leader=0, leader_epoch=0)
+    return c
 
 
 @case(B + "testEligibleLeaderReplicas_ElrCanBeElected")

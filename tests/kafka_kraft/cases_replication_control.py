@@ -507,7 +507,8 @@ def cancel_reassign_partitions():
     c.unchecked(REQUESTS_REFUSED)
     c.unchecked("bar's AlterPartition with ISR [4, 1, 2, 0] answered with partition epoch 3 (its records are not "
                 "replayed; the model's leader adds one caught-up follower per AlterPartition)")
-    c.unchecked("the registrations' directories (no log directories in the model)")
+    c.unchecked("the registrations' directories (this trace runs without log directories, log_dirs 0: the "
+                "directory cases check them)")
     c.formed().fence(1)
     c.check_whole_registration("quorum.partitions.0", "bar after the fence: ISR [4, 2] (model [0, 2]), partition "
                                "epoch 1", replicas=[0, 1, 2], isr=[0, 2], leader=0, leader_epoch=0, partition_epoch=1)
@@ -848,8 +849,94 @@ def new_reassignment_removes_adding_replicas():
 
 
 out_of_scope(R + "testDuplicateTopicIdReplay", "replaying a TopicRecord twice (metadata log bookkeeping)")
-missing(R + "testHandleAssignReplicasToDirsFailsOnOlderMv", "directories", "AssignReplicasToDirs on an older "
-        "metadata version.")
-missing(R + "testHandleAssignReplicasToDirs", "directories", "AssignReplicasToDirs.")
-missing(R + "testHandleDirectoriesOffline", "directories",
-        "Offline directories move leaderships and ISRs like a fence of the partitions in them.")
+@case(R + "testHandleAssignReplicasToDirsFailsOnOlderMv")
+def handle_assign_replicas_to_dirs_fails_on_older_mv():
+    c = Case(R + "testHandleAssignReplicasToDirsFailsOnOlderMv",
+             "Metadata version 3.7-IV1 (before directory assignment, 3.7-IV2): AssignReplicasToDirs is refused "
+             "(UnsupportedVersionException).", log_dirs=2, metadata_version="3.7-IV1")
+    c.adapt("Kafka's request is empty; here broker 0 assigns its replica of partition 0 to its first directory (the "
+            "whole request is refused, whatever it holds).  Before 3.7-IV2 no broker sends one (ReplicaManager reports "
+            "directories only with directory assignment): the request is the trace's, as the test's is.")
+    c.formed()
+    n = len(c.s.quorum.log)
+    c.do(A.AssignReplicasToDirs(0, 0, "b0d0"))
+    c.check("ghost.responses.assign_replicas_to_dirs.0.0", "UNSUPPORTED_VERSION", "UnsupportedVersionException")
+    c.check_whole_registration("quorum.partitions.0", "the registration unchanged, with no directories (none before "
+                               "3.7-IV2)", replicas=[0, 1, 2], isr=[0, 1, 2], leader=0, leader_epoch=0,
+                               partition_epoch=0)
+    c.check("quorum.batch_ends.-1", n, "no record after the refusal (the log ends where it ended)")
+    return c
+
+
+@case(R + "testHandleAssignReplicasToDirs")
+def handle_assign_replicas_to_dirs():
+    c = Case(R + "testHandleAssignReplicasToDirs",
+             "Broker 1 (directories dir1b1, dir2b1) assigns a-0 and b-0 to dir1b1, a-1 to dir2b1 (NONE, each "
+             "partition's directories updated), b-1 to LOST (NONE; a second record moves b-1's leadership to 2 with "
+             "ISR [2], its directory being offline), a-137 (UNKNOWN_TOPIC_OR_PARTITION), c-0 on [2] only "
+             "(NOT_LEADER_OR_FOLLOWER); after replay broker 1 leads a-0, a-1, b-0 and broker 2 leads b-1.",
+             n_brokers=3, n_partitions=5, replication_factor=2, initial_partitions=4, log_dirs=2)
+    c.adapt("Kafka's broker 1 is the model's 0; the model has one topic: Kafka's b-1 is the model's partition 0 ([0, "
+            "1], led by 0: Kafka's broker 2 is the model's 1 there), a-0 the model's 3 ([0, 2]), a-1 the model's 2 "
+            "([2, 0], led by 2), c-0 (no replica on Kafka's 1) the model's 1 ([1, 2]), a-137 the model's 4, not "
+            "created (initial_partitions 4).  The model gives every broker two directories: Kafka's broker 2 has one, "
+            "its replicas' default directory, so here the other brokers first report where their logs went (their "
+            "own AssignReplicasToDirs), as dir1b2 is there from the start.  Kafka's one request is one "
+            "AssignReplicasToDirs per partition here, each its own batch, in the test's order.  NOT_LEADER_OR_FOLLOWER "
+            "is the model's NOT_LEADER_FOR_PARTITION (error code 6, renamed in 2.6).")
+    c.unchecked("b-0 (dir1b1, NONE): the model's broker 0 has three partitions, used for a-0, a-1 and b-1; the "
+                "unknown topic id (UNKNOWN_TOPIC_ID: the model has one topic)")
+    c.formed().report_dirs(1, 2)
+    c.check("quorum.partitions.3.directories", ["UNASSIGNED", "b2d0"], "a-0 before: broker 0 (several directories) "
+            "UNASSIGNED, its partner in its directory")
+    c_epoch = c.s.quorum.partitions[1].partition_epoch
+    for p, d, why in ((3, "b0d0", "a-0 to dir1b1"), (2, "b0d1", "a-1 to dir2b1"), (0, "LOST", "b-1 to LOST"),
+                      (4, "b0d0", "a-137"), (1, "b0d0", "c-0, not on broker 1")):
+        c.do(A.AssignReplicasToDirs(0, p, d))
+    for p, error in ((3, "NONE"), (2, "NONE"), (0, "NONE"), (4, "UNKNOWN_TOPIC_OR_PARTITION"),
+                     (1, "NOT_LEADER_FOR_PARTITION")):
+        c.check(f"ghost.responses.assign_replicas_to_dirs.0.{p}", error, f"Kafka's response: {error}")
+    c.check("quorum.partitions.3.directories", ["b0d0", "b2d0"], "a-0's record: directories [dir1b1, dir1b2]")
+    c.check("quorum.partitions.2.directories", ["b2d1", "b0d1"], "a-1's record: directories [dir2b1, dir1b2] (the "
+            "model's replicas [2, 0])")
+    c.check("quorum.partitions.0.directories", ["LOST", "b1d0"], "b-1's record: directories [LOST, dir1b2]")
+    c.check("quorum.log.-1.registration.isr", [1], "then b-1's second record: ISR [2] (the model's 1)")
+    c.check("quorum.log.-1.registration.leader", 1, "... and leader 2 (the model's 1)")
+    c.check_registration("b-1 after replay: led by Kafka's broker 2 (brokersToIsrs)", p=0, leader=1, isr=[1])
+    c.check_registration("a-0 after replay: still led by broker 1 (the model's 0)", p=3, leader=0, isr=[0, 2])
+    c.check_registration("c-0 unchanged: no record", p=1, partition_epoch=c_epoch)
+    return c
+
+
+@case(R + "testHandleDirectoriesOffline")
+def handle_directories_offline():
+    c = Case(R + "testHandleDirectoriesOffline",
+             "Brokers b1 and b2, two directories each; a-0 and b-0 in each broker's first directory, a-1 and b-1 in "
+             "its second.  b1 reports dir1b1 offline: a-0 and b-0 move to leader b2 with ISR [b2], then a "
+             "BrokerRegistrationChangeRecord leaves b1 with directories [dir2b1]: three records.",
+             n_brokers=2, n_partitions=4, replication_factor=2, log_dirs=2, max_log_dir_failures=1)
+    c.adapt("b1 and b2 are the model's 0 and 1; the model's four partitions are [0, 1], [1, 0], [0, 1], [1, 0]: Kafka's "
+            "a-0 and b-0 (led by b1) the model's 0 and 2, a-1 and b-1 the model's 1 and 3.  Each broker places its "
+            "logs in its directory with the fewest, alternately, which is the test's assignment, and reports it "
+            "(AssignReplicasToDirs).  Kafka's handleDirectoriesOffline call is here the fault LogDirFailure on b1's "
+            "first directory and b1's heartbeat that names it.  Kafka's BrokerRegistrationChangeRecord with LogDirs is "
+            "the model's BrokerLogDirsChangeRecord.")
+    c.unchecked("dir1b2 in the same call (another broker's directory changes nothing): a broker's own heartbeat names "
+                "only its own directories")
+    c.formed().report_dirs(0, 1)
+    c.check("quorum.partitions.0.directories", ["b0d0", "b1d0"], "a-0 in dir1b1 and dir1b2")
+    c.check("quorum.partitions.1.directories", ["b1d1", "b0d1"], "a-1 in dir2b2 and dir2b1 (replicas [1, 0])")
+    n = len(c.s.quorum.log)
+    c.do(A.LogDirFailure(0, 0)).heartbeat(0)
+    c.check(f"quorum.log.{n}.partition", 0, "first record: a-0 ...")
+    c.check(f"quorum.log.{n}.registration.leader", 1, "... led by b2")
+    c.check(f"quorum.log.{n}.registration.isr", [1], "... with ISR [b2]")
+    c.check(f"quorum.log.{n + 1}.partition", 2, "second record: b-0 ...")
+    c.check(f"quorum.log.{n + 1}.registration.leader", 1, "... led by b2")
+    c.check(f"quorum.log.{n + 1}.registration.isr", [1], "... with ISR [b2]")
+    c.check(f"quorum.log.{n + 2}.@type", "BrokerLogDirsChangeRecord", "third record: b1's directories ...")
+    c.check(f"quorum.log.{n + 2}.log_dirs", ["b0d1"], "... [dir2b1]")
+    c.check("quorum.log.-1.@type", "BrokerLogDirsChangeRecord", "three records (records.size() == 3)")
+    c.check("quorum.registrations.0.directories", ["b0d1"], "after replay b1's registration has directories [dir2b1]")
+    c.check_registration("a-1 keeps its leader (b2, the model's 1)", p=1, leader=1, isr=[0, 1])
+    return c

@@ -264,6 +264,14 @@ class Case(CaseBase):
     def alter(self, b: int) -> "Case":
         return self.send_alter(b).receive_alter(b)
 
+    def report_dirs(self, *brokers) -> "Case":
+        """Each listed broker's AssignmentsManager sends the directory assignments it has queued (AssignReplicasToDirs:
+        where its new logs went), one partition after the other."""
+        for b in brokers:
+            for p, d in self.s.brokers[b].dir_assignments:
+                self.do(A.AssignReplicasToDirs(b, p, d))
+        return self
+
     def isr_expiration(self, b: int) -> "Case":
         return self.do(A.IsrExpiration(b))
 
@@ -306,7 +314,6 @@ MISSING = {
                            "handles a follower's fetch, its read and its fetch-state update, in one step)",
     "KIP-704": "leader recovery state (KIP-704: RECOVERING after an unclean election)",
     "unclean recovery": "KIP-966 part 2: last-known-leader election and lastKnownElr (unclean.recovery.strategy)",
-    "directories": "log directories (JBOD directory assignment, KIP-858; offline directories)",
     "controller answers": "AlterPartition answers the model's quorum controller never gives a leader's own request "
                           "(network failures, UNKNOWN_SERVER_ERROR, INVALID_REQUEST, NEW_LEADER_ELECTED without "
                           "reassignment)",
