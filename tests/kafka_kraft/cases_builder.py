@@ -90,13 +90,63 @@ def trigger_leader_epoch_bump():
 
 missing(B + "testLeaderEpochBumpZkMigration", "ZK migration",
         "KAFKA-15109: an ISR shrink bumps the leader epoch while the controller is in ZooKeeper migration mode.")
-missing(B + "testNoChange", "several states",
-        "build() returning nothing for five builders over three starting registrations (FOO, BAR with a reassignment "
-        "in progress, BAZ), each with no target change.  The model's controller never runs its builder without a "
-        "target change under the ONLINE or UNCLEAN election (a fence, an unfence, an AlterPartition each change the "
-        "ISR or elect a leaderless partition's leader); only BAZ's PREFERRED case has a path (an ElectLeaders, or "
-        "the leader balancing, on a partition whose preferred replica is out of the ISR), and one trace holds one "
-        "starting registration.")
+@case(B + "testNoChange")
+def no_change():
+    c = Case(B + "testNoChange",
+             "build() with no target change writes nothing: FOO and BAR (a reassignment in progress) under the ONLINE "
+             "and the UNCLEAN election, BAZ (its preferred replica out of the ISR) under the PREFERRED one.",
+             n_brokers=4, n_partitions=2, replication_factor=3, max_reassignments=1, max_forged_alter_partitions=2,
+             max_preferred_elections=3)
+    c.adapt("The builder runs inside a controller event.  Under the ONLINE election with no target change it is an "
+            "AlterPartition from the leader proposing the ISR it has, at its epochs (AlterPartitionReceived: a request "
+            "no leader of the model sends, as Kafka's leader never proposes its own ISR; the controller answers NONE "
+            "with the partition as it is).  Under the PREFERRED election it is an ElectLeaders request, whose builder "
+            "keeps the leader when the preferred replica is out of the ISR (PREFERRED_LEADER_NOT_AVAILABLE).")
+    c.adapt("FOO is the model's partition 0 as formed (replicas [0, 1, 2], led by 0), BAR the same partition "
+            "reassigned to [1, 2, 3] (replicas [1, 2, 3, 0], adding [3], removing [0]: BAR's shape), and BAZ the "
+            "model's partition 1 (replicas [1, 2, 3], preferred replica 1) once broker 1 has been fenced out of its "
+            "ISR and unfenced again: led by another, ISR without its preferred replica.")
+    c.adapt("Under the UNCLEAN election Kafka's builder keeps a valid leader, but 3.7.0's controller never runs it on a "
+            "partition with a leader: an ElectLeaders UNCLEAN is answered ELECTION_NOT_NEEDED before any builder "
+            "(electLeader), and 3.7.0's controller reads unclean.leader.election.enable as false in its other events.  "
+            "The trace checks that answer and that nothing is written.")
+    c.unchecked("the builder's own empty result under the UNCLEAN election for FOO and BAR: 3.7.0's controller never "
+                "runs its builder there (the trace checks the controller's ELECTION_NOT_NEEDED and no record instead)")
+
+    def no_record(why: str) -> None:
+        c.check("quorum.batch_ends.-1", last, why + ": no record (the metadata log ends where it did)")
+
+    def same_isr_proposal(p: int, why: str) -> None:
+        part = c.s.quorum.partitions[p]
+        b = part.leader
+        c.do(A.AlterPartitionReceived(b, p, c.s.quorum.registrations[b].epoch, part.leader_epoch,
+                                      part.partition_epoch, ",".join(map(str, part.isr))))
+        c.check("ghost.forged_answers.-1", "NONE", why + ": accepted")
+        no_record(why)
+
+    c.formed().replay()
+    last = len(c.s.quorum.log)
+    same_isr_proposal(0, "FOO, ONLINE, target ISR unchanged")
+    c.do(A.ElectLeaders(0, 0, "UNCLEAN"))
+    c.check("ghost.responses.elect_leaders.0.0", "ELECTION_NOT_NEEDED", "FOO, UNCLEAN: its leader is valid")
+    no_record("FOO, UNCLEAN")
+    c.reassign([1, 2, 3])
+    c.check_registration("BAR: replicas [1, 2, 3, 0], adding [3], removing [0], ISR [0, 1, 2]",
+                         replicas=[1, 2, 3, 0], isr=[0, 1, 2], adding_replicas=[3], removing_replicas=[0])
+    c.replay()
+    last = len(c.s.quorum.log)
+    same_isr_proposal(0, "BAR, ONLINE, target ISR unchanged (the adding 3 not in it: the reassignment goes on)")
+    c.do(A.ElectLeaders(0, 0, "UNCLEAN"))
+    c.check("ghost.responses.elect_leaders.0.0", "ELECTION_NOT_NEEDED", "BAR, UNCLEAN: its leader is valid")
+    no_record("BAR, UNCLEAN")
+    c.fence(1).replay().unfence(1).replay()
+    c.check_registration("BAZ: preferred replica 1 out of the ISR, led by another", p=1, isr=[2, 3], leader=2)
+    last = len(c.s.quorum.log)
+    c.do(A.ElectLeaders(0, 1, "PREFERRED"))
+    c.check("ghost.responses.elect_leaders.0.1", "PREFERRED_LEADER_NOT_AVAILABLE",
+            "BAZ, PREFERRED: the builder keeps leader 2")
+    no_record("BAZ, PREFERRED")
+    return c
 
 
 @case(B + "testIsrChangeDoesntBumpLeaderEpoch")
@@ -330,11 +380,49 @@ def change_in_leadership_does_not_change_recovery_state():
                  leader_recovery_state="RECOVERING")
     c.check_registration("online: leader 1, ISR [1], RECOVERING", leader=1, isr=[1], leader_recovery_state="RECOVERING")
     return c
-missing(B + "testStoppedLeaderIsDemotedAfterReassignmentCompletesEvenIfNoNewEligibleLeaders", "reassignment",
-        "A completed reassignment that removes the leader leaves no leader when no replica is an acceptable leader: the "
-        "test's acceptor refuses every broker while its target ISR holds the adding ones, but the model's AlterPartition "
-        "that completes a reassignment names only active brokers (KIP-841's INELIGIBLE_REPLICA otherwise), and active "
-        "brokers are acceptable leaders.")
+@case(B + "testStoppedLeaderIsDemotedAfterReassignmentCompletesEvenIfNoNewEligibleLeaders")
+def stopped_leader_is_demoted():
+    c = Case(B + "testStoppedLeaderIsDemotedAfterReassignmentCompletesEvenIfNoNewEligibleLeaders",
+             "A reassignment from [0, 1] to new replicas, leader 0 among the removed: the target ISR that holds every "
+             "adding replica completes it, and with no acceptable leader among the new replicas the record's leader "
+             "is NO_LEADER, not the stopped 0: replicas and ISR the new ones, nothing adding or removing.",
+             n_brokers=3, replication_factor=2, max_reassignments=1, log_dirs=2, max_log_dir_failures=1)
+    c.adapt(REASSIGN + "Kafka's reassignment of [0, 1] to [2, 3] is here one of [0, 1] to [2] (replicas [2, 0, 1], "
+            "adding [2], removing [0, 1]): the leader adds one follower to the ISR per AlterPartition, and a second "
+            "adding replica would be in the ISR, hence acceptable, when the last one joins.")
+    c.adapt("Kafka's acceptor refuses every broker (isValidLeader = false).  Here the adding replica is not an acceptable "
+            "leader because the directory that holds its log went offline (LeaderAcceptor: an active broker whose "
+            "directory of the partition is online), after its fetch made the leader propose it and before the "
+            "controller handles that proposal.  An offline directory does not make a replica ineligible for the ISR "
+            "(ineligibleReplicasForIsr checks registration, controlled shutdown, fencing and broker epoch), and the "
+            "controller takes broker 2 out of no ISR when the directory goes offline (it is in none yet), so the "
+            "partition epoch stays and the proposal is accepted.")
+    c.adapt("Kafka's target ISR [0, 1, 2, 3] is the leader's AlterPartition proposing [0, 1, 2] (the model's ISR [0, 1] "
+            "and the adding 2).")
+    c.unchecked("the record's directories (the test's four random directory ids)")
+    c.unchecked("the record's empty adding and removing replicas: the state's encoding leaves empty ones out, so no "
+                "check can name them (tests/test_partition_3x.py checks the model's empty ones)")
+    c.formed()
+    c.reassign([2])
+    c.check_registration("reassigning [0, 1] to [2]: replicas [2, 0, 1], ISR [0, 1], adding [2], removing [0, 1], "
+                         "leader 0", replicas=[2, 0, 1], isr=[0, 1], leader=0, leader_epoch=0, partition_epoch=1,
+                         adding_replicas=[2], removing_replicas=[0, 1])
+    c.replay().report_dirs(2).replay()
+    d = c.s.brokers[2].log_dir_of[0]
+    c.check_registration("broker 2 reports its log's directory: a record with the directory, partition epoch 2",
+                         partition_epoch=2, directories=["b2d%d" % d, "UNASSIGNED", "UNASSIGNED"])
+    c.fetch(2)
+    c.check_update(0, [0, 1, 2], "the leader proposes ISR [0, 1, 2]: every adding replica in the target ISR")
+    c.do(A.LogDirFailure(2, d)).heartbeat(2)
+    c.check("quorum.log.-1.@type", "BrokerLogDirsChangeRecord", "broker 2's directory offline: no partition change, "
+            "as broker 2 is in no ISR")
+    c.check_registration("the partition epoch is unchanged", partition_epoch=2, leader=0)
+    c.send_alter(0)
+    c.check("quorum.log.-1.@type", "PartitionChangeRecord", "the proposal's record")
+    for name, value in (("replicas", [2]), ("isr", [2]), ("leader", -1), ("leader_epoch", 1), ("partition_epoch", 3)):
+        c.check(f"quorum.log.-1.registration.{name}", value, "record: replicas and ISR the new ones ([2]), leader "
+                "NO_LEADER (the stopped 0 demoted), leader epoch + 1")
+    return c
 
 
 def _elr_case(name: str, description: str, n: int, min_isr: int, all_versions: bool = True) -> Case:
