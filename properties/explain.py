@@ -247,6 +247,9 @@ _SENTENCES = {
         f"{f['partition_epoch']}) although the controller holds it "
         f"{'unregistered' if f['registration'] is None else 'fenced' if f['registration']['fenced'] else 'in controlled shutdown'}"
         f": a broker the controller does not count eligible counts toward the ISR (KIP-841's check is off)"),
+    "forged_alter_partition_refused": lambda f, cfg: (
+        f"the quorum controller accepted an AlterPartition for partition {f['partition']} that it must refuse "
+        f"({f['defect']}): its answers to the requests no leader of the model sends were {f['answers']}"),
     "pending_isr_well_formed": lambda f, cfg: (
         f"broker {f['broker']}'s pending ISR change of partition {f['partition']} "
         f"({'expand by' if f['pending']['expand'] else 'shrink by'} {f['pending']['replicas']}, committed ISR "

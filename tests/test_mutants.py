@@ -657,6 +657,29 @@ def t_kraft_follower_fenced():
             .do(A.HeartbeatsLost(1), A.FenceStaleBroker(1)).actions)
 
 
+CFG_FORGED = CFG_KRAFT.replace(max_forged_alter_partitions=1)
+
+
+def mut_alter_partition_any_sender(monkeypatch):
+    """ReplicationControlManager.validateAlterPartitionData without its leader check: a request from a replica that
+    does not lead is validated as the leader's."""
+    real = quorum_controller._validate
+
+    def validate(cfg, q, b, part, item):
+        return real(cfg, q, part.leader if part is not None else b, part, item)
+
+    patch(monkeypatch, "_validate", validate, quorum_controller)
+
+
+def t_kraft_forged_from_follower():
+    """Every broker replays the metadata log; follower 1 sends an AlterPartition naming the partition's own state,
+    at its own broker epoch and the partition's epochs: the controller must refuse it (INVALID_REQUEST)."""
+    b = Builder(CFG_FORGED).do(*(A.MetadataApply(x) for x in (0, 1, 2) for _ in range(4 - x)))
+    part = b.s.quorum.partitions[0]
+    return b.do(A.AlterPartitionReceived(1, 0, b.s.quorum.registrations[1].epoch, part.leader_epoch,
+                                         part.partition_epoch, ",".join(map(str, part.isr)))).actions
+
+
 def mut_no_partition_epoch_check(monkeypatch):
     """ReplicationControlManager.validateAlterPartitionData without its partition-epoch comparisons."""
     return CFG_KRAFT.replace(partition_epoch_check=False)
@@ -840,6 +863,8 @@ CASES = (
     Case("leader_isr_covers_controller_isr", mut_no_partition_epoch_check,
          fixture("leader_isr_covers_controller_isr"), {"controller_isr": [0, 1, 2], "leader_maximal_isr": [0]},
          CFG_KRAFT),
+    Case("forged_alter_partition_refused", mut_alter_partition_any_sender, t_kraft_forged_from_follower,
+         {"partition": 0, "defect": "a sender that does not lead"}, CFG_FORGED),
     Case("isr_members_eligible", mut_fence_keeps_isr, t_kraft_follower_fenced,
          {"partition": 0, "broker": 1, "isr": [0, 1, 2]}, CFG_KRAFT),
     Case("log_offsets", mut_truncate_keeps_hw, t_lossy_leader_crash,
