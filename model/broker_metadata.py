@@ -20,8 +20,7 @@ from .quorum_controller import broker_heartbeat, process_expired_heartbeat, regi
 from .replica_manager import start_fetching, stop_replica
 from .requests import LeaderAndIsrPartitionState
 from .state import (OFFLINE, REMOVED, Broker, BrokerLogDirsChangeRecord, BrokerRegistrationChangeRecord, ClusterState,
-                    ConfigRecord,
-                    FenceBrokerRecord, MetadataCache, Partition, PartitionChangeRecord, PartitionMetadata,
+                    ConfigRecord, FenceBrokerRecord, MetadataCache, Partition, PartitionChangeRecord, PartitionMetadata,
                     RegisterBrokerRecord, RemoveTopicRecord, UnfenceBrokerRecord)
 
 
