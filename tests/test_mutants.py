@@ -650,11 +650,15 @@ def mut_fence_keeps_isr(monkeypatch):
     patch(monkeypatch, "_change_partitions", change_partitions, quorum_controller)
 
 
+def _kraft_replayed(cfg: ModelConfig) -> Builder:
+    """Every broker replays the metadata log: four records (three registrations, the partition); broker b's first
+    replay catches up to its own registration."""
+    return Builder(cfg).do(*(A.MetadataApply(b) for b in (0, 1, 2) for _ in range(4 - b)))
+
+
 def t_kraft_follower_fenced():
     """Every broker replays the metadata log; follower 1's heartbeats are lost and the controller fences it."""
-    # four records (three registrations, the partition); broker b's first replay catches up to its own registration
-    return (Builder(CFG_KRAFT).do(*(A.MetadataApply(b) for b in (0, 1, 2) for _ in range(4 - b)))
-            .do(A.HeartbeatsLost(1), A.FenceStaleBroker(1)).actions)
+    return _kraft_replayed(CFG_KRAFT).do(A.HeartbeatsLost(1), A.FenceStaleBroker(1)).actions
 
 
 CFG_FORGED = CFG_KRAFT.replace(max_forged_alter_partitions=1)
@@ -674,7 +678,7 @@ def mut_alter_partition_any_sender(monkeypatch):
 def t_kraft_forged_from_follower():
     """Every broker replays the metadata log; follower 1 sends an AlterPartition naming the partition's own state,
     at its own broker epoch and the partition's epochs: the controller must refuse it (INVALID_REQUEST)."""
-    b = Builder(CFG_FORGED).do(*(A.MetadataApply(x) for x in (0, 1, 2) for _ in range(4 - x)))
+    b = _kraft_replayed(CFG_FORGED)
     part = b.s.quorum.partitions[0]
     return b.do(A.AlterPartitionReceived(1, 0, b.s.quorum.registrations[1].epoch, part.leader_epoch,
                                          part.partition_epoch, ",".join(map(str, part.isr)))).actions
