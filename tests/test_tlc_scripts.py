@@ -62,7 +62,8 @@ def test_config_names_model_values_bounds_and_the_invariant(scripts):
     _, tlc_zk, _ = scripts
     text = tlc_zk.config(3)
     assert "Replicas = {r1, r2, r3}" in text
-    for line in ("LogSize = 2", "MaxRecords = 2", "MaxLeaderEpoch = 2", "INIT Init", "NEXT Next", "INVARIANT StrongIsr"):
+    for line in ("LogSize = 2", "MaxRecords = 2", "MaxLeaderEpoch = 2", "INIT Init", "NEXT Next",
+                 "INVARIANT StrongIsr"):
         assert line in text
     assert "Replicas = {r1}\n" in tlc_zk.config(1, log_size=3)
     assert "LogSize = 3" in tlc_zk.config(1, log_size=3)
