@@ -4,7 +4,8 @@ Jason Gustafson's specifications (2018-2020) model one partition's replication u
 module per truncation design: truncating to the high watermark (before KIP-101), KIP-101's leader epochs, KIP-279's
 epoch-by-epoch truncation, a first try at KIP-320 and KIP-320 as shipped.  Each but the last breaks ``StrongIsr``
 (every replica presuming leadership has everything below its high watermark on every member of the true ISR); the
-last one is the passing check.  The repository ships no TLC configuration: this script copies the specification to
+last one passes, and breaks once its leader may expand the ISR before its HW reaches its own epoch (KAFKA-7128's
+check dropped).  The repository ships no TLC configuration: this script copies the specification to
 a temporary folder, makes the module's ``LOCAL Next`` a plain definition so a configuration can name it, writes the
 smallest configuration that shows each variant's violation, runs TLC with one worker (breadth first, so the trace
 is a shortest one) and prints the invariant, the trace length, the seconds of the whole process and TLC's counts.
@@ -28,23 +29,27 @@ from tlc_common import HEADER, default_jar, fail, row, run_tlc, save_trace
 
 INVARIANT = "StrongIsr"
 
-#: variant -> (module, replicas, what it models and the isrlab preset with the same bug).  The other constants are
-#: LogSize 2, MaxRecords 2, MaxLeaderEpoch 2 for every variant (see ``config``).
+#: variant -> (module, replicas, a conjunct of the module to rewrite to TRUE or None, what it models and the isrlab
+#: preset with the same bug).  The other constants are LogSize 2, MaxRecords 2, MaxLeaderEpoch 2 (see ``config``).
 VARIANTS = {
     "truncate-to-hw": (
-        "KafkaTruncateToHighWatermark", 2,
+        "KafkaTruncateToHighWatermark", 2, None,
         "a new follower truncates to its HW, before KIP-101 (the model's kafka-0.10.2, bug KIP-101)"),
     "kip101": (
-        "Kip101", 2,
-        "KIP-101's leader epochs without KIP-279: divergence after fast leader changes (bug KIP-279)"),
+        "Kip101", 2, None,
+        "KIP-101's leader epochs without KIP-279: an epoch the leader never had sends the follower to its HW "
+        "(bug KIP-279)"),
     "kip279": (
-        "Kip279", 3,
+        "Kip279", 3, None,
         "KIP-279 without KIP-320: a follower on a stale leader epoch replicates (the model's no-kip-320)"),
     "kip320-first-try": (
-        "Kip320FirstTry", 3,
+        "Kip320FirstTry", 3, None,
         "a first design of KIP-320's fencing, never shipped"),
+    "kip320-no-epoch-start-check": (
+        "Kip320", 3, "HasHighWatermarkReachedCurrentEpoch(leader)",
+        "KIP-320 with ISR expansion before the leader's HW reaches its epoch (the model's no-kafka-7128)"),
     "kip320": (
-        "Kip320", 3,
+        "Kip320", 3, None,
         "KIP-320 as shipped: the search completes without a violation (the model's kafka-2.4)"),
 }
 
@@ -65,13 +70,25 @@ def config(replicas: int, log_size: int = 2, max_records: int = 2, max_leader_ep
             f"    MaxLeaderEpoch = {max_leader_epoch}\n\nINIT Init\nNEXT Next\n\nINVARIANT {INVARIANT}\n")
 
 
+def drop_conjunct(text: str, conjunct: str) -> str:
+    """The module with its one ``/\\ conjunct`` line made ``/\\ TRUE`` (a check removed, as tlc_kraft.py does);
+    exits naming the conjunct unless exactly one line holds it."""
+    lines = text.splitlines(keepends=True)
+    hits = [i for i, line in enumerate(lines) if line.strip() == f"/\\ {conjunct}"]
+    if len(hits) != 1:
+        fail("tlc_zk", f"expected one line '/\\ {conjunct}', found {len(hits)}")
+    lines[hits[0]] = lines[hits[0]].replace(conjunct, "TRUE", 1)
+    return "".join(lines)
+
+
 def prepare(specs: Path, work: Path, variant: str, replicas: int | None = None) -> str:
-    """Copy the specification's modules into ``work``, expose the variant's Next and write ``<module>.cfg``; the
-    module's name."""
-    module, default_replicas, _ = VARIANTS[variant]
+    """Copy the specification's modules into ``work``, expose the variant's Next, drop its conjunct if it has one
+    and write ``<module>.cfg``; the module's name."""
+    module, default_replicas, conjunct, _ = VARIANTS[variant]
     shutil.copytree(specs, work, ignore=shutil.ignore_patterns(".git"))
     path = work / f"{module}.tla"
-    path.write_text(expose(path.read_text()))
+    text = expose(path.read_text())
+    path.write_text(drop_conjunct(text, conjunct) if conjunct else text)
     (work / f"{module}.cfg").write_text(config(replicas or default_replicas))
     return module
 
@@ -104,7 +121,7 @@ def main(argv=None) -> int:
     for variant in a.variant or list(VARIANTS):
         r = run(a.specs, variant, a.limit, jar, a.replicas)
         save_trace(a.traces, variant, r)
-        module, replicas, meaning = VARIANTS[variant]
+        module, replicas, _, meaning = VARIANTS[variant]
         print(row(variant, r, f"{module}, {a.replicas or replicas} replicas: {meaning}"), flush=True)
     return 0
 

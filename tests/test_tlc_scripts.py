@@ -38,12 +38,23 @@ LOCAL Spec == Init /\\ [][Next]_vars
 """
 
 
+KIP320 = """---- MODULE Kip320 ----
+EXTENDS Kip279
+LOCAL HasHighWatermarkReachedCurrentEpoch(leader) == TRUE
+FencedLeaderExpandIsr == \\E leader \\in Replicas :
+    /\\ HasFollowerReachedHighWatermark(leader, follower)
+    /\\ HasHighWatermarkReachedCurrentEpoch(leader)
+Next == FencedLeaderExpandIsr
+====
+"""
+
+
 def fake_specs(root: Path) -> Path:
     specs = root / "specs"
     specs.mkdir()
     (specs / "KafkaReplication.tla").write_text("---- MODULE KafkaReplication ----\n====\n")
     (specs / "Kip279.tla").write_text(KIP279)
-    (specs / "Kip320.tla").write_text("---- MODULE Kip320 ----\nEXTENDS Kip279\nNext == TRUE\n====\n")
+    (specs / "Kip320.tla").write_text(KIP320)
     (specs / ".git").mkdir()
     (specs / ".git" / "HEAD").write_text("ref: refs/heads/master\n")
     return specs
@@ -82,6 +93,20 @@ def test_prepare_rewrites_the_checked_module_only(scripts, tmp_path):
     assert (work / "Kip279.tla").read_text() == KIP279           # Kip320 extends it: its Next must stay LOCAL
     assert "Replicas = {r1, r2}" in (work / "Kip320.cfg").read_text()
     assert (specs / "Kip279.tla").read_text() == KIP279          # the checkout is never changed
+
+
+def test_a_variant_drops_one_conjunct(scripts, tmp_path):
+    _, tlc_zk, _ = scripts
+    specs = fake_specs(tmp_path)
+    work = tmp_path / "w7128"
+    assert tlc_zk.prepare(specs, work, "kip320-no-epoch-start-check") == "Kip320"
+    text = (work / "Kip320.tla").read_text()
+    assert "    /\\ TRUE\n" in text
+    assert "LOCAL HasHighWatermarkReachedCurrentEpoch(leader) == TRUE" in text   # its definition is left alone
+    assert "/\\ HasFollowerReachedHighWatermark(leader, follower)" in text
+    with pytest.raises(SystemExit) as e:                          # no such conjunct: a one-line error, exit 2
+        tlc_zk.drop_conjunct(text, "HasHighWatermarkReachedCurrentEpoch(leader)")
+    assert e.value.code == 2
 
 
 def test_last_replica_standing_rewrites_the_configuration(scripts, tmp_path):
