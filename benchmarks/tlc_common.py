@@ -80,4 +80,4 @@ def row(variant: str, r: dict, meaning: str) -> str:
     """One line of the table under ``HEADER``."""
     outcome = r["stopped"] or ("complete" if r["complete"] else "")
     return (f"{variant} | {r['violated'] or '-'} | {r['trace_states'] or '-'} | {r['seconds']} | "
-            f"{r['generated']:,} | {r['distinct']:,} | {meaning}; {outcome}")
+            f"{r['generated']:,} | {r['distinct']:,} | {meaning}{'; ' + outcome if outcome else ''}")

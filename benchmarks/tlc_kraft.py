@@ -32,7 +32,7 @@ VARIANTS = {
     "none": (None, None, "the spec as published: no check removed"),
     "no-isr-join-hw-check": (
         f"{SPEC}.tla", "follower_leo >= HwmOf(b)",
-        "a follower joins the ISR without having reached the HW (the model's no-kafka-7128)"),
+        "a follower joins the ISR without having reached the HW (the model's kraft-no-isr-join-hw-check)"),
     "no-kip-841": (
         "v3_5_functions.tla", "con_broker_reg[b].status = UNFENCED",
         "the controller accepts a fenced broker in an ISR (KIP-841, the model's no-kafka-13916)"),

@@ -150,3 +150,13 @@ def test_parse_reads_tlc_output(scripts, tmp_path):
     assert (tmp_path / "v.tlc.txt").read_text().startswith("Error: Invariant StrongIsr is violated.")
     tlc_common.save_trace(tmp_path, "clean", {**r, "output": CLEAN})
     assert not (tmp_path / "clean.tlc.txt").exists()
+
+
+def test_row_names_the_outcome_only_when_there_is_one(scripts):
+    tlc_common, _, _ = scripts
+    found = {**tlc_common.parse(VIOLATION), "seconds": 3.6, "stopped": ""}
+    assert tlc_common.row("kip101", found, "m") == "kip101 | StrongIsr | 2 | 3.6 | 8,904 | 4,083 | m"
+    clean = {**tlc_common.parse(CLEAN), "seconds": 71.1, "stopped": ""}
+    assert tlc_common.row("kip320", clean, "m").endswith("| 2,918,304 | 737,794 | m; complete")
+    cut = {**tlc_common.parse(""), "seconds": 600.2, "stopped": "stopped at 600 s"}
+    assert tlc_common.row("v", cut, "m") == "v | - | - | 600.2 | 0 | 0 | m; stopped at 600 s"
