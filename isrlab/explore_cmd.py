@@ -58,9 +58,10 @@ def _bounds_help(name: str) -> str:
 @click.option("--composite/--fine", "composite", default=None,
               help=_bounds_help("Search at the protocol's grain: take each exchange (a request with its handling and "
                                 "response, a broker's catch-up on the metadata log, a controller's queue to one "
-                                "broker) whole, checking every state it passes (--composite); or every interleaving "
+                                "broker) whole and deliver each controller decision to every live broker at once, "
+                                "checking every state it passes (--composite); or every interleaving "
                                 "of the model's actions (--fine). A complete composite search proves the invariants "
-                                "for schedules that run exchanges whole; only --fine covers the interleavings inside "
+                                "for those schedules; only --fine covers the interleavings inside "
                                 "them. --liveness, --no-compress and --spark search --fine."))
 @click.option("--no-compress", is_flag=True, help="Store every state, also those with a single successor "
               "(compression steps through them; it is off anyway with --liveness).")

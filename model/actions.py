@@ -553,6 +553,11 @@ CONTINUATIONS: dict = {
     ControllerProcessReassignmentIsrChange: ((DeliverControlRequest, _C),),
 }
 _FOLLOW = {(a, b): fields for a, follow in CONTINUATIONS.items() for b, fields in follow}
+#: The deliveries of a controller's decisions to the brokers: a KRaft broker's replay of the committed metadata log,
+#: a ZooKeeper-era controller's queued request reaching its broker.  The explorer's coarse search takes every enabled
+#: one after each step (first enabled first), so that a controller event and its deliveries to every live broker are
+#: one step at the protocol's grain, as a TLA+ spec's broker reading the controller's state is.
+DELIVERIES = (MetadataApply, DeliverControlRequest)
 
 
 def continues(a, b) -> bool:

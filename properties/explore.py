@@ -28,7 +28,7 @@ from ..model.state import (BrokerLogDirsChangeRecord, BrokerRegistrationChangeRe
                            Partition, PartitionChangeRecord, OrphanHeartbeat, RegisterBrokerRecord, RemoveTopicRecord,
                            UnfenceBrokerRecord)
 from ..model.step import action_kinds, enabled_actions, initial_state, step
-from ..model.actions import CONTINUATIONS, Tick, continues
+from ..model.actions import CONTINUATIONS, DELIVERIES, Tick, continues
 from .budget import CHECK_EVERY
 from .invariants import LIVENESS as LIVENESS_CATALOGUE, SAFETY, STATE, STEP, WITNESSES, Violation, changes
 
@@ -986,10 +986,13 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
         shorter than the violation found.
     composite : a coarse search at the protocol's grain: a state reached by an action whose exchange can go on
         (``actions.CONTINUATIONS``: a request's handling and response, a broker's catch-up on the metadata log, a
-        controller's queue to one broker) is stepped through along that continuation, checked but not stored, as a
-        chain is.  Every state and transition it meets is checked, so a violation it finds is a real trace of the
-        fine model; but the states inside an exchange are not expanded, so interleavings inside an exchange are not
-        searched, and a complete coarse search proves the invariants only for schedules that run exchanges whole.
+        controller's queue to one broker) is stepped through along that continuation, then through every delivery
+        then enabled (``actions.DELIVERIES``: a broker's replay of committed metadata, a controller's request reaching
+        its broker; first enabled first), checked but not stored, as a chain is.  Every state and transition it
+        meets is checked, so a violation it finds is a real trace of the fine model; but the states inside an
+        exchange are not expanded, so interleavings inside an exchange are not searched, and a complete coarse
+        search proves the invariants only for schedules that run exchanges whole and deliver a controller's
+        decisions to every live broker before anything else happens.
         Only with ``compress`` (not with ``keep_graph``); else the search is fine (``ExploreResult.composite`` says).
     settle_every : check liveness on a sample: every ``settle_every``-th stored state (by discovery order, so the
         sample is deterministic) is settled as the fuzzers settle a run's end (``properties.settle``: no more faults,
@@ -1211,8 +1214,11 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
             while compress and j is None and not bad and (max_depth is None or dd < max_depth) and len(path) < chain_cap:
                 t_acts = explorer_actions(cfg, t, eager_tasks, without)
                 b = None
-                if composite and type(path[-1]) in CONTINUATIONS:
-                    b = next((x for x in t_acts if continues(path[-1], x)), None)
+                if composite:
+                    if type(path[-1]) in CONTINUATIONS:
+                        b = next((x for x in t_acts if continues(path[-1], x)), None)
+                    if b is None:
+                        b = next((x for x in t_acts if type(x) in DELIVERIES), None)
                 if b is None and (len(t_acts) != 1 or type(t_acts[0]) is Tick):
                     break   # a clock tick ends a chain, so a cycle of single-successor states meets the seen set
                 if check_state(t, changed, mask):
