@@ -387,8 +387,9 @@ def test_the_explorers_no_kip_380_trace_breaks_without_kip_380_only():
     assert first_violation(fixed, t.actions, "hw_within_isr") is None
 
 
-#: breaking presets whose default search takes minutes: the fix each one's bug is checked against (the flag values of
-#: the release it is fixed in)
+#: breaking presets whose default search took minutes when its trace was kept (fine searches, before the coarse search
+#: delivered a controller's decisions at once): the fix each one's bug is checked against (the flag values of the
+#: release it is fixed in)
 SLOW_DEFAULT_FINDS = {"kraft-no-partition-epoch-check": {"partition_epoch_check": True},
                       "old-message-format": {"old_message_format_partitions": ()},
                       "kafka-3.7-disk-wipe": {"eligible_leader_replicas": True},
