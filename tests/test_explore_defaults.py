@@ -395,7 +395,8 @@ SLOW_DEFAULT_FINDS = {"kraft-no-partition-epoch-check": {"partition_epoch_check"
                       "kafka-3.7-disk-wipe": {"eligible_leader_replicas": True},
                       "kafka-3.7-lossy-crash": {"eligible_leader_replicas": True},
                       "no-kip-903": {"kip_903": True},
-                      "no-kafka-15221": {"kafka_15221": True}}
+                      "no-kafka-15221": {"kafka_15221": True},
+                      "no-kafka-7415": {"kafka_7415": True}}
 
 
 @pytest.mark.unit
