@@ -322,8 +322,8 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
                            f"{item['settle_from']} actions (the path to the first sampled state that does not "
                            f"settle), then {item['length'] - item['settle_from']} settling steps")
             else:
-                how = ("minimal trace" if item["minimal"] else "shortest composite trace (exchanges whole; `isrlab "
-                       "shrink` or --fine may find a shorter one)" if res.composite else
+                how = ("minimal trace" if item["minimal"] else "shortest composite trace (exchanges whole, decisions "
+                       "delivered at once; `isrlab shrink` or --fine may find a shorter one)" if res.composite else
                        "shortest trace with this attribution")
                 click.echo(f"VIOLATION {item['invariant']}: {how} of {item['length']} actions{past}")
             label = {"found": "the preset's bug", "known": "a known bug, not the preset's",
@@ -539,7 +539,7 @@ def describe_bounds(cfg, b: dict) -> str:
             f"{b['max_expirations']} expirations, controller epochs <= {b['max_controller_epoch']}, leader epochs <= "
             f"{b['max_epoch']}, ISR changes <= {b['max_isr_changes']}, {t}, acks {','.join(map(str, b['acks']))}, "
             f"{'eager' if b['eager_tasks'] else 'interleaved'} tasks, without {','.join(b['without']) or 'nothing'}, "
-            f"{'composite (exchanges whole)' if b.get('composite') else 'fine'} steps, "
+            f"{'composite (exchanges whole, decisions delivered at once)' if b.get('composite') else 'fine'} steps, "
             f"max {b['max_states']:,} states" + ("" if b["max_queue"] is None else
                                                  f", control requests queued per broker <= {b['max_queue']}")
             + (f", liveness settled on every {b['settle_every']}th stored state" if b["settle_every"] else ""))
