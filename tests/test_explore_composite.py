@@ -66,12 +66,16 @@ def test_a_coarse_search_stores_reachable_states_with_no_delivery_left(small):
     assert delivered_in_chains > 0
 
 
+#: presets whose default coarse search finds their bug in seconds: the fix each one's bug is checked against
+FAST_COARSE_FINDS = {"kraft-no-partition-epoch-check": {"partition_epoch_check": True},
+                     "no-kafka-19522": {"kafka_19522": True}}
+
+
 @pytest.mark.scenario
-def test_the_partition_epoch_default_search_finds_its_bug_coarse(tmp_path):
-    """kraft-no-partition-epoch-check's default bounds search coarse and find its own bug (attributed by its fix);
-    the archived trace replays to the violation in the bounded configuration and, with the check on, breaks
-    nothing."""
-    name = "kraft-no-partition-epoch-check"
+@pytest.mark.parametrize("name", sorted(FAST_COARSE_FINDS))
+def test_a_default_coarse_search_finds_its_presets_bug(name, tmp_path):
+    """The preset's default bounds search coarse and find its own bug (attributed by its fix); the archived trace
+    replays to the violation in the bounded configuration and, with the fix, breaks nothing."""
     assert explore_bounds(name)["composite"]
     r = CliRunner().invoke(explore_cmd, ["--json", "--preset", name, "--out", str(tmp_path)])
     assert r.exit_code == 1, r.output
@@ -79,10 +83,10 @@ def test_the_partition_epoch_default_search_finds_its_bug_coarse(tmp_path):
     assert j["stop_reason"] == "violation" and j["missed_bug"] is None
     v = j["violations"][0]
     assert v["invariant"] == PRESETS[name].expected and v["kind"] == "found"
-    assert v["bugs"] == ["partition-epoch-check"]
+    assert v["bugs"] == list(PRESETS[name].bugs)
     (path,) = tmp_path.glob("*.json")
     t = load_trace(str(path))
     cfg, _ = search_args(PRESETS[name].config, explore_bounds(name))
     assert t.config == cfg and len(t.actions) == v["length"]
     assert first_violation(cfg, t.actions, v["invariant"])[0] == len(t.actions)
-    assert first_violation(cfg.replace(partition_epoch_check=True), t.actions, v["invariant"]) is None
+    assert first_violation(cfg.replace(**FAST_COARSE_FINDS[name]), t.actions, v["invariant"]) is None
