@@ -63,6 +63,15 @@ def _bounds_help(name: str) -> str:
                                 "of the model's actions (--fine). A complete composite search proves the invariants "
                                 "for those schedules; only --fine covers the interleavings inside "
                                 "them. --liveness, --no-compress and --spark search --fine."))
+@click.option("--scopes", "scopes", is_flag=True,
+              help="Small scopes first: instead of one search of the bounds, composite searches of every small choice "
+                   "of brokers, records, crashes, expirations, leader and controller epochs and clock (each within "
+                   "the preset's budgets; a bound given pins its dimension), the smallest first, each stopped at "
+                   "--max-states (default 10,000) and the stopped ones searched again with four times as many; "
+                   "until a violation no known bug explains or the preset's own bugs, --budget, or every scope "
+                   "complete (properties/scopes.py).")
+@click.option("--seed", "seed", type=Count(0, 2 ** 63 - 1), default=0, show_default=True,
+              help="With --scopes: the order of scopes of the same size.")
 @click.option("--no-compress", is_flag=True, help="Store every state, also those with a single successor "
               "(compression steps through them; it is off anyway with --liveness).")
 @click.option("--symmetry", is_flag=True, help="Deduplicate up to renaming brokers; report the reduction factor "
@@ -101,7 +110,7 @@ def _bounds_help(name: str) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expirations, max_controller_epoch,
             max_isr_changes, max_queue, max_depth, max_time, no_time_bound, max_states, budget, acks, without, eager_tasks,
-            composite, no_compress, symmetry, invariants, all_violations, continue_past, liveness, settle_every, out, no_archive,
+            composite, scopes, seed, no_compress, symmetry, invariants, all_violations, continue_past, liveness, settle_every, out, no_archive,
             on_spark, master, checkpoint, conf, quiet, as_json) -> None:
     """Breadth-first search of every reachable state of a preset within explicit bounds.
 
@@ -144,6 +153,11 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
         b["max_time"] = None
     fine_only = "--liveness" if liveness else "--no-compress" if no_compress else \
         "--spark" if on_spark or master is not None else None
+    if scopes and continue_past:
+        raise InputError("--scopes goes on past known bugs by attribution: --continue-past is not available with it")
+    if scopes and (fine_only or composite is False):
+        raise InputError(f"--scopes and {fine_only or '--fine'} contradict each other: --scopes searches "
+                         f"--composite")
     if fine_only and b["composite"]:
         if composite:
             raise InputError(f"--composite and {fine_only} contradict each other: {fine_only} searches --fine")
@@ -178,8 +192,15 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
     # of known bugs; --continue-past names the invariants to go on past instead (attributed once the search ends).
     judge = None if continue_past else KnownBugs(p, cfg)
     deadline = Deadline(budget)  # the whole command's budget: the search, and the --symmetry comparison
-    spark_info = None
-    if on_spark or master is not None:
+    spark_info = ladder = None
+    judges = [judge]
+    if scopes:
+        res, ladder, cfg, search_kw, b, judges = _scopes(p, p.config, b, given, no_time_bound, seed, judge, deadline,
+                                                         dict(max_depth=max_depth, invariants=checked,
+                                                              symmetry=symmetry, stop_at_first=not all_violations,
+                                                              go_on_past=go_on), quiet)
+        judge = judges[-1]
+    elif on_spark or master is not None:
         res, spark_info = _on_spark(preset_name, cfg, search_kw, max_depth, checked, all_violations, go_on, judge,
                                     deadline, master, checkpoint, conf, liveness, symmetry, quiet)
     else:
@@ -194,6 +215,8 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
             if progress is not None:
                 progress.close()
     attributions = judge if judge is not None else KnownBugs(p, cfg)
+    if judge is None:
+        judges = [attributions]
     summary = {"preset": preset_name, "expected": p.expected, "expected_bugs": list(p.bugs),
                "known_bugs": [b.id for b in p.known_bugs], "config": cfg.to_json(),
                "bounds": {**search_kw, "max_depth": max_depth, "without": sorted(without)},
@@ -204,10 +227,12 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
                "budget_s": budget, "stopped_by_budget": res.stopped_by_budget,
                "seconds": round(res.seconds, 3), "cpu_seconds": round(res.cpu_seconds, 3),
                "states_per_second": round(res.states_per_second),
-               "passed_violations": res.passed, "attributions_made": attributions.made,
-               "attribution_seconds": round(attributions.seconds, 3),
+               "passed_violations": res.passed, "attributions_made": sum(j.made for j in judges),
+               "attribution_seconds": round(sum(j.seconds for j in judges), 3),
                "kinds": res.kinds, "violations": []}
-    if symmetry and not res.stopped_by_budget:
+    if ladder is not None:
+        summary["scopes"] = ladder
+    if symmetry and not res.stopped_by_budget and ladder is None:
         full = run_explore(cfg, **search_kw, max_depth=max_depth, invariants=checked,
                            stop_at_first=not all_violations, should_stop=deadline, compress=not no_compress,
                            go_on_past=go_on, judge=None if judge is None else KnownBugs(p, cfg))
@@ -222,17 +247,25 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
         summary["spark"] = spark_info
     # what is reported: each violation the search recorded (one that stopped it, or one kept by --continue-past or
     # --all-violations), then the shortest of each attribution it went on past
-    reported = [(name, f.actions, f.violation, False) for name, f in res.found.items()]
-    reported += [(name, acts, Violation(name, len(acts), facts), True)
-                 for (name, _k, _b), (acts, facts) in attributions.passed.items()]
+    reported = [(name, f.actions, f.violation, False, attributions) for name, f in res.found.items()]
+    # the shortest of each attribution passed (with --scopes, over every scope's judge: each trace in its scope's
+    # configuration)
+    best: dict = {}
+    for j in judges:
+        for k, (acts, facts) in j.passed.items():
+            if k not in best or len(acts) < len(best[k][0]):
+                best[k] = (acts, Violation(k[0], len(acts), facts), j)
+    reported += [(k[0], acts, v, True, j) for k, (acts, v, j) in best.items()]
     reported.sort(key=lambda r: len(r[1]))   # in the order a breadth-first search meets them
     shortest = {}
-    for name, acts, _v, _p in reported:
+    for name, acts, _v, _p, _j in reported:
         shortest[name] = min(len(acts), shortest.get(name, len(acts)))
     credited = []
-    for name, actions, found_v, passed in reported:
+    for name, actions, found_v, passed, by in reported:
+        cfg = by.cfg   # the configuration the trace was found in (one scope's, with --scopes)
         sampled = name in LIVENESS   # found by settling a sample of the states: the path to one, not the shortest
-        provenance = {"engine": "explore", "bounds": summary["bounds"],
+        provenance = {"engine": "explore", "bounds": summary["bounds"] if by is attributions else
+                      _scope_bounds(ladder, by),
                       "minimal": not sampled and not res.composite and len(actions) == shortest[name],
                       "distinct_states": res.distinct_states}
         if res.composite:   # the shortest among schedules that run exchanges whole: a fine search may find shorter
@@ -250,7 +283,7 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
             v = next((x for x in rr.violations if x.invariant == name), found_v)
             trace.violation = v.to_json()
             trace.explanation = sentence(cfg, trace.actions, v)
-        a = attributions.attribution(name, trace.actions)
+        a = by.attribution(name, trace.actions)
         kind, bugs = classify(p, a)
         credited.append(a)
         trace.attribution = a.to_json()   # archive.counterexample does not attach it (yet): the archived file has it
@@ -292,8 +325,14 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
     if as_json:
         click.echo(json.dumps(summary, indent=1))
     else:
+        if ladder is not None:
+            click.echo(f"small scopes first: {ladder['searched']:,} searches of {ladder['scopes']:,} scopes "
+                       f"({ladder['complete']:,} complete; stopped at {ladder['first_cap']:,} states, then "
+                       f"{ladder['growth']}x as many), "
+                       + ("every scope complete" if res.complete else
+                          f"the {'deciding' if res.found else 'last'} scope's bounds:"))
         click.echo(f"bounds: {describe_bounds(cfg, b)}"
-                   + (f" (the preset's: {', '.join(from_preset)})" if from_preset else ""))
+                   + (f" (the preset's: {', '.join(from_preset)})" if from_preset and ladder is None else ""))
         click.echo(f"{preset_name}: {res.visited:,} states ({res.distinct_states:,} stored, {res.chain_states:,} "
                    f"stepped through in chains), {res.transitions:,} transitions ({res.pruned:,} pruned), depth "
                    f"{res.depth}, {res.seconds:.1f} s ({summary['states_per_second']:,} states/s), "
@@ -307,7 +346,7 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
         if judge is not None and res.passed:
             click.echo(f"going on past violations attributed to known bugs (`isrlab bugs`; `--continue-past none` "
                        f"stops at the first violation): {res.passed:,} violating states passed, "
-                       f"{attributions.made:,} attributed in {attributions.seconds:.1f} s")
+                       f"{summary['attributions_made']:,} attributed in {summary['attribution_seconds']:.1f} s")
         elif go_on:
             click.echo(f"going on past violations of {', '.join(go_on)} (--continue-past)")
         if symmetry and "symmetry_reduction" not in summary:
@@ -350,6 +389,89 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
         if summary["missed_bug"]:
             click.echo(summary["missed_bug"])
     sys.exit(EXIT_VIOLATION if (summary["violations"] or live_failed) else EXIT_OK)
+
+
+def _scopes(p, cfg, b, given, no_time_bound, seed, judge, deadline, explore_kw, quiet):
+    """``--scopes``: the ladder of small scopes (properties/scopes.py) within ``cfg``'s budgets (the preset's), judged
+    scope by scope as one search is.
+
+    Returns (the combined result, the JSON summary of the ladder, the deciding or last scope's configuration, its
+    ``explore`` keyword arguments and bounds, every scope's judge in order)."""
+    from .properties.explore import ExplorerError, search_args
+    from .properties.scopes import DIMENSIONS, GROWTH, SCOPE_STATES, combined, search_scopes
+
+    pinned = {k: b[k] for k, _v in DIMENSIONS if given.get(k) is not None}
+    if no_time_bound:
+        pinned["max_time"] = None
+    base = {**b, "max_isr_changes": given["max_isr_changes"]}
+    first_cap = given["max_states"] or SCOPE_STATES
+    judges: list = []
+
+    def judge_for(scfg):
+        j = KnownBugs(p, scfg)
+        if judges:
+            j.found = judges[-1].found   # the preset's bugs found in earlier scopes stay found
+        judges.append(j)
+        return j
+
+    progress = None if quiet else ScopeProgress(p.name)
+    try:
+        out = search_scopes(cfg, base, judge_for=judge_for, seed=seed, scope_states=first_cap, pinned=pinned,
+                            should_stop=deadline, progress=progress, **explore_kw)
+    except ExplorerError as e:
+        raise InputError(str(e)) from None
+    finally:
+        if progress is not None:
+            progress.close()
+    if not out.searched:
+        raise RunError("--scopes: the budget ended before the first scope was searched")
+    last = out.decisive or out.searched[-1]
+    lb = {**base, **last.bounds, "composite": True, "max_states": first_cap * GROWTH ** last.rnd}
+    scfg, kw = search_args(cfg, lb)
+    info = {"scopes": out.scopes, "searched": len(out.searched),
+            "complete": sum(1 for s in out.searched if s.result.complete), "first_cap": first_cap, "growth": GROWTH,
+            "seed": seed, "pinned": sorted(pinned), "deciding": None if out.decisive is None else last.bounds,
+            "every_scope_complete": out.complete}
+    return combined(out), info, scfg, kw, lb, judges[:len(out.searched)]
+
+
+def _scope_bounds(ladder, judge) -> dict:
+    """The bounds of the scope whose judge met a passed violation (for the archived trace's provenance)."""
+    c = judge.cfg
+    return {"scopes": True, "brokers": c.n_brokers, "max_records": c.max_records, "max_crashes": c.max_crashes,
+            "max_expirations": c.max_session_expirations, "max_controller_epoch": c.max_controller_epoch}
+
+
+class ScopeProgress:
+    """``--scopes`` progress on stderr: a line every ``every`` seconds (the scopes searched, the states so far, the
+    scope being left), and one when the ladder ends."""
+
+    def __init__(self, name: str, every: float = 10.0, stream=None):
+        import time
+
+        self.name, self.every, self.clock = name, every, time.monotonic
+        self.stream = stream if stream is not None else sys.stderr
+        self.last = self.clock()
+        self.n = self.states = 0
+        self.scope = None
+
+    def __call__(self, scope) -> None:
+        self.n += 1
+        self.states += scope.result.distinct_states
+        self.scope = scope
+        if self.clock() - self.last >= self.every:
+            self.line()
+
+    def line(self) -> None:
+        self.last = self.clock()
+        b = self.scope.bounds if self.scope is not None else {}
+        where = ", ".join(f"{k.removeprefix('max_')} {'none' if v is None else v}" for k, v in b.items())
+        print(f"{self.name}: {self.n:,} scopes searched, {self.states:,} states; last: {where}",
+              file=self.stream, flush=True)
+
+    def close(self) -> None:
+        if self.n:
+            self.line()
 
 
 def _on_spark(preset_name, cfg, search_kw, max_depth, checked, all_violations, go_on, judge, deadline, master,
@@ -537,7 +659,9 @@ def describe_bounds(cfg, b: dict) -> str:
     t = "no time bound" if b["max_time"] is None else f"{b['max_time']:,} ms of model time"
     return (f"{cfg.n_brokers} brokers, {b['max_records']} records, {b['max_crashes']} crashes, "
             f"{b['max_expirations']} expirations, controller epochs <= {b['max_controller_epoch']}, leader epochs <= "
-            f"{b['max_epoch']}, ISR changes <= {b['max_isr_changes']}, {t}, acks {','.join(map(str, b['acks']))}, "
+            f"{b['max_epoch']}, "
+            + ("any number of ISR changes" if b["max_isr_changes"] is None else f"ISR changes <= {b['max_isr_changes']}")
+            + f", {t}, acks {','.join(map(str, b['acks']))}, "
             f"{'eager' if b['eager_tasks'] else 'interleaved'} tasks, without {','.join(b['without']) or 'nothing'}, "
             f"{'composite (exchanges whole, decisions delivered at once)' if b.get('composite') else 'fine'} steps, "
             f"max {b['max_states']:,} states" + ("" if b["max_queue"] is None else
