@@ -24,7 +24,7 @@ from .explore import ExploreResult, explore, search_args
 #: The scope dimensions: an ``isrlab explore`` bound and its values, smallest first.  ``max_time`` 0 freezes the
 #: clock; None lets it run.
 DIMENSIONS = (
-    ("brokers", (1, 2, 3)),
+    ("brokers", (2, 3)),
     ("max_records", (0, 1, 2)),
     ("max_crashes", (0, 1, 2)),
     ("max_expirations", (0, 1, 2)),
