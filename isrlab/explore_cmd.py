@@ -62,7 +62,8 @@ def _bounds_help(name: str) -> str:
                                 "checking every state it passes (--composite); or every interleaving "
                                 "of the model's actions (--fine). A complete composite search proves the invariants "
                                 "for those schedules; only --fine covers the interleavings inside "
-                                "them. --liveness, --no-compress and --spark search --fine."))
+                                "them. --liveness and --no-compress search --fine; --spark searches either, a level per "
+                                "choice."))
 @click.option("--scopes", "scopes", is_flag=True,
               help="Small scopes first: instead of one search of the bounds, composite searches of every small choice "
                    "of brokers, records, crashes, expirations, leader and controller epochs and clock (each within "
@@ -151,10 +152,11 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
     b = {k: defaults[k] if v is None else v for k, v in given.items()}
     if no_time_bound or (liveness and max_time is None):
         b["max_time"] = None
-    fine_only = "--liveness" if liveness else "--no-compress" if no_compress else \
-        "--spark" if on_spark or master is not None else None
+    fine_only = "--liveness" if liveness else "--no-compress" if no_compress else None
     if scopes and continue_past:
         raise InputError("--scopes goes on past known bugs by attribution: --continue-past is not available with it")
+    if scopes and (on_spark or master is not None):
+        raise InputError("--scopes and --spark contradict each other: --scopes searches in this process")
     if scopes and (fine_only or composite is False):
         raise InputError(f"--scopes and {fine_only or '--fine'} contradict each other: --scopes searches "
                          f"--composite")
@@ -340,7 +342,9 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
                                  known_only))
         if spark_info is not None:
             resumed = spark_info["resumed_from"]
-            click.echo(f"on Spark ({spark_info['master']}): {len(spark_info['levels'])} levels, every state stored "
+            click.echo(f"on Spark ({spark_info['master']}): {len(spark_info['levels'])} levels"
+                       + (" of choices (each with its exchange and deliveries)" if res.composite else "")
+                       + ", every state stored "
                        f"(no chain compression); checkpoint {spark_info['checkpoint']}"
                        + ("" if resumed is None else f", resumed from depth {resumed}"))
         if judge is not None and res.passed:
@@ -504,7 +508,7 @@ def _on_spark(preset_name, cfg, search_kw, max_depth, checked, all_violations, g
             spark_explore.read_manifest(checkpoint, None)
         except spark_explore.CheckpointError as e:
             raise InputError(str(e)) from None
-    kw = {k: v for k, v in search_kw.items() if k not in ("settle_every", "composite")}   # --fine, always
+    kw = {k: v for k, v in search_kw.items() if k != "settle_every"}
     master = with_task_retries(master or "local[*]")   # a lost Python worker's task is retried
     ship_dir = default_ship_dir()
     progress = None if quiet else Progress(preset_name)

@@ -55,6 +55,14 @@ class Spec:
     deadline: int | None
     symmetry: bool
     invariants: tuple         # names, in the order their bits are numbered
+    #: a coarse search (``explore``'s ``composite``): each choice is followed by its exchange and the deliveries, and
+    #: a path holds two numbers per choice, the action's index and how many chain steps followed it
+    composite: bool = False
+
+    @property
+    def stride(self) -> int:
+        """Numbers per choice in a path."""
+        return 2 if self.composite else 1
 
     def without_kinds(self) -> frozenset:
         from .model.actions import ACTION_BY_NAME
@@ -78,32 +86,66 @@ def digest(spec: Spec, s) -> int:
     return int.from_bytes(hashlib.blake2b(repr(k).encode(), digest_size=16).digest(), "big")
 
 
-def replay_path(spec: Spec, path, s=None):
-    """The state reached from ``s`` (default: the initial state) by the action indices ``path``; None if an index
-    is not an action there."""
+def composite_next(spec: Spec, s, last, without):
+    """The action a coarse search takes after ``last`` without a choice (the single-process explorer's rule): the
+    continuation of ``last``'s exchange, else the first enabled delivery; None when there is neither."""
+    from .model.actions import CONTINUATIONS, DELIVERIES, continues
+    from .properties.explore import explorer_actions
+
+    acts = explorer_actions(spec.cfg, s, spec.eager_tasks, without)
+    if type(last) in CONTINUATIONS:
+        b = next((x for x in acts if continues(last, x)), None)
+        if b is not None:
+            return b
+    return next((x for x in acts if type(x) in DELIVERIES), None)
+
+
+def _path_actions(spec: Spec, path, s=None):
+    """(the state ``path`` reaches from ``s``, default the initial state, and its actions), or (None, actions so
+    far) when a number of the path is not an action there."""
     from .properties.explore import explorer_actions
 
     without = spec.without_kinds()
     s = initial_state(spec.cfg) if s is None else s
-    for i in path:
+    out: list = []
+    k = spec.stride
+    if len(path) % k:
+        return None, out
+    for j in range(0, len(path), k):
+        i = path[j]
         acts = explorer_actions(spec.cfg, s, spec.eager_tasks, without)
         if not isinstance(i, int) or not 0 <= i < len(acts):
-            return None
-        s = step(spec.cfg, s, acts[i])
-    return s
+            return None, out
+        a = acts[i]
+        s = step(spec.cfg, s, a)
+        out.append(a)
+        if spec.composite:
+            n = path[j + 1]
+            if not isinstance(n, int) or n < 0:
+                return None, out
+            for _ in range(n):
+                a = composite_next(spec, s, a, without)
+                if a is None:
+                    return None, out
+                s = step(spec.cfg, s, a)
+                out.append(a)
+    return s, out
+
+
+def replay_path(spec: Spec, path, s=None):
+    """The state reached from ``s`` (default: the initial state) by ``path``; None if a number of it is not an
+    action there."""
+    return _path_actions(spec, path, s)[0]
 
 
 def actions_of(spec: Spec, path) -> list:
-    """The actions of a path, replayed from the initial state."""
-    from .properties.explore import explorer_actions
+    """The actions of a path, replayed from the initial state (a coarse path's chains step by step)."""
+    return _path_actions(spec, path)[1]
 
-    without = spec.without_kinds()
-    s, out = initial_state(spec.cfg), []
-    for i in path:
-        a = explorer_actions(spec.cfg, s, spec.eager_tasks, without)[i]
-        out.append(a)
-        s = step(spec.cfg, s, a)
-    return out
+
+def parent_path(spec: Spec, path) -> tuple:
+    """The path of the state a transition's path leaves from."""
+    return path[:-spec.stride]
 
 
 def transitions_of(spec: Spec, s, without):
@@ -119,61 +161,111 @@ def transitions_of(spec: Spec, s, without):
         yield idx, a, t
 
 
+def successors(spec: Spec, s, path, mask, found: frozenset, without, tally):
+    """Each transition ``explore`` takes from s, as (index of its first action, path, successor or None when it
+    leaves the bounds, the last step's changed fields, [(name, facts)] of the step invariants it breaks).
+
+    Fine: one action.  Composite: the action, then (``composite_next``) its exchange and the deliveries, each state
+    and step checked on the way; the chain stops at a violation (that state is the successor), at ``CHAIN_CAP``
+    actions, or where nothing follows without a choice.  ``tally(action, successor or None)`` counts each step."""
+    from .properties.explore import CHAIN_CAP, _out_of_bounds
+    from .properties.invariants import changes
+
+    cfg = spec.cfg
+    bits, state_checks, step_checks = spec.checks()
+    step_checks = tuple(i for i in step_checks if i.name not in found)
+    state_checks = tuple(i for i in state_checks if i.name not in found)
+
+    def out_of_bounds(t):
+        return (_out_of_bounds(t, spec.max_leader_epoch, spec.max_isr_changes, spec.max_queue)
+                or (spec.deadline is not None and t.now > spec.deadline))
+
+    def step_bad(s, a, t, changed):
+        return [(inv.name, facts) for inv in step_checks
+                if not bits[inv.name] & mask and (inv.reads is None or inv.reads & changed)
+                for facts in [inv.check(cfg, s, a, t)] if facts is not None]
+
+    def state_bad(t, changed) -> bool:
+        return any(not bits[inv.name] & mask and (inv.reads is None or inv.reads & changed)
+                   and inv.check(cfg, t) is not None for inv in state_checks)
+
+    for idx, a, t in transitions_of(spec, s, without):
+        tally(a, t)
+        if t is None:
+            yield idx, None, None, None, ()
+            continue
+        changed = changes(s, t)
+        bad = step_bad(s, a, t, changed)
+        n = 0
+        if spec.composite:
+            last = a
+            while not bad and n + 1 < CHAIN_CAP:
+                b = composite_next(spec, t, last, without)
+                if b is None or state_bad(t, changed):
+                    break
+                u = step(cfg, t, b)
+                if out_of_bounds(u):
+                    tally(b, None)
+                    t = None
+                    break
+                tally(b, u)
+                changed = changes(t, u)
+                bad = step_bad(t, b, u, changed)
+                t, last, n = u, b, n + 1
+            if t is None:
+                yield idx, None, None, None, ()
+                continue
+        yield idx, path + ((idx, n) if spec.composite else (idx,)), t, changed, bad
+
+
+class _Tally:
+    """Transitions, pruned ones, error bits and kinds of the steps an expansion takes."""
+
+    def __init__(self):
+        self.transitions = self.pruned = self.errors = 0
+        self.kinds: dict = {}
+
+    def __call__(self, a, t) -> None:
+        self.transitions += 1
+        kname = type(a).__name__
+        self.kinds[kname] = self.kinds.get(kname, 0) + 1
+        if t is None:
+            self.pruned += 1
+        else:
+            self.errors |= t.ghost.errors_seen
+
+
 def expand_partition(spec: Spec, found: frozenset, side, index: int, records):
     """Expand frontier records (digest, (path, mask, state, ...)): yields (digest, (path, mask, state, changed)) per
     successor within the bounds.  Adds {index: (transitions, pruned, error bits, kinds, violations)} to the
     accumulator ``side``, violations (path, name, facts) of the step invariants not found yet nor passed on the path;
     keyed by partition, so a task run twice counts once."""
-    from .properties.invariants import changes
-
-    cfg = spec.cfg
     without = spec.without_kinds()
-    bits, _state_checks, step_checks = spec.checks()
-    step_checks = tuple(i for i in step_checks if i.name not in found)
-    transitions = pruned = errors = 0
-    kinds: dict = {}
+    tally = _Tally()
     bad = []
     for _d, (path, mask, s, *_rest) in records:
-        for idx, a, t in transitions_of(spec, s, without):
-            transitions += 1
-            kname = type(a).__name__
-            kinds[kname] = kinds.get(kname, 0) + 1
+        for _idx, tpath, t, changed, viols in successors(spec, s, path, mask, found, without, tally):
             if t is None:
-                pruned += 1
                 continue
-            errors |= t.ghost.errors_seen
-            changed = changes(s, t)
-            tpath = path + (idx,)
-            for inv in step_checks:
-                if not bits[inv.name] & mask and (inv.reads is None or inv.reads & changed):
-                    facts = inv.check(cfg, s, a, t)
-                    if facts is not None:
-                        bad.append((tpath, inv.name, facts))
+            bad.extend((tpath, name, facts) for name, facts in viols)
             yield digest(spec, t), (tpath, mask, t, changed)
-    side.add({index: (transitions, pruned, errors, kinds, bad)})
+    side.add({index: (tally.transitions, tally.pruned, tally.errors, tally.kinds, bad)})
 
 
-def count_until(spec: Spec, stop_path: tuple, records):
+def count_until(spec: Spec, found: frozenset, stop_path: tuple, records):
     """The figures (transitions, pruned, error bits, kinds) of a level's expansion up to and including the
     transition ``stop_path``, where the single-process search stops: one tuple per partition."""
     without = spec.without_kinds()
-    parent, last = stop_path[:-1], stop_path[-1]
-    transitions = pruned = errors = 0
-    kinds: dict = {}
-    for _d, (path, _mask, s, *_rest) in records:
+    parent = parent_path(spec, stop_path)
+    last = stop_path[len(parent)]
+    tally = _Tally()
+    for _d, (path, mask, s, *_rest) in records:
         if path > parent:
             continue
-        for idx, a, t in transitions_of(spec, s, without):
-            if path == parent and idx > last:
+        for idx, *_rest2 in successors(spec, s, path, mask, found, without, tally):
+            if path == parent and idx >= last:
                 break
-            transitions += 1
-            kname = type(a).__name__
-            kinds[kname] = kinds.get(kname, 0) + 1
-            if t is None:
-                pruned += 1
-            else:
-                errors |= t.ghost.errors_seen
-    yield transitions, pruned, errors, kinds
+    yield tally.transitions, tally.pruned, tally.errors, tally.kinds
 
 
 def _merge(a: dict, b: dict) -> dict:
@@ -411,8 +503,11 @@ class Judging:
             return False
         if self.stop_at_first:
             stops = [len(f.actions) for n, f in found.items() if n not in self.go_on_past]
-            return bool(stops) and max(stops) <= d + 1
-        return len(found) == self.n_inv and max(len(f.actions) for f in found.values()) <= d + 1
+            # a coarse level d + 1 holds traces of d + 1 choices and at least as many actions: it stops the
+            # search at the level of its first violation (the fewest choices), not the fewest actions
+            return bool(stops) and (self.spec.composite or max(stops) <= d + 1)
+        return len(found) == self.n_inv and (self.spec.composite
+                                             or max(len(f.actions) for f in found.values()) <= d + 1)
 
     def level(self, d: int, events) -> tuple:
         """Judge a level's violations: events (path, phase, order, name, facts, parent mask), phase 0 for a
@@ -448,14 +543,15 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
     ``options``: what else the result depends on (the judge's identity), for the checkpoint's identity.
     ``info``: {"levels": [{"depth", "states", "transitions", "pruned"}], "resumed_from": depth or None, ...}.
     ``max_states`` and ``should_stop`` are asked between levels, so a search they stop has whole levels.
-    ``composite``: refused (exchanges taken whole are chains, which this engine does not make).
+    ``composite``: a coarse search, each choice followed by its exchange and the deliveries as ``explore`` takes
+    them (``successors``), a level per choice, so its shortest trace is the one of fewest choices; every state it
+    stores is stored, none stepped through for having one successor (that is chain compression, which Spark does not
+    do), so it stores more states than ``explore(..., composite=True)``.
     """
     from .model import actions as A
     from .properties.explore import ExploreResult, ExplorerError, _check_symmetric
     from .properties.invariants import SAFETY
 
-    if composite:
-        raise ExplorerError("a composite search is not available on Spark, which searches every interleaving (--fine)")
     invariants = SAFETY if invariants is None else tuple(invariants)
     if symmetry:
         _check_symmetric(cfg)
@@ -466,17 +562,17 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
     s0 = initial_state(cfg)
     deadline = None if max_time_ms is None else s0.now + max_time_ms
     spec = Spec(cfg, eager_tasks, names, max_leader_epoch, max_isr_changes, max_queue, deadline, symmetry,
-                tuple(inv.name for inv in invariants))
+                tuple(inv.name for inv in invariants), bool(composite))
     go_on_past = frozenset(go_on_past)
     identity = search_identity(spec, {"stop_at_first": stop_at_first, "go_on_past": sorted(go_on_past),
-                                      **(options or {})})
+                                      **({"composite": True} if spec.composite else {}), **(options or {})})
     if checkpoint is None and checkpoint_root is not None:
         checkpoint = os.path.join(checkpoint_root, f"{label}-{identity}")
     sc = spark.sparkContext
     n_parts = partitions or max(2, sc.defaultParallelism * 2)
     t0, c0 = time.perf_counter(), time.process_time()
     res = ExploreResult(cfg, symmetry, max_leader_epoch, max_depth, max_isr_changes, max_time_ms, eager_tasks,
-                        names, compressed=False, max_queue=max_queue)
+                        names, compressed=False, max_queue=max_queue, composite=spec.composite)
     judging = Judging(spec, stop_at_first, go_on_past, judge, res)
     info = {"levels": [], "resumed_from": None, "identity": identity, "checkpoint": checkpoint,
             "partitions": n_parts}
@@ -510,7 +606,7 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
         by_depth: dict = {}
         for ev in manifest["events"]:
             p, phase, order, name, facts, mask = ev
-            by_depth.setdefault(len(p), []).append((tuple(p), phase, order, name, facts, mask))
+            by_depth.setdefault(len(p) // spec.stride, []).append((tuple(p), phase, order, name, facts, mask))
         for d in sorted(by_depth):
             judging.level(d - 1, by_depth[d])
         res.passed = manifest["passed"]
@@ -566,14 +662,16 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
         # each event with its parent's mask (a step event's path ends with its transition; a new state's path too)
         masks = {}
         if step_events or any(x[1] for x in summary):
-            wanted = {p[:-1] for p, _n, _f in step_events} | {p[:-1] for x in summary for p, _v in x[1]}
+            wanted = ({parent_path(spec, p) for p, _n, _f in step_events}
+                      | {parent_path(spec, p) for x in summary for p, _v in x[1]})
             masks = dict(frontier.filter(lambda r, w=wanted: r[1][0] in w).map(lambda r: (r[1][0], r[1][1]))
                          .collect())
         _bits, state_checks, step_checks = spec.checks()
         step_order = {inv.name: k for k, inv in enumerate(step_checks)}
         state_order = {inv.name: k for k, inv in enumerate(state_checks)}
-        events = [(p, 0, step_order[n], n, f, masks[p[:-1]]) for p, n, f in step_events]
-        events += [(p, 1, state_order[n], n, f, masks[p[:-1]]) for x in summary for p, viols in x[1] for n, f in viols]
+        events = [(p, 0, step_order[n], n, f, masks[parent_path(spec, p)]) for p, n, f in step_events]
+        events += [(p, 1, state_order[n], n, f, masks[parent_path(spec, p)])
+                   for x in summary for p, viols in x[1] for n, f in viols]
         passed, stop_path = judging.level(d, events)
         manifest["events"] += [[list(e[0]), e[1], e[2], e[3], _jsonable(e[4]), e[5]] for e in events]
         level = {"depth": d + 1, "states": n_new, "transitions": transitions, "pruned": pruned}
@@ -582,7 +680,7 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
             # the single-process search stops at that transition: its figures are those of what it met before
             stopped = True
             res.stop_reason = "violation"
-            counts = frontier.mapPartitions(lambda it, sp=stop_path: count_until(spec, sp, it)).collect()
+            counts = frontier.mapPartitions(lambda it, sp=stop_path, f=found_now: count_until(spec, f, sp, it)).collect()
             transitions = sum(c[0] for c in counts)
             pruned = sum(c[1] for c in counts)
             n_new = sum(1 for _dg, _m, p in lines if p <= stop_path)

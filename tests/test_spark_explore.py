@@ -1,7 +1,8 @@
 """The explorer on Spark (isrlab/spark_explore.py) against the single-process explorer on the same bounds.
 
 Per level and in total, the states, transitions and action kinds equal ``explore(..., compress=False)``'s, and the
-shortest counterexample is the same trace: on embedded local[2] in process, and through ``isrlab explore --master``
+shortest counterexample is the same trace (a coarse search's levels equal a breadth-first search of the same
+successors in process): on embedded local[2] in process, and through ``isrlab explore --master``
 on a standalone cluster on 127.0.0.1 under another PYTHONHASHSEED.  A search stopped at a depth, or whose driver
 was killed, resumes from its checkpoint to the same result; a damaged checkpoint is refused naming its file.  In
 the Spark tests' xdist group.
@@ -211,3 +212,79 @@ def test_command_on_a_standalone_cluster_equals_the_single_process_command(tmp_p
     (v,) = a["violations"]
     assert os.path.isfile(v["trace_file"]) and v["length"] == b["violations"][0]["length"]
     assert os.path.isfile(os.path.join(tmp_path, a["spark"]["checkpoint"], "manifest.json"))
+
+
+def _reference(cfg, kw) -> tuple:
+    """A breadth-first search in this process over the Spark engine's own coarse successors (no Spark): its levels,
+    transitions and states, each state kept with its least path as the engine keeps it."""
+    from isrlab import spark_explore
+    from isrlab.model.step import initial_state
+    from isrlab.properties.invariants import SAFETY
+
+    s0 = initial_state(cfg)
+    spec = spark_explore.Spec(cfg, kw["eager_tasks"], tuple(sorted(kw["without"])), kw["max_leader_epoch"],
+                              kw["max_isr_changes"], None, None if kw["max_time_ms"] is None else
+                              s0.now + kw["max_time_ms"], False, tuple(i.name for i in SAFETY), True)
+    without = spec.without_kinds()
+    tally = spark_explore._Tally()
+    seen = {spark_explore.digest(spec, s0)}
+    frontier, levels, states = [((), s0)], [1], [s0]
+    while frontier:
+        nxt: dict = {}
+        for path, s in frontier:
+            for _i, tpath, t, _c, _bad in spark_explore.successors(spec, s, path, 0, frozenset(), without, tally):
+                if t is not None:
+                    d = spark_explore.digest(spec, t)
+                    if d not in seen and (d not in nxt or tpath < nxt[d][0]):
+                        nxt[d] = (tpath, t)
+        seen |= nxt.keys()
+        frontier = sorted(nxt.values(), key=lambda x: x[0])
+        levels.append(len(frontier))
+        states += [t for _p, t in frontier]
+    return levels, tally.transitions, states
+
+
+@pytest.mark.parametrize("name", ["kafka-2.4", "kafka-3.7"])
+def test_a_coarse_search_on_spark_equals_a_search_of_its_successors_in_process(spark, name):
+    """Composite on Spark: every level a choice with its exchange and deliveries; the levels and transitions equal a
+    plain breadth-first search of the same successors, and each state stored is one the fine search reaches."""
+    from isrlab import spark_explore
+    from isrlab.properties.explore import bounded_config, state_key
+
+    cfg = bounded_config(preset(name).config, 2, 1 if name == "kafka-2.4" else 0, 1, 0, 1).replace(produce_acks=(-1,))
+    kw = dict(max_leader_epoch=1, max_isr_changes=1, max_time_ms=0, eager_tasks=True, without=("ConsumerFetch",))
+    levels, transitions, states = _reference(cfg, kw)
+    res, info = spark_explore.run(spark, cfg, **kw, composite=True, partitions=3)
+    assert res.complete and res.composite and not res.found
+    assert [lv["states"] for lv in info["levels"]] == levels
+    assert (res.distinct_states, res.transitions) == (sum(levels), transitions)
+    fine = explore(cfg, **kw, keep_graph=True, compress=False)
+    assert fine.complete and res.distinct_states < fine.distinct_states
+    reached = {state_key(cfg, s) for s in fine.states}
+    assert all(state_key(cfg, s) in reached for s in states)
+
+
+def test_a_coarse_search_on_spark_finds_the_presets_bug_and_resumes(spark, tmp_path):
+    """crash-loses-unflushed, composite, with the command's judge: stopped at depth 3 and resumed from its
+    checkpoint (paths of two numbers a choice) to the preset's bug, the invariant the single-process coarse search
+    finds; its trace replays to the violation."""
+    from isrlab import spark_explore
+    from isrlab.explore_cmd import KnownBugs
+    from isrlab.properties.shrink import first_violation
+
+    p = preset("crash-loses-unflushed")
+    cfg, kw = _bounds(p.name)
+    single = explore(cfg, **kw, composite=True, judge=KnownBugs(p, cfg))
+    folder = str(tmp_path / "cp")
+    first, info = spark_explore.run(spark, cfg, **kw, composite=True, max_depth=3, judge=KnownBugs(p, cfg),
+                                    checkpoint=folder, partitions=2)
+    assert first.stop_reason == "max_depth" and len(info["levels"]) == 4
+    with gzip.open(os.path.join(folder, "level-0003.jsonl.gz"), "rt") as fh:
+        _digest, _mask, path = json.loads(fh.readline())
+    assert len(path) == 6 and all(isinstance(i, int) and i >= 0 for i in path)
+    res, info = spark_explore.run(spark, cfg, **kw, composite=True, judge=KnownBugs(p, cfg), checkpoint=folder,
+                                  partitions=2)
+    assert info["resumed_from"] == 3 and res.stop_reason == "violation" and res.composite
+    (name, f), = res.found.items()
+    assert name == next(iter(single.found)) == p.expected
+    assert first_violation(cfg, f.actions, name)[0] == len(f.actions)
