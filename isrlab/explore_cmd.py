@@ -153,6 +153,8 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
     if no_time_bound or (liveness and max_time is None):
         b["max_time"] = None
     fine_only = "--liveness" if liveness else "--no-compress" if no_compress else None
+    if seed and not scopes:
+        raise InputError(f"--seed {seed} orders the scopes of --scopes: give --scopes, or drop --seed")
     if scopes and continue_past:
         raise InputError("--scopes goes on past known bugs by attribution: --continue-past is not available with it")
     if scopes and (on_spark or master is not None):
