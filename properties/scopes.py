@@ -84,22 +84,6 @@ class ScopesResult:
     complete: bool = False       # every scope searched to the end
     stopped_by_budget: bool = False
 
-    @property
-    def distinct_states(self) -> int:
-        return sum(s.result.distinct_states for s in self.searched)
-
-    @property
-    def transitions(self) -> int:
-        return sum(s.result.transitions for s in self.searched)
-
-    @property
-    def cpu_seconds(self) -> float:
-        return sum(s.result.cpu_seconds for s in self.searched)
-
-    @property
-    def seconds(self) -> float:
-        return sum(s.result.seconds for s in self.searched)
-
 
 def search_scopes(cfg, base: dict, *, judge_for=None, seed: int = 0, scope_states: int = SCOPE_STATES,
                   pinned: dict | None = None, should_stop=None, progress=None, max_rounds: int = 6,
