@@ -269,7 +269,7 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
         cfg = by.cfg   # the configuration the trace was found in (one scope's, with --scopes)
         sampled = name in LIVENESS   # found by settling a sample of the states: the path to one, not the shortest
         provenance = {"engine": "explore", "bounds": summary["bounds"] if by is attributions else
-                      _scope_bounds(ladder, by),
+                      {"scope": by.scope},
                       "minimal": not sampled and not res.composite and len(actions) == shortest[name],
                       "distinct_states": res.distinct_states}
         if res.composite:   # the shortest among schedules that run exchanges whole: a fine search may find shorter
@@ -431,6 +431,8 @@ def _scopes(p, cfg, b, given, no_time_bound, seed, judge, deadline, explore_kw, 
             progress.close()
     if not out.searched:
         raise RunError("--scopes: the budget ended before the first scope was searched")
+    for sc in out.searched:
+        sc.judge.scope = sc.bounds   # where each judge's passed violations were met (their traces' provenance)
     last = out.decisive or out.searched[-1]
     lb = {**base, **last.bounds, "composite": True, "max_states": first_cap * GROWTH ** last.rnd}
     scfg, kw = search_args(cfg, lb)
@@ -438,14 +440,7 @@ def _scopes(p, cfg, b, given, no_time_bound, seed, judge, deadline, explore_kw, 
             "complete": sum(1 for s in out.searched if s.result.complete), "first_cap": first_cap, "growth": GROWTH,
             "seed": seed, "pinned": sorted(pinned), "deciding": None if out.decisive is None else last.bounds,
             "every_scope_complete": out.complete}
-    return combined(out), info, scfg, kw, lb, judges[:len(out.searched)]
-
-
-def _scope_bounds(ladder, judge) -> dict:
-    """The bounds of the scope whose judge met a passed violation (for the archived trace's provenance)."""
-    c = judge.cfg
-    return {"scopes": True, "brokers": c.n_brokers, "max_records": c.max_records, "max_crashes": c.max_crashes,
-            "max_expirations": c.max_session_expirations, "max_controller_epoch": c.max_controller_epoch}
+    return combined(out), info, scfg, kw, lb, judges
 
 
 class ScopeProgress:
@@ -559,6 +554,8 @@ class KnownBugs:
         self.found: set = set()
         self.made = 0
         self.seconds = 0.0
+        #: with --scopes: the bounds of the scope this judge judged
+        self.scope = None
 
     def attribution(self, name: str, actions):
         """The attribution of a violation of ``name`` on ``actions``, each trace attributed once."""
