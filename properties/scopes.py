@@ -5,9 +5,11 @@ every small configuration exhaustively finds them sooner than searching one larg
 choice of the explorer's bounds along ``DIMENSIONS`` (brokers, records, crashes, session expirations or lost
 heartbeats, leader epoch, controller epoch, whether the clock moves), each no larger than the configuration's own
 budget.  The scopes are searched in order of size (the sum of each dimension's rank), ties in an order drawn from
-``seed``; each is a coarse search (``explore(..., composite=True)``) stopped at ``scope_states`` stored states.  When
-every scope has been searched, those the cap stopped are searched again with four times the cap, and so on, until a
-violation the judge does not pass, the budget, or every scope complete.
+``seed``; each is a coarse search (``explore(..., composite=True)``) stopped at ``scope_states`` stored states.  A
+scope one step larger than a scope the cap stopped (one dimension one rank up) holds all its states and more, so it
+waits for the next pass rather than spend this one's cap.  When every scope has been searched or has waited, those
+the cap stopped and those that waited are searched with four times the cap, and so on, until a violation the judge
+does not pass, the budget, or every scope complete.
 
 The engine knows nothing of presets, flags or bugs: it reads the configuration's budgets and asks ``judge_for(cfg)``
 for each scope's judge.  Every violation is a real trace of the fine model in that scope's configuration (the
@@ -85,6 +87,11 @@ class ScopesResult:
     stopped_by_budget: bool = False
 
 
+def _ranks(bounds: dict) -> tuple:
+    """A scope's rank along each dimension."""
+    return tuple(values.index(bounds[name]) if bounds[name] in values else 0 for name, values in DIMENSIONS)
+
+
 def search_scopes(cfg, base: dict, *, judge_for=None, seed: int = 0, scope_states: int = SCOPE_STATES,
                   pinned: dict | None = None, should_stop=None, progress=None, max_rounds: int = 6,
                   **explore_kw) -> ScopesResult:
@@ -100,10 +107,18 @@ def search_scopes(cfg, base: dict, *, judge_for=None, seed: int = 0, scope_state
     cap = scope_states
     for rnd in range(max_rounds):
         capped = []
+        stopped = set()   # the scopes the cap stopped in this pass, as rank tuples
         for bounds in todo:
             if should_stop is not None and should_stop():
                 out.stopped_by_budget = True
                 return out
+            ranks = _ranks(bounds)
+            if any(ranks[:i] + (r - 1,) + ranks[i + 1:] in stopped for i, r in enumerate(ranks) if r):
+                # a scope one step smaller stopped at this cap: this one holds its states and more, so it waits for
+                # the next pass's larger cap rather than spend this one's
+                capped.append(bounds)
+                stopped.add(ranks)
+                continue
             b = {**base, **bounds, "composite": True, "max_states": cap}
             scfg, kw = search_args(cfg, b)
             judge = judge_for(scfg) if judge_for is not None else None
@@ -120,6 +135,7 @@ def search_scopes(cfg, base: dict, *, judge_for=None, seed: int = 0, scope_state
                 return out
             if not r.complete:
                 capped.append(bounds)
+                stopped.add(ranks)
         if not capped:
             out.complete = True
             return out
