@@ -55,7 +55,7 @@ def ladder(cfg, pinned: dict | None = None, seed: int = 0) -> list:
             continue
         limit = getattr(cfg, _LIMIT[name]) if name in _LIMIT else None
         allowed = tuple((rank, v) for rank, v in enumerate(values) if limit is None or v is None or v <= limit)
-        axes.append((name, allowed or ((0, values[0]),)))
+        axes.append((name, allowed or ((0, limit),)))   # a budget below every value (one broker): the budget
     scopes = [((), {})]
     for name, allowed in axes:
         scopes = [(ranks + (rank,), {**bounds, name: v}) for ranks, bounds in scopes for rank, v in allowed]

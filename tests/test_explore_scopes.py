@@ -51,6 +51,7 @@ def test_the_seed_orders_scopes_of_one_size_and_a_pinned_bound_is_kept():
     assert pinned and all(s["brokers"] == 3 and s["max_time"] is None for s in pinned)
     assert len(pinned) * 2 * 2 == len(a)
     assert all(s["max_crashes"] == 0 for s in ladder(cfg.replace(max_crashes=0)))
+    assert {s["brokers"] for s in ladder(cfg.replace(n_brokers=1, replication_factor=1))} == {1}
 
 
 def _base(name):
