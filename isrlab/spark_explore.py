@@ -161,20 +161,26 @@ def transitions_of(spec: Spec, s, without):
         yield idx, a, t
 
 
-def successors(spec: Spec, s, path, mask, found: frozenset, without, tally):
+def checks_for(spec: Spec, found: frozenset) -> tuple:
+    """(bits by name, state invariants, step invariants) left to check: those not found yet."""
+    bits, state_checks, step_checks = spec.checks()
+    return (bits, tuple(i for i in state_checks if i.name not in found),
+            tuple(i for i in step_checks if i.name not in found))
+
+
+def successors(spec: Spec, s, path, mask, checks: tuple, without, tally):
     """Each transition ``explore`` takes from s, as (index of its first action, path, successor or None when it
     leaves the bounds, the last step's changed fields, [(name, facts)] of the step invariants it breaks).
 
     Fine: one action.  Composite: the action, then (``composite_next``) its exchange and the deliveries, each state
     and step checked on the way; the chain stops at a violation (that state is the successor), at ``CHAIN_CAP``
-    actions, or where nothing follows without a choice.  ``tally(action, successor or None)`` counts each step."""
+    actions, or where nothing follows without a choice.  ``checks``: ``checks_for``'s; ``tally(action, successor or
+    None)`` counts each step."""
     from .properties.explore import CHAIN_CAP, _out_of_bounds
     from .properties.invariants import changes
 
     cfg = spec.cfg
-    bits, state_checks, step_checks = spec.checks()
-    step_checks = tuple(i for i in step_checks if i.name not in found)
-    state_checks = tuple(i for i in state_checks if i.name not in found)
+    bits, state_checks, step_checks = checks
 
     def out_of_bounds(t):
         return (_out_of_bounds(t, spec.max_leader_epoch, spec.max_isr_changes, spec.max_queue)
@@ -241,10 +247,11 @@ def expand_partition(spec: Spec, found: frozenset, side, index: int, records):
     accumulator ``side``, violations (path, name, facts) of the step invariants not found yet nor passed on the path;
     keyed by partition, so a task run twice counts once."""
     without = spec.without_kinds()
+    checks = checks_for(spec, found)
     tally = _Tally()
     bad = []
     for _d, (path, mask, s, *_rest) in records:
-        for _idx, tpath, t, changed, viols in successors(spec, s, path, mask, found, without, tally):
+        for _idx, tpath, t, changed, viols in successors(spec, s, path, mask, checks, without, tally):
             if t is None:
                 continue
             bad.extend((tpath, name, facts) for name, facts in viols)
@@ -258,11 +265,12 @@ def count_until(spec: Spec, found: frozenset, stop_path: tuple, records):
     without = spec.without_kinds()
     parent = parent_path(spec, stop_path)
     last = stop_path[len(parent)]
+    checks = checks_for(spec, found)
     tally = _Tally()
     for _d, (path, mask, s, *_rest) in records:
         if path > parent:
             continue
-        for idx, *_rest2 in successors(spec, s, path, mask, found, without, tally):
+        for idx, *_rest2 in successors(spec, s, path, mask, checks, without, tally):
             if path == parent and idx >= last:
                 break
     yield tally.transitions, tally.pruned, tally.errors, tally.kinds

@@ -226,13 +226,14 @@ def _reference(cfg, kw) -> tuple:
                               kw["max_isr_changes"], None, None if kw["max_time_ms"] is None else
                               s0.now + kw["max_time_ms"], False, tuple(i.name for i in SAFETY), True)
     without = spec.without_kinds()
+    checks = spark_explore.checks_for(spec, frozenset())
     tally = spark_explore._Tally()
     seen = {spark_explore.digest(spec, s0)}
     frontier, levels, states = [((), s0)], [1], [s0]
     while frontier:
         nxt: dict = {}
         for path, s in frontier:
-            for _i, tpath, t, _c, _bad in spark_explore.successors(spec, s, path, 0, frozenset(), without, tally):
+            for _i, tpath, t, _c, _bad in spark_explore.successors(spec, s, path, 0, checks, without, tally):
                 if t is not None:
                     d = spark_explore.digest(spec, t)
                     if d not in seen and (d not in nxt or tpath < nxt[d][0]):
