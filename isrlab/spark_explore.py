@@ -89,15 +89,9 @@ def digest(spec: Spec, s) -> int:
 def composite_next(spec: Spec, s, last, without):
     """The action a coarse search takes after ``last`` without a choice (the single-process explorer's rule): the
     continuation of ``last``'s exchange, else the first enabled delivery; None when there is neither."""
-    from .model.actions import CONTINUATIONS, DELIVERIES, continues
-    from .properties.explore import explorer_actions
+    from .properties.explore import exchange_next, explorer_actions
 
-    acts = explorer_actions(spec.cfg, s, spec.eager_tasks, without)
-    if type(last) in CONTINUATIONS:
-        b = next((x for x in acts if continues(last, x)), None)
-        if b is not None:
-            return b
-    return next((x for x in acts if type(x) in DELIVERIES), None)
+    return exchange_next(explorer_actions(spec.cfg, s, spec.eager_tasks, without), last)
 
 
 def _path_actions(spec: Spec, path, s=None):

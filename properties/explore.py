@@ -828,6 +828,19 @@ def search_args(cfg: ModelConfig, b: dict) -> tuple:
                      composite=bool(b.get("composite")))
 
 
+def exchange_next(acts, last):
+    """What a coarse search takes after ``last`` among the enabled ``acts`` without a choice: the continuation of
+    ``last``'s exchange (``actions.CONTINUATIONS``), else the first delivery (``actions.DELIVERIES``); else None."""
+    if type(last) in CONTINUATIONS:
+        for x in acts:
+            if continues(last, x):
+                return x
+    for x in acts:
+        if type(x) in DELIVERIES:
+            return x
+    return None
+
+
 def _out_of_bounds(s, max_leader_epoch, max_isr_changes, max_queue=None) -> bool:
     if max_isr_changes is not None and s.ghost.isr_shrinks + s.ghost.isr_expands > max_isr_changes:
         return True
@@ -1213,12 +1226,7 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
             # already stored is not a chain's start (its successors are or will be expanded from it).
             while compress and j is None and not bad and (max_depth is None or dd < max_depth) and len(path) < chain_cap:
                 t_acts = explorer_actions(cfg, t, eager_tasks, without)
-                b = None
-                if composite:
-                    if type(path[-1]) in CONTINUATIONS:
-                        b = next((x for x in t_acts if continues(path[-1], x)), None)
-                    if b is None:
-                        b = next((x for x in t_acts if type(x) in DELIVERIES), None)
+                b = exchange_next(t_acts, path[-1]) if composite else None
                 if b is None and (len(t_acts) != 1 or type(t_acts[0]) is Tick):
                     break   # a clock tick ends a chain, so a cycle of single-successor states meets the seen set
                 if check_state(t, changed, mask):
