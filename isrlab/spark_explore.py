@@ -142,17 +142,22 @@ def parent_path(spec: Spec, path) -> tuple:
     return path[:-spec.stride]
 
 
+def leaves_bounds(spec: Spec, t) -> bool:
+    """Whether state t is outside the search's bounds (``explore`` prunes the transition into it)."""
+    from .properties.explore import _out_of_bounds
+
+    return (_out_of_bounds(t, spec.max_leader_epoch, spec.max_isr_changes, spec.max_queue)
+            or (spec.deadline is not None and t.now > spec.deadline))
+
+
 def transitions_of(spec: Spec, s, without):
     """(index, action, successor or None when it leaves the bounds) for each action ``explore`` takes from s."""
-    from .properties.explore import _out_of_bounds, explorer_actions
+    from .properties.explore import explorer_actions
 
     cfg = spec.cfg
     for idx, a in enumerate(explorer_actions(cfg, s, spec.eager_tasks, without)):
         t = step(cfg, s, a)
-        if (_out_of_bounds(t, spec.max_leader_epoch, spec.max_isr_changes, spec.max_queue)
-                or (spec.deadline is not None and t.now > spec.deadline)):
-            t = None
-        yield idx, a, t
+        yield idx, a, None if leaves_bounds(spec, t) else t
 
 
 def checks_for(spec: Spec, found: frozenset) -> tuple:
@@ -170,15 +175,11 @@ def successors(spec: Spec, s, path, mask, checks: tuple, without, tally):
     and step checked on the way; the chain stops at a violation (that state is the successor), at ``CHAIN_CAP``
     actions, or where nothing follows without a choice.  ``checks``: ``checks_for``'s; ``tally(action, successor or
     None)`` counts each step."""
-    from .properties.explore import CHAIN_CAP, _out_of_bounds
+    from .properties.explore import CHAIN_CAP
     from .properties.invariants import changes
 
     cfg = spec.cfg
     bits, state_checks, step_checks = checks
-
-    def out_of_bounds(t):
-        return (_out_of_bounds(t, spec.max_leader_epoch, spec.max_isr_changes, spec.max_queue)
-                or (spec.deadline is not None and t.now > spec.deadline))
 
     def step_bad(s, a, t, changed):
         return [(inv.name, facts) for inv in step_checks
@@ -204,7 +205,7 @@ def successors(spec: Spec, s, path, mask, checks: tuple, without, tally):
                 if b is None or state_bad(t, changed):
                     break
                 u = step(cfg, t, b)
-                if out_of_bounds(u):
+                if leaves_bounds(spec, u):
                     tally(b, None)
                     t = None
                     break
