@@ -403,7 +403,7 @@ def _scopes(p, cfg, b, given, no_time_bound, seed, judge, deadline, explore_kw, 
 
     Returns (the combined result, the JSON summary of the ladder, the deciding or last scope's configuration, its
     ``explore`` keyword arguments and bounds, every scope's judge in order)."""
-    from .properties.explore import ExplorerError, search_args
+    from .properties.explore import ExplorerError
     from .properties.scopes import DIMENSIONS, GROWTH, SCOPE_STATES, combined, search_scopes
 
     pinned = {k: b[k] for k, _v in DIMENSIONS if given.get(k) is not None}
@@ -434,13 +434,11 @@ def _scopes(p, cfg, b, given, no_time_bound, seed, judge, deadline, explore_kw, 
     for sc in out.searched:
         sc.judge.scope = sc.bounds   # where each judge's passed violations were met (their traces' provenance)
     last = out.decisive or out.searched[-1]
-    lb = {**base, **last.bounds, "composite": True, "max_states": first_cap * GROWTH ** last.rnd}
-    scfg, kw = search_args(cfg, lb)
     info = {"scopes": out.scopes, "searched": len(out.searched),
             "complete": sum(1 for s in out.searched if s.result.complete), "first_cap": first_cap, "growth": GROWTH,
             "seed": seed, "pinned": sorted(pinned), "deciding": None if out.decisive is None else last.bounds,
             "every_scope_complete": out.complete}
-    return combined(out), info, scfg, kw, lb, judges
+    return combined(out), info, last.cfg, last.kw, last.search, judges
 
 
 class ScopeProgress:

@@ -67,13 +67,16 @@ def ladder(cfg, pinned: dict | None = None, seed: int = 0) -> list:
 
 @dataclass
 class Scope:
-    """One scope's search: its bounds, its configuration and result, and its pass (``rnd``, 0 first)."""
+    """One scope's search: its bounds, its configuration and result, and its pass (``rnd``, 0 first); ``search``
+    the whole bounds table it was searched with and ``kw`` the ``explore`` arguments made of them."""
 
     bounds: dict
     cfg: object
     result: ExploreResult
     judge: object = None
     rnd: int = 0
+    search: dict = field(default_factory=dict)
+    kw: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -123,7 +126,7 @@ def search_scopes(cfg, base: dict, *, judge_for=None, seed: int = 0, scope_state
             scfg, kw = search_args(cfg, b)
             judge = judge_for(scfg) if judge_for is not None else None
             r = explore(scfg, **kw, judge=judge, should_stop=should_stop, **explore_kw)
-            sc = Scope(bounds, scfg, r, judge, rnd)
+            sc = Scope(bounds, scfg, r, judge, rnd, b, kw)
             out.searched.append(sc)
             if progress is not None:
                 progress(sc)
