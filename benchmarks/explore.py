@@ -29,7 +29,7 @@ import time
 from isrlab.model.config import EXPLORE_BOUNDS, EXPLORE_DEFAULTS, EXPLORE_KRAFT_DEFAULTS, PRESETS, explore_bounds, preset
 from isrlab.properties.budget import Deadline
 from isrlab.model.trace import load_trace, write_atomic
-from isrlab.explore_cmd import KnownBugs
+from isrlab.properties.attribution import KnownBugs
 from isrlab.properties.explore import TASK_KINDS, bounded_config, explore, search_args
 from isrlab.properties.invariants import BY_NAME, LIVENESS_BY_NAME as LIVENESS
 

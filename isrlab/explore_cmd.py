@@ -132,7 +132,7 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
     from .properties.budget import Deadline
     from .properties.explore import (ExplorerError, LIVENESS, check_liveness, coverage, explore as run_explore,
                                      search_args)
-    from .properties.attribution import classify, preset_result
+    from .properties.attribution import KnownBugs, classify, preset_result
     from .properties.invariants import BY_NAME, SAFETY, Violation
     from .properties.replay import replay as run_replay
     from .inputs import check_output_folder
@@ -405,6 +405,7 @@ def _scopes(p, cfg, b, given, no_time_bound, seed, judge, deadline, explore_kw, 
     ``explore`` keyword arguments and bounds, every scope's judge in order)."""
     from .properties.explore import ExplorerError
     from .properties.scopes import DIMENSIONS, GROWTH, SCOPE_STATES, combined, search_scopes
+    from .properties.attribution import KnownBugs
 
     pinned = {k: b[k] for k, _v in DIMENSIONS if given.get(k) is not None}
     if no_time_bound:
@@ -530,63 +531,6 @@ def _on_spark(preset_name, cfg, search_kw, max_depth, checked, all_violations, g
         shutil.rmtree(ship_dir, ignore_errors=True)
     info["master"] = master
     return res, info
-
-
-class KnownBugs:
-    """The explorer's judge: attributes each violation it meets and passes known bugs', so none hides another."""
-
-    # Per violation, not per invariant as ``go_on_past`` is: the invariants the known bugs break overlap (a dozen
-    # break committed_prefix), so passing an invariant for good once a known bug broke it would hide every later
-    # violation of it, the preset's own bug's or a new one's.  The engine stops checking an invariant only below the
-    # state where it failed and was passed, and asks again wherever it first fails on another path; those states are
-    # few next to the search's (the command prints how many, and the seconds their attribution took), each attributed
-    # once by a replay of its trace per known bug present.  It stops at a violation no known fix explains, and at the
-    # preset's own bugs once all are found (the search's goal).
-
-    def __init__(self, p, cfg):
-        self.p, self.cfg = p, cfg
-        self.memo: dict = {}
-        #: (invariant, kind, bugs) -> (actions, facts): the shortest violation passed with each classification
-        #: (``classify``: "found" or "known", and the bugs credited)
-        self.passed: dict = {}
-        self.found: set = set()
-        self.made = 0
-        self.seconds = 0.0
-        #: with --scopes: the bounds of the scope this judge judged
-        self.scope = None
-
-    def attribution(self, name: str, actions):
-        """The attribution of a violation of ``name`` on ``actions``, each trace attributed once."""
-        import time
-
-        from .properties.attribution import attribute
-
-        key = (name, tuple(actions))
-        a = self.memo.get(key)
-        if a is None:
-            t0 = time.perf_counter()
-            a = self.memo[key] = attribute(self.cfg, actions, name, expected=self.p.bugs)
-            self.seconds += time.perf_counter() - t0
-            self.made += 1
-        return a
-
-    def __call__(self, name: str, facts, actions) -> bool:
-        """True (go on past it) for a known bug's violation, the preset's own too until all of them are found."""
-        from .properties.attribution import classify
-
-        a = self.attribution(name, actions)
-        kind, bugs = classify(self.p, a)
-        if kind == "unexpected":
-            return False
-        if kind == "found":
-            self.found.update(bugs)
-            if set(self.p.bugs) <= self.found:
-                return False   # every bug the preset expects is found: this one ends the search
-        k = (name, kind, bugs)   # one per invariant and credited bugs (those known to break it), as classify says
-        old = self.passed.get(k)
-        if old is None or len(actions) < len(old[0]):
-            self.passed[k] = (list(actions), facts)
-        return True
 
 
 def verdict_text(p, r: dict, complete: bool) -> str:

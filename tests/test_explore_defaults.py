@@ -197,7 +197,7 @@ def test_the_known_bugs_judge_passes_a_known_bug_and_stops_at_the_presets_own():
     import dataclasses
     import os
 
-    from isrlab.explore_cmd import KnownBugs
+    from isrlab.properties.attribution import KnownBugs
     from isrlab.model.trace import load_trace
 
     t = load_trace(os.path.join(os.path.dirname(__file__), "fixtures", "no-kip-380-hw_within_isr-explore-minimal.json"))
@@ -281,7 +281,7 @@ def test_kafka_0_10_2s_default_search_finds_its_bug_behind_a_known_one():
     """kafka-0.10.2's default search meets a deposed controller's write first (9 actions, KAFKA-6082, a known bug it
     contains), goes on past it, and stops at KIP-101's lost committed record, a longer trace that replays to its
     violation at its last step and that KIP-101's fix removes."""
-    from isrlab.explore_cmd import KnownBugs
+    from isrlab.properties.attribution import KnownBugs
     from isrlab.properties.explore import explore
     from isrlab.properties.shrink import first_violation
 
@@ -301,7 +301,7 @@ def test_kafka_0_10_2s_default_search_finds_its_bug_behind_a_known_one():
 
 def _default_search(name, bounds=None):
     """A preset's default search as the command runs it, with its judge."""
-    from isrlab.explore_cmd import KnownBugs
+    from isrlab.properties.attribution import KnownBugs
     from isrlab.properties.explore import explore
 
     p = PRESETS[name]

@@ -94,7 +94,7 @@ def test_shortest_trace_and_a_resumed_search_equal_the_single_process_search(spa
     """crash-loses-unflushed with the command's judge: stopped at depth 8 (a stopped driver), then resumed from
     its checkpoint to the preset's bug, the same trace the single-process search finds first."""
     from isrlab import spark_explore
-    from isrlab.explore_cmd import KnownBugs
+    from isrlab.properties.attribution import KnownBugs
 
     p = preset("crash-loses-unflushed")
     cfg, kw = _bounds(p.name)
@@ -270,7 +270,7 @@ def test_a_coarse_search_on_spark_finds_the_presets_bug_and_resumes(spark, tmp_p
     checkpoint (paths of two numbers a choice) to the preset's bug, the invariant the single-process coarse search
     finds; its trace replays to the violation."""
     from isrlab import spark_explore
-    from isrlab.explore_cmd import KnownBugs
+    from isrlab.properties.attribution import KnownBugs
     from isrlab.properties.shrink import first_violation
 
     p = preset("crash-loses-unflushed")
