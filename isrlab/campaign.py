@@ -45,9 +45,16 @@ from .properties.budget import Deadline
 from .properties.invariants import BY_NAME, LIVENESS_BY_NAME, SAFETY
 from .properties.walker import derive_seed, search, walk
 
+#: The engines whose run is one walk or test from a seed (``isrlab mutate`` hunts with these).
 ENGINES = ("guided", "walk", "hypothesis")
-#: Default steps per walk (walk), per extension (guided) or per test case (hypothesis).
-DEFAULT_MAX_STEPS = {"walk": 120, "guided": 40, "hypothesis": 50}
+#: Every engine a campaign runs: those, and ``scopes``, whose run searches the ladder of small scopes
+#: (``properties.scopes``) in an order drawn from its seed, so each shard of a campaign races its own order.
+CAMPAIGN_ENGINES = ENGINES + ("scopes",)
+#: Default steps per walk (walk), per extension (guided) or per test case (hypothesis); for scopes, the stored
+#: states a scope may reach in the ladder's first pass (``properties.scopes.SCOPE_STATES``).
+DEFAULT_MAX_STEPS = {"walk": 120, "guided": 40, "hypothesis": 50, "scopes": 10_000}
+#: Passes of a scopes run over the scopes its cap stopped, each cap ``properties.scopes.GROWTH`` times the last.
+SCOPE_PASSES = 8
 #: Test cases per Hypothesis run.
 HYPOTHESIS_EXAMPLES = 100
 
@@ -83,8 +90,8 @@ class CampaignSpec:
             raise ValueError("a campaign needs at least one preset")
         for name in self.presets:
             get_preset(name)  # ConfigError for an unknown name
-        if self.engine not in ENGINES:
-            raise ValueError(f"unknown engine {self.engine!r} (known: {', '.join(ENGINES)})")
+        if self.engine not in CAMPAIGN_ENGINES:
+            raise ValueError(f"unknown engine {self.engine!r} (known: {', '.join(CAMPAIGN_ENGINES)})")
         if self.shards < 1:
             raise ValueError("shards must be at least 1")
         if self.runs is None and self.shard_budget_s is None:
@@ -182,8 +189,13 @@ class RunOutcome:
     errors_seen: int = 0
     #: True when ``should_stop`` (the budget) cut the run short: it did less than its spec asks
     stopped: bool = False
-    #: (Violation, actions) the run went past: known bugs the preset does not expect (guided engine)
+    #: (Violation, actions) the run went past: known bugs the preset does not expect (guided, scopes)
     passed: list = field(default_factory=list)
+    #: True when the run searched everything it can (a scopes run's ladder ended): another seed would repeat it
+    exhausted: bool = False
+    #: a scopes run: per entry of ``violations`` and ``passed``, the bounds of the scope it was met in (its trace
+    #: replays in ``scope_config(preset, bounds)``, not in the preset's own configuration)
+    scopes: list = field(default_factory=list)
 
     @property
     def violation(self):
@@ -223,6 +235,8 @@ def run_one(spec: CampaignSpec, preset_name: str, seed: int, should_stop=None,
                  liveness=spec.liveness)
         found = [(v, r.actions[:v.step]) for v in r.violations]
         return RunOutcome(seed, r.steps, found, r.kind_counts, r.witnesses, r.errors_seen, r.stopped)
+    if spec.engine == "scopes":
+        return _scopes_run(spec, preset_name, seed, should_stop)
     if spec.engine == "guided":
         r = search(cfg, seed, spec.extensions, spec.steps, spec.checked, should_stop=should_stop, keep_going=keep,
                    liveness=spec.liveness, go_past=known_elsewhere(p) if go_past is None else go_past)
@@ -235,6 +249,53 @@ def run_one(spec: CampaignSpec, preset_name: str, seed: int, should_stop=None,
                     liveness=spec.liveness)
     found = [] if m.violation is None else [(m.violation, list(m.actions))]
     return RunOutcome(seed, m.steps, found, dict(m.kinds), m.witnesses, m.errors_seen, m.stopped_early)
+
+
+def scope_base(preset_name: str) -> dict:
+    """The bounds a scopes run leaves as the preset has them (``model.config.explore_bounds``), its leaders' ISR
+    writes unbounded: ``isrlab explore --scopes``'s base."""
+    from .model.config import explore_bounds
+
+    return {**explore_bounds(preset_name), "max_isr_changes": None}
+
+
+def scope_config(preset_name: str, scope: dict | None):
+    """The configuration a run's violation was met in: the preset's, or for a scope's bounds that scope's."""
+    cfg = get_preset(preset_name).config
+    if scope is None:
+        return cfg
+    from .properties.explore import search_args
+
+    return search_args(cfg, {**scope_base(preset_name), **scope})[0]
+
+
+def _scopes_run(spec: CampaignSpec, preset_name: str, seed: int, should_stop) -> RunOutcome:
+    """One scopes run: the ladder within the preset's budgets in ``seed``'s order, judged scope by scope as
+    ``isrlab explore --scopes`` judges it (the preset's known bugs gone past), until a violation it keeps, the
+    budget, or the ladder's end."""
+    from .properties.attribution import ScopeJudges
+    from .properties.invariants import Violation
+    from .properties.scopes import combined, search_scopes
+
+    p = get_preset(preset_name)
+    out = search_scopes(p.config, scope_base(preset_name), judge_for=ScopeJudges(p), seed=seed,
+                        scope_states=spec.steps, should_stop=should_stop, max_rounds=SCOPE_PASSES,
+                        invariants=spec.checked)
+    if not out.searched:
+        return RunOutcome(seed, 0, [], stopped=True)
+    r = combined(out)
+    found, passed, scopes = [], [], []
+    if out.decisive is not None:
+        for f in out.decisive.result.found.values():
+            found.append((f.violation, list(f.actions)))
+            scopes.append(dict(out.decisive.bounds))
+    for sc in out.searched:
+        for (name, _kind, _bugs), (actions, facts) in sc.judge.passed.items():
+            passed.append((Violation(name, len(actions), facts), list(actions)))
+            scopes.append(dict(sc.bounds))
+    return RunOutcome(seed, r.transitions, found, dict(r.kinds), r.witnesses, r.errors_seen,
+                      stopped=out.stopped_by_budget, passed=passed,
+                      exhausted=out.decisive is None and not out.stopped_by_budget, scopes=scopes)
 
 
 def executor_name() -> str:
@@ -296,14 +357,16 @@ def shard_runs(task: tuple, clock=time.monotonic):
         seed = run_seed(spec.seed, shard, j)
         r = run_one(spec, preset_name, seed, should_stop=over)
         found = []
-        for (v, actions), key in [(x, x[0].invariant) for x in r.violations] + [(x, ("passed", x[0].invariant))
-                                                                                for x in r.passed]:
+        entries = [(x, x[0].invariant) for x in r.violations] + [(x, ("passed", x[0].invariant)) for x in r.passed]
+        for n, ((v, actions), key) in enumerate(entries):
             trace = None
             if kept.get(key, 0) < spec.traces_per_invariant:   # a run's known bugs gone past keep their own quota
                 kept[key] = kept.get(key, 0) + 1
                 trace = json.dumps([action_to_json(a) for a in actions], separators=(",", ":"))
+            scope = r.scopes[n] if r.scopes else None
             found.append({"invariant": v.invariant, "step": v.step,
-                          "facts": json.dumps(v.facts, sort_keys=True, default=str), "trace": trace})
+                          "facts": json.dumps(v.facts, sort_keys=True, default=str), "trace": trace,
+                          "scope": None if scope is None else json.dumps(scope, sort_keys=True)})
         violating_runs += bool(found)
         yield {
             "run_index": j,
@@ -321,7 +384,7 @@ def shard_runs(task: tuple, clock=time.monotonic):
             kinds[k] = kinds.get(k, 0) + c
         errors |= r.errors_seen
         j += 1
-        if found and spec.stop_on_violation:
+        if (found and spec.stop_on_violation) or r.exhausted:
             break
     seconds = clock() - t0
     return {

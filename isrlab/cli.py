@@ -308,13 +308,17 @@ def _conf_pairs(pairs) -> dict:
                    "every run (every 256 steps of a walk or extension, before every Hypothesis action): fuzzing "
                    "stops within about 0.1 s of it, then shrinks for at most --shrink-budget; on Spark, shared out "
                    "over the tasks (plus Spark's start-up and scheduling).")
-@click.option("--engine", type=click.Choice(["guided", "walk", "hypothesis"]), default="guided", show_default=True,
+@click.option("--engine", type=click.Choice(["guided", "walk", "hypothesis", "scopes"]), default="guided",
+              show_default=True,
               help="guided: novelty-guided walks over a corpus of saved states (one run = --extensions "
                    "extensions); walk: independent random walks (one run = one walk); hypothesis: the "
-                   "rule-based state machine (one run = 100 test cases of --max-steps steps).")
+                   "rule-based state machine (one run = 100 test cases of --max-steps steps); scopes: exhaustive "
+                   "coarse searches of small scopes, the smallest first, in an order drawn from the run's seed "
+                   "(one run = the whole ladder, as isrlab explore --scopes; each shard races its own order).")
 @click.option("--max-steps", default=None, type=Count(1, 1_000_000),
               help="Steps per walk (walk, default 120), per extension (guided, default 40) or per test case "
-                   "(hypothesis, default 50).")
+                   "(hypothesis, default 50); for scopes, the states a scope may store in the first pass "
+                   "(default 10,000).")
 @click.option("--extensions", default=6000, show_default=True, type=Count(1, 10 ** 8),
               help="Extensions per guided run (kafka-0.10.2's lost write takes a median 7k steps, no-kip-320's "
                    "log divergence 38k, no-kafka-7415's truncation below the HW 23k, within one or a few runs).")
@@ -656,7 +660,7 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
     import time
 
     from .archive import counterexample
-    from .campaign import run_one, run_seed as seed_of
+    from .campaign import run_one, run_seed as seed_of, scope_config
     from .properties.budget import Deadline
     from .model.actions import ACTION_KINDS
     from .model.config import preset
@@ -688,6 +692,7 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
         this_seed = run_seed if run_seed is not None else seed_of(spec.seed, 0, n)
         r = run_one(spec, preset_name, this_seed, should_stop=over, keep_going=False)
         n += 1
+        cfg = scope_config(preset_name, r.scopes[0] if r.scopes and r.violation is not None else None)
         total_steps += r.steps
         for k, c in r.kind_counts.items():
             kinds_seen[k] = kinds_seen.get(k, 0) + c
@@ -698,13 +703,15 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
             "action kinds": f"{len(kinds_seen)}/{len(ACTION_KINDS)}",
             "witnesses": f"{len(seen_witnesses)}/{len(WITNESSES)}", "violations": 0})
         if r.violation is not None:
-            a = attribute(p.config, r.actions, r.violation.invariant, start=None, expected=p.bugs)
+            a = attribute(cfg, r.actions, r.violation.invariant, start=None, expected=p.bugs)
             kind, _ = classify(p, a)
             if kind == "known" and run_seed is None:   # a known bug the preset does not expect: go on past it
                 line.note(f"run {n}: {a.summary()}: a known bug this preset does not expect; going on")
                 known_seen.setdefault(a.bugs, (this_seed, r.violation.invariant))
                 continue
-            found = (this_seed, r, a)
+            found = (this_seed, r, a, cfg)
+            break
+        if r.exhausted:   # the run searched all it can: another seed would only repeat it
             break
     line.close()
     secs = time.monotonic() - t0
@@ -716,16 +723,17 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
                "known_bugs_passed": [{"bugs": list(k), "run_seed": s_, "invariant": i_}
                                      for k, (s_, i_) in known_seen.items()]}
     if found is not None:
-        this_seed, r, first = found
+        this_seed, r, first, cfg = found
         v = r.violation
         _log(f"fuzz {preset_name}: {v.invariant} fails in run {n}; shrinking its {len(r.actions)} actions"
              + (f" (at most {shrink_budget:g} s)" if shrink_budget is not None else ""))
-        sr, a = shrink_attributed(p.config, r.actions, v.invariant, expected=p.bugs, first=first,
+        sr, a = shrink_attributed(cfg, r.actions, v.invariant, expected=p.bugs, first=first,
                                   time_budget_s=shrink_budget)
         provenance = {"engine": engine, "campaign_seed": spec.seed, "run_index": None if run_seed is not None else n - 1,
                       "run_seed": this_seed, "max_steps": max_steps,
-                      "extensions": spec.extensions if engine == "guided" else None, "swarm": spec.swarm}
-        cx = counterexample(preset_name, p.config, sr.actions, v.invariant, provenance, len(r.actions),
+                      "extensions": spec.extensions if engine == "guided" else None, "swarm": spec.swarm,
+                      **({"scope": r.scopes[0]} if r.scopes else {})}
+        cx = counterexample(preset_name, cfg, sr.actions, v.invariant, provenance, len(r.actions),
                             sr.seconds, not sr.stopped_early)
         cx.trace.attribution = a.to_json()
         path, written = _archive_or_fail(archive, preset_name, cx.trace)

@@ -405,22 +405,15 @@ def _scopes(p, cfg, b, given, no_time_bound, seed, judge, deadline, explore_kw, 
     ``explore`` keyword arguments and bounds, every scope's judge in order)."""
     from .properties.explore import ExplorerError
     from .properties.scopes import DIMENSIONS, GROWTH, SCOPE_STATES, combined, search_scopes
-    from .properties.attribution import KnownBugs
+    from .properties.attribution import ScopeJudges
 
     pinned = {k: b[k] for k, _v in DIMENSIONS if given.get(k) is not None}
     if no_time_bound:
         pinned["max_time"] = None
     base = {**b, "max_isr_changes": given["max_isr_changes"]}
     first_cap = given["max_states"] or SCOPE_STATES
-    judges: list = []
-
-    def judge_for(scfg):
-        j = KnownBugs(p, scfg)
-        if judges:
-            j.found = judges[-1].found   # the preset's bugs found in earlier scopes stay found
-        judges.append(j)
-        return j
-
+    judge_for = ScopeJudges(p)
+    judges = judge_for.made
     progress = None if quiet else ScopeProgress(p.name)
     try:
         out = search_scopes(cfg, base, judge_for=judge_for, seed=seed, scope_states=first_cap, pinned=pinned,

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
-from .campaign import CampaignSpec, hold_for_test, run_shard
+from .campaign import CampaignSpec, hold_for_test, run_shard, scope_config
 from .userpresets import register_env
 
 #: Spark's JVM logging for campaigns: errors only (the driver's; executors keep Spark's default).
@@ -541,6 +541,7 @@ def _schemas():
             T.StructField("step", T.IntegerType(), False),
             T.StructField("facts", T.StringType(), False),
             T.StructField("trace", T.StringType(), True),
+            T.StructField("scope", T.StringType(), True),   # the scopes engine: the scope's bounds, JSON
         ])), False),
     ])
     shard = T.StructType([
@@ -609,14 +610,15 @@ def shrink_candidate(cand: tuple) -> dict:
     from .model.config import preset as get_preset
     from .properties.attribution import shrink_attributed
 
-    preset_name, invariant, seed, trace_text, budget = cand
+    preset_name, invariant, seed, trace_text, scope, budget = cand
     register_env()
     p = get_preset(preset_name)
+    cfg = scope_config(preset_name, None if scope is None else json.loads(scope))
     actions = [action_from_json(a) for a in json.loads(trace_text)]
-    sr, a = shrink_attributed(p.config, actions, invariant, expected=p.bugs, time_budget_s=budget)
-    return {"preset": preset_name, "invariant": invariant, "seed": seed, "original_length": len(actions),
+    sr, a = shrink_attributed(cfg, actions, invariant, expected=p.bugs, time_budget_s=budget)
+    return {"preset": preset_name, "invariant": invariant, "seed": seed, "scope": scope, "original_length": len(actions),
             "actions": json.dumps([action_to_json(a) for a in sr.actions]), "seconds": round(sr.seconds, 3),
-            "complete": not sr.stopped_early, "digest": trace_digest(p.config, sr.actions),
+            "complete": not sr.stopped_early, "digest": trace_digest(cfg, sr.actions),
             "attribution": json.dumps(a.to_json())}
 
 
@@ -626,11 +628,12 @@ def attribute_candidate(cand: tuple) -> tuple:
     from .model.config import preset as get_preset
     from .properties.attribution import attribute
 
-    preset_name, invariant, seed, trace_text = cand
+    preset_name, invariant, seed, trace_text, scope = cand
     register_env()
     p = get_preset(preset_name)
-    a = attribute(p.config, [action_from_json(x) for x in json.loads(trace_text)], invariant, expected=p.bugs)
-    return (preset_name, invariant, seed, trace_text, ",".join(sorted(a.bugs)))
+    cfg = scope_config(preset_name, None if scope is None else json.loads(scope))
+    a = attribute(cfg, [action_from_json(x) for x in json.loads(trace_text)], invariant, expected=p.bugs)
+    return (preset_name, invariant, seed, trace_text, scope, ",".join(sorted(a.bugs)))
 
 
 # --------------------------------------------------------------------------- storage helpers
@@ -783,7 +786,7 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
             F.count("*").alias("runs"), F.sum("steps").alias("steps"),
             F.count("violation").alias("violating_runs")).collect()}
         violations_df = (runs.select("preset", "seed", F.explode("violations").alias("v"))
-                         .select("preset", "seed", "v.invariant", "v.step", "v.trace"))
+                         .select("preset", "seed", "v.invariant", "v.step", "v.trace", "v.scope"))
         violations = [r.asDict() for r in violations_df.groupBy("preset", "invariant").agg(
             F.count("*").alias("runs"), F.min("step").alias("shortest_step"),
             F.min_by("seed", "step").alias("example_seed")).orderBy("preset", "invariant").collect()]
@@ -802,7 +805,7 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
     # -- attribute every kept violating trace on the cluster (a replay per known bug: milliseconds), then shrink the
     # shortest of each (preset, invariant, attribution): a known bug's many runs never hide another bug's one
     t = time.monotonic()
-    kept = (violations_df.where(F.col("trace").isNotNull()).select("preset", "invariant", "seed", "trace")
+    kept = (violations_df.where(F.col("trace").isNotNull()).select("preset", "invariant", "seed", "trace", "scope")
             .orderBy("preset", "invariant", "seed").collect())
     cands = []
     if kept:
@@ -811,11 +814,13 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
         attributed = sc.parallelize([tuple(r) for r in kept], min(len(kept), slots * 4)).map(
             attribute_candidate).collect()
         groups: dict[tuple, list] = {}
-        for preset_name, invariant, seed, trace_text, bugs in attributed:
-            groups.setdefault((preset_name, invariant, bugs), []).append((len(trace_text), seed, trace_text))
+        for preset_name, invariant, seed, trace_text, scope, bugs in attributed:
+            groups.setdefault((preset_name, invariant, bugs), []).append((len(trace_text), seed, trace_text,
+                                                                          scope or ""))
         for (preset_name, invariant, _), rows_ in sorted(groups.items()):
-            for _, seed, trace_text in sorted(rows_)[:shrink_candidates]:
-                cands.append({"preset": preset_name, "invariant": invariant, "seed": seed, "trace": trace_text})
+            for _, seed, trace_text, scope in sorted(rows_)[:shrink_candidates]:
+                cands.append({"preset": preset_name, "invariant": invariant, "seed": seed, "trace": trace_text,
+                              "scope": scope or None})
     timings["attribute_s"] = time.monotonic() - t
 
     # -- shrink the candidates on the cluster, deduplicate, explain and archive on the driver
@@ -823,7 +828,7 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
     shrunk = []
     if cands:
         sc.setJobDescription(f"isrlab campaign {cid}: shrink {len(cands)} counterexamples")
-        work = [(c["preset"], c["invariant"], c["seed"], c["trace"], shrink_budget_s) for c in cands]
+        work = [(c["preset"], c["invariant"], c["seed"], c["trace"], c["scope"], shrink_budget_s) for c in cands]
         log(f"campaign {cid}: shrinking {len(work)} counterexamples"
             + (f" (at most {shrink_budget_s:g} s each)" if shrink_budget_s is not None else ""))
 
@@ -848,11 +853,12 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
     found = []
     attributions: dict[str, list] = {}
     for s in distinct.values():
-        cfg = get_preset(s["preset"]).config
+        scope = None if s["scope"] is None else json.loads(s["scope"])
+        cfg = scope_config(s["preset"], scope)
         actions = [action_from_json(a) for a in json.loads(s["actions"])]
         provenance = {"engine": spec.engine, "campaign": cid, "campaign_seed": spec.seed, "run_seed": s["seed"],
                       "max_steps": spec.steps, "extensions": spec.extensions if spec.engine == "guided" else None,
-                      "swarm": spec.swarm}
+                      "swarm": spec.swarm, **({} if scope is None else {"scope": scope})}
         try:
             cx = counterexample(s["preset"], cfg, actions, s["invariant"], provenance, s["original_length"],
                                 s["seconds"], s["complete"])

@@ -228,3 +228,19 @@ class KnownBugs:
         if old is None or len(actions) < len(old[0]):
             self.passed[k] = (list(actions), facts)
         return True
+
+
+class ScopeJudges:
+    """``judge_for`` of a ladder of small scopes (``properties.scopes.search_scopes``): a ``KnownBugs`` per scope, in
+    order (``made``), the preset's bugs found in an earlier scope staying found in the later ones."""
+
+    def __init__(self, p):
+        self.p = p
+        self.made: list = []
+
+    def __call__(self, scfg) -> KnownBugs:
+        j = KnownBugs(self.p, scfg)
+        if self.made:
+            j.found = self.made[-1].found
+        self.made.append(j)
+        return j

@@ -164,6 +164,24 @@ def test_hypothesis_engine_runs_inside_executors(spark, tmp_path):
     assert "Produce" in s["action_kinds_covered"]
 
 
+def test_scopes_engine_runs_inside_executors_and_archives_in_the_scopes_configuration(spark, tmp_path):
+    """Each shard searches the ladder in its own seed's order; its tables equal the shards run without Spark, and the
+    counterexample is shrunk, attributed and archived in the configuration of the scope it was met in."""
+    from isrlab import sparkjob
+
+    spec = CampaignSpec(presets=("no-kafka-13916",), engine="scopes", shards=2, runs=2)
+    s = sparkjob.run_campaign(spark, spec, str(tmp_path / "out"), str(tmp_path / "cx"), log=lambda m: None).summary
+    got = _runs_by_shard(spark, s["output"])
+    for task in spec.tasks():
+        assert got[(task[0], task[1])] == _expected_runs(spec, task)
+    assert s["presets"][0]["verdict"] == "as expected" and s["presets"][0]["found"] == ["KAFKA-13916"]
+    (cx,) = s["counterexamples"]
+    trace = load_trace(cx["file"])
+    assert trace.provenance["scope"]["brokers"] == trace.config.n_brokers == 2
+    assert any(v.invariant == cx["invariant"] for v in replay(trace).violations)
+    assert trace.attribution["bugs"] == ["KAFKA-13916"]
+
+
 def test_budget_campaign_stops_on_time_and_names_every_seed(spark, tmp_path):
     from isrlab import sparkjob
 

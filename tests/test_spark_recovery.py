@@ -41,7 +41,7 @@ def _records(root: str) -> tuple[dict, dict]:
 def _undisturbed(task: tuple) -> list:
     recs = run_shard(task)["runs"]
     for r in recs:  # as the Parquet table stores them
-        r["violations"] = [{f: v[f] for f in ("invariant", "step", "facts", "trace")} for v in r["violations"]]
+        r["violations"] = [{f: v[f] for f in ("invariant", "step", "facts", "trace", "scope")} for v in r["violations"]]
     return [{k: r[k] for k in RUN_KEYS} for r in recs]
 
 
