@@ -7,7 +7,7 @@ For every preset with expected bugs: N campaign seeds, each an in-process hunt w
 preset: found k/N, median seconds to find (the cap for a miss), median and min shrunk length, and what else
 was met (known bugs gone past, unexpected violations).
 
-    python benchmarks/attributed_finds.py --seeds 5 --cap 60 [--engine walk] [--presets A B ...] [--composite P]
+    python benchmarks/attributed_finds.py --seeds 5 --cap 60 [--engine walk|scopes] [--presets A B ...] [--composite P]
 
 User presets (``isrlab.toml`` in the working folder, as ``isrlab fuzz`` reads it) are registered first, so a bug no
 built-in preset expects can be timed through a preset of one's own that expects it.
@@ -21,7 +21,7 @@ import sys
 import time
 
 from isrlab import userpresets
-from isrlab.campaign import CampaignSpec, run_one, run_seed
+from isrlab.campaign import CAMPAIGN_ENGINES, CampaignSpec, run_one, run_seed, scope_config
 from isrlab.exits import InputError
 from isrlab.model.config import PRESETS
 from isrlab.properties.attribution import attribute, classify, shrink_attributed
@@ -39,17 +39,22 @@ def hunt(name: str, seed: int, cap: float, shrink_budget: float, engine: str = "
     while not over():
         r = run_one(spec, name, run_seed(seed, 0, n), should_stop=over, keep_going=False)
         n += 1
-        for v, actions in r.passed:
-            met.add("known:" + ",".join(attribute(p.config, actions, v.invariant, expected=p.bugs).bugs))
+        # a scopes run's entries were met in their scopes' configurations: found ones first, then those gone past
+        cfgs = [scope_config(name, b) for b in r.scopes] or [p.config] * (len(r.violations) + len(r.passed))
+        for (v, actions), cfg in zip(r.passed, cfgs[len(r.violations):]):
+            met.add("known:" + ",".join(attribute(cfg, actions, v.invariant, expected=p.bugs).bugs))
         if r.violation is None:
+            if r.exhausted:
+                break
             continue
-        a = attribute(p.config, r.actions, r.violation.invariant, expected=p.bugs)
+        cfg = cfgs[0]
+        a = attribute(cfg, r.actions, r.violation.invariant, expected=p.bugs)
         kind, bugs = classify(p, a)
         if kind == "found":
             secs = time.monotonic() - t0
             if not shrink_budget:
                 return secs, len(r.actions), met
-            sr, _ = shrink_attributed(p.config, r.actions, r.violation.invariant, expected=p.bugs,
+            sr, _ = shrink_attributed(cfg, r.actions, r.violation.invariant, expected=p.bugs,
                                       time_budget_s=shrink_budget)
             return secs, len(sr.actions), met
         met.add(f"{kind}:{r.violation.invariant}:{','.join(a.bugs) or '-'}")
@@ -67,7 +72,7 @@ def main() -> None:
     ap.add_argument("--first-seed", type=int, default=100)
     ap.add_argument("--cap", type=float, default=60.0)
     ap.add_argument("--shrink-budget", type=float, default=20.0)
-    ap.add_argument("--engine", default="guided", choices=("guided", "walk", "hypothesis"))
+    ap.add_argument("--engine", default="guided", choices=CAMPAIGN_ENGINES)
     ap.add_argument("--presets", nargs="*", default=sorted(n for n, p in PRESETS.items() if p.bugs))
     ap.add_argument("--composite", type=float, default=None,
                     help="the share of walks and extensions that take exchanges whole (walker.P_COMPOSITE)")
