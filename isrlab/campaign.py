@@ -53,8 +53,9 @@ CAMPAIGN_ENGINES = ENGINES + ("scopes",)
 #: Default steps per walk (walk), per extension (guided) or per test case (hypothesis); for scopes, the stored
 #: states a scope may reach in the ladder's first pass (``properties.scopes.SCOPE_STATES``).
 DEFAULT_MAX_STEPS = {"walk": 120, "guided": 40, "hypothesis": 50, "scopes": 10_000}
-#: Passes of a scopes run over the scopes its cap stopped, each cap ``properties.scopes.GROWTH`` times the last.
-SCOPE_PASSES = 8
+#: Passes of a scopes run over the scopes its cap stopped, each cap ``properties.scopes.GROWTH`` times the last: the
+#: fifth stores at most 2.56M states a scope (some 3 GB), within what one executor slot can be given.
+SCOPE_PASSES = 5
 #: Test cases per Hypothesis run.
 HYPOTHESIS_EXAMPLES = 100
 
