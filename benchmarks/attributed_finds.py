@@ -4,7 +4,7 @@ For every preset with expected bugs: N campaign seeds, each an in-process hunt w
 (the runs of ``isrlab fuzz --master none``, going past known bugs the preset does not expect) capped at
 --cap seconds; a seed counts as found when a violation is attributed to one of the preset's expected bugs
 (properties/attribution.py), and that violation is then shrunk keeping its attribution.  Prints one row per
-preset: found k/N, median seconds to find (the cap for a miss), median and min shrunk length, and what else
+preset: found k/N, median seconds to find (the cap for a miss) and their range, median and min shrunk length, and what else
 was met (known bugs gone past, unexpected violations).
 
     python benchmarks/attributed_finds.py --seeds 5 --cap 60 [--engine walk|scopes] [--presets A B ...] [--composite P]
@@ -85,7 +85,7 @@ def main() -> None:
     if args.no_shrink:
         args.shrink_budget = 0.0
     length = "length med (min)" if args.no_shrink else "shrunk med (min)"
-    print(f"{'preset':<32} {'bug':<22} {'found':>6} {'median s':>9} {length:>17}  also met")
+    print(f"{'preset':<32} {'bug':<22} {'found':>6} {'median s':>9} {'range s':>13} {length:>17}  also met")
     for name in args.presets:
         times, lengths, met = [], [], set()
         for k in range(args.seeds):
@@ -97,7 +97,8 @@ def main() -> None:
         found = len(lengths)
         shrunk = f"{statistics.median(lengths):g} ({min(lengths)})" if lengths else "-"
         print(f"{name:<32} {','.join(PRESETS[name].bugs):<22} {found:>3}/{args.seeds:<2} "
-              f"{statistics.median(times):>9.2f} {shrunk:>17}  {'; '.join(sorted(met)) or '-'}", flush=True)
+              f"{statistics.median(times):>9.2f} {f'{min(times):.2f}-{max(times):.2f}':>13} {shrunk:>17}  "
+              f"{'; '.join(sorted(met)) or '-'}", flush=True)
 
 
 if __name__ == "__main__":
