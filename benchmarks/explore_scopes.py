@@ -5,7 +5,7 @@ Each row is one whole ``isrlab explore --preset P --scopes --seed S --budget B -
 fixes), the scopes searched of the ladder, the search's CPU seconds and the process's wall seconds, the length of
 the shortest trace credited to the preset's bug, and the deciding scope.  Prints figures; asserts nothing.
 
-    python benchmarks/explore_scopes.py --budget 60 [--presets P ...] [--seeds 0 1 ...]
+    python benchmarks/explore_scopes.py --budget 60 [--presets P ...] [--seeds 0 1 ...] [--first-cap N]
 """
 
 from __future__ import annotations
@@ -22,12 +22,13 @@ import time
 from isrlab.model.config import PRESETS
 
 
-def run(name: str, seed: int, budget: float, folder: str) -> dict:
+def run(name: str, seed: int, budget: float, folder: str, first_cap: int | None = None) -> dict:
     """One whole ``isrlab explore --scopes`` process: its JSON summary, with ``wall``."""
     exe = os.path.join(os.path.dirname(sys.executable), "isrlab")
     t0 = time.monotonic()
+    cap = [] if first_cap is None else ["--max-states", str(first_cap)]
     r = subprocess.run([exe, "explore", "--preset", name, "--scopes", "--seed", str(seed), "--budget", str(budget),
-                        "--json", "--quiet", "--no-archive"], capture_output=True, text=True, cwd=folder,
+                        "--json", "--quiet", "--no-archive", *cap], capture_output=True, text=True, cwd=folder,
                        timeout=budget * 3 + 120)
     if r.returncode not in (0, 1):
         raise SystemExit(f"{name} seed {seed}: exit {r.returncode}: {r.stderr.strip()[-300:]}")
@@ -41,6 +42,7 @@ def main() -> None:
     ap.add_argument("--budget", type=float, default=60.0, help="--budget of each search (seconds)")
     ap.add_argument("--presets", nargs="*", default=None, help="default: every preset that expects a bug")
     ap.add_argument("--seeds", nargs="*", type=int, default=[0])
+    ap.add_argument("--first-cap", type=int, default=None, help="--max-states: the first pass's states a scope")
     args = ap.parse_args()
     names = args.presets or [n for n, p in PRESETS.items() if p.bugs]
     unknown = [n for n in names if n not in PRESETS]
@@ -52,7 +54,7 @@ def main() -> None:
         for name in names:
             cpu = []
             for seed in args.seeds:
-                d = run(name, seed, args.budget, folder)
+                d = run(name, seed, args.budget, folder, args.first_cap)
                 hit = d["missed_bug"] is None and bool(d["result"]["found"])
                 found += hit
                 cpu.append(d["cpu_seconds"] if hit else float("inf"))
