@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 #: The engine modules (properties/explore.py, the explorer, is checked by its own tests).
 ENGINE_MODULES = ("properties/walker.py", "properties/machines.py", "properties/shrink.py", "properties/profiles.py",
-                  "properties/budget.py", "isrlab/campaign.py")
+                  "properties/budget.py", "properties/scopes.py", "isrlab/campaign.py")
 
 #: What an engine may read from a config: the cluster's shape and the bounds on what the model offers.
 SHAPE_AND_BOUNDS = frozenset({
