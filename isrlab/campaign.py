@@ -253,11 +253,12 @@ def run_one(spec: CampaignSpec, preset_name: str, seed: int, should_stop=None,
 
 
 def scope_base(preset_name: str) -> dict:
-    """The bounds a scopes run leaves as the preset has them (``model.config.explore_bounds``), its leaders' ISR
-    writes unbounded: ``isrlab explore --scopes``'s base."""
+    """The bounds a scopes run leaves as the preset has them (``model.config.explore_bounds``, and a user preset's
+    ``explore`` table), its leaders' ISR writes unbounded: ``isrlab explore --scopes``'s base."""
     from .model.config import explore_bounds
+    from .userpresets import EXPLORE
 
-    return {**explore_bounds(preset_name), "max_isr_changes": None}
+    return {**explore_bounds(preset_name), **EXPLORE.get(preset_name, {}), "max_isr_changes": None}
 
 
 def scope_config(preset_name: str, scope: dict | None):

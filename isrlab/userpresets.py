@@ -200,6 +200,7 @@ def register_json(presets: list) -> None:
         if d["name"] not in PRESETS:
             PRESETS[d["name"]] = Preset(d["name"], ModelConfig.from_json(d["config"]), d["expected"],
                                         d["description"], d.get("reference", ""), tuple(d.get("bugs", ())))
+            EXPLORE[d["name"]] = dict(d.get("explore", {}))
 
 
 def to_json(names) -> list:
@@ -208,7 +209,7 @@ def to_json(names) -> list:
 
     return [{"name": n, "config": PRESETS[n].config.to_json(), "expected": PRESETS[n].expected,
              "description": PRESETS[n].description, "reference": PRESETS[n].reference,
-             "bugs": list(PRESETS[n].bugs)} for n in names if n in SOURCES]
+             "bugs": list(PRESETS[n].bugs), "explore": EXPLORE.get(n, {})} for n in names if n in SOURCES]
 
 #: the environment variable that carries the driver's user presets to Spark's executors
 ENV = "ISRLAB_USER_PRESETS"

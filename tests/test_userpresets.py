@@ -85,6 +85,25 @@ def test_bad_user_presets_are_one_line_errors(in_tmp, text, message):
     assert len(lines) == 1 and lines[0].startswith("isrlab: error: ") and message in lines[0], r.output
 
 
+def test_a_user_presets_explore_bounds_travel_with_it(in_tmp):
+    """An executor gets the preset's explore table too: the scopes engine's ladder reads its bounds there."""
+    from isrlab.campaign import scope_base
+
+    (in_tmp / "isrlab.toml").write_text(GOOD)
+    assert userpresets.load() == ["my-broker"]
+    sent = json.loads(json.dumps(userpresets.to_json(["my-broker"])))
+    assert scope_base("my-broker")["max_crashes"] == 1
+    userpresets.unload()                      # an executor's process: nothing of the driver's registered
+    assert "my-broker" not in PRESETS
+    try:
+        userpresets.register_json(sent)
+        assert PRESETS["my-broker"].bugs == ("KIP-320",) and userpresets.EXPLORE["my-broker"] == {"max_crashes": 1}
+        assert scope_base("my-broker")["max_crashes"] == 1
+    finally:
+        PRESETS.pop("my-broker", None)
+        userpresets.EXPLORE.pop("my-broker", None)
+
+
 @pytest.mark.spark
 @pytest.mark.xdist_group("spark")
 def test_user_presets_travel_to_spark_executors(in_tmp):
