@@ -785,8 +785,11 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
         per_preset = {r["preset"]: r.asDict() for r in runs.groupBy("preset").agg(
             F.count("*").alias("runs"), F.sum("steps").alias("steps"),
             F.count("violation").alias("violating_runs")).collect()}
+        # a campaign begun before the scopes engine has no scope column: its violations are all the presets' own
+        scope = (F.col("v.scope") if "scope" in runs.schema["violations"].dataType.elementType.names
+                 else F.lit(None).cast("string").alias("scope"))
         violations_df = (runs.select("preset", "seed", F.explode("violations").alias("v"))
-                         .select("preset", "seed", "v.invariant", "v.step", "v.trace", "v.scope"))
+                         .select("preset", "seed", "v.invariant", "v.step", "v.trace", scope))
         violations = [r.asDict() for r in violations_df.groupBy("preset", "invariant").agg(
             F.count("*").alias("runs"), F.min("step").alias("shortest_step"),
             F.min_by("seed", "step").alias("example_seed")).orderBy("preset", "invariant").collect()]
