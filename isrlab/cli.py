@@ -742,7 +742,7 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
         summary["result"] = preset_result(p, [a])
         summary.update(trace_file=path, newly_archived=written, original_length=len(r.actions),
                        shrunk_length=cx.shrunk_length, shrink_seconds=round(sr.seconds, 3),
-                       explanation=cx.trace.explanation)
+                       explanation=cx.trace.explanation, scope=r.scopes[0] if r.scopes else None)
         kept = cx.trace
     if as_json:
         click.echo(json.dumps(summary, indent=1))
@@ -759,6 +759,11 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
             click.echo(f"VIOLATION {summary['violation']['invariant']} "
                        f"(run seed {found[0]}, {summary['original_length']} steps shrunk to "
                        f"{summary['shrunk_length']} in {summary['shrink_seconds']} s)")
+            if summary["scope"] is not None:
+                from .properties.scopes import describe
+
+                click.echo(f"met in the small scope of {describe(summary['scope'])} (the trace's configuration; "
+                           f"the preset's has {p.config.n_brokers} brokers)")
             click.echo(summary["explanation"])
             kind, bugs = classify(p, a)
             click.echo({"found": f"as expected: {', '.join(bugs)}, attributed by its fix: {a.summary()}",

@@ -457,9 +457,10 @@ class ScopeProgress:
 
     def line(self) -> None:
         self.last = self.clock()
-        b = self.scope.bounds if self.scope is not None else {}
-        where = ", ".join(f"{k.removeprefix('max_')} {'none' if v is None else v}" for k, v in b.items())
-        print(f"{self.name}: {self.n:,} scopes searched, {self.states:,} states; last: {where}",
+        from .properties.scopes import describe
+
+        where = describe(self.scope.bounds) if self.scope is not None else "none yet"
+        print(f"{self.name}: {self.n:,} scope{'' if self.n == 1 else 's'} searched, {self.states:,} states; last: {where}",
               file=self.stream, flush=True)
 
     def close(self) -> None:

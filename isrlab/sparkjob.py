@@ -879,7 +879,7 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
                       "bugs": list(credited),
                       "original_length": s["original_length"], "shrunk_length": cx.shrunk_length,
                       "shrink_seconds": s["seconds"], "digest": cx.digest, "file": path, "newly_archived": written,
-                      "explanation": cx.trace.explanation})
+                      "explanation": cx.trace.explanation, "scope": scope})
     timings["shrink_s"] = time.monotonic() - t
 
     # -- the summary

@@ -171,3 +171,13 @@ def combined(out: ScopesResult) -> ExploreResult:
     r.stop_reason = (None if out.complete else "violation" if out.decisive is not None else
                      "budget" if out.stopped_by_budget else "max_states")
     return r
+
+
+def describe(bounds: dict) -> str:
+    """A scope in one line: ``3 brokers; records 0, crashes 0, expirations 2, leader epochs <= 0, controller epochs
+    <= 1; clock frozen``."""
+    t = bounds.get("max_time")
+    clock = "clock running" if t is None else "clock frozen" if t == 0 else f"clock to {t:,} ms"
+    return (f"{bounds['brokers']} brokers; records {bounds['max_records']}, crashes {bounds['max_crashes']}, "
+            f"expirations {bounds['max_expirations']}, leader epochs <= {bounds['max_epoch']}, controller epochs <= "
+            f"{bounds['max_controller_epoch']}; {clock}")

@@ -137,3 +137,22 @@ def test_scopes_refuse_what_contradicts_them(extra):
     r = CliRunner().invoke(explore_cmd, ["--scopes", "--preset", "kafka-2.4", "--no-archive", *extra])
     assert r.exit_code == 2, r.output
     assert r.output.count("\n") == 1 and "--scopes" in r.output
+
+
+@pytest.mark.unit
+def test_progress_names_the_last_scope_searched():
+    import io
+
+    from isrlab.explore_cmd import ScopeProgress
+    from isrlab.properties.scopes import describe
+
+    cfg = preset("kafka-2.4").config
+    first = ladder(cfg)[0]
+    assert describe(first) == ("2 brokers; records 0, crashes 0, expirations 0, leader epochs <= 0, controller epochs "
+                               "<= 1; clock frozen")
+    out = io.StringIO()
+    progress = ScopeProgress("kafka-2.4", every=0.0, stream=out)
+    res = search_scopes(cfg, {**explore_bounds("kafka-2.4"), "max_isr_changes": None}, pinned=first,
+                        progress=progress)
+    assert res.complete and out.getvalue() == (
+        f"kafka-2.4: 1 scope searched, {res.searched[0].result.distinct_states:,} states; last: {describe(first)}\n")
