@@ -739,7 +739,10 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
         path, written = _archive_or_fail(archive, preset_name, cx.trace)
         summary["violation"] = cx.trace.violation
         summary["attribution"] = a.to_json()
-        summary["result"] = preset_result(p, [a])
+        # a scopes run's earlier scopes passed the known bugs it met, the preset's own among them until all were found
+        met = [attribute(scope_config(preset_name, b), pa, pv.invariant, expected=p.bugs)
+               for (pv, pa), b in zip(r.passed, r.scopes[len(r.violations):])]
+        summary["result"] = preset_result(p, [a] + met)
         summary.update(trace_file=path, newly_archived=written, original_length=len(r.actions),
                        shrunk_length=cx.shrunk_length, shrink_seconds=round(sr.seconds, 3),
                        explanation=cx.trace.explanation, scope=r.scopes[0] if r.scopes else None)

@@ -84,3 +84,13 @@ def test_fuzz_in_process_archives_the_trace_in_its_scopes_configuration(tmp_path
 def test_the_engine_is_one_of_the_commands_choices():
     r = CliRunner().invoke(main, ["fuzz", "--master", "none", "--engine", "nope", "--runs", "1"])
     assert r.exit_code == 2 and "scopes" in r.output
+
+
+def test_the_known_bugs_a_run_went_past_are_in_the_hunts_result(tmp_path):
+    """kafka-2.7's ladder meets KAFKA-14140 (a known bug the preset does not expect) in an earlier scope, goes past
+    it, and finds KAFKA-13091: both are credited, each attributed in the configuration of the scope it was met in."""
+    r = CliRunner().invoke(main, ["fuzz", "--master", "none", "--engine", "scopes", "--preset", "kafka-2.7", "--seed",
+                                  "100", "--archive", str(tmp_path), "--json"])
+    assert r.exit_code == 1, r.output
+    result = json.loads(r.stdout)["result"]
+    assert result["found"] == ["KAFKA-13091"] and result["known"] == ["KAFKA-14140"] and not result["unexpected"]
