@@ -603,6 +603,11 @@ def shard_row(task: tuple) -> tuple:
     return tuple(rec[f] for f in shard_schema.names)
 
 
+def _scope_config(preset_name: str, scope_text: str | None):
+    """The configuration a violation record's trace was met in (its ``scope`` column: a scope's bounds as JSON)."""
+    return scope_config(preset_name, None if scope_text is None else json.loads(scope_text))
+
+
 def shrink_candidate(cand: tuple) -> dict:
     """Executor side: shrink one violating run's trace; plain data back (actions as JSON)."""
     from .archive import trace_digest
@@ -613,7 +618,7 @@ def shrink_candidate(cand: tuple) -> dict:
     preset_name, invariant, seed, trace_text, scope, budget = cand
     register_env()
     p = get_preset(preset_name)
-    cfg = scope_config(preset_name, None if scope is None else json.loads(scope))
+    cfg = _scope_config(preset_name, scope)
     actions = [action_from_json(a) for a in json.loads(trace_text)]
     sr, a = shrink_attributed(cfg, actions, invariant, expected=p.bugs, time_budget_s=budget)
     return {"preset": preset_name, "invariant": invariant, "seed": seed, "scope": scope, "original_length": len(actions),
@@ -631,7 +636,7 @@ def attribute_candidate(cand: tuple) -> tuple:
     preset_name, invariant, seed, trace_text, scope = cand
     register_env()
     p = get_preset(preset_name)
-    cfg = scope_config(preset_name, None if scope is None else json.loads(scope))
+    cfg = _scope_config(preset_name, scope)
     a = attribute(cfg, [action_from_json(x) for x in json.loads(trace_text)], invariant, expected=p.bugs)
     return (preset_name, invariant, seed, trace_text, scope, ",".join(sorted(a.bugs)))
 
@@ -857,7 +862,7 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
     attributions: dict[str, list] = {}
     for s in distinct.values():
         scope = None if s["scope"] is None else json.loads(s["scope"])
-        cfg = scope_config(s["preset"], scope)
+        cfg = _scope_config(s["preset"], s["scope"])
         actions = [action_from_json(a) for a in json.loads(s["actions"])]
         provenance = {"engine": spec.engine, "campaign": cid, "campaign_seed": spec.seed, "run_seed": s["seed"],
                       "max_steps": spec.steps, "extensions": spec.extensions if spec.engine == "guided" else None,
