@@ -355,7 +355,7 @@ def _conf_pairs(pairs) -> dict:
 def fuzz(preset_names, master, shards, seed, runs, budget, engine, max_steps, extensions, invariants, no_swarm,
          run_seed, shrink_budget, shrink_candidates, out, archive, conf, check_expected, as_json, verbose,
          resume) -> None:
-    """Fuzz presets: seeded swarm runs with every invariant checked after every step.
+    """Fuzz presets: seeded runs of one engine (--engine) with every invariant checked after every step.
 
     By default a campaign on Spark (embedded local[*]): seeds sharded over the cluster, results as
     Parquet tables under --out, violations deduplicated, shrunk, explained and archived under
