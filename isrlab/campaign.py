@@ -226,7 +226,8 @@ def run_one(spec: CampaignSpec, preset_name: str, seed: int, should_stop=None,
     same run; a Hypothesis run reports its first (shrunk) failure only.  ``go_past(violation, actions)``: what the
     guided search goes past (default ``known_elsewhere``: known bugs the preset does not expect).  ``should_stop`` (a
     ``budget.Deadline``) reaches every engine's inner loop: a run it cuts short says so (``stopped``)
-    and did what the same seed does unbounded up to there.
+    and did what the same seed does unbounded up to there.  A scopes run calls ``go_past`` with a third argument,
+    the configuration of the scope the violation was met in.
     """
     p = get_preset(preset_name)
     cfg = p.config
@@ -237,7 +238,7 @@ def run_one(spec: CampaignSpec, preset_name: str, seed: int, should_stop=None,
         found = [(v, r.actions[:v.step]) for v in r.violations]
         return RunOutcome(seed, r.steps, found, r.kind_counts, r.witnesses, r.errors_seen, r.stopped)
     if spec.engine == "scopes":
-        return _scopes_run(spec, preset_name, seed, should_stop)
+        return _scopes_run(spec, preset_name, seed, should_stop, go_past)
     if spec.engine == "guided":
         r = search(cfg, seed, spec.extensions, spec.steps, spec.checked, should_stop=should_stop, keep_going=keep,
                    liveness=spec.liveness, go_past=known_elsewhere(p) if go_past is None else go_past)
@@ -271,16 +272,22 @@ def scope_config(preset_name: str, scope: dict | None):
     return search_args(cfg, {**scope_base(preset_name), **scope})[0]
 
 
-def _scopes_run(spec: CampaignSpec, preset_name: str, seed: int, should_stop) -> RunOutcome:
+def _scopes_run(spec: CampaignSpec, preset_name: str, seed: int, should_stop, go_past=None) -> RunOutcome:
     """One scopes run: the ladder within the preset's budgets in ``seed``'s order, judged scope by scope as
     ``isrlab explore --scopes`` judges it (the preset's known bugs gone past), until a violation it keeps, the
-    budget, or the ladder's end."""
+    budget, or the ladder's end.  ``go_past(violation, actions, scope_cfg)``, if given, judges instead (what a
+    mutation hunt goes past); the violations it passes are not reported."""
     from .properties.attribution import ScopeJudges
     from .properties.invariants import Violation
     from .properties.scopes import combined, search_scopes
 
     p = get_preset(preset_name)
-    out = search_scopes(p.config, scope_base(preset_name), judge_for=ScopeJudges(p), seed=seed,
+    if go_past is None:
+        judge_for = ScopeJudges(p)
+    else:
+        def judge_for(scfg):
+            return lambda name, facts, actions: go_past(Violation(name, len(actions), facts), actions, scfg)
+    out = search_scopes(p.config, scope_base(preset_name), judge_for=judge_for, seed=seed,
                         scope_states=spec.steps, should_stop=should_stop, max_rounds=SCOPE_PASSES,
                         invariants=spec.checked)
     if not out.searched:
@@ -291,7 +298,7 @@ def _scopes_run(spec: CampaignSpec, preset_name: str, seed: int, should_stop) ->
         for f in out.decisive.result.found.values():
             found.append((f.violation, list(f.actions)))
             scopes.append(dict(out.decisive.bounds))
-    for sc in out.searched:
+    for sc in out.searched if go_past is None else ():
         for (name, _kind, _bugs), (actions, facts) in sc.judge.passed.items():
             passed.append((Violation(name, len(actions), facts), list(actions)))
             scopes.append(dict(sc.bounds))

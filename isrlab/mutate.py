@@ -28,7 +28,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 
-from .campaign import ENGINES, CampaignSpec, run_one, run_seed
+from .campaign import CAMPAIGN_ENGINES, CampaignSpec, run_one, run_seed, scope_config
 from .properties import mutants as registry
 from .properties.budget import Deadline
 
@@ -61,9 +61,9 @@ class MutateSpec:
     def __post_init__(self):
         for name in self.mutants:
             registry.lookup(name)
-        unknown = [e for e in self.engines if e not in ENGINES]
+        unknown = [e for e in self.engines if e not in CAMPAIGN_ENGINES]
         if unknown:
-            raise ValueError(f"unknown engine(s) {', '.join(unknown)} (known: {', '.join(ENGINES)})")
+            raise ValueError(f"unknown engine(s) {', '.join(unknown)} (known: {', '.join(CAMPAIGN_ENGINES)})")
         if self.budget_s is None and self.max_steps is None:
             raise ValueError("a mutation run needs a budget in seconds or in steps")
 
@@ -189,14 +189,15 @@ def hunt(spec: MutateSpec, mutant: str, engine: str, seed: int, clock=time.monot
     found = None
     saved = registry.install(mutant)
 
-    def judge(v, actions) -> tuple:
-        """The unmutated model's outcome on a violation's trace, replayed once (reruns meet it again); counts own."""
-        key = (v.invariant, tuple(actions))
+    def judge(v, actions, at=cfg) -> tuple:
+        """The unmutated model's outcome on a violation's trace (in configuration ``at``: a scope's, for the scopes
+        engine), replayed once (reruns meet it again); counts own."""
+        key = (v.invariant, tuple(actions), at)
         hit = judged.get(key)
         if hit is not None:
             return hit
         try:
-            outcome = unmutated_outcome(saved, cfg, actions, v.invariant)
+            outcome = unmutated_outcome(saved, at, actions, v.invariant)
         except Exception as e:  # noqa: BLE001 - the real model failing is reported, never a kill
             raise _UnmutatedError(f"unmutated replay of {v.invariant}: {type(e).__name__}: {str(e)[:140]}") from None
         judged[key] = outcome
@@ -208,7 +209,8 @@ def hunt(spec: MutateSpec, mutant: str, engine: str, seed: int, clock=time.monot
 
     try:
         try:
-            while found is None and not stop():
+            exhausted = False   # a scopes run searched its whole ladder: another seed would search the same scopes
+            while found is None and not exhausted and not stop():
                 rseed = run_seed(seed, 0, index)
                 index += 1
                 skip: tuple = ()
@@ -216,15 +218,18 @@ def hunt(spec: MutateSpec, mutant: str, engine: str, seed: int, clock=time.monot
                     cspec = CampaignSpec(presets=(spec.preset,), seed=seed, engine=engine, shards=1, runs=None,
                                          shard_budget_s=spec.budget_s or 1.0,
                                          invariants=tuple(n for n in every if n not in skip))
-                    r = _run(cspec, spec.preset, rseed, deadline, lambda v, actions: not is_kill(judge(v, actions)))
+                    r = _run(cspec, spec.preset, rseed, deadline,
+                             lambda v, actions, at=cfg: not is_kill(judge(v, actions, at)))
                     runs += 1
                     steps += r.steps
+                    exhausted = r.exhausted
                     if not r.violations:
                         break
-                    for v, actions in r.violations:      # found at one step (or one settling): the first kill counts
-                        outcome = judge(v, actions)
+                    for n, (v, actions) in enumerate(r.violations):   # found at one step (or one settling): the
+                        at = scope_config(spec.preset, r.scopes[n]) if r.scopes else cfg   # first kill counts
+                        outcome = judge(v, actions, at)
                         if is_kill(outcome):
-                            found = (v, actions, outcome)
+                            found = (v, actions, outcome, at)
                             break
                         skip += (v.invariant,)
                     if found is None and (len(skip) >= len(every) or stop()):
@@ -237,12 +242,12 @@ def hunt(spec: MutateSpec, mutant: str, engine: str, seed: int, clock=time.monot
         row.update(seconds=round(clock() - t0, 3), steps=steps, runs=runs, own_violations=sum(own.values()),
                    own_invariants=",".join(sorted(own)) or None)
         if found is not None:
-            v, actions, outcome = found
+            v, actions, outcome, at = found
             row.update(killed=True, invariant=v.invariant, original_length=len(actions), unmutated=outcome[0],
                        unmutated_step=outcome[1])
             try:
-                sr = shrink(cfg, actions, v.invariant, time_budget_s=spec.shrink_budget_s,
-                            keep=lambda c: is_kill(unmutated_outcome(saved, cfg, c, v.invariant)))
+                sr = shrink(at, actions, v.invariant, time_budget_s=spec.shrink_budget_s,
+                            keep=lambda c: is_kill(unmutated_outcome(saved, at, c, v.invariant)))
                 row["shrunk_length"] = sr.shrunk_length
             except Exception as e:  # noqa: BLE001 - the kill stands; only its shrunk length is missing
                 row["error"] = f"shrink: {type(e).__name__}: {str(e)[:160]}"

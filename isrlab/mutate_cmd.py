@@ -14,7 +14,7 @@ import time
 
 import click
 
-from .campaign import ENGINES
+from .campaign import CAMPAIGN_ENGINES
 from .exits import EXIT_OK, InputError, RunError
 from .inputs import PRESET, SECONDS, SEEDS, Count, Number, check_output_folder, is_remote
 
@@ -139,7 +139,7 @@ def _print(summary: dict, where: dict) -> None:
 @click.command("mutate")
 @click.option("--preset", "preset_name", default="kafka-2.4", show_default=True, type=PRESET,
               help="The preset the mutants are applied to.")
-@click.option("--engine", "engines", multiple=True, type=click.Choice(list(ENGINES)),
+@click.option("--engine", "engines", multiple=True, type=click.Choice(list(CAMPAIGN_ENGINES)),
               help="Engine (repeatable, as isrlab fuzz names them). Default: guided.")
 @click.option("--budget", default=60.0, show_default=True, type=SECONDS,
               help="Seconds per mutant, engine and seed (checked inside the engines' loops, as isrlab fuzz does).")

@@ -116,6 +116,21 @@ def test_walker_kills_within_a_step_budget(name, invariant):
         (row["steps"], row["invariant"], row["original_length"])
 
 
+@pytest.mark.parametrize("preset_name,name,invariant", [("kafka-2.4", "hw-not-monotonic", "log_offsets"),
+                                                         ("kafka-4.1", "fence-keeps-isr", "isr_members_eligible")])
+def test_the_scopes_engine_kills_in_a_scopes_configuration(preset_name, name, invariant):
+    """The ladder's judge is the hunt's (the unmutated model's outcome, replayed in the scope's configuration): a
+    violation the real model shows too is gone past, a kill ends the hunt, and the kill is shrunk in that scope."""
+    spec = MutateSpec(preset=preset_name, mutants=(name,), engines=("scopes",), seeds=(0,), budget_s=60,
+                      shrink_budget_s=2.0)
+    row = hunt(spec, name, "scopes", 0)
+    assert row["killed"] and row["invariant"] == invariant and row["runs"] == 1, row
+    assert row["shrunk_length"] <= row["original_length"] and "the unmutated model holds" in row["evidence"]
+    again = hunt(spec, name, "scopes", 0)
+    assert (again["steps"], again["original_length"], again["shrunk_length"]) == \
+        (row["steps"], row["original_length"], row["shrunk_length"])
+
+
 #: KRaft-only mutants a seeded walk on kafka-4.1 kills within a step budget
 QUICK_KRAFT_KILLS = (
     ("fence-keeps-isr", "isr_members_eligible"),
