@@ -692,7 +692,6 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
         this_seed = run_seed if run_seed is not None else seed_of(spec.seed, 0, n)
         r = run_one(spec, preset_name, this_seed, should_stop=over, keep_going=False)
         n += 1
-        cfg = scope_config(preset_name, r.scopes[0] if r.scopes and r.violation is not None else None)
         total_steps += r.steps
         for k, c in r.kind_counts.items():
             kinds_seen[k] = kinds_seen.get(k, 0) + c
@@ -703,6 +702,7 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
             "action kinds": f"{len(kinds_seen)}/{len(ACTION_KINDS)}",
             "witnesses": f"{len(seen_witnesses)}/{len(WITNESSES)}", "violations": 0})
         if r.violation is not None:
+            cfg = scope_config(preset_name, r.scopes[0] if r.scopes else None)   # a scopes run's: its scope's
             a = attribute(cfg, r.actions, r.violation.invariant, start=None, expected=p.bugs)
             kind, _ = classify(p, a)
             if kind == "known" and run_seed is None:   # a known bug the preset does not expect: go on past it

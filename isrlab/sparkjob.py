@@ -862,7 +862,7 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
     attributions: dict[str, list] = {}
     for s in distinct.values():
         scope = None if s["scope"] is None else json.loads(s["scope"])
-        cfg = _scope_config(s["preset"], s["scope"])
+        cfg = scope_config(s["preset"], scope)
         actions = [action_from_json(a) for a in json.loads(s["actions"])]
         provenance = {"engine": spec.engine, "campaign": cid, "campaign_seed": spec.seed, "run_seed": s["seed"],
                       "max_steps": spec.steps, "extensions": spec.extensions if spec.engine == "guided" else None,
