@@ -233,7 +233,7 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
                "states_per_second": round(res.states_per_second),
                "passed_violations": res.passed, "attributions_made": sum(j.made for j in judges),
                "attribution_seconds": round(sum(j.seconds for j in judges), 3),
-               "kinds": res.kinds, "violations": []}
+               "kinds": res.kinds, "bounds_met": sorted(res.bounds_met), "violations": []}
     if ladder is not None:
         summary["scopes"] = ladder
     if symmetry and not res.stopped_by_budget and ladder is None:
@@ -331,7 +331,8 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
     else:
         if ladder is not None:
             click.echo(f"small scopes first: {ladder['searched']:,} searches of {ladder['scopes']:,} scopes "
-                       f"({ladder['complete']:,} complete; stopped at {ladder['first_cap']:,} states, then "
+                       f"({ladder['complete']:,} complete, {ladder['same']:,} more the same as a complete one below "
+                       f"them; stopped at {ladder['first_cap']:,} states, then "
                        f"{ladder['growth']}x as many), "
                        + ("every scope complete" if res.complete else
                           f"the {'deciding' if res.found else 'last'} scope's bounds:"))
@@ -342,6 +343,10 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
                    f"{res.depth}, {res.seconds:.1f} s ({summary['states_per_second']:,} states/s), "
                    + status_text(res, budget, max_states, max_depth, all_violations, bool(summary["violations"]),
                                  known_only))
+        unmet = bounds_never_met(res, b) if spark_info is None and ladder is None else []
+        if unmet:
+            click.echo(f"bounds never met: {', '.join('--' + n.replace('_', '-') for n in unmet)} (no state used "
+                       "them up and no transition was pruned by them: raised, the search is the same)")
         if spark_info is not None:
             resumed = spark_info["resumed_from"]
             click.echo(f"on Spark ({spark_info['master']}): {len(spark_info['levels'])} levels"
@@ -429,7 +434,8 @@ def _scopes(p, cfg, b, given, no_time_bound, seed, judge, deadline, explore_kw, 
         sc.judge.scope = sc.bounds   # where each judge's passed violations were met (their traces' provenance)
     last = out.decisive or out.searched[-1]
     info = {"scopes": out.scopes, "searched": len(out.searched),
-            "complete": sum(1 for s in out.searched if s.result.complete), "first_cap": first_cap, "growth": GROWTH,
+            "complete": sum(1 for s in out.searched if s.result.complete), "same": len(out.same),
+            "first_cap": first_cap, "growth": GROWTH,
             "seed": seed, "pinned": sorted(pinned), "deciding": None if out.decisive is None else last.bounds,
             "every_scope_complete": out.complete}
     return combined(out), info, last.cfg, last.kw, last.search, judges
@@ -591,6 +597,15 @@ def missed_bug_text(name: str, expected: str, bugs, found, res, budget, max_stat
            "max_states": f"--max-states {max_states:,}", "max_depth": f"--max-depth {max_depth}"}
     return (f"{what} not found before {why.get(res.stop_reason, res.stop_reason)} stopped the "
             f"search: raise it, or {fuzz}")
+
+
+def bounds_never_met(res, b: dict) -> list:
+    """The bounds of a complete in-process search that it never met (``ExploreResult.bounds_met``), by option name."""
+    if not res.complete:
+        return []
+    names = ("max_records", "max_crashes", "max_expirations", "max_controller_epoch", "max_epoch", "max_isr_changes",
+             "max_time", "max_queue")
+    return [n for n in names if b.get(n) is not None and n not in res.bounds_met]
 
 
 def describe_bounds(cfg, b: dict) -> str:

@@ -841,20 +841,41 @@ def exchange_next(acts, last):
     return None
 
 
-def _out_of_bounds(s, max_leader_epoch, max_isr_changes, max_queue=None) -> bool:
+def _out_of_bounds(s, max_leader_epoch, max_isr_changes, max_queue=None) -> str | None:
+    """The bound (``isrlab explore``'s option name) state s is beyond, or None."""
     if max_isr_changes is not None and s.ghost.isr_shrinks + s.ghost.isr_expands > max_isr_changes:
-        return True
+        return "max_isr_changes"
     if max_queue is not None:
         for c in s.controllers:
             for q in c.queues:
                 if len(q) > max_queue:
-                    return True
+                    return "max_queue"
     if max_leader_epoch is None:
-        return False
+        return None
     for st in s.controller_partition_states():
         if st is not None and st.leader_epoch > max_leader_epoch:
-            return True
-    return False
+            return "max_epoch"
+    return None
+
+
+#: the configuration budgets a state can use up, by ``isrlab explore``'s option name
+BUDGETS = ("max_records", "max_crashes", "max_expirations", "max_controller_epoch")
+
+
+def budgets_used_up(cfg: ModelConfig, s) -> set:
+    """The budgets of ``BUDGETS`` that state s has used up (its counters at the configuration's limits): while one
+    is not, raising it enables nothing in s."""
+    g = s.ghost
+    out = set()
+    if g.produced >= cfg.max_records:
+        out.add("max_records")
+    if g.crashes >= cfg.max_crashes:
+        out.add("max_crashes")
+    if g.session_expirations >= cfg.max_session_expirations:
+        out.add("max_expirations")
+    if s.zk.controller_epoch >= cfg.max_controller_epoch or g.controller_moves >= cfg.max_controller_moves:
+        out.add("max_controller_epoch")
+    return out
 
 
 # =========================================================================== result
@@ -904,6 +925,10 @@ class ExploreResult:
     cpu_seconds: float = 0.0      # this process's CPU time (the figure a loaded machine does not inflate)
     #: why a search that is not complete stopped: "violation", "budget", "max_states", "max_depth"; None if complete
     stop_reason: str | None = None
+    #: the bounds the search met (option names: a transition pruned by ``max_epoch``, ``max_time``, ...; a state
+    #: that used up ``max_records``, ...).  A complete search that never met a bound has the same states, and the
+    #: same verdict, with that bound raised.
+    bounds_met: frozenset = frozenset()
 
     @property
     def visited(self) -> int:
@@ -1068,6 +1093,8 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
                         tuple(sorted(k.__name__ for k in without)), compressed=compress, max_queue=max_queue,
                         composite=composite)
     seen = {key(s0): 0}
+    met: set = set()                        # the bounds a transition was pruned by
+    used = budgets_used_up(cfg, s0)         # the budgets a state kept used up (counters only grow along a path)
     res.parent.append(-1)
     res.via.append(None)
     res.depths.append(0)
@@ -1208,8 +1235,11 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
             res.transitions += 1
             kname = type(a).__name__
             kinds[kname] = kinds.get(kname, 0) + 1
-            if _out_of_bounds(t, max_leader_epoch, max_isr_changes, max_queue) or (deadline is not None and t.now > deadline):
+            why = _out_of_bounds(t, max_leader_epoch, max_isr_changes, max_queue) or (
+                "max_time" if deadline is not None and t.now > deadline else None)
+            if why:
                 res.pruned += 1
+                met.add(why)
                 if edges is not None:
                     edges.append((i, -1, a))
                 continue
@@ -1243,8 +1273,13 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
                 kname = type(b).__name__
                 kinds[kname] = kinds.get(kname, 0) + 1
                 res.chain_states += 1
-                if _out_of_bounds(u, max_leader_epoch, max_isr_changes, max_queue) or (deadline is not None and u.now > deadline):
+                why = _out_of_bounds(u, max_leader_epoch, max_isr_changes, max_queue) or (
+                    "max_time" if deadline is not None and u.now > deadline else None)
+                if why:
                     res.pruned += 1
+                    met.add(why)
+                    if len(used) < len(BUDGETS):
+                        used.update(budgets_used_up(cfg, t))   # t is checked but not stored
                     t = None   # a dead end: t is checked, its one transition leaves the bounds
                     break
                 errors |= u.ghost.errors_seen
@@ -1272,6 +1307,8 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
                     res.depth = dd
                 states_by_id[j] = (t, t_acts, mask | passed)
                 heappush(heap, (dd, j))
+                if len(used) < len(BUDGETS):
+                    used.update(budgets_used_up(cfg, t))
                 if keep_graph:
                     res.states.append(t)
                 if len(wit) < len(WITNESSES):
@@ -1331,6 +1368,7 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
     res.distinct_states = len(parent)
     res.queue = len(states_by_id)
     res.kinds = dict(sorted(kinds.items()))
+    res.bounds_met = frozenset(met | used)
     res.errors_seen = errors
     res.witnesses = frozenset(wit)
     res.seconds = time.perf_counter() - t0

@@ -86,6 +86,9 @@ class ScopesResult:
     searched: list = field(default_factory=list)
     decisive: Scope | None = None
     scopes: int = 0              # how many scopes the ladder holds
+    #: the scopes not searched, each with the complete scope one step below it that never met the bound it raises
+    #: (the same states and verdict): (bounds, that scope's bounds)
+    same: list = field(default_factory=list)
     complete: bool = False       # every scope searched to the end
     stopped_by_budget: bool = False
 
@@ -108,6 +111,8 @@ def search_scopes(cfg, base: dict, *, judge_for=None, seed: int = 0, scope_state
     todo = ladder(cfg, pinned, seed)
     out.scopes = len(todo)
     cap = scope_states
+    names = [name for name, _values in DIMENSIONS]
+    done: dict = {}   # the complete scopes, by rank tuple: (the bounds each met, its own bounds)
     for rnd in range(max_rounds):
         capped = []
         stopped = set()   # the scopes the cap stopped in this pass, as rank tuples
@@ -116,6 +121,17 @@ def search_scopes(cfg, base: dict, *, judge_for=None, seed: int = 0, scope_state
                 out.stopped_by_budget = True
                 return out
             ranks = _ranks(bounds)
+            same = None
+            for i, r in enumerate(ranks):
+                below = ranks[:i] + (r - 1,) + ranks[i + 1:]
+                if r and names[i] != "brokers" and below in done and names[i] not in done[below][0]:
+                    same = below
+                    break
+            if same is not None:
+                # one step above a complete scope along a bound that search never met: the same states and verdict
+                done[ranks] = done[same]
+                out.same.append((bounds, done[same][1]))
+                continue
             if any(ranks[:i] + (r - 1,) + ranks[i + 1:] in stopped for i, r in enumerate(ranks) if r):
                 # a scope one step smaller stopped at this cap: this one holds its states and more, so it waits for
                 # the next pass's larger cap rather than spend this one's
@@ -136,7 +152,9 @@ def search_scopes(cfg, base: dict, *, judge_for=None, seed: int = 0, scope_state
             if r.stopped_by_budget:
                 out.stopped_by_budget = True
                 return out
-            if not r.complete:
+            if r.complete:
+                done[ranks] = (r.bounds_met, bounds)
+            else:
                 capped.append(bounds)
                 stopped.add(ranks)
         if not capped:
