@@ -233,7 +233,9 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
                "states_per_second": round(res.states_per_second),
                "passed_violations": res.passed, "attributions_made": sum(j.made for j in judges),
                "attribution_seconds": round(sum(j.seconds for j in judges), 3),
-               "kinds": res.kinds, "bounds_met": sorted(res.bounds_met), "violations": []}
+               "kinds": res.kinds, "violations": [],
+               # the bounds the search met (None on Spark, whose levels do not gather them)
+               "bounds_met": None if spark_info is not None else sorted(res.bounds_met)}
     if ladder is not None:
         summary["scopes"] = ladder
     if symmetry and not res.stopped_by_budget and ladder is None:
