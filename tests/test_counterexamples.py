@@ -11,10 +11,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from isrlab.campaign import scope_base, scope_config
 from isrlab.cli import main
 from isrlab.model import actions as A
 from isrlab.model.config import PRESETS
 from isrlab.model.trace import load_trace, validate_json
+from isrlab.properties.explore import search_args
 
 pytestmark = pytest.mark.unit
 
@@ -37,7 +39,8 @@ def test_counterexample_replays_to_its_violation(path):
     assert m and m["preset"] == trace.preset, path.name
     assert trace.expect == "violation"
     assert trace.explanation and trace.provenance.get("engine"), "archived files carry their story"
-    assert PRESETS[trace.preset].config == trace.config
+    # the preset's configuration, or for a trace met in a small scope (``isrlab fuzz --engine scopes``) that scope's
+    assert scope_config(trace.preset, trace.provenance.get("scope")) == trace.config
     r = CliRunner().invoke(main, ["replay", str(path), "--json"])
     assert r.exit_code == 1, r.output
     out = json.loads(r.stdout)
@@ -81,6 +84,9 @@ def _fixed_config(trace):
     from isrlab.model.config import preset
 
     cfg = preset(_fixed_name(trace)).config
+    scope = trace.provenance.get("scope")
+    if scope is not None:   # met in a small scope: the fixed release within the same bounds
+        cfg = search_args(cfg, {**scope_base(trace.preset), **scope})[0]
     if trace.config.max_alter_isr_failures:   # a fault's budget, no fix: the fixed release meets the same answers
         cfg = cfg.replace(max_alter_isr_failures=trace.config.max_alter_isr_failures)
     return with_fix(cfg, [BUGS["pending-reset-race"]]) if cfg.kip_500 else cfg
