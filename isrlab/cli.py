@@ -731,7 +731,8 @@ def _hunt(spec, preset_name, run_seed, budget, runs, shrink_budget, archive, as_
                                   time_budget_s=shrink_budget)
         provenance = {"engine": engine, "campaign_seed": spec.seed, "run_index": None if run_seed is not None else n - 1,
                       "run_seed": this_seed, "max_steps": max_steps,
-                      "extensions": spec.extensions if engine == "guided" else None, "swarm": spec.swarm,
+                      "extensions": spec.extensions if engine == "guided" else None,
+                      "swarm": None if engine == "scopes" else spec.swarm,   # the ladder draws no action kinds
                       **({"scope": r.scopes[0]} if r.scopes else {})}
         cx = counterexample(preset_name, cfg, sr.actions, v.invariant, provenance, len(r.actions),
                             sr.seconds, not sr.stopped_early)

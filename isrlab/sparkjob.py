@@ -866,7 +866,8 @@ def run_campaign(spark, spec: CampaignSpec, out: str, archive: str, shrink_candi
         actions = [action_from_json(a) for a in json.loads(s["actions"])]
         provenance = {"engine": spec.engine, "campaign": cid, "campaign_seed": spec.seed, "run_seed": s["seed"],
                       "max_steps": spec.steps, "extensions": spec.extensions if spec.engine == "guided" else None,
-                      "swarm": spec.swarm, **({} if scope is None else {"scope": scope})}
+                      "swarm": None if spec.engine == "scopes" else spec.swarm,
+                      **({} if scope is None else {"scope": scope})}
         try:
             cx = counterexample(s["preset"], cfg, actions, s["invariant"], provenance, s["original_length"],
                                 s["seconds"], s["complete"])

@@ -75,6 +75,7 @@ def test_fuzz_in_process_archives_the_trace_in_its_scopes_configuration(tmp_path
     (path,) = tmp_path.glob("*.json")
     t = load_trace(str(path))
     assert t.provenance["scope"] == out["scope"] and out["scope"]["brokers"] == t.config.n_brokers == 2
+    assert t.provenance["swarm"] is None and t.provenance["extensions"] is None   # the ladder draws no kinds
     text = CliRunner().invoke(main, args[:-1])
     assert text.exit_code == 1 and "met in the small scope of 2 brokers; records 0" in text.output
     replayed = CliRunner().invoke(main, ["replay", "--expected", str(path)])

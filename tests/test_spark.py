@@ -178,6 +178,7 @@ def test_scopes_engine_runs_inside_executors_and_archives_in_the_scopes_configur
     (cx,) = s["counterexamples"]
     trace = load_trace(cx["file"])
     assert trace.provenance["scope"] == cx["scope"] and cx["scope"]["brokers"] == trace.config.n_brokers == 2
+    assert trace.provenance["swarm"] is None
     assert any(v.invariant == cx["invariant"] for v in replay(trace).violations)
     assert trace.attribution["bugs"] == ["KAFKA-13916"]
 
