@@ -347,7 +347,7 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
                                  known_only))
         unmet = bounds_never_met(res, b) if spark_info is None and ladder is None else []
         if unmet:
-            click.echo(f"bounds never met: {', '.join('--' + n.replace('_', '-') for n in unmet)} (no state used "
+            click.echo(f"bounds never met: {', '.join(_option(n) for n in unmet)} (no state used "
                        "them up and no transition was pruned by them: raised, the search is the same)")
         if spark_info is not None:
             resumed = spark_info["resumed_from"]
@@ -589,8 +589,10 @@ def missed_bug_text(name: str, expected: str, bugs, found, res, budget, max_stat
         return None
     fuzz = f"`isrlab fuzz --preset {name}` searches further"
     if res.complete:
-        return (f"{what} is not within these bounds (no violation found is attributed to it): try larger ones "
-                f"(`isrlab explore --help`), or {fuzz}")
+        met = [_option(n) for n in BOUND_NAMES if n in getattr(res, "bounds_met", ())]
+        larger = (f"more `--brokers`, or raise a bound it met ({', '.join(met)}; one it never met changes nothing)"
+                  if met else "larger ones (`isrlab explore --help`)")
+        return f"{what} is not within these bounds (no violation found is attributed to it): try {larger}, or {fuzz}"
     if res.stop_reason == "violation" and stopped_at is not None:
         inv, why = stopped_at
         return (f"{what} not reached: the search stopped at a violation of {inv} ({why}); "
@@ -601,13 +603,20 @@ def missed_bug_text(name: str, expected: str, bugs, found, res, budget, max_stat
             f"search: raise it, or {fuzz}")
 
 
+#: the bounds a search can meet (``ExploreResult.bounds_met``), in the order the command names them
+BOUND_NAMES = ("max_records", "max_crashes", "max_expirations", "max_controller_epoch", "max_epoch", "max_isr_changes",
+               "max_time", "max_queue")
+
+
+def _option(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
 def bounds_never_met(res, b: dict) -> list:
     """The bounds of a complete in-process search that it never met (``ExploreResult.bounds_met``), by option name."""
     if not res.complete:
         return []
-    names = ("max_records", "max_crashes", "max_expirations", "max_controller_epoch", "max_epoch", "max_isr_changes",
-             "max_time", "max_queue")
-    return [n for n in names if b.get(n) is not None and n not in res.bounds_met]
+    return [n for n in BOUND_NAMES if b.get(n) is not None and n not in res.bounds_met]
 
 
 def describe_bounds(cfg, b: dict) -> str:

@@ -55,6 +55,9 @@ def test_a_bug_outside_completed_bounds_is_said_in_one_line():
     line = [x for x in r.stdout.splitlines() if "is not within these bounds" in x]
     assert len(line) == 1 and "stale_controller_write_refused" in line[0]
     assert "isrlab fuzz --preset no-kafka-6082" in line[0]
+    # the bounds worth raising are those the search met: the controller epoch is one, the leader epoch is not
+    hint = line[0].split("raise a bound it met (")[1].split(";")[0]
+    assert "--max-controller-epoch" in hint and "--max-epoch" not in hint
 
 
 @pytest.mark.scenario
