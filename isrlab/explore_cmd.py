@@ -233,9 +233,7 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
                "states_per_second": round(res.states_per_second),
                "passed_violations": res.passed, "attributions_made": sum(j.made for j in judges),
                "attribution_seconds": round(sum(j.seconds for j in judges), 3),
-               "kinds": res.kinds, "violations": [],
-               # the bounds the search met (None on Spark, whose levels do not gather them)
-               "bounds_met": None if spark_info is not None else sorted(res.bounds_met)}
+               "kinds": res.kinds, "bounds_met": sorted(res.bounds_met), "violations": []}
     if ladder is not None:
         summary["scopes"] = ladder
     if symmetry and not res.stopped_by_budget and ladder is None:
@@ -345,7 +343,7 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
                    f"{res.depth}, {res.seconds:.1f} s ({summary['states_per_second']:,} states/s), "
                    + status_text(res, budget, max_states, max_depth, all_violations, bool(summary["violations"]),
                                  known_only))
-        unmet = bounds_never_met(res, b) if spark_info is None and ladder is None else []
+        unmet = bounds_never_met(res, b) if ladder is None else []
         if unmet:
             click.echo(f"bounds never met: {', '.join(_option(n) for n in unmet)} (no state used "
                        "them up and no transition was pruned by them: raised, the search is the same)")
@@ -589,6 +587,8 @@ def missed_bug_text(name: str, expected: str, bugs, found, res, budget, max_stat
         return None
     fuzz = f"`isrlab fuzz --preset {name}` searches further"
     if res.complete:
+        from .properties.explore import BOUND_NAMES
+
         met = [_option(n) for n in BOUND_NAMES if n in getattr(res, "bounds_met", ())]
         larger = (f"more `--brokers`, or raise a bound it met ({', '.join(met)}; one it never met changes nothing)"
                   if met else "larger ones (`isrlab explore --help`)")
@@ -603,17 +603,14 @@ def missed_bug_text(name: str, expected: str, bugs, found, res, budget, max_stat
             f"search: raise it, or {fuzz}")
 
 
-#: the bounds a search can meet (``ExploreResult.bounds_met``), in the order the command names them
-BOUND_NAMES = ("max_records", "max_crashes", "max_expirations", "max_controller_epoch", "max_epoch", "max_isr_changes",
-               "max_time", "max_queue")
-
-
 def _option(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
 def bounds_never_met(res, b: dict) -> list:
-    """The bounds of a complete in-process search that it never met (``ExploreResult.bounds_met``), by option name."""
+    """The bounds of a complete search that it never met (``ExploreResult.bounds_met``), by option name."""
+    from .properties.explore import BOUND_NAMES
+
     if not res.complete:
         return []
     return [n for n in BOUND_NAMES if b.get(n) is not None and n not in res.bounds_met]

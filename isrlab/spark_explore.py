@@ -142,22 +142,24 @@ def parent_path(spec: Spec, path) -> tuple:
     return path[:-spec.stride]
 
 
-def leaves_bounds(spec: Spec, t) -> bool:
-    """Whether state t is outside the search's bounds (``explore`` prunes the transition into it)."""
+def leaves_bounds(spec: Spec, t) -> str | None:
+    """The bound state t is beyond (``explore`` prunes the transition into it), or None."""
     from .properties.explore import _out_of_bounds
 
     return (_out_of_bounds(t, spec.max_leader_epoch, spec.max_isr_changes, spec.max_queue)
-            or (spec.deadline is not None and t.now > spec.deadline))
+            or ("max_time" if spec.deadline is not None and t.now > spec.deadline else None))
 
 
 def transitions_of(spec: Spec, s, without):
-    """(index, action, successor or None when it leaves the bounds) for each action ``explore`` takes from s."""
+    """(index, action, successor or None when it leaves the bounds, the bound it leaves or None) for each action
+    ``explore`` takes from s."""
     from .properties.explore import explorer_actions
 
     cfg = spec.cfg
     for idx, a in enumerate(explorer_actions(cfg, s, spec.eager_tasks, without)):
         t = step(cfg, s, a)
-        yield idx, a, None if leaves_bounds(spec, t) else t
+        why = leaves_bounds(spec, t)
+        yield idx, a, None if why else t, why
 
 
 def checks_for(spec: Spec, found: frozenset) -> tuple:
@@ -190,8 +192,8 @@ def successors(spec: Spec, s, path, mask, checks: tuple, without, tally):
         return any(not bits[inv.name] & mask and (inv.reads is None or inv.reads & changed)
                    and inv.check(cfg, t) is not None for inv in state_checks)
 
-    for idx, a, t in transitions_of(spec, s, without):
-        tally(a, t)
+    for idx, a, t, why in transitions_of(spec, s, without):
+        tally(a, t, why)
         if t is None:
             yield idx, None, None, None, ()
             continue
@@ -205,8 +207,9 @@ def successors(spec: Spec, s, path, mask, checks: tuple, without, tally):
                 if b is None or state_bad(t, changed):
                     break
                 u = step(cfg, t, b)
-                if leaves_bounds(spec, u):
-                    tally(b, None)
+                why = leaves_bounds(spec, u)
+                if why:
+                    tally(b, None, why, t)   # t is checked but not stored
                     t = None
                     break
                 tally(b, u)
@@ -220,38 +223,55 @@ def successors(spec: Spec, s, path, mask, checks: tuple, without, tally):
 
 
 class _Tally:
-    """Transitions, pruned ones, error bits and kinds of the steps an expansion takes."""
+    """Transitions, pruned ones, error bits, kinds and the bounds met (``ExploreResult.bounds_met``) of the steps an
+    expansion takes."""
 
-    def __init__(self):
+    def __init__(self, cfg=None):
         self.transitions = self.pruned = self.errors = 0
         self.kinds: dict = {}
+        self.cfg = cfg
+        self.met: set = set()
 
-    def __call__(self, a, t) -> None:
+    def __call__(self, a, t, why=None, before=None) -> None:
+        """One step by action a to t (None: pruned by the bound ``why``, from the state ``before`` if not stored)."""
         self.transitions += 1
         kname = type(a).__name__
         self.kinds[kname] = self.kinds.get(kname, 0) + 1
         if t is None:
             self.pruned += 1
+            if why:
+                self.met.add(why)
+            if before is not None:
+                self.use(before)
         else:
             self.errors |= t.ghost.errors_seen
+
+    def use(self, s) -> None:
+        """The budgets state s has used up (counters only grow along a path, so the states a level keeps cover the
+        ones a chain steps through)."""
+        from .properties.explore import BUDGETS, budgets_used_up
+
+        if self.cfg is not None and len(self.met.intersection(BUDGETS)) < len(BUDGETS):
+            self.met |= budgets_used_up(self.cfg, s)
 
 
 def expand_partition(spec: Spec, found: frozenset, side, index: int, records):
     """Expand frontier records (digest, (path, mask, state, ...)): yields (digest, (path, mask, state, changed)) per
-    successor within the bounds.  Adds {index: (transitions, pruned, error bits, kinds, violations)} to the
+    successor within the bounds.  Adds {index: (transitions, pruned, error bits, kinds, violations, bounds met)} to the
     accumulator ``side``, violations (path, name, facts) of the step invariants not found yet nor passed on the path;
     keyed by partition, so a task run twice counts once."""
     without = spec.without_kinds()
     checks = checks_for(spec, found)
-    tally = _Tally()
+    tally = _Tally(spec.cfg)
     bad = []
     for _d, (path, mask, s, *_rest) in records:
         for _idx, tpath, t, changed, viols in successors(spec, s, path, mask, checks, without, tally):
             if t is None:
                 continue
+            tally.use(t)
             bad.extend((tpath, name, facts) for name, facts in viols)
             yield digest(spec, t), (tpath, mask, t, changed)
-    side.add({index: (tally.transitions, tally.pruned, tally.errors, tally.kinds, bad)})
+    side.add({index: (tally.transitions, tally.pruned, tally.errors, tally.kinds, bad, sorted(tally.met))})
 
 
 def count_until(spec: Spec, found: frozenset, stop_path: tuple, records):
@@ -388,7 +408,7 @@ def _manifest_problem(m: dict) -> str | None:
     from .inputs import Maybe, shape_problem
 
     shape = {"format": int, "identity": str, "events": [list], "kinds": dict, "errors": int, "witnesses": [str],
-             "passed": int, "stopped_at": Maybe([int]), "done": bool, "at_stop?": dict,
+             "passed": int, "stopped_at": Maybe([int]), "done": bool, "at_stop?": dict, "bounds_met?": [str],
              "levels": [{"depth": int, "states": int, "transitions": int, "pruned": int, "file": str, "sha256": str}]}
     problem = shape_problem(m, shape)
     if problem is not None:
@@ -552,7 +572,7 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
     do), so it stores more states than ``explore(..., composite=True)``.
     """
     from .model import actions as A
-    from .properties.explore import ExploreResult, ExplorerError, _check_symmetric
+    from .properties.explore import BOUND_NAMES, ExploreResult, ExplorerError, _check_symmetric, budgets_used_up
     from .properties.invariants import SAFETY
 
     invariants = SAFETY if invariants is None else tuple(invariants)
@@ -581,6 +601,7 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
             "partitions": n_parts}
     kinds: dict = {}
     witnesses: set = set()
+    bounds: set = set()    # the bounds met (``ExploreResult.bounds_met``)
     manifest = read_manifest(checkpoint, identity) if checkpoint else None
     stop_path = None
     if manifest is None:
@@ -592,11 +613,13 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
         from .properties.invariants import WITNESSES
 
         witnesses |= {w.name for w in WITNESSES if w.check(cfg, s0)}
+        bounds |= budgets_used_up(cfg, s0)
         levels = [{"depth": 0, "states": 1, "transitions": 0, "pruned": 0}]
         lines = [(digest(spec, s0), mask0, [])]
         manifest = {"format": FORMAT, "identity": identity, "levels": [], "events": [[[], 1, e[2], e[3], _jsonable(e[4]), 0]
                                                                                       for e in events],
                     "kinds": {}, "errors": s0.ghost.errors_seen, "witnesses": sorted(witnesses), "passed": res.passed,
+                    "bounds_met": sorted(bounds),
                     "stopped_at": None if stop_path is None else list(stop_path), "done": stop_path is not None}
         if checkpoint:
             os.makedirs(checkpoint, exist_ok=True)
@@ -615,6 +638,8 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
         res.passed = manifest["passed"]
         kinds.update(manifest["kinds"])
         witnesses |= set(manifest["witnesses"])
+        # a checkpoint from before the field: every bound counted as met, so that nothing more is claimed
+        bounds |= set(manifest.get("bounds_met", BOUND_NAMES))
         errors = manifest["errors"]
         stop_path = None if manifest["stopped_at"] is None else tuple(manifest["stopped_at"])
         frontier_lines = None
@@ -656,6 +681,8 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
             rdd.unpersist()
         spent = []
         counts = [side.value[k][:4] for k in sorted(side.value)]
+        for k in side.value:
+            bounds.update(side.value[k][5])
         step_events = [e for k in sorted(side.value) for e in side.value[k][4]]
         lines = [x for part in summary for x in part[2]]
         met = [x for part in summary for x in part[0]]     # (path, witnesses) of the new states that show some
@@ -702,7 +729,7 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
         if passed:
             lines = [(dg, m | passed.get(p, 0), p) for dg, m, p in lines]
         manifest.update(kinds=dict(sorted(kinds.items())), errors=errors, witnesses=sorted(witnesses),
-                        passed=res.passed)
+                        passed=res.passed, bounds_met=sorted(bounds))
         if stopped:
             manifest.update(stopped_at=list(stop_path), done=True,
                             at_stop={"distinct_states": res.distinct_states, "transitions": res.transitions,
@@ -738,6 +765,7 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
         if rdd is not None:
             rdd.unpersist()
     res.kinds = dict(sorted(kinds.items()))
+    res.bounds_met = frozenset(bounds)
     res.errors_seen = errors
     res.witnesses = frozenset(witnesses)
     res.queue = 0 if res.complete else levels[-1]["states"]

@@ -860,6 +860,8 @@ def _out_of_bounds(s, max_leader_epoch, max_isr_changes, max_queue=None) -> str 
 
 #: the configuration budgets a state can use up, by ``isrlab explore``'s option name
 BUDGETS = ("max_records", "max_crashes", "max_expirations", "max_controller_epoch")
+#: every bound a search can meet (``ExploreResult.bounds_met``): the budgets, and those that prune transitions
+BOUND_NAMES = BUDGETS + ("max_epoch", "max_isr_changes", "max_time", "max_queue")
 
 
 def budgets_used_up(cfg: ModelConfig, s) -> set:

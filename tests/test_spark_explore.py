@@ -88,6 +88,9 @@ def test_a_complete_search_run_again_is_complete_from_its_checkpoint(spark, tmp_
         assert [lv["states"] for lv in info["levels"]] == _levels(single) + [0]
         assert (res.distinct_states, res.transitions, res.depth, res.kinds) == (
             single.distinct_states, single.transitions, single.depth, single.kinds)
+        # the bounds met, gathered level by level (and read back from the checkpoint): those of the single process
+        assert res.bounds_met == single.bounds_met and "max_crashes" in res.bounds_met
+        assert "max_epoch" not in res.bounds_met   # one broker: no leader change
 
 
 def test_shortest_trace_and_a_resumed_search_equal_the_single_process_search(spark, tmp_path):
@@ -259,6 +262,7 @@ def test_a_coarse_search_on_spark_equals_a_search_of_its_successors_in_process(s
     assert res.complete and res.composite and not res.found
     assert [lv["states"] for lv in info["levels"]] == levels
     assert (res.distinct_states, res.transitions) == (sum(levels), transitions)
+    assert res.bounds_met == explore(cfg, **kw, composite=True).bounds_met
     fine = explore(cfg, **kw, keep_graph=True, compress=False)
     assert fine.complete and res.distinct_states < fine.distinct_states
     reached = {state_key(cfg, s) for s in fine.states}
