@@ -318,7 +318,7 @@ def _conf_pairs(pairs) -> dict:
 @click.option("--max-steps", default=None, type=Count(1, 1_000_000),
               help="Steps per walk (walk, default 120), per extension (guided, default 40) or per test case "
                    "(hypothesis, default 50); for scopes, the states a scope may store in the first pass "
-                   "(default 10,000).")
+                   "(default 10,000; halved for each size below 3).")
 @click.option("--extensions", default=6000, show_default=True, type=Count(1, 10 ** 8),
               help="Extensions per guided run (kafka-0.10.2's lost write takes a median 7k steps, no-kip-320's "
                    "log divergence 38k, no-kafka-7415's truncation below the HW 23k, within one or a few runs).")

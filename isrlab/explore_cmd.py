@@ -68,7 +68,8 @@ def _bounds_help(name: str) -> str:
               help="Small scopes first: instead of one search of the bounds, composite searches of every small choice "
                    "of brokers, records, crashes, expirations, leader and controller epochs and clock (each within "
                    "the preset's budgets; a bound given pins its dimension), the smallest first, each stopped at "
-                   "--max-states (default 10,000) and the stopped ones searched again with four times as many; "
+                   "--max-states (default 10,000; half as many a size below 3, a quarter two sizes below...) and the "
+                   "stopped ones searched again with four times as many; "
                    "until a violation no known bug explains or the preset's own bugs, --budget, or every scope "
                    "complete (properties/scopes.py).")
 @click.option("--seed", "seed", type=Count(0, 2 ** 63 - 1), default=0, show_default=True,

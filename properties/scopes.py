@@ -5,8 +5,9 @@ every small configuration exhaustively finds them sooner than searching one larg
 choice of the explorer's bounds along ``DIMENSIONS`` (brokers, records, crashes, session expirations or lost
 heartbeats, leader epoch, controller epoch, whether the clock moves), each no larger than the configuration's own
 budget.  The scopes are searched in order of size (the sum of each dimension's rank), ties in an order drawn from
-``seed``; each is a coarse search (``explore(..., composite=True)``) stopped at ``scope_states`` stored states.  A
-scope one step larger than a scope the cap stopped (one dimension one rank up) holds all its states and more, so it
+``seed``; each is a coarse search (``explore(..., composite=True)``) stopped at ``scope_states`` stored states (half
+as many for each size below ``FULL_CAP_SIZE``).  A scope one step above a complete one, along a bound that search
+never met (``ExploreResult.bounds_met``), is the same search and is not searched again.  A scope one step larger than a scope the cap stopped (one dimension one rank up) holds all its states and more, so it
 waits for the next pass rather than spend this one's cap.  When every scope has been searched or has waited, those
 the cap stopped and those that waited are searched with four times the cap, and so on, until a violation the judge
 does not pass, the budget, or every scope complete.
@@ -40,6 +41,10 @@ _LIMIT = {"brokers": "n_brokers", "max_records": "max_records", "max_crashes": "
 #: Stored states a scope may reach in the first pass; each later pass multiplies it by GROWTH.
 SCOPE_STATES = 10_000
 GROWTH = 4
+#: The size from which a scope gets the whole cap; each size below it halves the cap.  A small scope whose search
+#: outgrows its share is mostly the interleavings of few actions (a running clock's timers, say), so it waits for
+#: the next pass rather than hold up the scopes after it.
+FULL_CAP_SIZE = 3
 
 
 def ladder(cfg, pinned: dict | None = None, seed: int = 0) -> list:
@@ -138,7 +143,7 @@ def search_scopes(cfg, base: dict, *, judge_for=None, seed: int = 0, scope_state
                 capped.append(bounds)
                 stopped.add(ranks)
                 continue
-            b = {**base, **bounds, "composite": True, "max_states": cap}
+            b = {**base, **bounds, "composite": True, "max_states": cap >> max(0, FULL_CAP_SIZE - sum(ranks))}
             scfg, kw = search_args(cfg, b)
             judge = judge_for(scfg) if judge_for is not None else None
             r = explore(scfg, **kw, judge=judge, should_stop=should_stop, **explore_kw)

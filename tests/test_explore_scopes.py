@@ -156,3 +156,22 @@ def test_progress_names_the_last_scope_searched():
                         progress=progress)
     assert res.complete and out.getvalue() == (
         f"kafka-2.4: 1 scope searched, {res.searched[0].result.distinct_states:,} states; last: {describe(first)}\n")
+
+
+@pytest.mark.unit
+def test_the_first_pass_halves_the_cap_for_each_size_below_the_full_one():
+    """Scopes of size 3 and more get the whole cap, smaller ones a half per size below; later passes grow each."""
+    from isrlab.properties.scopes import FULL_CAP_SIZE
+
+    name = "kafka-2.4"
+    pin = {"brokers": 2, "max_records": 1, "max_crashes": 1, "max_expirations": 0, "max_controller_epoch": 1,
+           "max_time": 0}
+    out = search_scopes(preset(name).config, _base(name), pinned=pin, scope_states=400, max_rounds=3)
+    assert out.complete
+    for sc in out.searched:
+        size = _size(sc.bounds)   # pinned bounds count at their own rank
+        want = (400 >> max(0, FULL_CAP_SIZE - size)) * GROWTH ** sc.rnd
+        assert sc.search["max_states"] == want, (sc.bounds, sc.rnd)
+    # the smallest scope outgrew its share of the first pass; those above it waited for the second
+    assert {_size(sc.bounds) for sc in out.searched} == {2, 3, 4}
+    assert [sc.rnd for sc in out.searched] == [0, 1, 1, 1] and not out.searched[0].result.complete
