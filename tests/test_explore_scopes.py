@@ -54,6 +54,11 @@ def test_the_seed_orders_scopes_of_one_size_and_a_pinned_bound_is_kept():
     assert {s["brokers"] for s in ladder(cfg.replace(n_brokers=1, replication_factor=1))} == {1}
 
 
+#: every dimension pinned but the leader epoch: a ladder of three scopes
+EPOCH_FREE = {"brokers": 2, "max_records": 1, "max_crashes": 1, "max_expirations": 0, "max_controller_epoch": 1,
+              "max_time": 0}
+
+
 def _base(name):
     return {**explore_bounds(name), "max_isr_changes": None}
 
@@ -75,9 +80,7 @@ def test_one_pinned_scope_is_one_composite_search_of_those_bounds():
 
 @pytest.mark.unit
 def test_scopes_the_cap_stopped_are_searched_again_with_more_states():
-    name = "kafka-2.4"
-    pin = {"brokers": 2, "max_records": 1, "max_crashes": 1, "max_expirations": 0, "max_controller_epoch": 1,
-           "max_time": 0}
+    name, pin = "kafka-2.4", EPOCH_FREE
     out = search_scopes(preset(name).config, _base(name), pinned=pin, scope_states=40, max_rounds=8)
     assert out.scopes == 3 and out.complete and out.decisive is None
     by_round: dict = {}
@@ -163,9 +166,7 @@ def test_the_first_pass_halves_the_cap_for_each_size_below_the_full_one():
     """Scopes of size 3 and more get the whole cap, smaller ones a half per size below; later passes grow each."""
     from isrlab.properties.scopes import FULL_CAP_SIZE
 
-    name = "kafka-2.4"
-    pin = {"brokers": 2, "max_records": 1, "max_crashes": 1, "max_expirations": 0, "max_controller_epoch": 1,
-           "max_time": 0}
+    name, pin = "kafka-2.4", EPOCH_FREE
     out = search_scopes(preset(name).config, _base(name), pinned=pin, scope_states=400, max_rounds=3)
     assert out.complete
     for sc in out.searched:
