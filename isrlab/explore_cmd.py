@@ -333,7 +333,7 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
         if ladder is not None:
             click.echo(f"small scopes first: {ladder['searched']:,} searches of {ladder['scopes']:,} scopes "
                        f"({ladder['complete']:,} complete, {ladder['same']:,} more the same as a complete one below "
-                       f"them; stopped at {ladder['first_cap']:,} states, then "
+                       f"them; stopped at {ladder['first_cap']:,} states, halved for each size below 3, then "
                        f"{ladder['growth']}x as many), "
                        + ("every scope complete" if res.complete else
                           f"the {'deciding' if res.found else 'last'} scope's bounds:"))
