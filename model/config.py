@@ -1046,10 +1046,12 @@ MAIN_JOB_LEAVES_OUT = {
     "kafka-2.8": "KAFKA-13091 found in 3 of 5 seeds within 30 s",
     "no-kafka-13091": "KAFKA-13091 found in 2 of 5 seeds within 30 s",
     "kraft-no-partition-epoch-check": "found in 4 of 5 seeds within 60 s (median 29 s), past the pending-reset race "
-                                      "the guided search meets first; isrlab explore finds the bug itself",
+                                      "the guided search meets first; isrlab explore finds the bug itself, and "
+                                      "--engine scopes in 5 of 5 seeds (median 15 s, 2026-11-30)",
     "no-kafka-15221": "KAFKA-15221 found in 5 of 5 seeds within 60 s, median 9.6 s: about the main job's share",
     "no-kafka-2143": "the fuzzers meet kafka-0.10.2's own losses (KIP-101, KIP-320) first: 0 of 5 seeds within 30 s",
-    "no-kip-903": "KAFKA-14139's race: 4 to 5 of 5 seeds within 60 s, median 24-29 s",
+    "no-kip-903": "KAFKA-14139's race: 4 to 5 of 5 seeds within 60 s, median 24-29 s; --engine scopes: 5 of 5, "
+                  "median 8 s (2026-11-30)",
     "no-kafka-7415": "0 of 5 seeds within 30 s (the truncation below the HW needs two session expirations)",
     "no-kafka-7164": "KAFKA-7164 itself found in 2 of 5 seeds within 30 s; the others meet KIP-320's divergence",
     "no-kafka-7786": "KAFKA-7786's stall found in 4 of 5 seeds within 30 s (median 25 s)",
