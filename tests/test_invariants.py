@@ -131,9 +131,12 @@ def _unsound(inv: I.Invariant, transitions) -> list:
     and another state's everything else.
     """
     bad = []
-    others = [post for _c, _pre, _a, post in transitions[::7]]
+    pools: dict = {}   # states are swapped only between walks of one configuration (a scope trace has fewer brokers)
+    for c, _pre, _a, post in transitions[::7]:
+        pools.setdefault(c, []).append(post)
     for n, (cfg, pre, a, post) in enumerate(transitions):
-        other = others[n % len(others)] if n % 2 else transitions[n // 2][1]
+        others = pools.get(cfg) or [pre]
+        other = others[n % len(others)] if n % 2 or transitions[n // 2][0] != cfg else transitions[n // 2][1]
         if inv.scope == I.STATE:
             want = inv.check(cfg, post)
             for part in (*PARTS, REST):
