@@ -227,10 +227,13 @@ class _Tally:
     expansion takes."""
 
     def __init__(self, cfg=None):
+        from .properties.explore import BUDGETS, budgets_used_up
+
         self.transitions = self.pruned = self.errors = 0
         self.kinds: dict = {}
         self.cfg = cfg
         self.met: set = set()
+        self._budgets, self._used_up = BUDGETS, budgets_used_up
 
     def __call__(self, a, t, why=None, before=None) -> None:
         """One step by action a to t (None: pruned by the bound ``why``, from the state ``before`` if not stored)."""
@@ -249,10 +252,8 @@ class _Tally:
     def use(self, s) -> None:
         """The budgets state s has used up (counters only grow along a path, so the states a level keeps cover the
         ones a chain steps through)."""
-        from .properties.explore import BUDGETS, budgets_used_up
-
-        if self.cfg is not None and len(self.met.intersection(BUDGETS)) < len(BUDGETS):
-            self.met |= budgets_used_up(self.cfg, s)
+        if self.cfg is not None and len(self.met.intersection(self._budgets)) < len(self._budgets):
+            self.met |= self._used_up(self.cfg, s)
 
 
 def expand_partition(spec: Spec, found: frozenset, side, index: int, records):

@@ -7,8 +7,9 @@ heartbeats, leader epoch, controller epoch, whether the clock moves), each no la
 budget.  The scopes are searched in order of size (the sum of each dimension's rank), ties in an order drawn from
 ``seed``; each is a coarse search (``explore(..., composite=True)``) stopped at ``scope_states`` stored states (half
 as many for each size below ``FULL_CAP_SIZE``).  A scope one step above a complete one, along a bound that search
-never met (``ExploreResult.bounds_met``), is the same search and is not searched again.  A scope one step larger than a scope the cap stopped (one dimension one rank up) holds all its states and more, so it
-waits for the next pass rather than spend this one's cap.  When every scope has been searched or has waited, those
+never met (``ExploreResult.bounds_met``), is the same search and is not searched again.  A scope one step larger
+than a scope the cap stopped (one dimension one rank up) holds all its states and more, so it waits for the next
+pass rather than spend this one's cap.  When every scope has been searched or has waited, those
 the cap stopped and those that waited are searched with four times the cap, and so on, until a violation the judge
 does not pass, the budget, or every scope complete.
 
@@ -98,6 +99,13 @@ class ScopesResult:
     stopped_by_budget: bool = False
 
 
+def _steps_below(ranks: tuple):
+    """(dimension, rank tuple) of each scope one step below the scope of ``ranks`` (one dimension one rank down)."""
+    for i, r in enumerate(ranks):
+        if r:
+            yield i, ranks[:i] + (r - 1,) + ranks[i + 1:]
+
+
 def _ranks(bounds: dict) -> tuple:
     """A scope's rank along each dimension."""
     return tuple(values.index(bounds[name]) if bounds[name] in values else 0 for name, values in DIMENSIONS)
@@ -126,18 +134,14 @@ def search_scopes(cfg, base: dict, *, judge_for=None, seed: int = 0, scope_state
                 out.stopped_by_budget = True
                 return out
             ranks = _ranks(bounds)
-            same = None
-            for i, r in enumerate(ranks):
-                below = ranks[:i] + (r - 1,) + ranks[i + 1:]
-                if r and names[i] != "brokers" and below in done and names[i] not in done[below][0]:
-                    same = below
-                    break
+            same = next((below for i, below in _steps_below(ranks)
+                         if names[i] != "brokers" and below in done and names[i] not in done[below][0]), None)
             if same is not None:
                 # one step above a complete scope along a bound that search never met: the same states and verdict
                 done[ranks] = done[same]
                 out.same.append((bounds, done[same][1]))
                 continue
-            if any(ranks[:i] + (r - 1,) + ranks[i + 1:] in stopped for i, r in enumerate(ranks) if r):
+            if any(below in stopped for _i, below in _steps_below(ranks)):
                 # a scope one step smaller stopped at this cap: this one holds its states and more, so it waits for
                 # the next pass's larger cap rather than spend this one's
                 capped.append(bounds)
