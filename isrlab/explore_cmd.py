@@ -64,6 +64,11 @@ def _bounds_help(name: str) -> str:
                                 "for those schedules; only --fine covers the interleavings inside "
                                 "them. --liveness and --no-compress search --fine; --spark searches either, a level per "
                                 "choice."))
+@click.option("--max-in-flight", "max_in_flight", type=Count(0, 8), default=None,
+              help=_bounds_help("With --composite: requests (a fetch, an OffsetsForLeaderEpoch, an AlterPartition, a "
+                                "controlled shutdown) a state may hold unanswered. Each is taken both answered at once "
+                                "and held, its answer later a choice of its own, as a TLA+ spec's message in flight; "
+                                "0 runs every exchange whole (--fine holds any number)."))
 @click.option("--scopes", "scopes", is_flag=True,
               help="Small scopes first: instead of one search of the bounds, composite searches of every small choice "
                    "of brokers, records, crashes, expirations, leader and controller epochs and clock (each within "
@@ -112,7 +117,7 @@ def _bounds_help(name: str) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expirations, max_controller_epoch,
             max_isr_changes, max_queue, max_depth, max_time, no_time_bound, max_states, budget, acks, without, eager_tasks,
-            composite, scopes, seed, no_compress, symmetry, invariants, all_violations, continue_past, liveness, settle_every, out, no_archive,
+            composite, max_in_flight, scopes, seed, no_compress, symmetry, invariants, all_violations, continue_past, liveness, settle_every, out, no_archive,
             on_spark, master, checkpoint, conf, quiet, as_json) -> None:
     """Breadth-first search of every reachable state of a preset within explicit bounds.
 
@@ -147,7 +152,7 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
              "max_expirations": max_expirations, "max_controller_epoch": max_controller_epoch,
              "max_isr_changes": max_isr_changes, "max_time": max_time, "max_states": max_states, "max_queue": max_queue,
              "acks": tuple(int(a) for a in acks) or None, "eager_tasks": eager_tasks, "settle_every": settle_every,
-             "composite": composite,
+             "composite": composite, "max_in_flight": max_in_flight,
              "without": (() if [w.lower() for w in without] == ["none"] else tuple(without)) if without else None}
     defaults = {**explore_bounds(preset_name), **USER_BOUNDS.get(preset_name, {})}
     b = {k: defaults[k] if v is None else v for k, v in given.items()}
@@ -167,6 +172,11 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
         if composite:
             raise InputError(f"--composite and {fine_only} contradict each other: {fine_only} searches --fine")
         b["composite"] = False
+    if max_in_flight and not (b["composite"] or scopes):
+        raise InputError(f"--max-in-flight {max_in_flight} holds requests in a --composite search; "
+                         f"{fine_only or '--fine'} holds any number already: give --composite, or drop it")
+    if not b["composite"]:
+        b["max_in_flight"] = None   # not a bound of a fine search: it holds any number
     from_preset = sorted(k for k, v in given.items() if v is None and k in defaults)
     try:
         p = preset(preset_name)
@@ -373,8 +383,10 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
                            f"{item['settle_from']} actions (the path to the first sampled state that does not "
                            f"settle), then {item['length'] - item['settle_from']} settling steps")
             else:
-                how = ("minimal trace" if item["minimal"] else "shortest composite trace (exchanges whole, decisions "
-                       "delivered at once; `isrlab shrink` or --fine may find a shorter one)" if res.composite else
+                how = ("minimal trace" if item["minimal"] else "shortest composite trace (exchanges whole"
+                       + (f" but for up to {res.max_in_flight} requests held" if res.max_in_flight else "")
+                       + ", decisions delivered at once; `isrlab shrink` or --fine may find a shorter one)"
+                       if res.composite else
                        "shortest trace with this attribution")
                 click.echo(f"VIOLATION {item['invariant']}: {how} of {item['length']} actions{past}")
             label = {"found": "the preset's bug", "known": "a known bug, not the preset's",
@@ -491,7 +503,9 @@ def _on_spark(preset_name, cfg, search_kw, max_depth, checked, all_violations, g
             ("--liveness", liveness, "the liveness check needs the whole state graph in one process"),
             ("--symmetry", symmetry, "its reduction is measured against a second, single-process search"),
             (f"--settle-every {search_kw['settle_every']}", search_kw["settle_every"],
-             "the sample follows the single-process search's numbering; give --settle-every 0")):
+             "the sample follows the single-process search's numbering; give --settle-every 0"),
+            (f"--max-in-flight {search_kw['max_in_flight']}", search_kw["max_in_flight"],
+             "its levels take each exchange whole; give --max-in-flight 0")):
         if on:
             raise InputError(f"{flag} is not available with --spark ({why})")
     conf_map = _conf_pairs(conf)
@@ -626,8 +640,11 @@ def describe_bounds(cfg, b: dict) -> str:
             + ("any number of ISR changes" if b["max_isr_changes"] is None else f"ISR changes <= {b['max_isr_changes']}")
             + f", {t}, acks {','.join(map(str, b['acks']))}, "
             f"{'eager' if b['eager_tasks'] else 'interleaved'} tasks, without {','.join(b['without']) or 'nothing'}, "
-            f"{'composite (exchanges whole, decisions delivered at once)' if b.get('composite') else 'fine'} steps, "
-            f"max {b['max_states']:,} states" + ("" if b["max_queue"] is None else
+            + ("fine steps, " if not b.get("composite") else
+               "composite steps (exchanges whole, decisions delivered at once), " if not b.get("max_in_flight") else
+               f"composite steps (exchanges whole but for up to {b['max_in_flight']} requests held in flight, "
+               "decisions delivered at once), ")
+            + f"max {b['max_states']:,} states" + ("" if b["max_queue"] is None else
                                                  f", control requests queued per broker <= {b['max_queue']}")
             + (f", liveness settled on every {b['settle_every']}th stored state" if b["settle_every"] else ""))
 

@@ -825,7 +825,14 @@ def search_args(cfg: ModelConfig, b: dict) -> tuple:
     return cfg, dict(max_leader_epoch=b["max_epoch"], max_isr_changes=b["max_isr_changes"], max_time_ms=b["max_time"],
                      max_queue=b["max_queue"], settle_every=b["settle_every"],
                      max_states=b["max_states"], eager_tasks=b["eager_tasks"], without=tuple(b["without"]),
-                     composite=bool(b.get("composite")))
+                     composite=bool(b.get("composite")), max_in_flight=b.get("max_in_flight") or 0)
+
+
+#: a request whose answer is a step of its own (``actions.CONTINUATIONS`` not carried on by a delivery), and those
+#: answers: a coarse search may leave up to ``max_in_flight`` requests unanswered in a stored state
+OPENS_REQUEST = frozenset(a for a, follow in CONTINUATIONS.items()
+                          if a not in DELIVERIES and not any(b in DELIVERIES for b, _ in follow))
+ANSWERS = frozenset(b for a in OPENS_REQUEST for b, _ in CONTINUATIONS[a])
 
 
 def exchange_next(acts, last):
@@ -861,7 +868,7 @@ def _out_of_bounds(s, max_leader_epoch, max_isr_changes, max_queue=None) -> str 
 #: the configuration budgets a state can use up, by ``isrlab explore``'s option name
 BUDGETS = ("max_records", "max_crashes", "max_expirations", "max_controller_epoch")
 #: every bound a search can meet (``ExploreResult.bounds_met``): the budgets, and those that prune transitions
-BOUND_NAMES = BUDGETS + ("max_epoch", "max_isr_changes", "max_time", "max_queue")
+BOUND_NAMES = BUDGETS + ("max_epoch", "max_isr_changes", "max_time", "max_queue", "max_in_flight")
 
 
 def budgets_used_up(cfg: ModelConfig, s) -> set:
@@ -920,6 +927,7 @@ class ExploreResult:
     witnesses: frozenset = frozenset()
     compressed: bool = False      # chains of single-successor states stepped through, not stored
     composite: bool = False       # the protocol's exchanges taken whole (a coarse search: see ``explore``)
+    max_in_flight: int = 0        # requests a coarse search may leave unanswered in a stored state
     chain_states: int = 0         # states stepped through inside chains (not stored, not counted above)
     settled: int = 0              # stored states the liveness sample settled (``settle_every``)
     passed: int = 0               # violations the judge let the search go on past (``judge``)
@@ -986,7 +994,7 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
             invariants=SAFETY, symmetry: bool = False, stop_at_first: bool = True, keep_graph: bool = False,
             max_states: int | None = None, progress=None, should_stop=None, compress: bool = True,
             go_on_past=frozenset(), max_queue: int | None = None, settle_every: int = 0,
-            liveness=(), judge=None, composite: bool = False) -> ExploreResult:
+            liveness=(), judge=None, composite: bool = False, max_in_flight: int = 0) -> ExploreResult:
     """Breadth-first search of every state reachable from ``initial_state(cfg)`` within the bounds.
 
     Parameters
@@ -1034,6 +1042,10 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
         search proves the invariants only for schedules that run exchanges whole and deliver a controller's
         decisions to every live broker before anything else happens.
         Only with ``compress`` (not with ``keep_graph``); else the search is fine (``ExploreResult.composite`` says).
+    max_in_flight : with ``composite``, requests (``OPENS_REQUEST``: a fetch, an OffsetsForLeaderEpoch, an
+        AlterPartition, a controlled shutdown) a stored state may hold unanswered: each such request is taken both
+        answered at once and held, its answer then a choice like any other, and a held request leaving more than
+        this many answers pending is pruned.  0 runs every exchange whole; the fine search holds any number.
     settle_every : check liveness on a sample: every ``settle_every``-th stored state (by discovery order, so the
         sample is deterministic) is settled as the fuzzers settle a run's end (``properties.settle``: no more faults,
         a fair schedule of the system's own actions), and a property still pending after it is a violation whose
@@ -1060,7 +1072,8 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
     try:
         return _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eager_tasks, without, invariants,
                         symmetry, stop_at_first, keep_graph, max_states, progress, should_stop, compress,
-                        frozenset(go_on_past), max_queue, settle_every, tuple(liveness), judge, composite)
+                        frozenset(go_on_past), max_queue, settle_every, tuple(liveness), judge, composite,
+                        max_in_flight)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -1069,7 +1082,7 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
 def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eager_tasks, without, invariants, symmetry,
              stop_at_first, keep_graph, max_states, progress, should_stop=None, compress=True,
              go_on_past=frozenset(), max_queue=None, settle_every=0, liveness=(), judge=None,
-             composite=False) -> ExploreResult:
+             composite=False, max_in_flight=0) -> ExploreResult:
     if settle_every:
         from .settle import settle
     unknown = [n for n in liveness if n not in LIVENESS]
@@ -1090,10 +1103,13 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
         key = fast_keyer(cfg, max_isr_changes, deadline=deadline)
     compress = compress and not keep_graph   # the graph's edges and fairness are per concrete state
     composite = composite and compress   # exchanges are stepped through as chains are: not with the graph
+    if max_in_flight < 0:
+        raise ExplorerError(f"max_in_flight must be >= 0 (got {max_in_flight})")
+    max_in_flight = max_in_flight if composite else 0
 
     res = ExploreResult(cfg, symmetry, max_leader_epoch, max_depth, max_isr_changes, max_time_ms, eager_tasks,
                         tuple(sorted(k.__name__ for k in without)), compressed=compress, max_queue=max_queue,
-                        composite=composite)
+                        composite=composite, max_in_flight=max_in_flight if composite else 0)
     seen = {key(s0): 0}
     met: set = set()                        # the bounds a transition was pruned by
     used = budgets_used_up(cfg, s0)         # the budgets a state kept used up (counters only grow along a path)
@@ -1232,31 +1248,50 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
             continue
         if acts is None:
             acts = explorer_actions(cfg, s, eager_tasks, without)
-        for a in acts:
-            t = step(cfg, s, a)
-            res.transitions += 1
-            kname = type(a).__name__
-            kinds[kname] = kinds.get(kname, 0) + 1
+        # a coarse search with requests in flight takes each request twice: answered at once, and held unanswered
+        holding = composite and max_in_flight
+        items = acts if not holding else [*acts, *(a for a in acts if type(a) in OPENS_REQUEST)]
+        opened: dict = {}
+        for n_item, a in enumerate(items):
+            held = holding and n_item >= len(acts)
+            t = opened.get(a) if held else None
+            if t is None:
+                t = step(cfg, s, a)
+                res.transitions += 1
+                kname = type(a).__name__
+                kinds[kname] = kinds.get(kname, 0) + 1
+                if holding and type(a) in OPENS_REQUEST:
+                    opened[a] = t
             why = _out_of_bounds(t, max_leader_epoch, max_isr_changes, max_queue) or (
                 "max_time" if deadline is not None and t.now > deadline else None)
+            t_acts = None
+            if held:
+                if why:
+                    continue   # pruned once already, answered
+                t_acts = explorer_actions(cfg, t, eager_tasks, without)
+                if not any(continues(a, x) for x in t_acts):
+                    continue   # nothing to hold: the request was answered in the step (or cannot be)
+                if sum(type(x) in ANSWERS for x in t_acts) > max_in_flight:
+                    why = "max_in_flight"
             if why:
                 res.pruned += 1
                 met.add(why)
                 if edges is not None:
                     edges.append((i, -1, a))
                 continue
+            if composite and not holding and type(a) in OPENS_REQUEST:
+                met.add("max_in_flight")   # a request answered at once that a larger bound would also hold
             errors |= t.ghost.errors_seen   # not in the key (coverage only): gathered on every transition
             changed = changes(s, t)
             path = [a]
             dd = d + 1
             bad = check_step(s, a, t, changed, mask)
-            t_acts = None
             k = key(t)
             j = seen.get(k)
             # Chain compression: a successor with exactly one action of its own (and no violation) is stepped
             # through without being stored; the chain's actions label the edge to the state it ends in.  A successor
             # already stored is not a chain's start (its successors are or will be expanded from it).
-            while compress and j is None and not bad and (max_depth is None or dd < max_depth) and len(path) < chain_cap:
+            while compress and not held and j is None and not bad and (max_depth is None or dd < max_depth) and len(path) < chain_cap:
                 t_acts = explorer_actions(cfg, t, eager_tasks, without)
                 b = exchange_next(t_acts, path[-1]) if composite else None
                 if b is None and (len(t_acts) != 1 or type(t_acts[0]) is Tick):

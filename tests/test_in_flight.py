@@ -1,0 +1,109 @@
+"""Requests held in flight in a coarse search (``explore``'s ``max_in_flight``): each request is taken both answered at
+once and held, its answer a later choice.  The search lies between the coarse one and the fine one, and reaches bugs
+that need a request answered late."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from isrlab.explore_cmd import explore as explore_cmd
+from isrlab.model.actions import ACTION_BY_NAME
+from isrlab.model.config import explore_bounds, preset
+from isrlab.model.step import initial_state, step
+from isrlab.properties.explore import (ANSWERS, OPENS_REQUEST, bounded_config, explore, explorer_actions,
+                                       search_args, state_key)
+
+KW = dict(max_leader_epoch=1, max_isr_changes=1, max_time_ms=0, eager_tasks=True, without=("ConsumerFetch",),
+          stop_at_first=False)
+
+
+def _states(cfg, res):
+    """The states a compressed search stored, replayed along their paths."""
+    memo = {0: initial_state(cfg)}
+
+    def state(i):
+        up = []
+        while i not in memo:   # a parent may be numbered after its child (reached again by a shorter path)
+            up.append(i)
+            i = res.parent[i]
+        for j in reversed(up):
+            a, s = res.via[j], memo[res.parent[j]]
+            for x in (a if type(a) is tuple else (a,)):
+                s = step(cfg, s, x)
+            memo[j] = s
+        return memo[up[0]] if up else memo[i]
+
+    return [state(i) for i in range(res.distinct_states)]
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("name", ["kafka-2.4", "kafka-3.7"])
+def test_held_requests_lie_between_the_coarse_and_the_fine_search(name):
+    """Coarse states all stored again with one request held, and more besides; each one the fine search reaches; none
+    holding more answers than the bound; and a second request held grows the search only where the bound was met."""
+    cfg = bounded_config(preset(name).config, 2, 0, 1, 0, 1)
+    fine = explore(cfg, keep_graph=True, compress=False, **KW)
+    coarse = explore(cfg, composite=True, **KW)
+    held = explore(cfg, composite=True, max_in_flight=1, **KW)
+    assert fine.complete and coarse.complete and held.complete and not held.found
+    assert held.max_in_flight == 1 and coarse.max_in_flight == 0
+    assert coarse.distinct_states < held.distinct_states < fine.distinct_states
+    reached = {state_key(cfg, s) for s in fine.states}
+    without = frozenset(ACTION_BY_NAME[k] for k in KW["without"])
+    held_keys = set()
+    pending = 0
+    for s in _states(cfg, held):
+        k = state_key(cfg, s)
+        assert k in reached
+        held_keys.add(k)
+        n = sum(type(a) in ANSWERS for a in explorer_actions(cfg, s, True, without))
+        assert n <= 1
+        pending += n
+    assert pending > 0
+    assert {state_key(cfg, s) for s in _states(cfg, coarse)} <= held_keys
+    assert "max_in_flight" in coarse.bounds_met   # a request answered at once: one would have been held
+    more = explore(cfg, composite=True, max_in_flight=2, **KW)
+    if "max_in_flight" in held.bounds_met:
+        assert more.distinct_states > held.distinct_states
+    else:   # no second request was ever held: the same search
+        assert (more.distinct_states, more.transitions) == (held.distinct_states, held.transitions)
+
+
+@pytest.mark.unit
+def test_a_bound_of_held_requests_never_met_can_be_raised():
+    """One broker fetches from no one: no request is ever taken, so the bound is never met and raising it changes
+    nothing."""
+    cfg = bounded_config(preset("kafka-2.4").config, 1, 1, 1, 0, 1)
+    one = explore(cfg, composite=True, max_in_flight=1, **KW)
+    three = explore(cfg, composite=True, max_in_flight=3, **KW)
+    assert one.complete and "max_in_flight" not in one.bounds_met
+    assert (one.distinct_states, one.transitions) == (three.distinct_states, three.transitions)
+    assert OPENS_REQUEST and not any(k in one.kinds for k in (t.__name__ for t in OPENS_REQUEST))
+
+
+@pytest.mark.scenario
+def test_kafka_12686_needs_an_alter_isr_answered_late(tmp_path):
+    """no-kafka-12686's bounds complete coarse without its bug; holding one request finds it, attributed to it."""
+    name = "no-kafka-12686"
+    b = explore_bounds(name)
+    assert b["composite"] and b["max_in_flight"] == 1
+    whole = CliRunner().invoke(explore_cmd, ["--json", "--preset", name, "--max-in-flight", "0", "--no-archive"])
+    j = json.loads(whole.stdout)
+    assert j["complete"] and "KAFKA-12686" not in j["result"]["found"]
+    r = CliRunner().invoke(explore_cmd, ["--json", "--preset", name, "--out", str(tmp_path)])
+    assert r.exit_code == 1, r.output
+    j = json.loads(r.stdout)
+    assert j["result"]["found"] == ["KAFKA-12686"] and j["missed_bug"] is None
+    v = next(v for v in j["violations"] if v["bugs"] == ["KAFKA-12686"])
+    assert v["invariant"] == "pending_isr_in_flight"
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("extra", [["--fine"], ["--spark"]])
+def test_held_requests_need_the_single_process_coarse_search(extra):
+    r = CliRunner().invoke(explore_cmd, ["--preset", "kafka-2.4", "--max-in-flight", "1", "--no-archive", *extra])
+    assert r.exit_code == 2
+    assert "--max-in-flight" in r.output and "Traceback" not in r.output
