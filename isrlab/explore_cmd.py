@@ -69,6 +69,11 @@ def _bounds_help(name: str) -> str:
                                 "controlled shutdown) a state may hold unanswered. Each is taken both answered at once "
                                 "and held, its answer later a choice of its own, as a TLA+ spec's message in flight; "
                                 "0 runs every exchange whole (--fine holds any number)."))
+@click.option("--max-lagging", "max_lagging", type=Count(0, 8), default=None,
+              help=_bounds_help("With --composite: brokers a state may leave lagging the controller. A step that "
+                                "delivers a decision to a broker is taken again with that broker's deliveries held, "
+                                "each of them later a choice of its own; 0 delivers every decision to every live "
+                                "broker at once (--fine lets any broker lag)."))
 @click.option("--scopes", "scopes", is_flag=True,
               help="Small scopes first: instead of one search of the bounds, composite searches of every small choice "
                    "of brokers, records, crashes, expirations, leader and controller epochs and clock (each within "
@@ -117,7 +122,7 @@ def _bounds_help(name: str) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expirations, max_controller_epoch,
             max_isr_changes, max_queue, max_depth, max_time, no_time_bound, max_states, budget, acks, without, eager_tasks,
-            composite, max_in_flight, scopes, seed, no_compress, symmetry, invariants, all_violations, continue_past, liveness, settle_every, out, no_archive,
+            composite, max_in_flight, max_lagging, scopes, seed, no_compress, symmetry, invariants, all_violations, continue_past, liveness, settle_every, out, no_archive,
             on_spark, master, checkpoint, conf, quiet, as_json) -> None:
     """Breadth-first search of every reachable state of a preset within explicit bounds.
 
@@ -152,7 +157,7 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
              "max_expirations": max_expirations, "max_controller_epoch": max_controller_epoch,
              "max_isr_changes": max_isr_changes, "max_time": max_time, "max_states": max_states, "max_queue": max_queue,
              "acks": tuple(int(a) for a in acks) or None, "eager_tasks": eager_tasks, "settle_every": settle_every,
-             "composite": composite, "max_in_flight": max_in_flight,
+             "composite": composite, "max_in_flight": max_in_flight, "max_lagging": max_lagging,
              "without": (() if [w.lower() for w in without] == ["none"] else tuple(without)) if without else None}
     defaults = {**explore_bounds(preset_name), **USER_BOUNDS.get(preset_name, {})}
     b = {k: defaults[k] if v is None else v for k, v in given.items()}
@@ -172,11 +177,13 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
         if composite:
             raise InputError(f"--composite and {fine_only} contradict each other: {fine_only} searches --fine")
         b["composite"] = False
-    if max_in_flight and not (b["composite"] or scopes):
-        raise InputError(f"--max-in-flight {max_in_flight} holds requests in a --composite search; "
-                         f"{fine_only or '--fine'} holds any number already: give --composite, or drop it")
+    for option, v, what in (("--max-in-flight", max_in_flight, "holds requests"),
+                            ("--max-lagging", max_lagging, "lets brokers lag")):
+        if v and not (b["composite"] or scopes):
+            raise InputError(f"{option} {v} {what} in a --composite search; {fine_only or '--fine'} "
+                             f"{what} without a bound already: give --composite, or drop it")
     if not b["composite"]:
-        b["max_in_flight"] = None   # not a bound of a fine search: it holds any number
+        b["max_in_flight"] = b["max_lagging"] = None   # not bounds of a fine search: it has no such limit
     from_preset = sorted(k for k, v in given.items() if v is None and k in defaults)
     try:
         p = preset(preset_name)
@@ -383,10 +390,9 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
                            f"{item['settle_from']} actions (the path to the first sampled state that does not "
                            f"settle), then {item['length'] - item['settle_from']} settling steps")
             else:
-                how = ("minimal trace" if item["minimal"] else "shortest composite trace (exchanges whole"
-                       + (f" but for up to {res.max_in_flight} requests held" if res.max_in_flight else "")
-                       + ", decisions delivered at once; `isrlab shrink` or --fine may find a shorter one)"
-                       if res.composite else
+                grain = composite_grain({"max_in_flight": res.max_in_flight, "max_lagging": res.max_lagging})
+                how = ("minimal trace" if item["minimal"] else f"shortest composite trace ({grain}; `isrlab shrink` "
+                       "or --fine may find a shorter one)" if res.composite else
                        "shortest trace with this attribution")
                 click.echo(f"VIOLATION {item['invariant']}: {how} of {item['length']} actions{past}")
             label = {"found": "the preset's bug", "known": "a known bug, not the preset's",
@@ -505,7 +511,9 @@ def _on_spark(preset_name, cfg, search_kw, max_depth, checked, all_violations, g
             (f"--settle-every {search_kw['settle_every']}", search_kw["settle_every"],
              "the sample follows the single-process search's numbering; give --settle-every 0"),
             (f"--max-in-flight {search_kw['max_in_flight']}", search_kw["max_in_flight"],
-             "its levels take each exchange whole; give --max-in-flight 0")):
+             "its levels take each exchange whole; give --max-in-flight 0"),
+            (f"--max-lagging {search_kw['max_lagging']}", search_kw["max_lagging"],
+             "its levels deliver each decision to every live broker; give --max-lagging 0")):
         if on:
             raise InputError(f"{flag} is not available with --spark ({why})")
     conf_map = _conf_pairs(conf)
@@ -631,6 +639,13 @@ def bounds_never_met(res, b: dict) -> list:
     return [n for n in BOUND_NAMES if b.get(n) is not None and n not in res.bounds_met]
 
 
+def composite_grain(b: dict) -> str:
+    """What a composite search takes whole, in a few words."""
+    held, lag = b.get("max_in_flight") or 0, b.get("max_lagging") or 0
+    return ("exchanges whole" + (f" but for up to {held} requests held in flight" if held else "")
+            + ", decisions delivered at once" + (f" to all but up to {lag} lagging brokers" if lag else ""))
+
+
 def describe_bounds(cfg, b: dict) -> str:
     """The bounds of a search in one line."""
     t = "no time bound" if b["max_time"] is None else f"{b['max_time']:,} ms of model time"
@@ -640,10 +655,7 @@ def describe_bounds(cfg, b: dict) -> str:
             + ("any number of ISR changes" if b["max_isr_changes"] is None else f"ISR changes <= {b['max_isr_changes']}")
             + f", {t}, acks {','.join(map(str, b['acks']))}, "
             f"{'eager' if b['eager_tasks'] else 'interleaved'} tasks, without {','.join(b['without']) or 'nothing'}, "
-            + ("fine steps, " if not b.get("composite") else
-               "composite steps (exchanges whole, decisions delivered at once), " if not b.get("max_in_flight") else
-               f"composite steps (exchanges whole but for up to {b['max_in_flight']} requests held in flight, "
-               "decisions delivered at once), ")
+            + ("fine steps, " if not b.get("composite") else "composite steps (" + composite_grain(b) + "), ")
             + f"max {b['max_states']:,} states" + ("" if b["max_queue"] is None else
                                                  f", control requests queued per broker <= {b['max_queue']}")
             + (f", liveness settled on every {b['settle_every']}th stored state" if b["settle_every"] else ""))

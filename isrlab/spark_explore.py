@@ -177,6 +177,7 @@ def successors(spec: Spec, s, path, mask, checks: tuple, without, tally):
     and step checked on the way; the chain stops at a violation (that state is the successor), at ``CHAIN_CAP``
     actions, or where nothing follows without a choice.  ``checks``: ``checks_for``'s; ``tally(action, successor or
     None)`` counts each step."""
+    from .model.actions import DELIVERIES
     from .properties.explore import CHAIN_CAP, OPENS_REQUEST
     from .properties.invariants import changes
 
@@ -203,6 +204,8 @@ def successors(spec: Spec, s, path, mask, checks: tuple, without, tally):
         if spec.composite:
             if type(a) in OPENS_REQUEST:
                 tally.met.add("max_in_flight")   # answered at once: ``explore``'s max_in_flight of 0
+            if type(a) in DELIVERIES:
+                tally.met.add("max_lagging")   # delivered at once: ``explore``'s max_lagging of 0
             last = a
             while not bad and n + 1 < CHAIN_CAP:
                 b = composite_next(spec, t, last, without)
@@ -215,6 +218,8 @@ def successors(spec: Spec, s, path, mask, checks: tuple, without, tally):
                     t = None
                     break
                 tally(b, u)
+                if type(b) in DELIVERIES:
+                    tally.met.add("max_lagging")
                 changed = changes(t, u)
                 bad = step_bad(t, b, u, changed)
                 t, last, n = u, b, n + 1
@@ -560,7 +565,8 @@ class Judging:
 def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=None, max_time_ms=None,
         eager_tasks=False, without=(), invariants=None, symmetry=False, stop_at_first=True, max_states=None,
         should_stop=None, go_on_past=frozenset(), max_queue=None, judge=None, checkpoint=None, checkpoint_root=None,
-        label="search", options=None, progress=None, partitions=None, composite=False, max_in_flight=0):
+        label="search", options=None, progress=None, partitions=None, composite=False, max_in_flight=0,
+        max_lagging=0):
     """Breadth-first search of ``explore``'s state space on Spark, level by level; (ExploreResult, info).
 
     The same arguments as ``properties.explore.explore`` (without chain compression, liveness or settling);
@@ -572,8 +578,8 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
     ``composite``: a coarse search, each choice followed by its exchange and the deliveries as ``explore`` takes
     them (``successors``), a level per choice, so its shortest trace is the one of fewest choices; every state it
     stores is stored, none stepped through for having one successor (that is chain compression, which Spark does not
-    do), so it stores more states than ``explore(..., composite=True)``.  It takes every exchange whole: a
-    ``max_in_flight`` above 0 is refused.
+    do), so it stores more states than ``explore(..., composite=True)``.  It takes every exchange whole and
+    delivers every decision at once: a ``max_in_flight`` or ``max_lagging`` above 0 is refused.
     """
     from .model import actions as A
     from .properties.explore import BOUND_NAMES, ExploreResult, ExplorerError, _check_symmetric, budgets_used_up
@@ -581,6 +587,8 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
 
     if composite and max_in_flight:
         raise ExplorerError(f"max_in_flight {max_in_flight}: the Spark explorer takes every exchange whole")
+    if composite and max_lagging:
+        raise ExplorerError(f"max_lagging {max_lagging}: the Spark explorer delivers every decision at once")
 
     invariants = SAFETY if invariants is None else tuple(invariants)
     if symmetry:

@@ -1088,7 +1088,7 @@ EXPLORE_DEFAULTS = {"brokers": 2, "max_records": 1, "max_epoch": 1, "max_crashes
                     "max_controller_epoch": 1, "max_isr_changes": 1, "max_time": 0, "max_states": 3_000_000,
                     "max_queue": None, "settle_every": 0,
                     "acks": (-1,), "eager_tasks": True, "without": ("ConsumerFetch",), "composite": False,
-                    "max_in_flight": 0}
+                    "max_in_flight": 0, "max_lagging": 0}
 
 #: per preset: the bounds that differ from EXPLORE_DEFAULTS (data, read by ``explore_bounds``).
 EXPLORE_BOUNDS: dict[str, dict] = {

@@ -825,7 +825,8 @@ def search_args(cfg: ModelConfig, b: dict) -> tuple:
     return cfg, dict(max_leader_epoch=b["max_epoch"], max_isr_changes=b["max_isr_changes"], max_time_ms=b["max_time"],
                      max_queue=b["max_queue"], settle_every=b["settle_every"],
                      max_states=b["max_states"], eager_tasks=b["eager_tasks"], without=tuple(b["without"]),
-                     composite=bool(b.get("composite")), max_in_flight=b.get("max_in_flight") or 0)
+                     composite=bool(b.get("composite")), max_in_flight=b.get("max_in_flight") or 0,
+                     max_lagging=b.get("max_lagging") or 0)
 
 
 #: a request whose answer is a step of its own (``actions.CONTINUATIONS`` not carried on by a delivery), and those
@@ -835,17 +836,24 @@ OPENS_REQUEST = frozenset(a for a, follow in CONTINUATIONS.items()
 ANSWERS = frozenset(b for a in OPENS_REQUEST for b, _ in CONTINUATIONS[a])
 
 
-def exchange_next(acts, last):
+def exchange_next(acts, last, lagging=frozenset()):
     """What a coarse search takes after ``last`` among the enabled ``acts`` without a choice: the continuation of
-    ``last``'s exchange (``actions.CONTINUATIONS``), else the first delivery (``actions.DELIVERIES``); else None."""
+    ``last``'s exchange (``actions.CONTINUATIONS``), else the first delivery (``actions.DELIVERIES``) to a broker not
+    in ``lagging`` (nor a continuation that is a delivery to one); else None."""
     if type(last) in CONTINUATIONS:
         for x in acts:
-            if continues(last, x):
+            if continues(last, x) and not (lagging and type(x) in DELIVERIES and x.broker in lagging):
                 return x
     for x in acts:
-        if type(x) in DELIVERIES:
+        if type(x) in DELIVERIES and x.broker not in lagging:
             return x
     return None
+
+
+def lagging_brokers(acts) -> frozenset:
+    """The brokers a delivery is enabled to among ``acts``: in a state a coarse search stored, those lagging the
+    controller's decisions (every other broker had them delivered within the step that made them)."""
+    return frozenset(x.broker for x in acts if type(x) in DELIVERIES)
 
 
 def _out_of_bounds(s, max_leader_epoch, max_isr_changes, max_queue=None) -> str | None:
@@ -868,7 +876,7 @@ def _out_of_bounds(s, max_leader_epoch, max_isr_changes, max_queue=None) -> str 
 #: the configuration budgets a state can use up, by ``isrlab explore``'s option name
 BUDGETS = ("max_records", "max_crashes", "max_expirations", "max_controller_epoch")
 #: every bound a search can meet (``ExploreResult.bounds_met``): the budgets, and those that prune transitions
-BOUND_NAMES = BUDGETS + ("max_epoch", "max_isr_changes", "max_time", "max_queue", "max_in_flight")
+BOUND_NAMES = BUDGETS + ("max_epoch", "max_isr_changes", "max_time", "max_queue", "max_in_flight", "max_lagging")
 
 
 def budgets_used_up(cfg: ModelConfig, s) -> set:
@@ -928,6 +936,7 @@ class ExploreResult:
     compressed: bool = False      # chains of single-successor states stepped through, not stored
     composite: bool = False       # the protocol's exchanges taken whole (a coarse search: see ``explore``)
     max_in_flight: int = 0        # requests a coarse search may leave unanswered in a stored state
+    max_lagging: int = 0          # brokers a coarse search may leave lagging the controller in a stored state
     chain_states: int = 0         # states stepped through inside chains (not stored, not counted above)
     settled: int = 0              # stored states the liveness sample settled (``settle_every``)
     passed: int = 0               # violations the judge let the search go on past (``judge``)
@@ -994,7 +1003,8 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
             invariants=SAFETY, symmetry: bool = False, stop_at_first: bool = True, keep_graph: bool = False,
             max_states: int | None = None, progress=None, should_stop=None, compress: bool = True,
             go_on_past=frozenset(), max_queue: int | None = None, settle_every: int = 0,
-            liveness=(), judge=None, composite: bool = False, max_in_flight: int = 0) -> ExploreResult:
+            liveness=(), judge=None, composite: bool = False, max_in_flight: int = 0,
+            max_lagging: int = 0) -> ExploreResult:
     """Breadth-first search of every state reachable from ``initial_state(cfg)`` within the bounds.
 
     Parameters
@@ -1046,6 +1056,10 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
         AlterPartition, a controlled shutdown) a stored state may hold unanswered: each such request is taken both
         answered at once and held, its answer then a choice like any other, and a held request leaving more than
         this many answers pending is pruned.  0 runs every exchange whole; the fine search holds any number.
+    max_lagging : with ``composite``, brokers a stored state may leave lagging the controller: a step whose chain
+        delivers decisions to a broker is taken again with that broker's deliveries held (``lagging_brokers``), and
+        a lagging broker's deliveries are then choices, not part of other steps, until one is chosen.  A state with
+        more than this many lagging brokers is pruned.  0 delivers every decision to every live broker at once.
     settle_every : check liveness on a sample: every ``settle_every``-th stored state (by discovery order, so the
         sample is deterministic) is settled as the fuzzers settle a run's end (``properties.settle``: no more faults,
         a fair schedule of the system's own actions), and a property still pending after it is a violation whose
@@ -1073,7 +1087,7 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
         return _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eager_tasks, without, invariants,
                         symmetry, stop_at_first, keep_graph, max_states, progress, should_stop, compress,
                         frozenset(go_on_past), max_queue, settle_every, tuple(liveness), judge, composite,
-                        max_in_flight)
+                        max_in_flight, max_lagging)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -1082,7 +1096,7 @@ def explore(cfg: ModelConfig, *, max_leader_epoch: int | None = None, max_isr_ch
 def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eager_tasks, without, invariants, symmetry,
              stop_at_first, keep_graph, max_states, progress, should_stop=None, compress=True,
              go_on_past=frozenset(), max_queue=None, settle_every=0, liveness=(), judge=None,
-             composite=False, max_in_flight=0) -> ExploreResult:
+             composite=False, max_in_flight=0, max_lagging=0) -> ExploreResult:
     if settle_every:
         from .settle import settle
     unknown = [n for n in liveness if n not in LIVENESS]
@@ -1103,13 +1117,15 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
         key = fast_keyer(cfg, max_isr_changes, deadline=deadline)
     compress = compress and not keep_graph   # the graph's edges and fairness are per concrete state
     composite = composite and compress   # exchanges are stepped through as chains are: not with the graph
-    if max_in_flight < 0:
-        raise ExplorerError(f"max_in_flight must be >= 0 (got {max_in_flight})")
+    for name, v in (("max_in_flight", max_in_flight), ("max_lagging", max_lagging)):
+        if v < 0:
+            raise ExplorerError(f"{name} must be >= 0 (got {v})")
     max_in_flight = max_in_flight if composite else 0
+    max_lagging = max_lagging if composite else 0
 
     res = ExploreResult(cfg, symmetry, max_leader_epoch, max_depth, max_isr_changes, max_time_ms, eager_tasks,
                         tuple(sorted(k.__name__ for k in without)), compressed=compress, max_queue=max_queue,
-                        composite=composite, max_in_flight=max_in_flight if composite else 0)
+                        composite=composite, max_in_flight=max_in_flight, max_lagging=max_lagging)
     seen = {key(s0): 0}
     met: set = set()                        # the bounds a transition was pruned by
     used = budgets_used_up(cfg, s0)         # the budgets a state kept used up (counters only grow along a path)
@@ -1248,26 +1264,36 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
             continue
         if acts is None:
             acts = explorer_actions(cfg, s, eager_tasks, without)
-        # a coarse search with requests in flight takes each request twice: answered at once, and held unanswered
+        # Each action once, its exchange and deliveries whole (mode 0).  A coarse search with requests in flight takes
+        # each request again, held unanswered (mode 1); one with lagging brokers takes again each step that delivered
+        # decisions to a broker, with that broker's deliveries held (mode 2, appended once its mode 0 is done).
         holding = composite and max_in_flight
-        items = acts if not holding else [*acts, *(a for a in acts if type(a) in OPENS_REQUEST)]
+        lag_s = lagging_brokers(acts) if composite and max_lagging else frozenset()
+        items = [(a, 0, None) for a in acts]
+        if holding:
+            items += [(a, 1, None) for a in acts if type(a) in OPENS_REQUEST]
         opened: dict = {}
-        for n_item, a in enumerate(items):
-            held = holding and n_item >= len(acts)
-            t = opened.get(a) if held else None
+        for a, mode, lagger in items:
+            held = mode == 1
+            lags = lag_s if mode != 2 else lag_s | {lagger}
+            if lags and type(a) in DELIVERIES:
+                lags = lags - {a.broker}   # a lagging broker's delivery chosen: it catches up
+            delivered = set()
+            t = opened.get(a) if mode else None
             if t is None:
                 t = step(cfg, s, a)
                 res.transitions += 1
                 kname = type(a).__name__
                 kinds[kname] = kinds.get(kname, 0) + 1
-                if holding and type(a) in OPENS_REQUEST:
+                if holding or max_lagging:
                     opened[a] = t
             why = _out_of_bounds(t, max_leader_epoch, max_isr_changes, max_queue) or (
                 "max_time" if deadline is not None and t.now > deadline else None)
             t_acts = None
-            if held:
+            if mode:
                 if why:
-                    continue   # pruned once already, answered
+                    continue   # pruned once already, in mode 0
+            if held:
                 t_acts = explorer_actions(cfg, t, eager_tasks, without)
                 if not any(continues(a, x) for x in t_acts):
                     continue   # nothing to hold: the request was answered in the step (or cannot be)
@@ -1293,7 +1319,9 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
             # already stored is not a chain's start (its successors are or will be expanded from it).
             while compress and not held and j is None and not bad and (max_depth is None or dd < max_depth) and len(path) < chain_cap:
                 t_acts = explorer_actions(cfg, t, eager_tasks, without)
-                b = exchange_next(t_acts, path[-1]) if composite else None
+                b = exchange_next(t_acts, path[-1], lags) if composite else None
+                if b is not None and type(b) in DELIVERIES:
+                    delivered.add(b.broker)
                 if b is None and (len(t_acts) != 1 or type(t_acts[0]) is Tick):
                     break   # a clock tick ends a chain, so a cycle of single-successor states meets the seen set
                 if check_state(t, changed, mask):
@@ -1327,6 +1355,20 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
                 t, t_acts, k = u, None, None
             if t is None:
                 continue
+            if mode == 0 and composite and not max_lagging and (delivered or type(a) in DELIVERIES):
+                met.add("max_lagging")   # a decision delivered at once that a larger bound would hold
+            elif mode == 0 and delivered - lag_s:
+                items += [(a, 2, x) for x in sorted(delivered - lag_s)]
+            elif mode == 2 and not pending and not pending_step:
+                if t_acts is None:
+                    t_acts = explorer_actions(cfg, t, eager_tasks, without)
+                lag_t = lagging_brokers(t_acts)
+                if lagger not in lag_t:
+                    continue   # the same as mode 0: nothing was held
+                if len(lag_t) > max_lagging:
+                    res.pruned += 1
+                    met.add("max_lagging")
+                    continue
             if k is None:
                 k = key(t)
                 j = seen.get(k)

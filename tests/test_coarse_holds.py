@@ -1,6 +1,7 @@
-"""Requests held in flight in a coarse search (``explore``'s ``max_in_flight``): each request is taken both answered at
-once and held, its answer a later choice.  The search lies between the coarse one and the fine one, and reaches bugs
-that need a request answered late."""
+"""What a coarse search may hold back: requests in flight (``explore``'s ``max_in_flight``: each request taken both
+answered at once and held, its answer a later choice) and brokers lagging the controller (``max_lagging``: a step
+that delivers decisions to a broker taken again with that broker's deliveries held).  Either search lies between the
+coarse one and the fine one, and reaches bugs that need a request answered late or a broker told late."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from isrlab.model.actions import ACTION_BY_NAME
 from isrlab.model.config import explore_bounds, preset
 from isrlab.model.step import initial_state, step
 from isrlab.properties.explore import (ANSWERS, OPENS_REQUEST, bounded_config, explore, explorer_actions,
-                                       search_args, state_key)
+                                       lagging_brokers, state_key)
 
 KW = dict(max_leader_epoch=1, max_isr_changes=1, max_time_ms=0, eager_tasks=True, without=("ConsumerFetch",),
           stop_at_first=False)
@@ -41,34 +42,43 @@ def _states(cfg, res):
 
 @pytest.mark.unit
 @pytest.mark.parametrize("name", ["kafka-2.4", "kafka-3.7"])
-def test_held_requests_lie_between_the_coarse_and_the_fine_search(name):
-    """Coarse states all stored again with one request held, and more besides; each one the fine search reaches; none
-    holding more answers than the bound; and a second request held grows the search only where the bound was met."""
+@pytest.mark.parametrize("bound", ["max_in_flight", "max_lagging"])
+def test_what_a_coarse_search_holds_lies_between_it_and_the_fine_search(name, bound):
+    """Coarse states all stored again with one request (or one broker's deliveries) held, and more besides; each one
+    the fine search reaches; none holding more than the bound; and a second one held grows the search only where the
+    bound was met."""
     cfg = bounded_config(preset(name).config, 2, 0, 1, 0, 1)
     fine = explore(cfg, keep_graph=True, compress=False, **KW)
     coarse = explore(cfg, composite=True, **KW)
-    held = explore(cfg, composite=True, max_in_flight=1, **KW)
+    held = explore(cfg, composite=True, **{bound: 1}, **KW)
     assert fine.complete and coarse.complete and held.complete and not held.found
-    assert held.max_in_flight == 1 and coarse.max_in_flight == 0
+    assert getattr(held, bound) == 1 and getattr(coarse, bound) == 0
     assert coarse.distinct_states < held.distinct_states < fine.distinct_states
     reached = {state_key(cfg, s) for s in fine.states}
     without = frozenset(ACTION_BY_NAME[k] for k in KW["without"])
+
+    def holding(s) -> int:
+        acts = explorer_actions(cfg, s, True, without)
+        if bound == "max_in_flight":
+            return sum(type(a) in ANSWERS for a in acts)
+        return len(lagging_brokers(acts))
+
     held_keys = set()
     pending = 0
     for s in _states(cfg, held):
         k = state_key(cfg, s)
         assert k in reached
         held_keys.add(k)
-        n = sum(type(a) in ANSWERS for a in explorer_actions(cfg, s, True, without))
+        n = holding(s)
         assert n <= 1
         pending += n
     assert pending > 0
     assert {state_key(cfg, s) for s in _states(cfg, coarse)} <= held_keys
-    assert "max_in_flight" in coarse.bounds_met   # a request answered at once: one would have been held
-    more = explore(cfg, composite=True, max_in_flight=2, **KW)
-    if "max_in_flight" in held.bounds_met:
+    assert bound in coarse.bounds_met   # answered or delivered at once: a bound of 1 would have held it
+    more = explore(cfg, composite=True, **{bound: 2}, **KW)
+    if bound in held.bounds_met:
         assert more.distinct_states > held.distinct_states
-    else:   # no second request was ever held: the same search
+    else:   # never a second one held: the same search
         assert (more.distinct_states, more.transitions) == (held.distinct_states, held.transitions)
 
 
@@ -103,7 +113,8 @@ def test_kafka_12686_needs_an_alter_isr_answered_late(tmp_path):
 
 @pytest.mark.unit
 @pytest.mark.parametrize("extra", [["--fine"], ["--spark"]])
-def test_held_requests_need_the_single_process_coarse_search(extra):
-    r = CliRunner().invoke(explore_cmd, ["--preset", "kafka-2.4", "--max-in-flight", "1", "--no-archive", *extra])
+@pytest.mark.parametrize("option", ["--max-in-flight", "--max-lagging"])
+def test_holding_needs_the_single_process_coarse_search(extra, option):
+    r = CliRunner().invoke(explore_cmd, ["--preset", "kafka-2.4", option, "1", "--no-archive", *extra])
     assert r.exit_code == 2
-    assert "--max-in-flight" in r.output and "Traceback" not in r.output
+    assert option in r.output and "Traceback" not in r.output and len(r.output.strip().splitlines()) == 1
