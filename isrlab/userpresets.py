@@ -26,8 +26,7 @@ from .exits import InputError
 #: explore bounds a user preset may set, with their types (the ``isrlab explore`` options)
 EXPLORE_KEYS = {"brokers": int, "max_records": int, "max_epoch": int, "max_crashes": int, "max_expirations": int,
                 "max_controller_epoch": int, "max_isr_changes": int, "max_time": int, "max_states": int, "max_queue": int,
-                "settle_every": int, "max_in_flight": int,
-                "max_lagging": int}
+                "settle_every": int, "max_in_flight": int, "max_lagging": int}
 _PRESET_KEYS = {"base", "description", "expected", "bugs", "flags", "explore"}
 MAX_CONFIG_BYTES = 1 << 20
 
