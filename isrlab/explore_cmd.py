@@ -642,8 +642,9 @@ def bounds_never_met(res, b: dict) -> list:
 def composite_grain(b: dict) -> str:
     """What a composite search takes whole, in a few words."""
     held, lag = b.get("max_in_flight") or 0, b.get("max_lagging") or 0
-    return ("exchanges whole" + (f" but for up to {held} requests held in flight" if held else "")
-            + ", decisions delivered at once" + (f" to all but up to {lag} lagging brokers" if lag else ""))
+    return ("exchanges whole" + (f" but for up to {held} request{'s' * (held > 1)} held in flight" if held else "")
+            + ", decisions delivered at once"
+            + (f" to all but up to {lag} lagging broker{'s' * (lag > 1)}" if lag else ""))
 
 
 def describe_bounds(cfg, b: dict) -> str:

@@ -1132,9 +1132,9 @@ EXPLORE_BOUNDS: dict[str, dict] = {
                       "max_controller_epoch": 2, "max_isr_changes": 0, "max_states": 100_000},
     "no-kip-320": {"brokers": 3, "max_records": 2, "max_expirations": 2, "max_epoch": 2, "max_controller_epoch": 2,
                    "max_isr_changes": 0, "max_states": 100_000},
-    # KAFKA-12686: the leader's pending ISR waits for an AlterIsr answer that a leader change makes moot, so the
-    # answer must come late; a coarse search holding one request in flight finds it (39 actions, 8 CPU s where the
-    # fine search took 71 and the coarse one with every exchange whole completes without it)
+    # KAFKA-12686: the answer to the leader's AlterIsr arrives after the follower has crashed, restarted and fetched
+    # again, so the search must hold one request in flight (coarse: 39 actions, 8 CPU s, where the fine search took
+    # 71 and the coarse one with every exchange whole completes without it)
     "no-kafka-12686": {"composite": True, "max_in_flight": 1},
     # passing presets with an operator's or admin's actions on top of kafka-2.4: the crash alone moves the leader;
     # a session expiration as well keeps each search growing past 150 CPU s, without it each one completes
