@@ -1276,9 +1276,10 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
         for a, mode, lagger in items:
             held = mode == 1
             lags = lag_s if mode != 2 else lag_s | {lagger}
-            if lags and type(a) in DELIVERIES:
-                lags = lags - {a.broker}   # a lagging broker's delivery chosen: it catches up
-            delivered = set()
+            caught_up = a.broker if type(a) in DELIVERIES else None   # a delivery chosen: its broker catches up
+            if lags and caught_up is not None:
+                lags = lags - {caught_up}
+            delivered = set() if composite else None   # the brokers this step's chain delivered to
             t = opened.get(a) if mode else None
             if t is None:
                 t = step(cfg, s, a)
@@ -1357,8 +1358,9 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
                 continue
             if mode == 0 and composite and not max_lagging and (delivered or type(a) in DELIVERIES):
                 met.add("max_lagging")   # a decision delivered at once that a larger bound would hold
-            elif mode == 0 and delivered - lag_s:
-                items += [(a, 2, x) for x in sorted(delivered - lag_s)]
+            elif mode == 0 and composite and delivered:
+                # each broker this step told at once, told late instead (not one the step chose to catch up)
+                items += [(a, 2, x) for x in sorted(delivered - lag_s) if x != caught_up]
             elif mode == 2 and not pending and not pending_step:
                 if t_acts is None:
                     t_acts = explorer_actions(cfg, t, eager_tasks, without)
