@@ -509,11 +509,7 @@ def _on_spark(preset_name, cfg, search_kw, max_depth, checked, all_violations, g
             ("--liveness", liveness, "the liveness check needs the whole state graph in one process"),
             ("--symmetry", symmetry, "its reduction is measured against a second, single-process search"),
             (f"--settle-every {search_kw['settle_every']}", search_kw["settle_every"],
-             "the sample follows the single-process search's numbering; give --settle-every 0"),
-            (f"--max-in-flight {search_kw['max_in_flight']}", search_kw["max_in_flight"],
-             "its levels take each exchange whole; give --max-in-flight 0"),
-            (f"--max-lagging {search_kw['max_lagging']}", search_kw["max_lagging"],
-             "its levels deliver each decision to every live broker; give --max-lagging 0")):
+             "the sample follows the single-process search's numbering; give --settle-every 0")):
         if on:
             raise InputError(f"{flag} is not available with --spark ({why})")
     conf_map = _conf_pairs(conf)

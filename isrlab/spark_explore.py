@@ -58,11 +58,20 @@ class Spec:
     #: a coarse search (``explore``'s ``composite``): each choice is followed by its exchange and the deliveries, and
     #: a path holds two numbers per choice, the action's index and how many chain steps followed it
     composite: bool = False
+    #: a coarse search's holds (``explore``'s ``max_in_flight`` and ``max_lagging``): with either above 0 a path holds
+    #: three numbers per choice, the action's index, its mode (``WHOLE``, ``HELD``, or ``LAGGING`` + the broker told
+    #: late) and how many chain steps followed it
+    max_in_flight: int = 0
+    max_lagging: int = 0
+
+    @property
+    def holding(self) -> bool:
+        return self.composite and bool(self.max_in_flight or self.max_lagging)
 
     @property
     def stride(self) -> int:
         """Numbers per choice in a path."""
-        return 2 if self.composite else 1
+        return 3 if self.holding else 2 if self.composite else 1
 
     def without_kinds(self) -> frozenset:
         from .model.actions import ACTION_BY_NAME
@@ -86,12 +95,39 @@ def digest(spec: Spec, s) -> int:
     return int.from_bytes(hashlib.blake2b(repr(k).encode(), digest_size=16).digest(), "big")
 
 
-def composite_next(spec: Spec, s, last, without):
-    """The action a coarse search takes after ``last`` without a choice (the single-process explorer's rule): the
-    continuation of ``last``'s exchange, else the first enabled delivery; None when there is neither."""
-    from .properties.explore import exchange_next, explorer_actions
+#: a choice's modes in a holding search's path: its exchange and deliveries whole, the request held unanswered, or
+#: (``LAGGING`` + broker) that broker's deliveries held
+WHOLE, HELD, LAGGING = 0, 1, 2
 
-    return exchange_next(explorer_actions(spec.cfg, s, spec.eager_tasks, without), last)
+
+def composite_next(spec: Spec, s, last, without, lagging=frozenset()):
+    """The action a coarse search takes after ``last`` without a choice (the single-process explorer's rule): the
+    continuation of ``last``'s exchange, else the first enabled delivery to a broker not ``lagging``, else a due task
+    that is all an eager search offers (it runs first whatever is chosen, and the deliveries behind it follow); None
+    when there is none of these."""
+    from .properties.explore import TASK_KINDS, exchange_next, explorer_actions
+
+    acts = explorer_actions(spec.cfg, s, spec.eager_tasks, without)
+    b = exchange_next(acts, last, lagging)
+    if b is None and spec.eager_tasks and len(acts) == 1 and type(acts[0]) in TASK_KINDS:
+        return acts[0]
+    return b
+
+
+def lags_for(spec: Spec, s, acts, without, a, mode: int) -> frozenset:
+    """The brokers whose deliveries a choice of ``a`` (among s's enabled ``acts``) in ``mode`` leaves out of its
+    chain (``explore``'s rule): those lagging already, the one its mode holds, not the one a chosen delivery is to."""
+    from .model.actions import DELIVERIES
+    from .properties.explore import lagging_brokers
+
+    if not spec.max_lagging:
+        return frozenset()
+    lags = lagging_brokers(acts)
+    if mode >= LAGGING:
+        lags |= {mode - LAGGING}
+    if type(a) in DELIVERIES:
+        lags -= {a.broker}
+    return lags
 
 
 def _path_actions(spec: Spec, path, s=None):
@@ -111,14 +147,18 @@ def _path_actions(spec: Spec, path, s=None):
         if not isinstance(i, int) or not 0 <= i < len(acts):
             return None, out
         a = acts[i]
+        mode = path[j + 1] if spec.holding else WHOLE
+        if not isinstance(mode, int) or not WHOLE <= mode < LAGGING + spec.cfg.n_brokers:
+            return None, out
+        lags = lags_for(spec, s, acts, without, a, mode)
         s = step(spec.cfg, s, a)
         out.append(a)
         if spec.composite:
-            n = path[j + 1]
-            if not isinstance(n, int) or n < 0:
+            n = path[j + k - 1]
+            if not isinstance(n, int) or n < 0 or (mode == HELD and n):
                 return None, out
             for _ in range(n):
-                a = composite_next(spec, s, a, without)
+                a = composite_next(spec, s, a, without, lags)
                 if a is None:
                     return None, out
                 s = step(spec.cfg, s, a)
@@ -170,19 +210,24 @@ def checks_for(spec: Spec, found: frozenset) -> tuple:
 
 
 def successors(spec: Spec, s, path, mask, checks: tuple, without, tally):
-    """Each transition ``explore`` takes from s, as (index of its first action, path, successor or None when it
-    leaves the bounds, the last step's changed fields, [(name, facts)] of the step invariants it breaks).
+    """Each transition ``explore`` takes from s, as (its choice, path, successor or None when it leaves the bounds,
+    the last step's changed fields, [(name, facts)] of the step invariants it breaks); the choice is the index of its
+    first action, with a holding search's mode (index, mode).
 
     Fine: one action.  Composite: the action, then (``composite_next``) its exchange and the deliveries, each state
     and step checked on the way; the chain stops at a violation (that state is the successor), at ``CHAIN_CAP``
-    actions, or where nothing follows without a choice.  ``checks``: ``checks_for``'s; ``tally(action, successor or
-    None)`` counts each step."""
-    from .model.actions import DELIVERIES
-    from .properties.explore import CHAIN_CAP, OPENS_REQUEST
+    actions, or where nothing follows without a choice.  A holding search (``Spec.holding``) takes each choice as
+    ``explore`` does: whole; a request again held unanswered (``HELD``, pruned above ``max_in_flight`` answers
+    pending); a step that told brokers decisions again with each of them lagging (``LAGGING`` + broker, pruned above
+    ``max_lagging`` lagging brokers).  The choices come in the order of their paths.  ``checks``: ``checks_for``'s;
+    ``tally(action, successor or None)`` counts each step."""
+    from .model.actions import DELIVERIES, continues
+    from .properties.explore import ANSWERS, CHAIN_CAP, OPENS_REQUEST, explorer_actions, lagging_brokers
     from .properties.invariants import changes
 
     cfg = spec.cfg
     bits, state_checks, step_checks = checks
+    holding = spec.holding
 
     def step_bad(s, a, t, changed):
         return [(inv.name, facts) for inv in step_checks
@@ -193,40 +238,84 @@ def successors(spec: Spec, s, path, mask, checks: tuple, without, tally):
         return any(not bits[inv.name] & mask and (inv.reads is None or inv.reads & changed)
                    and inv.check(cfg, t) is not None for inv in state_checks)
 
-    for idx, a, t, why in transitions_of(spec, s, without):
-        tally(a, t, why)
-        if t is None:
-            yield idx, None, None, None, ()
+    acts = explorer_actions(cfg, s, spec.eager_tasks, without)
+    lag_s = lagging_brokers(acts) if spec.max_lagging else frozenset()
+    for idx, a in enumerate(acts):
+        t0 = step(cfg, s, a)
+        why = leaves_bounds(spec, t0)
+        tally(a, None if why else t0, why)
+        if why:
+            yield (idx, WHOLE) if holding else idx, None, None, None, ()
             continue
-        changed = changes(s, t)
-        bad = step_bad(s, a, t, changed)
-        n = 0
-        if spec.composite:
-            if type(a) in OPENS_REQUEST:
-                tally.met.add("max_in_flight")   # answered at once: ``explore``'s max_in_flight of 0
-            if type(a) in DELIVERIES:
-                tally.met.add("max_lagging")   # delivered at once: ``explore``'s max_lagging of 0
-            last = a
-            while not bad and n + 1 < CHAIN_CAP:
-                b = composite_next(spec, t, last, without)
-                if b is None or state_bad(t, changed):
-                    break
-                u = step(cfg, t, b)
-                why = leaves_bounds(spec, u)
-                if why:
-                    tally(b, None, why, t)   # t is checked but not stored
-                    t = None
-                    break
-                tally(b, u)
-                if type(b) in DELIVERIES:
-                    tally.met.add("max_lagging")
-                changed = changes(t, u)
-                bad = step_bad(t, b, u, changed)
-                t, last, n = u, b, n + 1
-            if t is None:
-                yield idx, None, None, None, ()
+        changed0 = changes(s, t0)
+        bad0 = step_bad(s, a, t0, changed0)
+        modes = [WHOLE]
+        if spec.max_in_flight and type(a) in OPENS_REQUEST:
+            modes.append(HELD)
+        k = 0
+        while k < len(modes):
+            mode = modes[k]
+            k += 1
+            choice = (idx, mode) if holding else idx
+            t, changed, bad, n = t0, changed0, bad0, 0
+            if mode == HELD:
+                t_acts = explorer_actions(cfg, t, spec.eager_tasks, without)
+                if not any(continues(a, x) for x in t_acts):
+                    continue   # nothing to hold: the request was answered in the step (or cannot be)
+                if sum(type(x) in ANSWERS for x in t_acts) > spec.max_in_flight:
+                    tally.pruned += 1
+                    tally.met.add("max_in_flight")
+                    yield choice, None, None, None, ()
+                    continue
+                yield choice, path + (idx, mode, 0), t, changed, bad
                 continue
-        yield idx, path + ((idx, n) if spec.composite else (idx,)), t, changed, bad
+            if spec.composite:
+                if type(a) in OPENS_REQUEST and not spec.max_in_flight:
+                    tally.met.add("max_in_flight")   # answered at once: ``explore``'s max_in_flight of 0
+                lags = lags_for(spec, s, acts, without, a, mode)
+                delivered = {a.broker} if type(a) in DELIVERIES else set()
+                last, broke = a, False
+                while not bad and n + 1 < CHAIN_CAP:
+                    b = composite_next(spec, t, last, without, lags)
+                    if b is None:
+                        break
+                    if state_bad(t, changed):
+                        broke = True
+                        break
+                    u = step(cfg, t, b)
+                    why = leaves_bounds(spec, u)
+                    if why:
+                        tally(b, None, why, t)   # t is checked but not stored
+                        t = None
+                        break
+                    tally(b, u)
+                    if type(b) in DELIVERIES:
+                        delivered.add(b.broker)
+                    changed = changes(t, u)
+                    bad = step_bad(t, b, u, changed)
+                    t, last, n = u, b, n + 1
+                if t is None:
+                    yield choice, None, None, None, ()
+                    continue
+                caught_up = a.broker if type(a) in DELIVERIES else None
+                if not spec.max_lagging:
+                    if delivered:
+                        tally.met.add("max_lagging")   # delivered at once: ``explore``'s max_lagging of 0
+                elif mode == WHOLE:
+                    # each broker this step told at once, told late instead (not one the step chose to catch up)
+                    modes += [LAGGING + x for x in sorted(delivered - lag_s - {caught_up})]
+                elif not bad and not broke:
+                    lag_t = lagging_brokers(explorer_actions(cfg, t, spec.eager_tasks, without))
+                    if mode - LAGGING not in lag_t:
+                        continue   # the same as the whole step: nothing was held
+                    if len(lag_t) > spec.max_lagging:
+                        tally.pruned += 1
+                        tally.met.add("max_lagging")
+                        yield choice, None, None, None, ()
+                        continue
+            yield choice, path + ((idx, mode, n) if holding else (idx, n) if spec.composite else (idx,)), t, changed, bad
+            if mode == WHOLE and spec.max_in_flight and HELD in modes:
+                modes.sort()   # held before the lagging branches: the order of their paths
 
 
 class _Tally:
@@ -287,14 +376,14 @@ def count_until(spec: Spec, found: frozenset, stop_path: tuple, records):
     transition ``stop_path``, where the single-process search stops: one tuple per partition."""
     without = spec.without_kinds()
     parent = parent_path(spec, stop_path)
-    last = stop_path[len(parent)]
+    last = tuple(stop_path[len(parent):len(parent) + 2]) if spec.holding else stop_path[len(parent)]
     checks = checks_for(spec, found)
     tally = _Tally()
     for _d, (path, mask, s, *_rest) in records:
         if path > parent:
             continue
-        for idx, *_rest2 in successors(spec, s, path, mask, checks, without, tally):
-            if path == parent and idx >= last:
+        for choice, *_rest2 in successors(spec, s, path, mask, checks, without, tally):
+            if path == parent and choice >= last:
                 break
     yield tally.transitions, tally.pruned, tally.errors, tally.kinds
 
@@ -576,20 +665,20 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
     ``info``: {"levels": [{"depth", "states", "transitions", "pruned"}], "resumed_from": depth or None, ...}.
     ``max_states`` and ``should_stop`` are asked between levels, so a search they stop has whole levels.
     ``composite``: a coarse search, each choice followed by its exchange and the deliveries as ``explore`` takes
-    them (``successors``), a level per choice, so its shortest trace is the one of fewest choices; every state it
-    stores is stored, none stepped through for having one successor (that is chain compression, which Spark does not
-    do), so it stores more states than ``explore(..., composite=True)``.  It takes every exchange whole and
-    delivers every decision at once: a ``max_in_flight`` or ``max_lagging`` above 0 is refused.
+    them (``successors``), a level per choice, so its shortest trace is the one of fewest choices; but for a due
+    task an eager search offers alone, no state is stepped through for having one successor (chain compression), so
+    it stores every state ``explore(..., composite=True)`` does and some more.  ``max_in_flight`` and
+    ``max_lagging`` hold requests and brokers as ``explore``'s do (``successors``), each held branch a choice.
     """
     from .model import actions as A
     from .properties.explore import BOUND_NAMES, ExploreResult, ExplorerError, _check_symmetric, budgets_used_up
     from .properties.invariants import SAFETY
 
-    if composite and max_in_flight:
-        raise ExplorerError(f"max_in_flight {max_in_flight}: the Spark explorer takes every exchange whole")
-    if composite and max_lagging:
-        raise ExplorerError(f"max_lagging {max_lagging}: the Spark explorer delivers every decision at once")
-
+    for name, v in (("max_in_flight", max_in_flight), ("max_lagging", max_lagging)):
+        if v < 0:
+            raise ExplorerError(f"{name} must be >= 0 (got {v})")
+    if not composite:
+        max_in_flight = max_lagging = 0   # a fine search answers and delivers nothing of itself
     invariants = SAFETY if invariants is None else tuple(invariants)
     if symmetry:
         _check_symmetric(cfg)
@@ -600,17 +689,20 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
     s0 = initial_state(cfg)
     deadline = None if max_time_ms is None else s0.now + max_time_ms
     spec = Spec(cfg, eager_tasks, names, max_leader_epoch, max_isr_changes, max_queue, deadline, symmetry,
-                tuple(inv.name for inv in invariants), bool(composite))
+                tuple(inv.name for inv in invariants), bool(composite), max_in_flight, max_lagging)
     go_on_past = frozenset(go_on_past)
+    holds = {"max_in_flight": max_in_flight, "max_lagging": max_lagging} if spec.holding else {}
     identity = search_identity(spec, {"stop_at_first": stop_at_first, "go_on_past": sorted(go_on_past),
-                                      **({"composite": True} if spec.composite else {}), **(options or {})})
+                                      **({"composite": True} if spec.composite else {}), **holds, **(options or {})})
     if checkpoint is None and checkpoint_root is not None:
         checkpoint = os.path.join(checkpoint_root, f"{label}-{identity}")
     sc = spark.sparkContext
     n_parts = partitions or max(2, sc.defaultParallelism * 2)
     t0, c0 = time.perf_counter(), time.process_time()
     res = ExploreResult(cfg, symmetry, max_leader_epoch, max_depth, max_isr_changes, max_time_ms, eager_tasks,
-                        names, compressed=False, max_queue=max_queue, composite=spec.composite)
+                        names, compressed=False, max_queue=max_queue, composite=spec.composite,
+                        max_in_flight=spec.max_in_flight if spec.composite else 0,
+                        max_lagging=spec.max_lagging if spec.composite else 0)
     judging = Judging(spec, stop_at_first, go_on_past, judge, res)
     info = {"levels": [], "resumed_from": None, "identity": identity, "checkpoint": checkpoint,
             "partitions": n_parts}

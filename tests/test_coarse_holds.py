@@ -112,9 +112,8 @@ def test_kafka_12686_needs_an_alter_isr_answered_late(tmp_path):
 
 
 @pytest.mark.unit
-@pytest.mark.parametrize("extra", [["--fine"], ["--spark"]])
 @pytest.mark.parametrize("option", ["--max-in-flight", "--max-lagging"])
-def test_holding_needs_the_single_process_coarse_search(extra, option):
-    r = CliRunner().invoke(explore_cmd, ["--preset", "kafka-2.4", option, "1", "--no-archive", *extra])
+def test_holding_needs_the_coarse_search(option):
+    r = CliRunner().invoke(explore_cmd, ["--preset", "kafka-2.4", option, "1", "--no-archive", "--fine"])
     assert r.exit_code == 2
     assert option in r.output and "Traceback" not in r.output and len(r.output.strip().splitlines()) == 1

@@ -217,7 +217,7 @@ def test_command_on_a_standalone_cluster_equals_the_single_process_command(tmp_p
     assert os.path.isfile(os.path.join(tmp_path, a["spark"]["checkpoint"], "manifest.json"))
 
 
-def _reference(cfg, kw) -> tuple:
+def _reference(cfg, kw, max_in_flight=0, max_lagging=0) -> tuple:
     """A breadth-first search in this process over the Spark engine's own coarse successors (no Spark): its levels,
     transitions and states, each state kept with its least path as the engine keeps it."""
     from isrlab import spark_explore
@@ -227,7 +227,8 @@ def _reference(cfg, kw) -> tuple:
     s0 = initial_state(cfg)
     spec = spark_explore.Spec(cfg, kw["eager_tasks"], tuple(sorted(kw["without"])), kw["max_leader_epoch"],
                               kw["max_isr_changes"], None, None if kw["max_time_ms"] is None else
-                              s0.now + kw["max_time_ms"], False, tuple(i.name for i in SAFETY), True)
+                              s0.now + kw["max_time_ms"], False, tuple(i.name for i in SAFETY), True,
+                              max_in_flight, max_lagging)
     without = spec.without_kinds()
     checks = spark_explore.checks_for(spec, frozenset())
     tally = spark_explore._Tally()
@@ -267,6 +268,35 @@ def test_a_coarse_search_on_spark_equals_a_search_of_its_successors_in_process(s
     assert fine.complete and res.distinct_states < fine.distinct_states
     reached = {state_key(cfg, s) for s in fine.states}
     assert all(state_key(cfg, s) in reached for s in states)
+
+
+@pytest.mark.parametrize("holds", [(1, 0), (0, 1)])
+def test_a_holding_search_on_spark_stores_every_state_the_single_process_one_does(spark, holds):
+    """Requests held and brokers lagging on Spark: the levels equal a breadth-first search of the same successors in
+    one process, every state the single-process holding search stores is stored,
+    and the bounds met are the same."""
+    from isrlab import spark_explore
+    from isrlab.model.step import initial_state, step
+    from isrlab.properties.explore import bounded_config, state_key
+
+    hif, lag = holds
+    cfg = bounded_config(preset("kafka-2.4").config, 2, 1, 1, 0, 1).replace(produce_acks=(-1,))
+    kw = dict(max_leader_epoch=1, max_isr_changes=1, max_time_ms=0, eager_tasks=True, without=("ConsumerFetch",))
+    levels, _transitions, states = _reference(cfg, kw, hif, lag)
+    res, info = spark_explore.run(spark, cfg, **kw, composite=True, partitions=3, max_in_flight=hif,
+                                  max_lagging=lag)
+    assert res.complete and not res.found and (res.max_in_flight, res.max_lagging) == holds
+    assert [lv["states"] for lv in info["levels"]] == levels
+    whole = explore(cfg, **kw, composite=True)
+    single = explore(cfg, **kw, composite=True, max_in_flight=hif, max_lagging=lag)
+    assert whole.distinct_states < single.distinct_states <= res.distinct_states
+    assert res.bounds_met == single.bounds_met
+    stored = {state_key(cfg, s) for s in states}
+    for j in range(single.distinct_states):
+        s = initial_state(cfg)
+        for a in single.trace_to(j):
+            s = step(cfg, s, a)
+        assert state_key(cfg, s) in stored
 
 
 def test_a_coarse_search_on_spark_finds_the_presets_bug_and_resumes(spark, tmp_path):
