@@ -217,7 +217,7 @@ def test_command_on_a_standalone_cluster_equals_the_single_process_command(tmp_p
     assert os.path.isfile(os.path.join(tmp_path, a["spark"]["checkpoint"], "manifest.json"))
 
 
-def _reference(cfg, kw, max_in_flight=0, max_lagging=0) -> tuple:
+def _reference(cfg, kw, max_in_flight=0, max_lagging=0, max_depth=None) -> tuple:
     """A breadth-first search in this process over the Spark engine's own coarse successors (no Spark): its levels,
     transitions and states, each state kept with its least path as the engine keeps it."""
     from isrlab import spark_explore
@@ -234,7 +234,7 @@ def _reference(cfg, kw, max_in_flight=0, max_lagging=0) -> tuple:
     tally = spark_explore._Tally()
     seen = {spark_explore.digest(spec, s0)}
     frontier, levels, states = [((), s0)], [1], [s0]
-    while frontier:
+    while frontier and (max_depth is None or len(levels) <= max_depth):
         nxt: dict = {}
         for path, s in frontier:
             for _i, tpath, t, _c, _bad in spark_explore.successors(spec, s, path, 0, checks, without, tally):
@@ -297,6 +297,25 @@ def test_a_holding_search_on_spark_stores_every_state_the_single_process_one_doe
         for a in single.trace_to(j):
             s = step(cfg, s, a)
         assert state_key(cfg, s) in stored
+
+
+def test_command_holds_a_request_on_spark(tmp_path):
+    """``isrlab explore --composite --max-in-flight 1 --master local[1]``: the levels of a breadth-first search of
+    the same holding successors in this process, and the bound in the summary."""
+    from isrlab.model.config import preset as get_preset
+
+    r = subprocess.run([ISRLAB, "explore", "--preset", "kafka-2.4", "--composite", "--max-in-flight", "1",
+                        "--master", "local[1]", "--max-depth", "4", "--json", "--quiet", "--no-archive"],
+                       capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    j = json.loads(r.stdout)
+    assert j["engine"] == "spark" and j["bounds"]["max_in_flight"] == 1 and j["stop_reason"] == "max_depth"
+    cfg, kw = search_args(get_preset("kafka-2.4").config,
+                          {**explore_bounds("kafka-2.4"), "composite": True, "max_in_flight": 1})
+    kw = {k: kw[k] for k in ("max_leader_epoch", "max_isr_changes", "max_time_ms", "eager_tasks", "without")}
+    levels, _t, _s = _reference(cfg, kw, 1, 0, max_depth=4)
+    assert [lv["states"] for lv in j["spark"]["levels"]] == levels
+    assert levels[-1] > _reference(cfg, kw, 0, 0, max_depth=4)[0][-1]   # a request held at depth 4
 
 
 def test_a_coarse_search_on_spark_finds_the_presets_bug_and_resumes(spark, tmp_path):
