@@ -368,9 +368,9 @@ def explore(preset_name, brokers, max_records, max_epoch, max_crashes, max_expir
         if spark_info is not None:
             resumed = spark_info["resumed_from"]
             click.echo(f"on Spark ({spark_info['master']}): {len(spark_info['levels'])} levels"
-                       + (" of choices (each with its exchange and deliveries)" if res.composite else "")
-                       + ", every state stored "
-                       f"(no chain compression); checkpoint {spark_info['checkpoint']}"
+                       + (" of choices (each stepping through its exchange and deliveries), every state "
+                          "between them stored" if res.composite else ", every state stored")
+                       + f" (no chain compression); checkpoint {spark_info['checkpoint']}"
                        + ("" if resumed is None else f", resumed from depth {resumed}"))
         if judge is not None and res.passed:
             click.echo(f"going on past violations attributed to known bugs (`isrlab bugs`; `--continue-past none` "

@@ -283,6 +283,7 @@ def successors(spec: Spec, s, path, mask, checks: tuple, without, tally):
                         broke = True
                         break
                     u = step(cfg, t, b)
+                    tally.chain += 1
                     why = leaves_bounds(spec, u)
                     if why:
                         tally(b, None, why, t)   # t is checked but not stored
@@ -326,6 +327,7 @@ class _Tally:
         from .properties.explore import BUDGETS, budgets_used_up
 
         self.transitions = self.pruned = self.errors = 0
+        self.chain = 0   # states stepped through in chains (``ExploreResult.chain_states``)
         self.kinds: dict = {}
         self.cfg = cfg
         self.met: set = set()
@@ -368,11 +370,12 @@ def expand_partition(spec: Spec, found: frozenset, side, index: int, records):
             tally.use(t)
             bad.extend((tpath, name, facts) for name, facts in viols)
             yield digest(spec, t), (tpath, mask, t, changed)
-    side.add({index: (tally.transitions, tally.pruned, tally.errors, tally.kinds, bad, sorted(tally.met))})
+    side.add({index: (tally.transitions, tally.pruned, tally.errors, tally.kinds, bad, sorted(tally.met),
+                      tally.chain)})
 
 
 def count_until(spec: Spec, found: frozenset, stop_path: tuple, records):
-    """The figures (transitions, pruned, error bits, kinds) of a level's expansion up to and including the
+    """The figures (transitions, pruned, error bits, kinds, chain states) of a level's expansion up to and including the
     transition ``stop_path``, where the single-process search stops: one tuple per partition."""
     without = spec.without_kinds()
     parent = parent_path(spec, stop_path)
@@ -385,7 +388,7 @@ def count_until(spec: Spec, found: frozenset, stop_path: tuple, records):
         for choice, *_rest2 in successors(spec, s, path, mask, checks, without, tally):
             if path == parent and choice >= last:
                 break
-    yield tally.transitions, tally.pruned, tally.errors, tally.kinds
+    yield tally.transitions, tally.pruned, tally.errors, tally.kinds, tally.chain
 
 
 def _merge(a: dict, b: dict) -> dict:
@@ -506,7 +509,8 @@ def _manifest_problem(m: dict) -> str | None:
 
     shape = {"format": int, "identity": str, "events": [list], "kinds": dict, "errors": int, "witnesses": [str],
              "passed": int, "stopped_at": Maybe([int]), "done": bool, "at_stop?": dict, "bounds_met?": [str],
-             "levels": [{"depth": int, "states": int, "transitions": int, "pruned": int, "file": str, "sha256": str}]}
+             "levels": [{"depth": int, "states": int, "transitions": int, "pruned": int, "chain_states?": int,
+                         "file": str, "sha256": str}]}
     problem = shape_problem(m, shape)
     if problem is not None:
         return problem
@@ -522,7 +526,7 @@ def _manifest_problem(m: dict) -> str | None:
     if not all(type(v) is int for v in m["kinds"].values()) or not all(type(v) is int for v in
                                                                        m.get("at_stop", {}).values()):
         return "kinds or at_stop: expected counts"
-    if not set(m.get("at_stop", {})) <= {"distinct_states", "transitions", "pruned", "depth"}:
+    if not set(m.get("at_stop", {})) <= {"distinct_states", "transitions", "pruned", "depth", "chain_states"}:
         return "at_stop: a figure no search records"
     return None
 
@@ -721,7 +725,7 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
 
         witnesses |= {w.name for w in WITNESSES if w.check(cfg, s0)}
         bounds |= budgets_used_up(cfg, s0)
-        levels = [{"depth": 0, "states": 1, "transitions": 0, "pruned": 0}]
+        levels = [{"depth": 0, "states": 1, "transitions": 0, "pruned": 0, "chain_states": 0}]
         lines = [(digest(spec, s0), mask0, [])]
         manifest = {"format": FORMAT, "identity": identity, "levels": [], "events": [[[], 1, e[2], e[3], _jsonable(e[4]), 0]
                                                                                       for e in events],
@@ -733,7 +737,8 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
             _save_level(checkpoint, manifest, levels[0], lines)
         frontier_lines, errors = lines, s0.ghost.errors_seen
     else:
-        levels = [{k: e[k] for k in ("depth", "states", "transitions", "pruned")} for e in manifest["levels"]]
+        levels = [{**{k: e[k] for k in ("depth", "states", "transitions", "pruned")},
+                   "chain_states": e.get("chain_states", 0)} for e in manifest["levels"]]
         info["resumed_from"] = levels[-1]["depth"]
         # the violations judged so far, judged again in order: the judge and ``found`` as they were
         by_depth: dict = {}
@@ -752,6 +757,7 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
         frontier_lines = None
     res.distinct_states = sum(e["states"] for e in levels)
     res.transitions = sum(e["transitions"] for e in levels)
+    res.chain_states = sum(e["chain_states"] for e in levels)
     res.pruned = sum(e["pruned"] for e in levels)
     res.depth = levels[-1]["depth"] if levels[-1]["states"] else max(0, levels[-1]["depth"] - 1)
     stopped = stop_path is not None   # a violation ended the search (a search done otherwise has an empty last level)
@@ -787,7 +793,7 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
         for rdd in spent:
             rdd.unpersist()
         spent = []
-        counts = [side.value[k][:4] for k in sorted(side.value)]
+        counts = [side.value[k][:4] + side.value[k][6:7] for k in sorted(side.value)]
         for k in side.value:
             bounds.update(side.value[k][5])
         step_events = [e for k in sorted(side.value) for e in side.value[k][4]]
@@ -796,6 +802,7 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
         n_new = len(lines)
         transitions = sum(c[0] for c in counts)
         pruned = sum(c[1] for c in counts)
+        chains = sum(c[4] for c in counts)
         # each event with its parent's mask (a step event's path ends with its transition; a new state's path too)
         masks = {}
         if step_events or any(x[1] for x in summary):
@@ -811,7 +818,8 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
                    for x in summary for p, viols in x[1] for n, f in viols]
         passed, stop_path = judging.level(d, events)
         manifest["events"] += [[list(e[0]), e[1], e[2], e[3], _jsonable(e[4]), e[5]] for e in events]
-        level = {"depth": d + 1, "states": n_new, "transitions": transitions, "pruned": pruned}
+        level = {"depth": d + 1, "states": n_new, "transitions": transitions, "pruned": pruned,
+                 "chain_states": chains}
         levels.append(level)
         if stop_path is not None:
             # the single-process search stops at that transition: its figures are those of what it met before
@@ -820,6 +828,7 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
             counts = frontier.mapPartitions(lambda it, sp=stop_path, f=found_now: count_until(spec, f, sp, it)).collect()
             transitions = sum(c[0] for c in counts)
             pruned = sum(c[1] for c in counts)
+            chains = sum(c[4] for c in counts)
             n_new = sum(1 for _dg, _m, p in lines if p <= stop_path)
             met = [(p, w) for p, w in met if p <= stop_path]
         for c in counts:
@@ -831,6 +840,7 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
         res.distinct_states += n_new
         res.transitions += transitions
         res.pruned += pruned
+        res.chain_states += chains
         if n_new:
             res.depth = d + 1
         if passed:
@@ -840,6 +850,7 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
         if stopped:
             manifest.update(stopped_at=list(stop_path), done=True,
                             at_stop={"distinct_states": res.distinct_states, "transitions": res.transitions,
+                                     "chain_states": res.chain_states,
                                      "pruned": res.pruned, "depth": res.depth})
         if checkpoint:
             lines.sort(key=lambda x: x[2])
