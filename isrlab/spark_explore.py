@@ -100,6 +100,11 @@ def digest(spec: Spec, s) -> int:
 WHOLE, HELD, LAGGING = 0, 1, 2
 
 
+def told_late(mode: int) -> int | None:
+    """The broker a ``LAGGING`` mode tells late, else None."""
+    return mode - LAGGING if mode >= LAGGING else None
+
+
 def composite_next(spec: Spec, s, last, without, lagging=frozenset()):
     """The action a coarse search takes after ``last`` without a choice (the single-process explorer's rule): the
     continuation of ``last``'s exchange, else the first enabled delivery to a broker not ``lagging``, else a due task
@@ -114,26 +119,10 @@ def composite_next(spec: Spec, s, last, without, lagging=frozenset()):
     return b
 
 
-def lags_for(spec: Spec, s, acts, without, a, mode: int) -> frozenset:
-    """The brokers whose deliveries a choice of ``a`` (among s's enabled ``acts``) in ``mode`` leaves out of its
-    chain (``explore``'s rule): those lagging already, the one its mode holds, not the one a chosen delivery is to."""
-    from .model.actions import DELIVERIES
-    from .properties.explore import lagging_brokers
-
-    if not spec.max_lagging:
-        return frozenset()
-    lags = lagging_brokers(acts)
-    if mode >= LAGGING:
-        lags |= {mode - LAGGING}
-    if type(a) in DELIVERIES:
-        lags -= {a.broker}
-    return lags
-
-
 def _path_actions(spec: Spec, path, s=None):
     """(the state ``path`` reaches from ``s``, default the initial state, and its actions), or (None, actions so
     far) when a number of the path is not an action there."""
-    from .properties.explore import explorer_actions
+    from .properties.explore import chain_lagging, explorer_actions, lagging_brokers
 
     without = spec.without_kinds()
     s = initial_state(spec.cfg) if s is None else s
@@ -150,7 +139,7 @@ def _path_actions(spec: Spec, path, s=None):
         mode = path[j + 1] if spec.holding else WHOLE
         if not isinstance(mode, int) or not WHOLE <= mode < LAGGING + spec.cfg.n_brokers:
             return None, out
-        lags = lags_for(spec, s, acts, without, a, mode)
+        lags = chain_lagging(lagging_brokers(acts) if spec.max_lagging else frozenset(), a, told_late(mode))
         s = step(spec.cfg, s, a)
         out.append(a)
         if spec.composite:
@@ -190,18 +179,6 @@ def leaves_bounds(spec: Spec, t) -> str | None:
             or ("max_time" if spec.deadline is not None and t.now > spec.deadline else None))
 
 
-def transitions_of(spec: Spec, s, without):
-    """(index, action, successor or None when it leaves the bounds, the bound it leaves or None) for each action
-    ``explore`` takes from s."""
-    from .properties.explore import explorer_actions
-
-    cfg = spec.cfg
-    for idx, a in enumerate(explorer_actions(cfg, s, spec.eager_tasks, without)):
-        t = step(cfg, s, a)
-        why = leaves_bounds(spec, t)
-        yield idx, a, None if why else t, why
-
-
 def checks_for(spec: Spec, found: frozenset) -> tuple:
     """(bits by name, state invariants, step invariants) left to check: those not found yet."""
     bits, state_checks, step_checks = spec.checks()
@@ -222,7 +199,8 @@ def successors(spec: Spec, s, path, mask, checks: tuple, without, tally):
     ``max_lagging`` lagging brokers).  The choices come in the order of their paths.  ``checks``: ``checks_for``'s;
     ``tally(action, successor or None)`` counts each step."""
     from .model.actions import DELIVERIES, continues
-    from .properties.explore import ANSWERS, CHAIN_CAP, OPENS_REQUEST, explorer_actions, lagging_brokers
+    from .properties.explore import (ANSWERS, CHAIN_CAP, OPENS_REQUEST, chain_lagging, explorer_actions,
+                                     lagging_brokers)
     from .properties.invariants import changes
 
     cfg = spec.cfg
@@ -272,7 +250,7 @@ def successors(spec: Spec, s, path, mask, checks: tuple, without, tally):
             if spec.composite:
                 if type(a) in OPENS_REQUEST and not spec.max_in_flight:
                     tally.met.add("max_in_flight")   # answered at once: ``explore``'s max_in_flight of 0
-                lags = lags_for(spec, s, acts, without, a, mode)
+                lags = chain_lagging(lag_s, a, told_late(mode))
                 delivered = {a.broker} if type(a) in DELIVERIES else set()
                 last, broke = a, False
                 while not bad and n + 1 < CHAIN_CAP:
@@ -307,7 +285,7 @@ def successors(spec: Spec, s, path, mask, checks: tuple, without, tally):
                     modes += [LAGGING + x for x in sorted(delivered - lag_s - {caught_up})]
                 elif not bad and not broke:
                     lag_t = lagging_brokers(explorer_actions(cfg, t, spec.eager_tasks, without))
-                    if mode - LAGGING not in lag_t:
+                    if told_late(mode) not in lag_t:
                         continue   # the same as the whole step: nothing was held
                     if len(lag_t) > spec.max_lagging:
                         tally.pruned += 1
@@ -315,8 +293,6 @@ def successors(spec: Spec, s, path, mask, checks: tuple, without, tally):
                         yield choice, None, None, None, ()
                         continue
             yield choice, path + ((idx, mode, n) if holding else (idx, n) if spec.composite else (idx,)), t, changed, bad
-            if mode == WHOLE and spec.max_in_flight and HELD in modes:
-                modes.sort()   # held before the lagging branches: the order of their paths
 
 
 class _Tally:
@@ -705,8 +681,7 @@ def run(spark, cfg, *, max_leader_epoch=None, max_isr_changes=None, max_depth=No
     t0, c0 = time.perf_counter(), time.process_time()
     res = ExploreResult(cfg, symmetry, max_leader_epoch, max_depth, max_isr_changes, max_time_ms, eager_tasks,
                         names, compressed=False, max_queue=max_queue, composite=spec.composite,
-                        max_in_flight=spec.max_in_flight if spec.composite else 0,
-                        max_lagging=spec.max_lagging if spec.composite else 0)
+                        max_in_flight=spec.max_in_flight, max_lagging=spec.max_lagging)
     judging = Judging(spec, stop_at_first, go_on_past, judge, res)
     info = {"levels": [], "resumed_from": None, "identity": identity, "checkpoint": checkpoint,
             "partitions": n_parts}

@@ -856,6 +856,15 @@ def lagging_brokers(acts) -> frozenset:
     return frozenset(x.broker for x in acts if type(x) in DELIVERIES)
 
 
+def chain_lagging(lagging: frozenset, a, told_late=None) -> frozenset:
+    """The brokers whose deliveries a coarse step choosing ``a`` leaves out of its chain: those ``lagging`` already
+    and the one ``told_late`` (a lagging branch's), not the one a chosen delivery ``a`` is to (it catches up)."""
+    lags = lagging if told_late is None else lagging | {told_late}
+    if lags and type(a) in DELIVERIES:
+        lags = lags - {a.broker}
+    return lags
+
+
 def _out_of_bounds(s, max_leader_epoch, max_isr_changes, max_queue=None) -> str | None:
     """The bound (``isrlab explore``'s option name) state s is beyond, or None."""
     if max_isr_changes is not None and s.ghost.isr_shrinks + s.ghost.isr_expands > max_isr_changes:
@@ -1275,10 +1284,8 @@ def _explore(cfg, max_leader_epoch, max_isr_changes, max_depth, max_time_ms, eag
         opened: dict = {}
         for a, mode, lagger in items:
             held = mode == 1
-            lags = lag_s if mode != 2 else lag_s | {lagger}
+            lags = chain_lagging(lag_s, a, lagger)
             caught_up = a.broker if type(a) in DELIVERIES else None   # a delivery chosen: its broker catches up
-            if lags and caught_up is not None:
-                lags = lags - {caught_up}
             delivered = set() if composite else None   # the brokers this step's chain delivered to
             t = opened.get(a) if mode else None
             if t is None:
